@@ -1,0 +1,111 @@
+// RunConfig: this process's place in its cluster, resolved the way real launchers hand it
+// over (Kubeflow TFJob, Vertex AI, SageMaker, hand-written flags).
+//
+// Precedence, per value: command-line flags, then the TF_CONFIG environment variable, then
+// the single-task local default. Flags: --cluster='<json>', --<job>_hosts=a:1,b:2 for any
+// job name (--ps_hosts, --worker_hosts, ...), --cluster_spec='ps|a:1;a:2,worker|b:1' (the
+// TensorFlow std server form), --job_name, --task_index (or --task_id). Flags are accepted
+// as --flag=value or --flag value. Job names and the task type are lower-cased.
+//
+// A value type; thread-compatible.
+#ifndef TENSORWEAVE_RUN_CONFIG_H_
+#define TENSORWEAVE_RUN_CONFIG_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensorweave/cluster_spec.h"
+#include "tensorweave/status.h"
+
+namespace tw {
+
+enum class ConfigSource { kFlags, kTfConfig, kDefault };
+
+// "flags", "TF_CONFIG" or "default".
+std::string_view ConfigSourceName(ConfigSource source);
+
+class RunConfig {
+ public:
+  // Resolves from argv (argv[0] is the program and is skipped) and the TF_CONFIG
+  // environment variable, and logs one line with the result and one per warning.
+  // Arguments that are not cluster flags are left for the program (see unused_args()).
+  static StatusOr<RunConfig> FromEnvironment(int argc, const char* const* argv);
+
+  // The same without touching the process: `args` excludes the program name, `tf_config`
+  // is TF_CONFIG's value (nullopt when unset). Unset, empty, blank and "{}" mean local.
+  // InvalidArgument, naming the input and the field, for: malformed JSON (with its
+  // position), a job or address that does not parse, both chief and master jobs, more than
+  // one chief or master task, a task type or index not in the cluster, a non-integer index,
+  // a job or index that cannot be inferred.
+  static StatusOr<RunConfig> Resolve(const std::vector<std::string>& args,
+                                     const std::optional<std::string>& tf_config);
+
+  ConfigSource source() const { return source_; }
+  // The cluster; for the local default, {"worker": ["localhost:0"]}.
+  const ClusterSpec& cluster() const { return cluster_; }
+  const std::string& task_type() const { return task_type_; }
+  int task_index() const { return task_index_; }
+  // True when no cluster was given: one task, no peers.
+  bool is_local() const { return local_; }
+
+  // chief:0, else master:0 (the legacy name), else worker:0 when neither job exists.
+  // Never an evaluator. True for the local default.
+  bool is_chief() const { return is_chief_; }
+  // "chief", "master", "worker", or "" when the cluster has none of them.
+  const std::string& chief_job() const { return chief_job_; }
+  // Tasks of chief, master and worker (1 for the local default).
+  int num_workers() const { return num_workers_; }
+  int num_ps() const { return num_ps_; }
+
+  // The session target: TF_CONFIG session_master when given (eval_session_master for an
+  // evaluator); "" for a single local task; otherwise "<rpc_layer or grpc>://<own address>".
+  const std::string& target() const { return target_; }
+  // Where this task's server listens: 0.0.0.0:<own port> ([::]:<port> for a bracketed IPv6
+  // address), so the task's own host name never has to resolve; 127.0.0.1:0 when local.
+  const std::string& bind_address() const { return bind_address_; }
+  // The tasks this task's sessions talk to (TensorFlow Estimator's defaults): a worker sees
+  // the ps tasks, the chief and itself; the chief the ps and itself; a ps the training jobs;
+  // an empty list means every task.
+  const std::vector<std::string>& device_filters() const { return device_filters_; }
+
+  const std::string& rpc_layer() const { return rpc_layer_; }
+  const std::string& environment() const { return environment_; }
+  // Things worth telling the user that are not errors (unknown TF_CONFIG keys, ...).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  // Arguments that were not cluster flags, in order.
+  const std::vector<std::string>& unused_args() const { return unused_args_; }
+
+  // One JSON object: source, cluster (every job as {"<index>": "host:port"}), task {type,
+  // index}, is_chief, chief_job, num_workers, num_ps, target, bind_address,
+  // device_filters, environment, rpc_layer.
+  std::string ToJson(int indent = -1) const;
+  // One line for logs: "worker:1 of cluster {...} (from TF_CONFIG), chief=false, ...".
+  std::string Summary() const;
+
+ private:
+  friend class RunConfigResolver;
+  RunConfig() = default;
+
+  ConfigSource source_ = ConfigSource::kDefault;
+  ClusterSpec cluster_;
+  std::string task_type_;
+  int task_index_ = 0;
+  bool local_ = false;
+  bool is_chief_ = false;
+  std::string chief_job_;
+  int num_workers_ = 0;
+  int num_ps_ = 0;
+  std::string target_;
+  std::string bind_address_;
+  std::vector<std::string> device_filters_;
+  std::string rpc_layer_;
+  std::string environment_;
+  std::vector<std::string> warnings_;
+  std::vector<std::string> unused_args_;
+};
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_RUN_CONFIG_H_

@@ -1,0 +1,103 @@
+// Status and StatusOr for every fallible tensorweave call, error constructors that build
+// their message from any mix of strings and numbers, and the propagation macros.
+//
+// tw::Status is absl::Status: canonical codes only, the detail (node, task, field) in the
+// message. Nothing in tensorweave throws; errors travel as values.
+#ifndef TENSORWEAVE_STATUS_H_
+#define TENSORWEAVE_STATUS_H_
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace tw {
+
+using Status = absl::Status;
+template <typename T>
+using StatusOr = absl::StatusOr<T>;
+
+inline Status OkStatus() { return absl::OkStatus(); }
+
+namespace internal {
+// absl::StrCat takes absl::string_view, which on Debian's abseil is not std::string_view;
+// this turns a std::string_view argument into something StrCat accepts.
+template <typename T>
+decltype(auto) ToStrCatArg(const T& v) {
+  if constexpr (std::is_convertible_v<const T&, std::string_view> &&
+                !std::is_convertible_v<const T&, absl::string_view>) {
+    return std::string(std::string_view(v));
+  } else {
+    return (v);
+  }
+}
+
+template <typename... Args>
+std::string StrCatAny(const Args&... args) {
+  return absl::StrCat(ToStrCatArg(args)...);
+}
+}  // namespace internal
+
+// errors::InvalidArgument("task ", 3, " of job \"", job, "\"") and friends: one per
+// canonical code that tensorweave uses.
+namespace errors {
+#define TW_DECLARE_ERROR(Name)                                    \
+  template <typename... Args>                                     \
+  Status Name(const Args&... args) {                              \
+    return absl::Name##Error(internal::StrCatAny(args...));       \
+  }
+TW_DECLARE_ERROR(InvalidArgument)
+TW_DECLARE_ERROR(NotFound)
+TW_DECLARE_ERROR(AlreadyExists)
+TW_DECLARE_ERROR(FailedPrecondition)
+TW_DECLARE_ERROR(OutOfRange)
+TW_DECLARE_ERROR(Unimplemented)
+TW_DECLARE_ERROR(Internal)
+TW_DECLARE_ERROR(Unavailable)
+TW_DECLARE_ERROR(Aborted)
+TW_DECLARE_ERROR(Cancelled)
+TW_DECLARE_ERROR(DeadlineExceeded)
+TW_DECLARE_ERROR(ResourceExhausted)
+TW_DECLARE_ERROR(PermissionDenied)
+TW_DECLARE_ERROR(DataLoss)
+TW_DECLARE_ERROR(Unknown)
+#undef TW_DECLARE_ERROR
+
+// Returns `status` with `prefix` put before its message; OK stays OK.
+Status Annotate(const Status& status, std::string_view prefix);
+}  // namespace errors
+
+inline bool IsOutOfRange(const Status& s) { return absl::IsOutOfRange(s); }
+inline bool IsCancelled(const Status& s) { return absl::IsCancelled(s); }
+inline bool IsInvalidArgument(const Status& s) { return absl::IsInvalidArgument(s); }
+inline bool IsNotFound(const Status& s) { return absl::IsNotFound(s); }
+inline bool IsUnavailable(const Status& s) { return absl::IsUnavailable(s); }
+inline bool IsAborted(const Status& s) { return absl::IsAborted(s); }
+inline bool IsDeadlineExceeded(const Status& s) { return absl::IsDeadlineExceeded(s); }
+inline bool IsFailedPrecondition(const Status& s) { return absl::IsFailedPrecondition(s); }
+
+}  // namespace tw
+
+#define TW_INTERNAL_CONCAT_IMPL(a, b) a##b
+#define TW_INTERNAL_CONCAT(a, b) TW_INTERNAL_CONCAT_IMPL(a, b)
+
+// Returns from the enclosing function when `expr` (a Status) is not OK.
+#define TW_RETURN_IF_ERROR(expr)                          \
+  do {                                                    \
+    ::tw::Status tw_status_ = (expr);                     \
+    if (!tw_status_.ok()) return tw_status_;              \
+  } while (false)
+
+// TW_ASSIGN_OR_RETURN(auto x, MakeX()); or TW_ASSIGN_OR_RETURN(x, MakeX());
+// Evaluates a StatusOr, returns its status on error, else moves its value into `lhs`.
+#define TW_ASSIGN_OR_RETURN(lhs, rexpr) \
+  TW_INTERNAL_ASSIGN_OR_RETURN(TW_INTERNAL_CONCAT(tw_statusor_, __LINE__), lhs, rexpr)
+#define TW_INTERNAL_ASSIGN_OR_RETURN(statusor, lhs, rexpr) \
+  auto statusor = (rexpr);                                 \
+  if (!statusor.ok()) return std::move(statusor).status(); \
+  lhs = std::move(statusor).value()
+
+#endif  // TENSORWEAVE_STATUS_H_

@@ -1,0 +1,13 @@
+// The whole public API of tensorweave in one include.
+#ifndef TENSORWEAVE_TENSORWEAVE_H_
+#define TENSORWEAVE_TENSORWEAVE_H_
+
+#include "tensorweave/cluster_spec.h"
+#include "tensorweave/device_name.h"
+#include "tensorweave/run_config.h"
+#include "tensorweave/status.h"
+#include "tensorweave/tensor.h"
+#include "tensorweave/tensor_shape.h"
+#include "tensorweave/types.h"
+
+#endif  // TENSORWEAVE_TENSORWEAVE_H_

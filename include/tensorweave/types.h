@@ -1,0 +1,61 @@
+// DataType: the element types a tensor can hold, with their names and sizes.
+#ifndef TENSORWEAVE_TYPES_H_
+#define TENSORWEAVE_TYPES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tensorweave/status.h"
+
+namespace tw {
+
+// Numbers are stable: they are the wire values of tw.proto.DataType.
+enum DataType : int {
+  DT_INVALID = 0,
+  DT_FLOAT = 1,
+  DT_DOUBLE = 2,
+  DT_INT32 = 3,
+  DT_UINT8 = 4,
+  DT_STRING = 7,
+  DT_INT64 = 9,
+  DT_BOOL = 10,
+};
+
+// "float", "double", "int32", "int64", "uint8", "bool", "string"; "invalid" otherwise.
+std::string_view DataTypeName(DataType dtype);
+
+// Parses a name as DataTypeName prints it (also "float32" and "float64").
+// InvalidArgument naming the text when it is no data type.
+StatusOr<DataType> DataTypeFromName(std::string_view name);
+
+// True for the data types listed above except DT_INVALID.
+bool IsValidDataType(int value);
+
+// Bytes per element for numeric types; sizeof(std::string) for DT_STRING; 0 if invalid.
+size_t DataTypeSize(DataType dtype);
+
+// True when elements are plain bytes that can be memcpy'd (every type but string).
+inline bool DataTypeIsTrivial(DataType dtype) { return dtype != DT_STRING && dtype != DT_INVALID; }
+
+// Maps a C++ element type to its DataType: DataTypeToEnum<float>::value == DT_FLOAT.
+template <typename T>
+struct DataTypeToEnum;
+#define TW_MATCH_TYPE_AND_ENUM(TYPE, ENUM)          \
+  template <>                                       \
+  struct DataTypeToEnum<TYPE> {                     \
+    static constexpr DataType value = ENUM;         \
+  };
+TW_MATCH_TYPE_AND_ENUM(float, DT_FLOAT)
+TW_MATCH_TYPE_AND_ENUM(double, DT_DOUBLE)
+TW_MATCH_TYPE_AND_ENUM(int32_t, DT_INT32)
+TW_MATCH_TYPE_AND_ENUM(int64_t, DT_INT64)
+TW_MATCH_TYPE_AND_ENUM(uint8_t, DT_UINT8)
+TW_MATCH_TYPE_AND_ENUM(bool, DT_BOOL)
+TW_MATCH_TYPE_AND_ENUM(std::string, DT_STRING)
+#undef TW_MATCH_TYPE_AND_ENUM
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_TYPES_H_

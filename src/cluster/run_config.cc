@@ -1,0 +1,234 @@
+#include "tensorweave/run_config.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_join.h"
+#include "src/base/json.h"
+#include "src/base/logging.h"
+#include "src/base/strings.h"
+#include "src/cluster/cluster_flags.h"
+#include "src/cluster/cluster_json.h"
+#include "src/cluster/host_port.h"
+#include "src/cluster/tf_config.h"
+
+namespace tw {
+
+std::string_view ConfigSourceName(ConfigSource source) {
+  switch (source) {
+    case ConfigSource::kFlags: return "flags";
+    case ConfigSource::kTfConfig: return "TF_CONFIG";
+    case ConfigSource::kDefault: return "default";
+  }
+  return "default";
+}
+
+// Builds a RunConfig from parsed flags and TF_CONFIG; the rules are those of
+// shared/reference/tf_config.md section 5, summarized in run_config.h.
+class RunConfigResolver {
+ public:
+  static StatusOr<RunConfig> Resolve(ClusterFlags flags, TfConfig tf) {
+    RunConfig c;
+    c.warnings_ = std::move(tf.warnings);
+    c.unused_args_ = std::move(flags.unused);
+    c.environment_ = tf.environment;
+    c.rpc_layer_ = tf.rpc_layer;
+    c.source_ = flags.any() ? ConfigSource::kFlags
+                : !tf.empty() ? ConfigSource::kTfConfig
+                              : ConfigSource::kDefault;
+
+    std::optional<ClusterSpec> cluster = flags.cluster ? flags.cluster : tf.cluster;
+    std::optional<std::string> type = flags.job_name ? flags.job_name : tf.task_type;
+    std::optional<int> index = flags.task_index ? flags.task_index : tf.task_index;
+    if (type) type = ToLower(*type);
+    if (cluster && !cluster->empty()) {
+      TW_ASSIGN_OR_RETURN(c.cluster_, LowerCaseJobs(*cluster));
+      TW_RETURN_IF_ERROR(ResolveTask(type, index, &c));
+    } else {
+      TW_RETURN_IF_ERROR(ResolveLocal(type, index, &c));
+    }
+    TW_RETURN_IF_ERROR(Derive(tf, &c));
+    return c;
+  }
+
+ private:
+  // TFJob writes lower-case names; hand-written configs sometimes do not.
+  static StatusOr<ClusterSpec> LowerCaseJobs(const ClusterSpec& in) {
+    ClusterSpec out;
+    for (const auto& [job, tasks] : in.job_map()) {
+      const std::string lower = ToLower(job);
+      if (out.HasJob(lower)) {
+        return errors::InvalidArgument("the cluster has jobs that differ only in case (\"", job,
+                                       "\" and \"", lower, "\"); job names are not case-sensitive");
+      }
+      TW_RETURN_IF_ERROR(out.AddJob(lower, tasks));
+    }
+    return out;
+  }
+
+  static Status ResolveLocal(const std::optional<std::string>& type,
+                             const std::optional<int>& index, RunConfig* c) {
+    if (type && *type != "worker" && *type != "evaluator") {
+      return errors::InvalidArgument("task type \"", *type,
+                                     "\" needs a cluster (TF_CONFIG \"cluster\", --cluster or "
+                                     "--<job>_hosts); without one this is the local worker 0");
+    }
+    if (index && *index != 0) {
+      return errors::InvalidArgument("task index ", *index,
+                                     " needs a cluster; without one this is the local task 0");
+    }
+    c->local_ = true;
+    c->task_type_ = type.value_or("worker");
+    c->task_index_ = 0;
+    TW_RETURN_IF_ERROR(c->cluster_.AddJob(c->task_type_, std::vector<std::string>{"localhost:0"}));
+    return OkStatus();
+  }
+
+  static Status ResolveTask(std::optional<std::string> type, std::optional<int> index,
+                            RunConfig* c) {
+    const ClusterSpec& cluster = c->cluster_;
+    const std::vector<std::string> jobs = cluster.jobs();
+    if (!type) {
+      if (jobs.size() != 1) {
+        return errors::InvalidArgument(
+            "Must specify an explicit job_name (--job_name or TF_CONFIG task.type): the cluster "
+            "has jobs ", absl::StrJoin(jobs, ", "));
+      }
+      type = jobs[0];
+    }
+    if (!index) {
+      if (cluster.num_tasks(*type) != 1) {
+        return errors::InvalidArgument(
+            "Must specify an explicit task_index (--task_index or TF_CONFIG task.index): job \"",
+            *type, "\" has ", cluster.num_tasks(*type), " tasks");
+      }
+      index = cluster.task_indices(*type)[0];
+    }
+    if (cluster.HasJob("chief") && cluster.HasJob("master")) {
+      return errors::InvalidArgument(
+          "the cluster has both a \"chief\" and a \"master\" job; use one (\"master\" is the "
+          "legacy name of \"chief\")");
+    }
+    for (const char* job : {"chief", "master"}) {
+      if (cluster.num_tasks(job) > 1) {
+        return errors::InvalidArgument("job \"", job, "\" has ", cluster.num_tasks(job),
+                                       " tasks; a cluster has exactly one chief");
+      }
+    }
+    if (cluster.num_tasks("evaluator") > 1) {
+      c->warnings_.push_back("the cluster has " + std::to_string(cluster.num_tasks("evaluator")) +
+                             " evaluator tasks; only one is expected");
+    }
+    // An evaluator is not part of the training cluster, and producers differ on whether it
+    // appears in "cluster" at all; both are fine.
+    const bool evaluator_outside = *type == "evaluator" && !cluster.HasJob("evaluator");
+    if (!evaluator_outside) {
+      if (!cluster.HasJob(*type)) {
+        return errors::InvalidArgument("Job \"", *type, "\" was not defined in cluster (jobs: ",
+                                       absl::StrJoin(jobs, ", "), ")");
+      }
+      if (!cluster.task_address(*type, *index).ok()) {
+        return errors::InvalidArgument("Task ", *index, " was not defined in job \"", *type,
+                                       "\" (it has ", cluster.num_tasks(*type), " tasks)");
+      }
+    }
+    c->task_type_ = *type;
+    c->task_index_ = *index;
+    return OkStatus();
+  }
+
+  static Status Derive(const TfConfig& tf, RunConfig* c) {
+    const ClusterSpec& cluster = c->cluster_;
+    const std::string& type = c->task_type_;
+    c->chief_job_ = cluster.HasJob("chief")    ? "chief"
+                    : cluster.HasJob("master") ? "master"
+                    : cluster.HasJob("worker") ? "worker"
+                                               : "";
+    c->is_chief_ = type != "evaluator" && type == c->chief_job_ && c->task_index_ == 0;
+    c->num_workers_ =
+        cluster.num_tasks("chief") + cluster.num_tasks("master") + cluster.num_tasks("worker");
+    c->num_ps_ = cluster.num_tasks("ps");
+
+    auto own_address = cluster.task_address(type, c->task_index_);
+    if (c->local_ || !own_address.ok()) {
+      c->bind_address_ = "127.0.0.1:0";
+    } else {
+      TW_ASSIGN_OR_RETURN(HostPort own, ParseHostPort(*own_address));
+      c->bind_address_ = (own.bracketed ? "[::]:" : "0.0.0.0:") + std::to_string(own.port);
+    }
+
+    const bool single_task = cluster.job_map().size() == 1 && cluster.num_tasks(type) == 1;
+    if (type == "evaluator") {
+      c->target_ = tf.eval_session_master.value_or("");
+    } else if (tf.session_master) {
+      c->target_ = *tf.session_master;
+    } else if (c->local_ || single_task) {
+      c->target_ = "";
+    } else {
+      c->target_ = (c->rpc_layer_.empty() ? std::string("grpc") : c->rpc_layer_) + "://" +
+                   *own_address;
+    }
+
+    auto present = [&](std::vector<std::string> jobs) {
+      std::vector<std::string> out;
+      for (const std::string& j : jobs) {
+        if (cluster.HasJob(j)) out.push_back("/job:" + j);
+      }
+      return out;
+    };
+    if (c->local_) {
+      c->device_filters_.clear();
+    } else if (type == "chief" || type == "master") {
+      c->device_filters_ = present({"ps", type});
+    } else if (type == "worker") {
+      c->device_filters_ = present({"ps", "chief", "master"});
+      c->device_filters_.push_back("/job:worker/task:" + std::to_string(c->task_index_));
+    } else if (type == "ps") {
+      c->device_filters_ = present({"ps", "worker", "chief", "master"});
+    }
+    return OkStatus();
+  }
+};
+
+StatusOr<RunConfig> RunConfig::Resolve(const std::vector<std::string>& args,
+                                       const std::optional<std::string>& tf_config) {
+  TW_ASSIGN_OR_RETURN(ClusterFlags flags, ParseClusterFlags(args));
+  TW_ASSIGN_OR_RETURN(TfConfig tf, ParseTfConfig(tf_config.value_or("")));
+  return RunConfigResolver::Resolve(std::move(flags), std::move(tf));
+}
+
+StatusOr<RunConfig> RunConfig::FromEnvironment(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  std::optional<std::string> tf_config;
+  if (const char* env = std::getenv("TF_CONFIG"); env != nullptr) tf_config = env;
+  TW_ASSIGN_OR_RETURN(RunConfig config, Resolve(args, tf_config));
+  for (const std::string& w : config.warnings()) Log().warn("{}", w);
+  Log().info("{}", config.Summary());
+  return config;
+}
+
+std::string RunConfig::ToJson(int indent) const {
+  nlohmann::json out = nlohmann::json::object();
+  out["source"] = std::string(ConfigSourceName(source_));
+  out["cluster"] = ClusterSpecToJsonValue(cluster_, /*always_objects=*/true);
+  out["task"] = {{"type", task_type_}, {"index", task_index_}};
+  out["is_chief"] = is_chief_;
+  out["chief_job"] = chief_job_;
+  out["num_workers"] = num_workers_;
+  out["num_ps"] = num_ps_;
+  out["target"] = target_;
+  out["bind_address"] = bind_address_;
+  out["device_filters"] = device_filters_;
+  out["environment"] = environment_;
+  out["rpc_layer"] = rpc_layer_;
+  return DumpJson(out, indent);
+}
+
+std::string RunConfig::Summary() const {
+  return internal::StrCatAny(task_type_, ":", task_index_, " of cluster ", cluster_.ToJson(), " (from ",
+                      ConfigSourceName(source_), "), chief=",
+                      is_chief_ ? "true" : "false", ", target=\"", target_, "\", bind=",
+                      bind_address_);
+}
+
+}  // namespace tw

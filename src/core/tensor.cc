@@ -1,0 +1,158 @@
+#include "tensorweave/tensor.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+
+namespace tw {
+namespace internal {
+
+// Owns one 64-byte-aligned allocation holding `count` elements of `dtype`. String elements
+// are constructed on allocation and destroyed with the buffer.
+class TensorBuffer {
+ public:
+  static constexpr std::align_val_t kAlignment{64};
+
+  TensorBuffer(DataType dtype, int64_t count, size_t bytes)
+      : dtype_(dtype), count_(count), bytes_(bytes) {
+    if (bytes_ > 0) data_ = static_cast<char*>(::operator new(bytes_, kAlignment));
+    if (dtype_ == DT_STRING) {
+      auto* strings = reinterpret_cast<std::string*>(data_);
+      for (int64_t i = 0; i < count_; ++i) new (&strings[i]) std::string();
+    }
+  }
+  ~TensorBuffer() {
+    if (dtype_ == DT_STRING) {
+      auto* strings = reinterpret_cast<std::string*>(data_);
+      for (int64_t i = 0; i < count_; ++i) strings[i].~basic_string();
+    }
+    if (data_ != nullptr) ::operator delete(data_, kAlignment);
+  }
+  TensorBuffer(const TensorBuffer&) = delete;
+  TensorBuffer& operator=(const TensorBuffer&) = delete;
+
+  char* data() const { return data_; }
+
+ private:
+  const DataType dtype_;
+  const int64_t count_;
+  const size_t bytes_;
+  char* data_ = nullptr;
+};
+
+void TensorCheckFailed(const std::string& what) {
+  std::fprintf(stderr, "tensorweave: Tensor misuse: %s\n", what.c_str());
+  std::abort();
+}
+
+}  // namespace internal
+
+StatusOr<Tensor> Tensor::Allocate(DataType dtype, const TensorShape& shape) {
+  if (!IsValidDataType(dtype)) {
+    return errors::InvalidArgument("cannot allocate a tensor of invalid data type ",
+                                   static_cast<int>(dtype));
+  }
+  if (!shape.IsFullyDefined()) {
+    return errors::InvalidArgument("cannot allocate a tensor of partial shape ",
+                                   shape.DebugString());
+  }
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(shape.num_elements()), DataTypeSize(dtype),
+                             &bytes)) {
+    return errors::InvalidArgument("a ", DataTypeName(dtype), " tensor of shape ",
+                                   shape.DebugString(), " is too large to allocate");
+  }
+  auto buffer = std::make_shared<internal::TensorBuffer>(dtype, shape.num_elements(), bytes);
+  char* data = buffer->data();
+  return Tensor(dtype, shape, std::move(buffer), data);
+}
+
+Tensor::Tensor(DataType dtype, const TensorShape& shape) {
+  auto t = Allocate(dtype, shape);
+  if (!t.ok()) internal::TensorCheckFailed(std::string(t.status().message()));
+  *this = *std::move(t);
+}
+
+size_t Tensor::TotalBytes() const {
+  if (!IsInitialized()) return 0;
+  return static_cast<size_t>(num_elements()) * DataTypeSize(dtype_);
+}
+
+void Tensor::CheckType(DataType requested) const {
+  if (requested != dtype_) {
+    internal::TensorCheckFailed(internal::StrCatAny("element type ", DataTypeName(requested),
+                                             " requested from a ", DataTypeName(dtype_),
+                                             " tensor"));
+  }
+}
+
+StatusOr<Tensor> Tensor::Slice(int64_t begin, int64_t end) const {
+  if (!IsInitialized() || rank() == 0) {
+    return errors::InvalidArgument("Slice needs a tensor of rank >= 1, got shape ",
+                                   shape_.DebugString());
+  }
+  if (begin < 0 || begin > end || end > dim(0)) {
+    return errors::InvalidArgument("Slice [", begin, ", ", end, ") is outside dimension 0 of ",
+                                   "shape ", shape_.DebugString());
+  }
+  std::vector<int64_t> dims = shape_.dims();
+  const int64_t row_elements = dims[0] == 0 ? 0 : num_elements() / dims[0];
+  dims[0] = end - begin;
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(dims));
+  char* data = data_ + static_cast<size_t>(begin * row_elements) * DataTypeSize(dtype_);
+  return Tensor(dtype_, std::move(shape), buffer_, data);
+}
+
+bool Tensor::SharesBufferWith(const Tensor& other) const {
+  return buffer_ != nullptr && buffer_ == other.buffer_;
+}
+
+namespace {
+template <typename T>
+void AppendElements(const Tensor& t, int max_entries, std::string* out) {
+  auto values = t.flat<T>();
+  const size_t n = std::min(values.size(), static_cast<size_t>(max_entries));
+  for (size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      absl::StrAppend(out, " \"", values[i], "\"");
+    } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, bool>) {
+      absl::StrAppend(out, " ", static_cast<int>(values[i]));
+    } else {
+      absl::StrAppend(out, " ", values[i]);
+    }
+  }
+  if (values.size() > n) absl::StrAppend(out, " ...");
+}
+}  // namespace
+
+std::string Tensor::DebugString(int max_entries) const {
+  if (!IsInitialized()) return "Tensor<uninitialized>";
+  std::string out = internal::StrCatAny("Tensor<", DataTypeName(dtype_), ", ", shape_.DebugString(), ">:");
+  switch (dtype_) {
+    case DT_FLOAT: AppendElements<float>(*this, max_entries, &out); break;
+    case DT_DOUBLE: AppendElements<double>(*this, max_entries, &out); break;
+    case DT_INT32: AppendElements<int32_t>(*this, max_entries, &out); break;
+    case DT_INT64: AppendElements<int64_t>(*this, max_entries, &out); break;
+    case DT_UINT8: AppendElements<uint8_t>(*this, max_entries, &out); break;
+    case DT_BOOL: AppendElements<bool>(*this, max_entries, &out); break;
+    case DT_STRING: AppendElements<std::string>(*this, max_entries, &out); break;
+    case DT_INVALID: break;
+  }
+  return out;
+}
+
+bool operator==(const Tensor& a, const Tensor& b) {
+  if (a.dtype_ != b.dtype_ || !(a.shape_ == b.shape_)) return false;
+  if (!a.IsInitialized()) return true;
+  if (a.dtype_ == DT_STRING) {
+    auto x = a.flat<std::string>();
+    auto y = b.flat<std::string>();
+    return std::equal(x.begin(), x.end(), y.begin(), y.end());
+  }
+  return a.TotalBytes() == 0 || std::memcmp(a.data_, b.data_, a.TotalBytes()) == 0;
+}
+
+}  // namespace tw

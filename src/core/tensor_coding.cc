@@ -1,0 +1,86 @@
+#include "src/core/tensor_coding.h"
+
+#include <cstring>
+
+namespace tw {
+
+void ShapeToProto(const TensorShape& shape, proto::TensorShapeProto* proto) {
+  proto->mutable_dim()->Assign(shape.dims().begin(), shape.dims().end());
+}
+
+StatusOr<TensorShape> ShapeFromProto(const proto::TensorShapeProto& proto) {
+  return TensorShape::Create(absl::MakeConstSpan(proto.dim().data(), proto.dim_size()));
+}
+
+void TensorToProto(const Tensor& tensor, proto::TensorProto* proto) {
+  proto->Clear();
+  proto->set_dtype(static_cast<proto::DataType>(tensor.dtype()));
+  ShapeToProto(tensor.shape(), proto->mutable_shape());
+  if (tensor.dtype() == DT_STRING) {
+    auto strings = tensor.flat<std::string>();
+    proto->mutable_string_val()->Reserve(static_cast<int>(strings.size()));
+    for (const std::string& s : strings) proto->add_string_val(s);
+  } else {
+    proto->set_tensor_content(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
+  }
+}
+
+StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto) {
+  const int dtype_value = static_cast<int>(proto.dtype());
+  if (!IsValidDataType(dtype_value)) {
+    return errors::InvalidArgument("TensorProto has unknown dtype ", dtype_value);
+  }
+  const auto dtype = static_cast<DataType>(dtype_value);
+  for (int i = 0; i < proto.shape().dim_size(); ++i) {
+    if (proto.shape().dim(i) < 0) {
+      return errors::InvalidArgument("TensorProto shape dimension ", i, " is ",
+                                     proto.shape().dim(i), "; a tensor value needs dims >= 0");
+    }
+  }
+  TW_ASSIGN_OR_RETURN(TensorShape shape, ShapeFromProto(proto.shape()));
+  if (dtype == DT_STRING) {
+    if (!proto.tensor_content().empty()) {
+      return errors::InvalidArgument("TensorProto of dtype string has tensor_content; strings ",
+                                     "travel in string_val");
+    }
+    if (proto.string_val_size() != shape.num_elements()) {
+      return errors::InvalidArgument("TensorProto of shape ", shape.DebugString(), " holds ",
+                                     proto.string_val_size(), " strings, expected ",
+                                     shape.num_elements());
+    }
+    TW_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(dtype, shape));
+    auto out = tensor.flat<std::string>();
+    for (int i = 0; i < proto.string_val_size(); ++i) out[i] = proto.string_val(i);
+    return tensor;
+  }
+  if (proto.string_val_size() != 0) {
+    return errors::InvalidArgument("TensorProto of dtype ", DataTypeName(dtype),
+                                   " has string_val entries");
+  }
+  // Compare against the byte count before allocating, so a hostile shape cannot make us
+  // allocate more than the message carried.
+  const size_t content = proto.tensor_content().size();
+  size_t expected = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(shape.num_elements()), DataTypeSize(dtype),
+                             &expected) ||
+      content != expected) {
+    return errors::InvalidArgument("TensorProto of dtype ", DataTypeName(dtype), " and shape ",
+                                   shape.DebugString(), " has ", content,
+                                   " bytes of content, expected ", shape.num_elements(), " x ",
+                                   DataTypeSize(dtype));
+  }
+  if (dtype == DT_BOOL) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(proto.tensor_content().data());
+    for (size_t i = 0; i < content; ++i) {
+      if (bytes[i] > 1) {
+        return errors::InvalidArgument("TensorProto of dtype bool has byte ", i, " = ",
+                                       static_cast<int>(bytes[i]), "; bools must be 0 or 1");
+      }
+    }
+  }
+  TW_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(dtype, shape));
+  if (content > 0) std::memcpy(tensor.raw_data(), proto.tensor_content().data(), content);
+  return tensor;
+}
+
+}  // namespace tw
