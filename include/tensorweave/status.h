@@ -70,14 +70,15 @@ TW_DECLARE_ERROR(Unknown)
 Status Annotate(const Status& status, std::string_view prefix);
 }  // namespace errors
 
-inline bool IsOutOfRange(const Status& s) { return absl::IsOutOfRange(s); }
-inline bool IsCancelled(const Status& s) { return absl::IsCancelled(s); }
-inline bool IsInvalidArgument(const Status& s) { return absl::IsInvalidArgument(s); }
-inline bool IsNotFound(const Status& s) { return absl::IsNotFound(s); }
-inline bool IsUnavailable(const Status& s) { return absl::IsUnavailable(s); }
-inline bool IsAborted(const Status& s) { return absl::IsAborted(s); }
-inline bool IsDeadlineExceeded(const Status& s) { return absl::IsDeadlineExceeded(s); }
-inline bool IsFailedPrecondition(const Status& s) { return absl::IsFailedPrecondition(s); }
+// Code predicates, the same functions as absl's (so unqualified calls are not ambiguous).
+using absl::IsAborted;
+using absl::IsCancelled;
+using absl::IsDeadlineExceeded;
+using absl::IsFailedPrecondition;
+using absl::IsInvalidArgument;
+using absl::IsNotFound;
+using absl::IsOutOfRange;
+using absl::IsUnavailable;
 
 }  // namespace tw
 

@@ -16,13 +16,14 @@ class TensorBuffer {
  public:
   static constexpr std::align_val_t kAlignment{64};
 
-  TensorBuffer(DataType dtype, int64_t count, size_t bytes)
-      : dtype_(dtype), count_(count), bytes_(bytes) {
-    if (bytes_ > 0) data_ = static_cast<char*>(::operator new(bytes_, kAlignment));
-    if (dtype_ == DT_STRING) {
-      auto* strings = reinterpret_cast<std::string*>(data_);
-      for (int64_t i = 0; i < count_; ++i) new (&strings[i]) std::string();
+  // nullptr when the memory cannot be had (never throws).
+  static std::shared_ptr<TensorBuffer> Create(DataType dtype, int64_t count, size_t bytes) {
+    char* data = nullptr;
+    if (bytes > 0) {
+      data = static_cast<char*>(::operator new(bytes, kAlignment, std::nothrow));
+      if (data == nullptr) return nullptr;
     }
+    return std::shared_ptr<TensorBuffer>(new TensorBuffer(dtype, count, bytes, data));
   }
   ~TensorBuffer() {
     if (dtype_ == DT_STRING) {
@@ -37,10 +38,18 @@ class TensorBuffer {
   char* data() const { return data_; }
 
  private:
+  TensorBuffer(DataType dtype, int64_t count, size_t bytes, char* data)
+      : dtype_(dtype), count_(count), bytes_(bytes), data_(data) {
+    if (dtype_ == DT_STRING) {
+      auto* strings = reinterpret_cast<std::string*>(data_);
+      for (int64_t i = 0; i < count_; ++i) new (&strings[i]) std::string();
+    }
+  }
+
   const DataType dtype_;
   const int64_t count_;
   const size_t bytes_;
-  char* data_ = nullptr;
+  char* const data_;
 };
 
 void TensorCheckFailed(const std::string& what) {
@@ -65,7 +74,12 @@ StatusOr<Tensor> Tensor::Allocate(DataType dtype, const TensorShape& shape) {
     return errors::InvalidArgument("a ", DataTypeName(dtype), " tensor of shape ",
                                    shape.DebugString(), " is too large to allocate");
   }
-  auto buffer = std::make_shared<internal::TensorBuffer>(dtype, shape.num_elements(), bytes);
+  auto buffer = internal::TensorBuffer::Create(dtype, shape.num_elements(), bytes);
+  if (buffer == nullptr) {
+    return errors::ResourceExhausted("cannot allocate ", bytes, " bytes for a ",
+                                     DataTypeName(dtype), " tensor of shape ",
+                                     shape.DebugString());
+  }
   char* data = buffer->data();
   return Tensor(dtype, shape, std::move(buffer), data);
 }

@@ -1,0 +1,106 @@
+#include "tensorweave/device_name.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tw {
+namespace {
+
+using ::testing::HasSubstr;
+
+DeviceName P(std::string_view s) {
+  auto d = DeviceName::Parse(s);
+  EXPECT_TRUE(d.ok()) << s << ": " << d.status();
+  return d.ok() ? *d : DeviceName();
+}
+
+TEST(DeviceNameTest, ParsesTheFullForm) {
+  DeviceName d = P("/job:ps/replica:0/task:1/device:CPU:0");
+  EXPECT_EQ(d.job, "ps");
+  EXPECT_EQ(d.replica, 0);
+  EXPECT_EQ(d.task, 1);
+  EXPECT_EQ(d.type, "CPU");
+  EXPECT_EQ(d.id, 0);
+  EXPECT_TRUE(d.IsFullySpecified());
+  EXPECT_EQ(d.ToString(), "/job:ps/replica:0/task:1/device:CPU:0");
+  EXPECT_EQ(DeviceName::Full("localhost", 0, 0, "cpu", 0).ToString(),
+            "/job:localhost/replica:0/task:0/device:CPU:0");
+}
+
+TEST(DeviceNameTest, ParsesPartialSpecifications) {
+  EXPECT_EQ(P("/job:ps").ToString(), "/job:ps");
+  EXPECT_EQ(P("/task:1").ToString(), "/task:1");
+  EXPECT_EQ(P("/job:worker/task:3").ToString(), "/job:worker/task:3");
+  DeviceName any_cpu = P("/device:CPU:*");
+  EXPECT_EQ(any_cpu.type, "CPU");
+  EXPECT_FALSE(any_cpu.id.has_value());
+  EXPECT_EQ(any_cpu.ToString(), "/device:CPU:*");
+  EXPECT_FALSE(P("/job:ps/task:*").task.has_value());
+  EXPECT_EQ(P("").ToString(), "");
+  EXPECT_FALSE(P("/job:ps").IsFullySpecified());
+}
+
+TEST(DeviceNameTest, ParsesLegacyForms) {
+  EXPECT_EQ(P("/cpu:0").ToString(), "/device:CPU:0");
+  EXPECT_EQ(P("/job:ps/task:0/cpu:0").ToString(), "/job:ps/task:0/device:CPU:0");
+  EXPECT_EQ(P("/gpu:1").type, "GPU");
+  EXPECT_EQ(P("/device:cpu:2").ToString(), "/device:CPU:2");
+  // Order of the parts does not matter; canonical output is ordered.
+  EXPECT_EQ(P("/task:2/job:ps").ToString(), "/job:ps/task:2");
+}
+
+TEST(DeviceNameTest, InvalidNamesNameThePart) {
+  struct Bad {
+    const char* name;
+    const char* message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"job:ps", "it must start with '/'"},
+           {"/job:1ps", "job name \"1ps\" must match"},
+           {"/job:ps/task:x", "task \"x\" must be an integer >= 0 or *"},
+           {"/replica:-1", "replica \"-1\" must be an integer"},
+           {"/job:ps/job:worker", "job is given twice"},
+           {"/job:ps//task:0", "empty part"},
+           {"/job", "part \"job\" has no ':'"},
+           {"/device:C-PU:0", "device type \"C-PU\""},
+           {"/cpu:0/gpu:0", "device is given twice"},
+           {"/device:CPU:zero", "device id \"zero\""},
+       }) {
+    auto d = DeviceName::Parse(b.name);
+    ASSERT_FALSE(d.ok()) << b.name;
+    EXPECT_TRUE(IsInvalidArgument(d.status()));
+    EXPECT_THAT(std::string(d.status().message()), HasSubstr(b.message)) << b.name;
+    EXPECT_THAT(std::string(d.status().message()), HasSubstr(b.name));
+  }
+}
+
+TEST(DeviceNameTest, MergeCombinesPartsAndReportsConflicts) {
+  DeviceName d = P("/job:ps");
+  ASSERT_TRUE(d.MergeFrom(P("/task:1/device:CPU:0")).ok());
+  EXPECT_EQ(d.ToString(), "/job:ps/task:1/device:CPU:0");
+  ASSERT_TRUE(d.MergeFrom(P("/job:ps")).ok());  // same value is fine
+  Status s = d.MergeFrom(P("/job:worker/task:1"));
+  EXPECT_TRUE(IsInvalidArgument(s));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("conflicting device jobs: ps and worker"));
+  EXPECT_EQ(d.ToString(), "/job:ps/task:1/device:CPU:0");  // unchanged on conflict
+  EXPECT_THAT(std::string(d.MergeFrom(P("/task:2")).message()), HasSubstr("tasks: 1 and 2"));
+}
+
+TEST(DeviceNameTest, OverrideLetsTheInnerSpecWin) {
+  DeviceName outer = P("/job:ps/task:0");
+  outer.OverrideWith(P("/task:3"));
+  EXPECT_EQ(outer.ToString(), "/job:ps/task:3");
+}
+
+TEST(DeviceNameTest, SatisfiedByMatchesSetPartsOnly) {
+  const DeviceName dev = P("/job:ps/replica:0/task:1/device:CPU:0");
+  EXPECT_TRUE(P("/job:ps").IsSatisfiedBy(dev));
+  EXPECT_TRUE(P("/task:1/device:CPU:*").IsSatisfiedBy(dev));
+  EXPECT_TRUE(P("").IsSatisfiedBy(dev));
+  EXPECT_FALSE(P("/job:worker").IsSatisfiedBy(dev));
+  EXPECT_FALSE(P("/job:ps/task:0").IsSatisfiedBy(dev));
+  EXPECT_FALSE(P("/device:GPU:0").IsSatisfiedBy(dev));
+}
+
+}  // namespace
+}  // namespace tw
