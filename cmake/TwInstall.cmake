@@ -2,11 +2,10 @@
 # tensorweave::tensorweave; the `tw` tool is installed beside it.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS tensorweave EXPORT tensorweaveTargets
+install(TARGETS tensorweave tw EXPORT tensorweaveTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS tw RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/tensorweave DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_BINARY_DIR}/gen/tensorweave DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.pb.h")

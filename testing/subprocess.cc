@@ -65,7 +65,8 @@ StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, const E
   std::vector<char*> c_args = CStrings(args);
   std::vector<char*> c_vars = CStrings(vars);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, c_args.data(), c_vars.data());
+  const int rc =
+      posix_spawn(&pid, args[0].c_str(), &actions, nullptr, c_args.data(), c_vars.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);

@@ -27,7 +27,8 @@ Status CheckHost(const std::string& host) {
   if (host.empty()) return errors::InvalidArgument("--host is empty");
   for (char c : host) {
     if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != ':') {
-      return errors::InvalidArgument("--host \"", host, "\" may only contain letters, digits, "
+      return errors::InvalidArgument("--host \"", host,
+                                     "\" may only contain letters, digits, "
                                      "'.', '-' and ':'");
     }
   }
@@ -83,7 +84,8 @@ void AddConfigCommand(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<ConfigOptions>();
   CLI::App* cmd = app.add_subcommand(
       "config", "Write a sourceable TF_CONFIG script for every task of a cluster on one host");
-  cmd->add_option("--cluster", opt->cluster, "Jobs and their task counts, e.g. files=1,reduce=1,map=2")
+  cmd->add_option("--cluster", opt->cluster,
+                  "Jobs and their task counts, e.g. files=1,reduce=1,map=2")
       ->required();
   cmd->add_option("--host", opt->host, "Host name in every address")->capture_default_str();
   cmd->add_option("--base-port", opt->base_port,

@@ -44,10 +44,10 @@ std::string StrCatAny(const Args&... args) {
 // errors::InvalidArgument("task ", 3, " of job \"", job, "\"") and friends: one per
 // canonical code that tensorweave uses.
 namespace errors {
-#define TW_DECLARE_ERROR(Name)                                    \
-  template <typename... Args>                                     \
-  Status Name(const Args&... args) {                              \
-    return absl::Name##Error(internal::StrCatAny(args...));       \
+#define TW_DECLARE_ERROR(Name)                              \
+  template <typename... Args>                               \
+  Status Name(const Args&... args) {                        \
+    return absl::Name##Error(internal::StrCatAny(args...)); \
   }
 TW_DECLARE_ERROR(InvalidArgument)
 TW_DECLARE_ERROR(NotFound)
@@ -86,10 +86,10 @@ using absl::IsUnavailable;
 #define TW_INTERNAL_CONCAT(a, b) TW_INTERNAL_CONCAT_IMPL(a, b)
 
 // Returns from the enclosing function when `expr` (a Status) is not OK.
-#define TW_RETURN_IF_ERROR(expr)                          \
-  do {                                                    \
-    ::tw::Status tw_status_ = (expr);                     \
-    if (!tw_status_.ok()) return tw_status_;              \
+#define TW_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::tw::Status tw_status_ = (expr);        \
+    if (!tw_status_.ok()) return tw_status_; \
   } while (false)
 
 // TW_ASSIGN_OR_RETURN(auto x, MakeX()); or TW_ASSIGN_OR_RETURN(x, MakeX());

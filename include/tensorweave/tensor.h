@@ -118,14 +118,16 @@ absl::Span<const T> Tensor::flat() const {
 template <typename T>
 T& Tensor::scalar() {
   auto f = flat<T>();
-  if (f.size() != 1) internal::TensorCheckFailed("scalar() of a tensor of shape " + shape_.DebugString());
+  if (f.size() != 1)
+    internal::TensorCheckFailed("scalar() of a tensor of shape " + shape_.DebugString());
   return f[0];
 }
 
 template <typename T>
 const T& Tensor::scalar() const {
   auto f = flat<T>();
-  if (f.size() != 1) internal::TensorCheckFailed("scalar() of a tensor of shape " + shape_.DebugString());
+  if (f.size() != 1)
+    internal::TensorCheckFailed("scalar() of a tensor of shape " + shape_.DebugString());
   return f[0];
 }
 

@@ -42,10 +42,10 @@ inline bool DataTypeIsTrivial(DataType dtype) { return dtype != DT_STRING && dty
 // Maps a C++ element type to its DataType: DataTypeToEnum<float>::value == DT_FLOAT.
 template <typename T>
 struct DataTypeToEnum;
-#define TW_MATCH_TYPE_AND_ENUM(TYPE, ENUM)          \
-  template <>                                       \
-  struct DataTypeToEnum<TYPE> {                     \
-    static constexpr DataType value = ENUM;         \
+#define TW_MATCH_TYPE_AND_ENUM(TYPE, ENUM)  \
+  template <>                               \
+  struct DataTypeToEnum<TYPE> {             \
+    static constexpr DataType value = ENUM; \
   };
 TW_MATCH_TYPE_AND_ENUM(float, DT_FLOAT)
 TW_MATCH_TYPE_AND_ENUM(double, DT_DOUBLE)

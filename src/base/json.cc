@@ -48,8 +48,8 @@ class StrictDomBuilder {
                    const nlohmann::detail::exception& ex) {
     std::string what = ex.what();
     // Drop nlohmann's "[json.exception.parse_error.101] " prefix; keep the position text.
-    if (const size_t close = what.find("] "); what.rfind("[json.exception", 0) == 0 &&
-                                              close != std::string::npos) {
+    if (const size_t close = what.find("] ");
+        what.rfind("[json.exception", 0) == 0 && close != std::string::npos) {
       what = what.substr(close + 2);
     }
     error_ = what;
@@ -82,8 +82,8 @@ StatusOr<nlohmann::json> ParseJsonStrict(std::string_view text, std::string_view
   const bool ok = Json::sax_parse(text.begin(), text.end(), &builder,
                                   nlohmann::detail::input_format_t::json, /*strict=*/true);
   if (!ok || !builder.error().empty()) {
-    return errors::InvalidArgument(what, " is not valid JSON: ",
-                                   builder.error().empty() ? "parse error" : builder.error());
+    return errors::InvalidArgument(
+        what, " is not valid JSON: ", builder.error().empty() ? "parse error" : builder.error());
   }
   return result;
 }
@@ -94,15 +94,22 @@ std::string DumpJson(const nlohmann::json& value, int indent) {
 
 std::string_view JsonTypeName(const nlohmann::json& value) {
   switch (value.type()) {
-    case Json::value_t::object: return "object";
-    case Json::value_t::array: return "array";
-    case Json::value_t::string: return "string";
-    case Json::value_t::boolean: return "boolean";
-    case Json::value_t::null: return "null";
+    case Json::value_t::object:
+      return "object";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::boolean:
+      return "boolean";
+    case Json::value_t::null:
+      return "null";
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: return "number";
-    default: return "value";
+    case Json::value_t::number_float:
+      return "number";
+    default:
+      return "value";
   }
 }
 

@@ -26,7 +26,8 @@ Status ClusterSpec::AddJob(std::string_view job, const TaskMap& tasks) {
                                      "; indices must be >= 0");
     }
     Status s = ParseHostPort(address).status();
-    if (!s.ok()) return errors::Annotate(s, internal::StrCatAny("job \"", job, "\" task ", index, ": "));
+    if (!s.ok())
+      return errors::Annotate(s, internal::StrCatAny("job \"", job, "\" task ", index, ": "));
   }
   jobs_.emplace(std::string(job), tasks);
   return OkStatus();
@@ -103,7 +104,8 @@ std::vector<std::string> ClusterSpec::job_tasks(std::string_view job) const {
 bool ClusterSpec::IsDense(std::string_view job) const {
   auto it = jobs_.find(job);
   if (it == jobs_.end()) return false;
-  return it->second.empty() || it->second.rbegin()->first + 1 == static_cast<int>(it->second.size());
+  return it->second.empty() ||
+         it->second.rbegin()->first + 1 == static_cast<int>(it->second.size());
 }
 
 StatusOr<ClusterSpec> ClusterSpecFromJsonValue(const nlohmann::json& value, std::string_view what) {

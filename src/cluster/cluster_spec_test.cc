@@ -33,7 +33,8 @@ TEST(ClusterSpecTest, QueriesDenseAndSparseJobs) {
 
 TEST(ClusterSpecTest, TaskAddressErrorsNameJobAndTask) {
   ClusterSpec spec = Example();
-  EXPECT_EQ(spec.task_address("worker", 1).status().message(), "No task with index 1 in job \"worker\"");
+  EXPECT_EQ(spec.task_address("worker", 1).status().message(),
+            "No task with index 1 in job \"worker\"");
   EXPECT_EQ(spec.task_address("chief", 0).status().message(), "No such job in cluster: \"chief\"");
   EXPECT_TRUE(IsNotFound(spec.task_address("chief", 0).status()));
 }

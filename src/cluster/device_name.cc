@@ -76,8 +76,8 @@ StatusOr<DeviceName> DeviceName::Parse(std::string_view name) {
       TW_RETURN_IF_ERROR(once(&seen_job, "job"));
       if (value == "*") continue;
       if (!IsValidJobName(value)) {
-        return BadName(name, internal::StrCatAny("job name \"", value,
-                                          "\" must match [A-Za-z][A-Za-z0-9_]*"));
+        return BadName(
+            name, internal::StrCatAny("job name \"", value, "\" must match [A-Za-z][A-Za-z0-9_]*"));
       }
       d.job = std::string(value);
     } else if (key == "replica") {
@@ -104,7 +104,7 @@ StatusOr<DeviceName> DeviceName::Parse(std::string_view name) {
         d.type.reset();
       } else if (!IsValidDeviceType(type)) {
         return BadName(name, internal::StrCatAny("device type \"", type,
-                                          "\" must match [A-Za-z][A-Za-z0-9_]*"));
+                                                 "\" must match [A-Za-z][A-Za-z0-9_]*"));
       } else {
         d.type = CanonicalType(type);
       }
@@ -125,9 +125,7 @@ DeviceName DeviceName::Full(std::string_view job, int replica, int task, std::st
   return d;
 }
 
-bool DeviceName::IsFullySpecified() const {
-  return job && replica && task && type && id;
-}
+bool DeviceName::IsFullySpecified() const { return job && replica && task && type && id; }
 
 std::string DeviceName::ToString() const {
   std::string out;
@@ -166,4 +164,3 @@ bool DeviceName::IsSatisfiedBy(const DeviceName& device) const {
 }
 
 }  // namespace tw
-

@@ -6,8 +6,8 @@ namespace tw {
 namespace {
 
 Status BadAddress(std::string_view address, std::string_view reason) {
-  return errors::InvalidArgument("Could not interpret \"", address, "\" as a host-port pair: ",
-                                 reason);
+  return errors::InvalidArgument("Could not interpret \"", address,
+                                 "\" as a host-port pair: ", reason);
 }
 
 }  // namespace

@@ -13,8 +13,9 @@ StatusOr<std::vector<JobCount>> ParseJobCounts(std::string_view text) {
   std::vector<JobCount> counts;
   std::set<std::string> seen;
   if (StripWhitespace(text).empty()) {
-    return errors::InvalidArgument("the cluster shape is empty; write it as JOB=N,JOB=N, e.g. "
-                                   "ps=1,worker=2");
+    return errors::InvalidArgument(
+        "the cluster shape is empty; write it as JOB=N,JOB=N, e.g. "
+        "ps=1,worker=2");
   }
   for (std::string_view entry : Split(text, ',')) {
     entry = StripWhitespace(entry);
@@ -42,8 +43,8 @@ StatusOr<std::vector<JobCount>> ParseJobCounts(std::string_view text) {
   return counts;
 }
 
-StatusOr<ClusterSpec> MakeClusterOnHost(const std::vector<JobCount>& counts,
-                                        std::string_view host, int base_port) {
+StatusOr<ClusterSpec> MakeClusterOnHost(const std::vector<JobCount>& counts, std::string_view host,
+                                        int base_port) {
   ClusterSpec spec;
   int port = base_port;
   const bool v6 = host.find(':') != std::string_view::npos;

@@ -25,8 +25,8 @@ StatusOr<std::vector<JobCount>> ParseJobCounts(std::string_view text);
 // A cluster with the tasks on `host` at consecutive ports from `base_port`, in the order of
 // `counts` (files:0 2222, reduce:0 2223, map:0 2224, ...). InvalidArgument when the ports run
 // past 65535 or the host is not valid in an address.
-StatusOr<ClusterSpec> MakeClusterOnHost(const std::vector<JobCount>& counts,
-                                        std::string_view host, int base_port);
+StatusOr<ClusterSpec> MakeClusterOnHost(const std::vector<JobCount>& counts, std::string_view host,
+                                        int base_port);
 
 }  // namespace tw
 

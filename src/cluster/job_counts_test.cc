@@ -12,7 +12,8 @@ using ::testing::HasSubstr;
 TEST(JobCountsTest, KeepsTheOrderGiven) {
   auto counts = ParseJobCounts("files=1, reduce=1,map=2");
   ASSERT_TRUE(counts.ok()) << counts.status();
-  EXPECT_THAT(*counts, ElementsAre(JobCount{"files", 1}, JobCount{"reduce", 1}, JobCount{"map", 2}));
+  EXPECT_THAT(*counts,
+              ElementsAre(JobCount{"files", 1}, JobCount{"reduce", 1}, JobCount{"map", 2}));
 }
 
 TEST(JobCountsTest, RejectsMalformedEntries) {
@@ -27,8 +28,9 @@ TEST(JobCountsTest, RejectsMalformedEntries) {
 TEST(JobCountsTest, MakesConsecutivePortsLikeTheSeedsScript) {
   auto cluster = MakeClusterOnHost(*ParseJobCounts("files=1,reduce=1,map=2"), "localhost", 2222);
   ASSERT_TRUE(cluster.ok());
-  EXPECT_EQ(cluster->ToJson(),
-            R"({"files":["localhost:2222"],"map":["localhost:2224","localhost:2225"],"reduce":["localhost:2223"]})");
+  EXPECT_EQ(
+      cluster->ToJson(),
+      R"({"files":["localhost:2222"],"map":["localhost:2224","localhost:2225"],"reduce":["localhost:2223"]})");
   EXPECT_EQ(*MakeClusterOnHost({{"w", 1}}, "::1", 80)->task_address("w", 0), "[::1]:80");
   EXPECT_THAT(MakeClusterOnHost({{"w", 3}}, "h", 65534).status().message(),
               HasSubstr("port 65536 for w:2"));

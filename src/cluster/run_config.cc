@@ -15,9 +15,12 @@ namespace tw {
 
 std::string_view ConfigSourceName(ConfigSource source) {
   switch (source) {
-    case ConfigSource::kFlags: return "flags";
-    case ConfigSource::kTfConfig: return "TF_CONFIG";
-    case ConfigSource::kDefault: return "default";
+    case ConfigSource::kFlags:
+      return "flags";
+    case ConfigSource::kTfConfig:
+      return "TF_CONFIG";
+    case ConfigSource::kDefault:
+      return "default";
   }
   return "default";
 }
@@ -32,7 +35,7 @@ class RunConfigResolver {
     c.unused_args_ = std::move(flags.unused);
     c.environment_ = tf.environment;
     c.rpc_layer_ = tf.rpc_layer;
-    c.source_ = flags.any() ? ConfigSource::kFlags
+    c.source_ = flags.any()   ? ConfigSource::kFlags
                 : !tf.empty() ? ConfigSource::kTfConfig
                               : ConfigSource::kDefault;
 
@@ -91,7 +94,8 @@ class RunConfigResolver {
       if (jobs.size() != 1) {
         return errors::InvalidArgument(
             "Must specify an explicit job_name (--job_name or TF_CONFIG task.type): the cluster "
-            "has jobs ", absl::StrJoin(jobs, ", "));
+            "has jobs ",
+            absl::StrJoin(jobs, ", "));
       }
       type = jobs[0];
     }
@@ -164,8 +168,8 @@ class RunConfigResolver {
     } else if (c->local_ || single_task) {
       c->target_ = "";
     } else {
-      c->target_ = (c->rpc_layer_.empty() ? std::string("grpc") : c->rpc_layer_) + "://" +
-                   *own_address;
+      c->target_ =
+          (c->rpc_layer_.empty() ? std::string("grpc") : c->rpc_layer_) + "://" + *own_address;
     }
 
     auto present = [&](std::vector<std::string> jobs) {
@@ -225,10 +229,10 @@ std::string RunConfig::ToJson(int indent) const {
 }
 
 std::string RunConfig::Summary() const {
-  return internal::StrCatAny(task_type_, ":", task_index_, " of cluster ", cluster_.ToJson(), " (from ",
-                      ConfigSourceName(source_), "), chief=",
-                      is_chief_ ? "true" : "false", ", target=\"", target_, "\", bind=",
-                      bind_address_);
+  return internal::StrCatAny(task_type_, ":", task_index_, " of cluster ", cluster_.ToJson(),
+                             " (from ", ConfigSourceName(source_),
+                             "), chief=", is_chief_ ? "true" : "false", ", target=\"", target_,
+                             "\", bind=", bind_address_);
 }
 
 }  // namespace tw

@@ -39,8 +39,8 @@ const char kTfJobCluster[] =
     R"("worker":["mnist-worker-0.kubeflow.svc:2222","mnist-worker-1.kubeflow.svc:2222"]})";
 
 std::string TfJob(const std::string& type, int index, const std::string& extra = "") {
-  return std::string("{") + kTfJobCluster + R"(,"task":{"type":")" + type +
-         R"(","index":)" + std::to_string(index) + R"(},"environment":"cloud")" + extra + "}";
+  return std::string("{") + kTfJobCluster + R"(,"task":{"type":")" + type + R"(","index":)" +
+         std::to_string(index) + R"(},"environment":"cloud")" + extra + "}";
 }
 
 const char kSeedsCluster[] =
@@ -56,94 +56,135 @@ std::string Seeds(const std::string& type, int index) {
 const std::vector<Case>& Cases() {
   static const auto* cases = new std::vector<Case>{
       // --- Kubeflow TFJob v1 (release-1.9): chief, workers, ps; environment "cloud".
-      {"tfjob_chief", {}, TfJob("chief", 0),
-       {"TF_CONFIG", "chief", 0, true, 3, 1, "grpc://mnist-chief-0.kubeflow.svc:2222", "0.0.0.0:2222"}},
-      {"tfjob_worker0_not_chief_when_chief_exists", {}, TfJob("worker", 0),
-       {"TF_CONFIG", "worker", 0, false, 3, 1, "grpc://mnist-worker-0.kubeflow.svc:2222", "0.0.0.0:2222"}},
-      {"tfjob_worker1", {}, TfJob("worker", 1),
-       {"TF_CONFIG", "worker", 1, false, 3, 1, "grpc://mnist-worker-1.kubeflow.svc:2222", "0.0.0.0:2222"}},
-      {"tfjob_ps", {}, TfJob("ps", 0),
+      {"tfjob_chief",
+       {},
+       TfJob("chief", 0),
+       {"TF_CONFIG", "chief", 0, true, 3, 1, "grpc://mnist-chief-0.kubeflow.svc:2222",
+        "0.0.0.0:2222"}},
+      {"tfjob_worker0_not_chief_when_chief_exists",
+       {},
+       TfJob("worker", 0),
+       {"TF_CONFIG", "worker", 0, false, 3, 1, "grpc://mnist-worker-0.kubeflow.svc:2222",
+        "0.0.0.0:2222"}},
+      {"tfjob_worker1",
+       {},
+       TfJob("worker", 1),
+       {"TF_CONFIG", "worker", 1, false, 3, 1, "grpc://mnist-worker-1.kubeflow.svc:2222",
+        "0.0.0.0:2222"}},
+      {"tfjob_ps",
+       {},
+       TfJob("ps", 0),
        {"TF_CONFIG", "ps", 0, false, 3, 1, "grpc://mnist-ps-0.kubeflow.svc:2222", "0.0.0.0:2222"}},
       // TFJob >= v1.1 puts the evaluator inside "cluster"; it is never chief nor a worker.
-      {"tfjob_evaluator_inside_cluster", {},
+      {"tfjob_evaluator_inside_cluster",
+       {},
        R"({"cluster":{"chief":["j-chief-0.ns.svc:2222"],"evaluator":["j-evaluator-0.ns.svc:2222"],)"
        R"("worker":["j-worker-0.ns.svc:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"})",
        {"TF_CONFIG", "evaluator", 0, false, 2, 0, "", "0.0.0.0:2222"}},
-      {"tfjob_chief_with_evaluator_in_cluster", {},
+      {"tfjob_chief_with_evaluator_in_cluster",
+       {},
        R"({"cluster":{"chief":["j-chief-0.ns.svc:2222"],"evaluator":["j-evaluator-0.ns.svc:2222"],)"
        R"("worker":["j-worker-0.ns.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"})",
        {"TF_CONFIG", "chief", 0, true, 2, 0, "grpc://j-chief-0.ns.svc:2222", "0.0.0.0:2222"}},
       // No chief: worker 0 is the chief (TFJob success rule, multi_worker_util).
-      {"tfjob_no_chief_worker0", {},
+      {"tfjob_no_chief_worker0",
+       {},
        R"({"cluster":{"ps":["d-ps-0.default.svc:2222"],"worker":["d-worker-0.default.svc:2222","d-worker-1.default.svc:2222"]},)"
        R"("task":{"type":"worker","index":0},"environment":"cloud"})",
-       {"TF_CONFIG", "worker", 0, true, 2, 1, "grpc://d-worker-0.default.svc:2222", "0.0.0.0:2222"}},
+       {"TF_CONFIG", "worker", 0, true, 2, 1, "grpc://d-worker-0.default.svc:2222",
+        "0.0.0.0:2222"}},
       // TFJob v0.3-v0.4 test string (bare service names).
-      {"tfjob_v03_test_string", {},
+      {"tfjob_v03_test_string",
+       {},
        R"({"cluster":{"ps":["test-tfjob-ps-0:2222"],"worker":["test-tfjob-worker-0:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})",
        {"TF_CONFIG", "worker", 0, true, 1, 1, "grpc://test-tfjob-worker-0:2222", "0.0.0.0:2222"}},
       // TFJob v0.2: FQDNs with svc.cluster.local and no environment key.
-      {"tfjob_v02_fqdn_no_environment", {},
+      {"tfjob_v02_fqdn_no_environment",
+       {},
        R"({"cluster":{"ps":["j-ps-0.kubeflow.svc.cluster.local:2222"],"worker":["j-worker-0.kubeflow.svc.cluster.local:2222"]},"task":{"type":"ps","index":0}})",
-       {"TF_CONFIG", "ps", 0, false, 1, 1, "grpc://j-ps-0.kubeflow.svc.cluster.local:2222", "0.0.0.0:2222"}},
+       {"TF_CONFIG", "ps", 0, false, 1, 1, "grpc://j-ps-0.kubeflow.svc.cluster.local:2222",
+        "0.0.0.0:2222"}},
       // TFJob CUSTOM_CLUSTER_DOMAIN and a per-replica-type port.
-      {"tfjob_custom_domain_and_port", {},
+      {"tfjob_custom_domain_and_port",
+       {},
        R"({"cluster":{"ps":["j-ps-0.team.svc.corp.example:3333"],"worker":["j-worker-0.team.svc.corp.example:2222"]},"task":{"type":"ps","index":0},"environment":"cloud"})",
-       {"TF_CONFIG", "ps", 0, false, 1, 1, "grpc://j-ps-0.team.svc.corp.example:3333", "0.0.0.0:3333"}},
+       {"TF_CONFIG", "ps", 0, false, 1, 1, "grpc://j-ps-0.team.svc.corp.example:3333",
+        "0.0.0.0:3333"}},
       // TFJob enableDynamicWorker: sparse worker object with only the own entry.
-      {"tfjob_sparse_worker3", {},
+      {"tfjob_sparse_worker3",
+       {},
        R"({"cluster":{"worker":{"3":"j-worker-3.ns.svc:2222"},"ps":["j-ps-0.ns.svc:2222"]},"task":{"type":"worker","index":3}})",
        {"TF_CONFIG", "worker", 3, false, 1, 1, "grpc://j-worker-3.ns.svc:2222", "0.0.0.0:2222"}},
-      {"tfjob_sparse_ps0_with_empty_worker_job", {},
+      {"tfjob_sparse_ps0_with_empty_worker_job",
+       {},
        R"({"cluster":{"worker":{},"ps":["j-ps-0.ns.svc:2222"]},"task":{"type":"ps","index":0}})",
        {"TF_CONFIG", "ps", 0, false, 0, 1, "grpc://j-ps-0.ns.svc:2222", "0.0.0.0:2222"}},
       // --- Google AI Platform: legacy "master", extra task and top-level keys, string index.
-      {"ai_platform_master", {},
+      {"ai_platform_master",
+       {},
        R"({"cluster":{"master":["cmle-training-master-e4-0:2222"],"ps":["cmle-training-ps-e4-0:2222"],)"
        R"("worker":["cmle-training-worker-e4-0:2222","cmle-training-worker-e4-1:2222"]},)"
        R"("task":{"type":"master","index":0,"cloud":"e4"},"job":{"scale_tier":"STANDARD_1"},"environment":"cloud"})",
-       {"TF_CONFIG", "master", 0, true, 3, 1, "grpc://cmle-training-master-e4-0:2222", "0.0.0.0:2222"}},
-      {"ai_platform_worker_string_index_and_trial", {},
+       {"TF_CONFIG", "master", 0, true, 3, 1, "grpc://cmle-training-master-e4-0:2222",
+        "0.0.0.0:2222"}},
+      {"ai_platform_worker_string_index_and_trial",
+       {},
        R"({"cluster":{"master":["m-0:2222"],"worker":["w-0:2222","w-1:2222"]},)"
        R"("task":{"type":"worker","index":"1","trial":"1"},"environment":"cloud"})",
        {"TF_CONFIG", "worker", 1, false, 3, 0, "grpc://w-1:2222", "0.0.0.0:2222"}},
-      {"ai_platform_evaluator_outside_cluster", {},
+      {"ai_platform_evaluator_outside_cluster",
+       {},
        R"({"cluster":{"master":["m-0:2222"],"worker":["w-0:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"})",
        {"TF_CONFIG", "evaluator", 0, false, 2, 0, "", "127.0.0.1:0"}},
-      {"estimator_evaluator_any_index_outside_cluster", {},
+      {"estimator_evaluator_any_index_outside_cluster",
+       {},
        R"({"cluster":{"chief":["c:2222"]},"task":{"type":"evaluator","index":3}})",
        {"TF_CONFIG", "evaluator", 3, false, 1, 0, "", "127.0.0.1:0"}},
       // --- Vertex AI: chief/worker/ps pools.
-      {"vertex_chief", {},
+      {"vertex_chief",
+       {},
        R"({"cluster":{"chief":["cmle-training-workerpool0-ab-0:2222"],"worker":["cmle-training-workerpool1-ab-0:2222"],)"
        R"("ps":["cmle-training-workerpool2-ab-0:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"})",
-       {"TF_CONFIG", "chief", 0, true, 2, 1, "grpc://cmle-training-workerpool0-ab-0:2222", "0.0.0.0:2222"}},
+       {"TF_CONFIG", "chief", 0, true, 2, 1, "grpc://cmle-training-workerpool0-ab-0:2222",
+        "0.0.0.0:2222"}},
       // --- SageMaker PS mode: master/worker on 2222, every host also a ps on 2223.
-      {"sagemaker_ps_mode_ps1", {},
+      {"sagemaker_ps_mode_ps1",
+       {},
        R"({"cluster":{"master":["algo-1:2222"],"ps":["algo-1:2223","algo-2:2223"],"worker":["algo-2:2222"]},)"
        R"("task":{"type":"ps","index":1},"environment":"cloud"})",
        {"TF_CONFIG", "ps", 1, false, 2, 2, "grpc://algo-2:2223", "0.0.0.0:2223"}},
-      {"sagemaker_resolver_workers_only", {},
+      {"sagemaker_resolver_workers_only",
+       {},
        R"({"cluster":{"worker":["algo-1:2223","algo-2:2223"]},"task":{"type":"worker","index":1}})",
        {"TF_CONFIG", "worker", 1, false, 2, 0, "grpc://algo-2:2223", "0.0.0.0:2223"}},
       // --- The seeds' make_configs.py (word count): no chief, no worker job.
-      {"seeds_map0", {}, Seeds("map", 0),
+      {"seeds_map0",
+       {},
+       Seeds("map", 0),
        {"TF_CONFIG", "map", 0, false, 0, 0, "grpc://localhost:2224", "0.0.0.0:2224"}},
-      {"seeds_files0", {}, Seeds("files", 0),
+      {"seeds_files0",
+       {},
+       Seeds("files", 0),
        {"TF_CONFIG", "files", 0, false, 0, 0, "grpc://localhost:2222", "0.0.0.0:2222"}},
-      {"seeds_reduce0", {}, Seeds("reduce", 0),
+      {"seeds_reduce0",
+       {},
+       Seeds("reduce", 0),
        {"TF_CONFIG", "reduce", 0, false, 0, 0, "grpc://localhost:2223", "0.0.0.0:2223"}},
       // --- Targets: rpc_layer, session_master, single node.
-      {"rpc_layer_prefixes_target", {},
+      {"rpc_layer_prefixes_target",
+       {},
        R"({"cluster":{"worker":["a:1","b:2"]},"task":{"type":"worker","index":1},"rpc_layer":"grpc+tls"})",
        {"TF_CONFIG", "worker", 1, false, 2, 0, "grpc+tls://b:2", "0.0.0.0:2"}},
-      {"session_master_wins", {},
+      {"session_master_wins",
+       {},
        R"({"cluster":{"worker":["a:1","b:2"]},"task":{"type":"worker","index":1},"session_master":"grpc://a:1"})",
        {"TF_CONFIG", "worker", 1, false, 2, 0, "grpc://a:1", "0.0.0.0:2"}},
-      {"eval_session_master_for_evaluator", {},
+      {"eval_session_master_for_evaluator",
+       {},
        R"({"cluster":{"chief":["c:1"]},"task":{"type":"evaluator","index":0},"eval_session_master":"grpc://c:1"})",
        {"TF_CONFIG", "evaluator", 0, false, 1, 0, "grpc://c:1", "127.0.0.1:0"}},
-      {"single_node_cluster_has_empty_target", {},
+      {"single_node_cluster_has_empty_target",
+       {},
        R"({"cluster":{"worker":["only:2222"]},"task":{"type":"worker","index":0}})",
        {"TF_CONFIG", "worker", 0, true, 1, 0, "", "0.0.0.0:2222"}},
       // --- Local default: unset, empty, blank, {} and keys without a cluster.
@@ -151,30 +192,42 @@ const std::vector<Case>& Cases() {
       {"empty_is_local", {}, "", {"default", "worker", 0, true, 1, 0, "", "127.0.0.1:0"}},
       {"blank_is_local", {}, " \n\t", {"default", "worker", 0, true, 1, 0, "", "127.0.0.1:0"}},
       {"empty_object_is_local", {}, "{}", {"default", "worker", 0, true, 1, 0, "", "127.0.0.1:0"}},
-      {"empty_cluster_is_local", {}, R"({"cluster":{},"environment":"cloud"})",
+      {"empty_cluster_is_local",
+       {},
+       R"({"cluster":{},"environment":"cloud"})",
        {"default", "worker", 0, true, 1, 0, "", "127.0.0.1:0"}},
-      {"local_with_explicit_worker0", {}, R"({"task":{"type":"worker","index":0}})",
+      {"local_with_explicit_worker0",
+       {},
+       R"({"task":{"type":"worker","index":0}})",
        {"TF_CONFIG", "worker", 0, true, 1, 0, "", "127.0.0.1:0"}},
       // --- Shapes: IPv6, upper case, sparse gaps, port 0.
-      {"bracketed_ipv6", {},
+      {"bracketed_ipv6",
+       {},
        R"({"cluster":{"worker":["[::1]:2222","[fe80::1]:2223"]},"task":{"type":"worker","index":1}})",
        {"TF_CONFIG", "worker", 1, false, 2, 0, "grpc://[fe80::1]:2223", "[::]:2223"}},
-      {"upper_case_names_are_lowered", {},
+      {"upper_case_names_are_lowered",
+       {},
        R"({"cluster":{"PS":["p:1"],"Worker":["w:2"]},"task":{"type":"Worker","index":0}})",
        {"TF_CONFIG", "worker", 0, true, 1, 1, "grpc://w:2", "0.0.0.0:2"}},
-      {"index_string_with_spaces", {},
+      {"index_string_with_spaces",
+       {},
        R"({"cluster":{"worker":["a:1","b:2","c:3"]},"task":{"type":"worker","index":" 2 "}})",
        {"TF_CONFIG", "worker", 2, false, 3, 0, "grpc://c:3", "0.0.0.0:3"}},
-      {"port_zero", {}, R"({"cluster":{"worker":["a:0","b:0"]},"task":{"type":"worker","index":0}})",
+      {"port_zero",
+       {},
+       R"({"cluster":{"worker":["a:0","b:0"]},"task":{"type":"worker","index":0}})",
        {"TF_CONFIG", "worker", 0, true, 2, 0, "grpc://a:0", "0.0.0.0:0"}},
       // --- Flags (mnist_replica, tf_cnn_benchmarks, early Kubeflow launchers).
       {"flags_ps_worker_equals_form",
        {"--ps_hosts=localhost:2222", "--worker_hosts=localhost:2223,localhost:2224",
         "--job_name=worker", "--task_index=1"},
-       std::nullopt, {"flags", "worker", 1, false, 2, 1, "grpc://localhost:2224", "0.0.0.0:2224"}},
+       std::nullopt,
+       {"flags", "worker", 1, false, 2, 1, "grpc://localhost:2224", "0.0.0.0:2224"}},
       {"flags_space_separated_values",
-       {"--ps_hosts", "h0:2222", "--worker_hosts", "h1:2222", "--job_name", "ps", "--task_index", "0"},
-       std::nullopt, {"flags", "ps", 0, false, 1, 1, "grpc://h0:2222", "0.0.0.0:2222"}},
+       {"--ps_hosts", "h0:2222", "--worker_hosts", "h1:2222", "--job_name", "ps", "--task_index",
+        "0"},
+       std::nullopt,
+       {"flags", "ps", 0, false, 1, 1, "grpc://h0:2222", "0.0.0.0:2222"}},
       {"flags_kubeflow_launcher_fqdn",
        {"--ps_hosts=tfjob-ps-0.kubeflow.svc.cluster.local:2222",
         "--worker_hosts=tfjob-worker-0.kubeflow.svc.cluster.local:2222", "--job_name=worker",
@@ -182,25 +235,37 @@ const std::vector<Case>& Cases() {
        std::nullopt,
        {"flags", "worker", 0, true, 1, 1, "grpc://tfjob-worker-0.kubeflow.svc.cluster.local:2222",
         "0.0.0.0:2222"}},
-      {"flags_override_tf_config_task", {"--task_index=1"}, TfJob("worker", 0),
-       {"flags", "worker", 1, false, 3, 1, "grpc://mnist-worker-1.kubeflow.svc:2222", "0.0.0.0:2222"}},
+      {"flags_override_tf_config_task",
+       {"--task_index=1"},
+       TfJob("worker", 0),
+       {"flags", "worker", 1, false, 3, 1, "grpc://mnist-worker-1.kubeflow.svc:2222",
+        "0.0.0.0:2222"}},
       {"flags_cluster_override_tf_config_cluster",
-       {"--worker_hosts=x:1,y:2", "--job_name=worker", "--task_index=1"}, TfJob("ps", 0),
+       {"--worker_hosts=x:1,y:2", "--job_name=worker", "--task_index=1"},
+       TfJob("ps", 0),
        {"flags", "worker", 1, false, 2, 0, "grpc://y:2", "0.0.0.0:2"}},
       {"flags_cluster_json",
-       {R"(--cluster={"ps":["a:1"],"worker":{"0":"b:2","1":"c:3"}})", "--job_name=worker", "--task_index=0"},
-       std::nullopt, {"flags", "worker", 0, true, 2, 1, "grpc://b:2", "0.0.0.0:2"}},
+       {R"(--cluster={"ps":["a:1"],"worker":{"0":"b:2","1":"c:3"}})", "--job_name=worker",
+        "--task_index=0"},
+       std::nullopt,
+       {"flags", "worker", 0, true, 2, 1, "grpc://b:2", "0.0.0.0:2"}},
       {"flags_std_server_cluster_spec",
-       {"--cluster_spec=ps|a:1;a:2,worker|b:1", "--job_name=ps", "--task_id=1"}, std::nullopt,
+       {"--cluster_spec=ps|a:1;a:2,worker|b:1", "--job_name=ps", "--task_id=1"},
+       std::nullopt,
        {"flags", "ps", 1, false, 1, 2, "grpc://a:2", "0.0.0.0:2"}},
       {"flags_empty_ps_hosts_means_no_ps_job",
-       {"--ps_hosts=", "--worker_hosts=a:1,b:2", "--job_name=worker", "--task_index=0"}, std::nullopt,
+       {"--ps_hosts=", "--worker_hosts=a:1,b:2", "--job_name=worker", "--task_index=0"},
+       std::nullopt,
        {"flags", "worker", 0, true, 2, 0, "grpc://a:1", "0.0.0.0:1"}},
-      {"flags_infer_single_job_and_task", {"--worker_hosts=solo:5000"}, std::nullopt,
+      {"flags_infer_single_job_and_task",
+       {"--worker_hosts=solo:5000"},
+       std::nullopt,
        {"flags", "worker", 0, true, 1, 0, "", "0.0.0.0:5000"}},
-      {"flags_any_job_name", {"--files_hosts=f:1", "--map_hosts=m:2,m:3", "--reduce_hosts=r:4",
-                              "--job_name=map", "--task_index=1"},
-       std::nullopt, {"flags", "map", 1, false, 0, 0, "grpc://m:3", "0.0.0.0:3"}},
+      {"flags_any_job_name",
+       {"--files_hosts=f:1", "--map_hosts=m:2,m:3", "--reduce_hosts=r:4", "--job_name=map",
+        "--task_index=1"},
+       std::nullopt,
+       {"flags", "map", 1, false, 0, 0, "grpc://m:3", "0.0.0.0:3"}},
   };
   return *cases;
 }
@@ -255,7 +320,8 @@ TEST(RunConfigTest, DeviceFiltersFollowEstimatorDefaults) {
               ElementsAre("/job:ps", "/job:worker", "/job:chief"));
   // An evaluator in the cluster is never in anyone's filters, so nobody waits for it.
   auto with_evaluator = RunConfig::Resolve(
-      {}, R"({"cluster":{"chief":["c:1"],"evaluator":["e:2"],"ps":["p:3"]},"task":{"type":"ps","index":0}})");
+      {},
+      R"({"cluster":{"chief":["c:1"],"evaluator":["e:2"],"ps":["p:3"]},"task":{"type":"ps","index":0}})");
   ASSERT_TRUE(with_evaluator.ok());
   EXPECT_THAT(with_evaluator->device_filters(), ElementsAre("/job:ps", "/job:chief"));
   EXPECT_TRUE(RunConfig::Resolve({}, Seeds("map", 0))->device_filters().empty());
@@ -266,8 +332,8 @@ TEST(RunConfigTest, UnknownKeysAreWarningsNotErrors) {
       {}, R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":0,"color":"red"},)"
           R"("model_dir":"gs://b/m","service":{},"extra":1})");
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_THAT(config->warnings(),
-              ElementsAre(HasSubstr("unknown key \"extra\""), HasSubstr("task has unknown key \"color\"")));
+  EXPECT_THAT(config->warnings(), ElementsAre(HasSubstr("unknown key \"extra\""),
+                                              HasSubstr("task has unknown key \"color\"")));
 }
 
 TEST(RunConfigTest, SparseClusterKeyIsReportedAndIgnored) {
@@ -280,15 +346,16 @@ TEST(RunConfigTest, SparseClusterKeyIsReportedAndIgnored) {
 
 TEST(RunConfigTest, MoreThanOneEvaluatorIsAWarning) {
   auto config = RunConfig::Resolve(
-      {}, R"({"cluster":{"chief":["c:1"],"evaluator":["e:1","e:2"]},"task":{"type":"chief","index":0}})");
+      {},
+      R"({"cluster":{"chief":["c:1"],"evaluator":["e:1","e:2"]},"task":{"type":"chief","index":0}})");
   ASSERT_TRUE(config.ok());
   EXPECT_THAT(config->warnings(), ElementsAre(HasSubstr("2 evaluator tasks")));
 }
 
 TEST(RunConfigTest, NonClusterArgumentsAreLeftForTheProgram) {
-  auto config = RunConfig::Resolve({"input.txt", "--train_steps=10", "--worker_hosts=a:1", "-v",
-                                    "--", "--job_name=ps"},
-                                   std::nullopt);
+  auto config = RunConfig::Resolve(
+      {"input.txt", "--train_steps=10", "--worker_hosts=a:1", "-v", "--", "--job_name=ps"},
+      std::nullopt);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->task_type(), "worker");
   EXPECT_THAT(config->unused_args(),
@@ -300,7 +367,10 @@ TEST(RunConfigTest, ToJsonHasEveryFieldAndObjectJobs) {
   ASSERT_TRUE(config.ok());
   const std::string json = config->ToJson();
   EXPECT_THAT(json, HasSubstr(R"("source":"TF_CONFIG")"));
-  EXPECT_THAT(json, HasSubstr(R"("worker":{"0":"mnist-worker-0.kubeflow.svc:2222","1":"mnist-worker-1.kubeflow.svc:2222"})"));
+  EXPECT_THAT(
+      json,
+      HasSubstr(
+          R"("worker":{"0":"mnist-worker-0.kubeflow.svc:2222","1":"mnist-worker-1.kubeflow.svc:2222"})"));
   EXPECT_THAT(json, HasSubstr(R"("task":{"index":1,"type":"worker"})"));
   EXPECT_THAT(json, HasSubstr(R"("is_chief":false)"));
   EXPECT_THAT(json, HasSubstr(R"("num_workers":3)"));

@@ -14,7 +14,7 @@ using Json = nlohmann::json;
 // Keys real producers write; anything else is reported as a warning, never an error.
 const std::set<std::string>& KnownTopLevelKeys() {
   static const auto* keys = new std::set<std::string>{
-      "cluster", "task", "environment", "rpc_layer", "session_master", "eval_session_master",
+      "cluster",   "task",    "environment", "rpc_layer", "session_master", "eval_session_master",
       "model_dir", "service", "job"};
   return *keys;
 }

@@ -23,7 +23,7 @@ class TensorBuffer {
       data = static_cast<char*>(::operator new(bytes, kAlignment, std::nothrow));
       if (data == nullptr) return nullptr;
     }
-    return std::shared_ptr<TensorBuffer>(new TensorBuffer(dtype, count, bytes, data));
+    return std::shared_ptr<TensorBuffer>(new TensorBuffer(dtype, count, data));
   }
   ~TensorBuffer() {
     if (dtype_ == DT_STRING) {
@@ -38,8 +38,8 @@ class TensorBuffer {
   char* data() const { return data_; }
 
  private:
-  TensorBuffer(DataType dtype, int64_t count, size_t bytes, char* data)
-      : dtype_(dtype), count_(count), bytes_(bytes), data_(data) {
+  TensorBuffer(DataType dtype, int64_t count, char* data)
+      : dtype_(dtype), count_(count), data_(data) {
     if (dtype_ == DT_STRING) {
       auto* strings = reinterpret_cast<std::string*>(data_);
       for (int64_t i = 0; i < count_; ++i) new (&strings[i]) std::string();
@@ -48,7 +48,6 @@ class TensorBuffer {
 
   const DataType dtype_;
   const int64_t count_;
-  const size_t bytes_;
   char* const data_;
 };
 
@@ -77,8 +76,7 @@ StatusOr<Tensor> Tensor::Allocate(DataType dtype, const TensorShape& shape) {
   auto buffer = internal::TensorBuffer::Create(dtype, shape.num_elements(), bytes);
   if (buffer == nullptr) {
     return errors::ResourceExhausted("cannot allocate ", bytes, " bytes for a ",
-                                     DataTypeName(dtype), " tensor of shape ",
-                                     shape.DebugString());
+                                     DataTypeName(dtype), " tensor of shape ", shape.DebugString());
   }
   char* data = buffer->data();
   return Tensor(dtype, shape, std::move(buffer), data);
@@ -98,8 +96,8 @@ size_t Tensor::TotalBytes() const {
 void Tensor::CheckType(DataType requested) const {
   if (requested != dtype_) {
     internal::TensorCheckFailed(internal::StrCatAny("element type ", DataTypeName(requested),
-                                             " requested from a ", DataTypeName(dtype_),
-                                             " tensor"));
+                                                    " requested from a ", DataTypeName(dtype_),
+                                                    " tensor"));
   }
 }
 
@@ -144,16 +142,32 @@ void AppendElements(const Tensor& t, int max_entries, std::string* out) {
 
 std::string Tensor::DebugString(int max_entries) const {
   if (!IsInitialized()) return "Tensor<uninitialized>";
-  std::string out = internal::StrCatAny("Tensor<", DataTypeName(dtype_), ", ", shape_.DebugString(), ">:");
+  std::string out =
+      internal::StrCatAny("Tensor<", DataTypeName(dtype_), ", ", shape_.DebugString(), ">:");
   switch (dtype_) {
-    case DT_FLOAT: AppendElements<float>(*this, max_entries, &out); break;
-    case DT_DOUBLE: AppendElements<double>(*this, max_entries, &out); break;
-    case DT_INT32: AppendElements<int32_t>(*this, max_entries, &out); break;
-    case DT_INT64: AppendElements<int64_t>(*this, max_entries, &out); break;
-    case DT_UINT8: AppendElements<uint8_t>(*this, max_entries, &out); break;
-    case DT_BOOL: AppendElements<bool>(*this, max_entries, &out); break;
-    case DT_STRING: AppendElements<std::string>(*this, max_entries, &out); break;
-    case DT_INVALID: break;
+    case DT_FLOAT:
+      AppendElements<float>(*this, max_entries, &out);
+      break;
+    case DT_DOUBLE:
+      AppendElements<double>(*this, max_entries, &out);
+      break;
+    case DT_INT32:
+      AppendElements<int32_t>(*this, max_entries, &out);
+      break;
+    case DT_INT64:
+      AppendElements<int64_t>(*this, max_entries, &out);
+      break;
+    case DT_UINT8:
+      AppendElements<uint8_t>(*this, max_entries, &out);
+      break;
+    case DT_BOOL:
+      AppendElements<bool>(*this, max_entries, &out);
+      break;
+    case DT_STRING:
+      AppendElements<std::string>(*this, max_entries, &out);
+      break;
+    case DT_INVALID:
+      break;
   }
   return out;
 }

@@ -64,10 +64,9 @@ StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto) {
   if (__builtin_mul_overflow(static_cast<size_t>(shape.num_elements()), DataTypeSize(dtype),
                              &expected) ||
       content != expected) {
-    return errors::InvalidArgument("TensorProto of dtype ", DataTypeName(dtype), " and shape ",
-                                   shape.DebugString(), " has ", content,
-                                   " bytes of content, expected ", shape.num_elements(), " x ",
-                                   DataTypeSize(dtype));
+    return errors::InvalidArgument(
+        "TensorProto of dtype ", DataTypeName(dtype), " and shape ", shape.DebugString(), " has ",
+        content, " bytes of content, expected ", shape.num_elements(), " x ", DataTypeSize(dtype));
   }
   if (dtype == DT_BOOL) {
     const auto* bytes = reinterpret_cast<const unsigned char*>(proto.tensor_content().data());

@@ -4,14 +4,22 @@ namespace tw {
 
 std::string_view DataTypeName(DataType dtype) {
   switch (dtype) {
-    case DT_FLOAT: return "float";
-    case DT_DOUBLE: return "double";
-    case DT_INT32: return "int32";
-    case DT_UINT8: return "uint8";
-    case DT_STRING: return "string";
-    case DT_INT64: return "int64";
-    case DT_BOOL: return "bool";
-    case DT_INVALID: break;
+    case DT_FLOAT:
+      return "float";
+    case DT_DOUBLE:
+      return "double";
+    case DT_INT32:
+      return "int32";
+    case DT_UINT8:
+      return "uint8";
+    case DT_STRING:
+      return "string";
+    case DT_INT64:
+      return "int64";
+    case DT_BOOL:
+      return "bool";
+    case DT_INVALID:
+      break;
   }
   return "invalid";
 }
@@ -29,8 +37,13 @@ StatusOr<DataType> DataTypeFromName(std::string_view name) {
 
 bool IsValidDataType(int value) {
   switch (value) {
-    case DT_FLOAT: case DT_DOUBLE: case DT_INT32: case DT_UINT8:
-    case DT_STRING: case DT_INT64: case DT_BOOL:
+    case DT_FLOAT:
+    case DT_DOUBLE:
+    case DT_INT32:
+    case DT_UINT8:
+    case DT_STRING:
+    case DT_INT64:
+    case DT_BOOL:
       return true;
     default:
       return false;
@@ -39,14 +52,22 @@ bool IsValidDataType(int value) {
 
 size_t DataTypeSize(DataType dtype) {
   switch (dtype) {
-    case DT_FLOAT: return sizeof(float);
-    case DT_DOUBLE: return sizeof(double);
-    case DT_INT32: return sizeof(int32_t);
-    case DT_UINT8: return sizeof(uint8_t);
-    case DT_STRING: return sizeof(std::string);
-    case DT_INT64: return sizeof(int64_t);
-    case DT_BOOL: return sizeof(bool);
-    case DT_INVALID: break;
+    case DT_FLOAT:
+      return sizeof(float);
+    case DT_DOUBLE:
+      return sizeof(double);
+    case DT_INT32:
+      return sizeof(int32_t);
+    case DT_UINT8:
+      return sizeof(uint8_t);
+    case DT_STRING:
+      return sizeof(std::string);
+    case DT_INT64:
+      return sizeof(int64_t);
+    case DT_BOOL:
+      return sizeof(bool);
+    case DT_INVALID:
+      break;
   }
   return 0;
 }

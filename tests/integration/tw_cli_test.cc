@@ -10,10 +10,10 @@
 namespace tw {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::BuiltProgram;
 using testing::EnvOverrides;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::ProcessResult;
 using testing::RunProcess;
 
@@ -35,9 +35,11 @@ void ExpectCleanFailure(const ProcessResult& r, const std::string& message) {
 }
 
 TEST(TwClusterTest, ResolvesATfJobTfConfig) {
-  ProcessResult r = Tw({"cluster"}, {{"TF_CONFIG",
-      R"({"cluster":{"chief":["j-chief-0.ns.svc:2222"],"ps":["j-ps-0.ns.svc:2222"],)"
-      R"("worker":["j-worker-0.ns.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"})"}});
+  ProcessResult r = Tw(
+      {"cluster"},
+      {{"TF_CONFIG",
+        R"({"cluster":{"chief":["j-chief-0.ns.svc:2222"],"ps":["j-ps-0.ns.svc:2222"],)"
+        R"("worker":["j-worker-0.ns.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"})"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto json = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(json.is_discarded()) << r.out;
@@ -53,9 +55,10 @@ TEST(TwClusterTest, ResolvesATfJobTfConfig) {
 }
 
 TEST(TwClusterTest, FlagsWinOverTfConfig) {
-  ProcessResult r = Tw({"cluster", "--ps_hosts=localhost:2222", "--worker_hosts", "localhost:2223",
-                        "--job_name", "worker", "--task_index=0"},
-                       {{"TF_CONFIG", R"({"cluster":{"x":["a:1"]},"task":{"type":"x","index":0}})"}});
+  ProcessResult r =
+      Tw({"cluster", "--ps_hosts=localhost:2222", "--worker_hosts", "localhost:2223", "--job_name",
+          "worker", "--task_index=0"},
+         {{"TF_CONFIG", R"({"cluster":{"x":["a:1"]},"task":{"type":"x","index":0}})"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto json = nlohmann::json::parse(r.out, nullptr, false);
   EXPECT_EQ(json["source"], "flags");
@@ -74,7 +77,10 @@ TEST(TwClusterTest, LocalDefaultWithoutTfConfig) {
 }
 
 TEST(TwClusterTest, UnknownTfConfigKeysAreWarnedOnStderr) {
-  ProcessResult r = Tw({"cluster"}, {{"TF_CONFIG", R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":0},"sparseCluster":{}})"}});
+  ProcessResult r = Tw(
+      {"cluster"},
+      {{"TF_CONFIG",
+        R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":0},"sparseCluster":{}})"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("sparseCluster"));
   EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded());
@@ -84,7 +90,8 @@ TEST(TwClusterTest, BadInputIsOneLineAndExitOne) {
   ExpectCleanFailure(Tw({"cluster"}, {{"TF_CONFIG", R"({"cluster": {"ps": ["a:1"],})"}}),
                      "TF_CONFIG is not valid JSON: parse error at line 1, column 28");
   ExpectCleanFailure(
-      Tw({"cluster"}, {{"TF_CONFIG", R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":4}})"}}),
+      Tw({"cluster"},
+         {{"TF_CONFIG", R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":4}})"}}),
       "Task 4 was not defined in job \"worker\"");
   ExpectCleanFailure(Tw({"cluster", "--worker_hosts=a:1", "--task_index=-3"}),
                      "--task_index must be an integer >= 0");
@@ -98,7 +105,8 @@ TEST(TwConfigTest, WritesSourceableScriptsLikeTheSeeds) {
   std::filesystem::remove_all(dir);
   ProcessResult r = Tw({"config", "--cluster", "files=1,reduce=1,map=2", "--out", dir.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* name : {"config_files_0.sh", "config_reduce_0.sh", "config_map_0.sh", "config_map_1.sh"}) {
+  for (const char* name :
+       {"config_files_0.sh", "config_reduce_0.sh", "config_map_0.sh", "config_map_1.sh"}) {
     EXPECT_TRUE(std::filesystem::exists(dir / name)) << name;
   }
   // Sourcing a script gives `tw cluster` that task.
@@ -125,7 +133,8 @@ TEST(TwConfigTest, RefusesToOverwriteWithoutForce) {
   std::string first_line;
   std::getline(kept, first_line);
   EXPECT_EQ(first_line, "# edited by hand");
-  EXPECT_EQ(Tw({"config", "--cluster", "ps=1,worker=1", "--out", dir.string(), "--force"}).exit_code, 0);
+  EXPECT_EQ(
+      Tw({"config", "--cluster", "ps=1,worker=1", "--out", dir.string(), "--force"}).exit_code, 0);
 }
 
 TEST(TwConfigTest, BadShapeOrHostIsOneLineAndExitOne) {

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs tensorweave from build dir $1 into a scratch prefix, then configures, builds and
+# runs tests/consumer against it with find_package(tensorweave), as another project would.
+set -euo pipefail
+build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+cmake --install "$build" --prefix "$scratch/prefix" > "$scratch/install.log"
+cmake -S "$root/tests/consumer" -B "$scratch/consumer" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$scratch/prefix" > "$scratch/configure.log" \
+  || { cat "$scratch/configure.log"; exit 1; }
+cmake --build "$scratch/consumer" > "$scratch/build.log" || { cat "$scratch/build.log"; exit 1; }
+"$scratch/consumer/consumer"
+TF_CONFIG='{"cluster":{"worker":["w-0:2222","w-1:2222"]},"task":{"type":"worker","index":1}}' \
+  "$scratch/prefix/bin/tw" cluster | grep -q '"target": "grpc://w-1:2222"'
+echo "install-check: ok (find_package(tensorweave), tensorweave::tensorweave and bin/tw work from $(basename "$scratch")/prefix)"
