@@ -21,9 +21,23 @@ enum DataType : int {
   DT_STRING = 7,
   DT_INT64 = 9,
   DT_BOOL = 10,
+  DT_RESOURCE = 20,  // elements are ResourceHandle
 };
 
-// "float", "double", "int32", "int64", "uint8", "bool", "string"; "invalid" otherwise.
+// Names a resource (a variable, a queue) held by a device's resource manager. Tensors of
+// DT_RESOURCE carry these from the op that creates a resource to the ops that use it.
+struct ResourceHandle {
+  std::string device;     // full device name, e.g. /job:ps/replica:0/task:0/device:CPU:0
+  std::string container;  // resource manager container; the device's job by default
+  std::string name;       // unique within the container and type
+  std::string type;       // "Variable", "FIFOQueue", ...
+
+  std::string DebugString() const { return device + ";" + container + ";" + type + ";" + name; }
+  friend bool operator==(const ResourceHandle&, const ResourceHandle&) = default;
+};
+
+// "float", "double", "int32", "int64", "uint8", "bool", "string", "resource"; "invalid"
+// otherwise.
 std::string_view DataTypeName(DataType dtype);
 
 // Parses a name as DataTypeName prints it (also "float32" and "float64").
@@ -33,11 +47,13 @@ StatusOr<DataType> DataTypeFromName(std::string_view name);
 // True for the data types listed above except DT_INVALID.
 bool IsValidDataType(int value);
 
-// Bytes per element for numeric types; sizeof(std::string) for DT_STRING; 0 if invalid.
+// Bytes per element for numeric types; the object size for string and resource; 0 if invalid.
 size_t DataTypeSize(DataType dtype);
 
-// True when elements are plain bytes that can be memcpy'd (every type but string).
-inline bool DataTypeIsTrivial(DataType dtype) { return dtype != DT_STRING && dtype != DT_INVALID; }
+// True when elements are plain bytes that can be memcpy'd (numeric types and bool).
+inline bool DataTypeIsTrivial(DataType dtype) {
+  return dtype != DT_STRING && dtype != DT_RESOURCE && dtype != DT_INVALID;
+}
 
 // Maps a C++ element type to its DataType: DataTypeToEnum<float>::value == DT_FLOAT.
 template <typename T>
@@ -54,6 +70,7 @@ TW_MATCH_TYPE_AND_ENUM(int64_t, DT_INT64)
 TW_MATCH_TYPE_AND_ENUM(uint8_t, DT_UINT8)
 TW_MATCH_TYPE_AND_ENUM(bool, DT_BOOL)
 TW_MATCH_TYPE_AND_ENUM(std::string, DT_STRING)
+TW_MATCH_TYPE_AND_ENUM(ResourceHandle, DT_RESOURCE)
 #undef TW_MATCH_TYPE_AND_ENUM
 
 }  // namespace tw

@@ -10,8 +10,8 @@
 namespace tw {
 namespace internal {
 
-// Owns one 64-byte-aligned allocation holding `count` elements of `dtype`. String elements
-// are constructed on allocation and destroyed with the buffer.
+// Owns one 64-byte-aligned allocation holding `count` elements of `dtype`. String and
+// resource elements are constructed on allocation and destroyed with the buffer.
 class TensorBuffer {
  public:
   static constexpr std::align_val_t kAlignment{64};
@@ -26,10 +26,8 @@ class TensorBuffer {
     return std::shared_ptr<TensorBuffer>(new TensorBuffer(dtype, count, data));
   }
   ~TensorBuffer() {
-    if (dtype_ == DT_STRING) {
-      auto* strings = reinterpret_cast<std::string*>(data_);
-      for (int64_t i = 0; i < count_; ++i) strings[i].~basic_string();
-    }
+    if (dtype_ == DT_STRING) Destroy<std::string>();
+    if (dtype_ == DT_RESOURCE) Destroy<ResourceHandle>();
     if (data_ != nullptr) ::operator delete(data_, kAlignment);
   }
   TensorBuffer(const TensorBuffer&) = delete;
@@ -40,10 +38,18 @@ class TensorBuffer {
  private:
   TensorBuffer(DataType dtype, int64_t count, char* data)
       : dtype_(dtype), count_(count), data_(data) {
-    if (dtype_ == DT_STRING) {
-      auto* strings = reinterpret_cast<std::string*>(data_);
-      for (int64_t i = 0; i < count_; ++i) new (&strings[i]) std::string();
-    }
+    if (dtype_ == DT_STRING) Construct<std::string>();
+    if (dtype_ == DT_RESOURCE) Construct<ResourceHandle>();
+  }
+  template <typename T>
+  void Construct() {
+    auto* elements = reinterpret_cast<T*>(data_);
+    for (int64_t i = 0; i < count_; ++i) new (&elements[i]) T();
+  }
+  template <typename T>
+  void Destroy() {
+    auto* elements = reinterpret_cast<T*>(data_);
+    for (int64_t i = 0; i < count_; ++i) elements[i].~T();
   }
 
   const DataType dtype_;
@@ -130,6 +136,8 @@ void AppendElements(const Tensor& t, int max_entries, std::string* out) {
   for (size_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<T, std::string>) {
       absl::StrAppend(out, " \"", values[i], "\"");
+    } else if constexpr (std::is_same_v<T, ResourceHandle>) {
+      absl::StrAppend(out, " ", values[i].DebugString());
     } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, bool>) {
       absl::StrAppend(out, " ", static_cast<int>(values[i]));
     } else {
@@ -166,6 +174,9 @@ std::string Tensor::DebugString(int max_entries) const {
     case DT_STRING:
       AppendElements<std::string>(*this, max_entries, &out);
       break;
+    case DT_RESOURCE:
+      AppendElements<ResourceHandle>(*this, max_entries, &out);
+      break;
     case DT_INVALID:
       break;
   }
@@ -178,6 +189,11 @@ bool operator==(const Tensor& a, const Tensor& b) {
   if (a.dtype_ == DT_STRING) {
     auto x = a.flat<std::string>();
     auto y = b.flat<std::string>();
+    return std::equal(x.begin(), x.end(), y.begin(), y.end());
+  }
+  if (a.dtype_ == DT_RESOURCE) {
+    auto x = a.flat<ResourceHandle>();
+    auto y = b.flat<ResourceHandle>();
     return std::equal(x.begin(), x.end(), y.begin(), y.end());
   }
   return a.TotalBytes() == 0 || std::memcmp(a.data_, b.data_, a.TotalBytes()) == 0;

@@ -20,6 +20,14 @@ void TensorToProto(const Tensor& tensor, proto::TensorProto* proto) {
     auto strings = tensor.flat<std::string>();
     proto->mutable_string_val()->Reserve(static_cast<int>(strings.size()));
     for (const std::string& s : strings) proto->add_string_val(s);
+  } else if (tensor.dtype() == DT_RESOURCE) {
+    for (const ResourceHandle& h : tensor.flat<ResourceHandle>()) {
+      proto::ResourceHandleProto* out = proto->add_resource_val();
+      out->set_device(h.device);
+      out->set_container(h.container);
+      out->set_name(h.name);
+      out->set_type(h.type);
+    }
   } else {
     proto->set_tensor_content(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
   }
@@ -37,6 +45,11 @@ StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto) {
                                      proto.shape().dim(i), "; a tensor value needs dims >= 0");
     }
   }
+  if (proto.shape().unknown_rank()) {
+    return errors::InvalidArgument(
+        "TensorProto shape has unknown rank; a tensor value needs a "
+        "fully defined shape");
+  }
   TW_ASSIGN_OR_RETURN(TensorShape shape, ShapeFromProto(proto.shape()));
   if (dtype == DT_STRING) {
     if (!proto.tensor_content().empty()) {
@@ -53,9 +66,23 @@ StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto) {
     for (int i = 0; i < proto.string_val_size(); ++i) out[i] = proto.string_val(i);
     return tensor;
   }
-  if (proto.string_val_size() != 0) {
+  if (dtype == DT_RESOURCE) {
+    if (proto.resource_val_size() != shape.num_elements()) {
+      return errors::InvalidArgument("TensorProto of shape ", shape.DebugString(), " holds ",
+                                     proto.resource_val_size(), " resource handles, expected ",
+                                     shape.num_elements());
+    }
+    TW_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(dtype, shape));
+    auto out = tensor.flat<ResourceHandle>();
+    for (int i = 0; i < proto.resource_val_size(); ++i) {
+      const proto::ResourceHandleProto& h = proto.resource_val(i);
+      out[i] = ResourceHandle{h.device(), h.container(), h.name(), h.type()};
+    }
+    return tensor;
+  }
+  if (proto.string_val_size() != 0 || proto.resource_val_size() != 0) {
     return errors::InvalidArgument("TensorProto of dtype ", DataTypeName(dtype),
-                                   " has string_val entries");
+                                   " has string_val or resource_val entries");
   }
   // Compare against the byte count before allocating, so a hostile shape cannot make us
   // allocate more than the message carried.

@@ -31,6 +31,8 @@ TEST(TensorCodingTest, RoundTripsEveryType) {
       Tensor::FromVector<std::string>({"", std::string("with\0nul", 8), "ünïcode"}),
       Tensor::Scalar<float>(3),
       Tensor(DT_FLOAT, TensorShape({0, 4})),
+      Tensor::FromVector<ResourceHandle>(
+          {{"/job:ps/replica:0/task:0/device:CPU:0", "ps", "v0", "Variable"}}),
   };
   for (const Tensor& t : tensors) EXPECT_EQ(RoundTrip(t), t) << t.DebugString();
 }
@@ -93,7 +95,8 @@ TEST(TensorCodingTest, RejectsStringCountMismatchAndMixedFields) {
   EXPECT_THAT(TensorFromProto(p).status().message(), HasSubstr("holds 1 strings, expected 2"));
   proto::TensorProto q = FloatProto({1}, 4);
   q.add_string_val("x");
-  EXPECT_THAT(TensorFromProto(q).status().message(), HasSubstr("has string_val entries"));
+  EXPECT_THAT(TensorFromProto(q).status().message(),
+              HasSubstr("has string_val or resource_val entries"));
 }
 
 TEST(TensorCodingTest, RejectsBoolBytesOtherThanZeroAndOne) {

@@ -18,6 +18,8 @@ std::string_view DataTypeName(DataType dtype) {
       return "int64";
     case DT_BOOL:
       return "bool";
+    case DT_RESOURCE:
+      return "resource";
     case DT_INVALID:
       break;
   }
@@ -25,14 +27,15 @@ std::string_view DataTypeName(DataType dtype) {
 }
 
 StatusOr<DataType> DataTypeFromName(std::string_view name) {
-  for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_UINT8, DT_STRING, DT_INT64, DT_BOOL}) {
+  for (DataType t :
+       {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_UINT8, DT_STRING, DT_INT64, DT_BOOL, DT_RESOURCE}) {
     if (name == DataTypeName(t)) return t;
   }
   if (name == "float32") return DT_FLOAT;
   if (name == "float64") return DT_DOUBLE;
   return errors::InvalidArgument("unknown data type \"", name,
                                  "\"; expected one of float, double, int32, int64, uint8, "
-                                 "bool, string");
+                                 "bool, string, resource");
 }
 
 bool IsValidDataType(int value) {
@@ -44,6 +47,7 @@ bool IsValidDataType(int value) {
     case DT_STRING:
     case DT_INT64:
     case DT_BOOL:
+    case DT_RESOURCE:
       return true;
     default:
       return false;
@@ -66,6 +70,8 @@ size_t DataTypeSize(DataType dtype) {
       return sizeof(int64_t);
     case DT_BOOL:
       return sizeof(bool);
+    case DT_RESOURCE:
+      return sizeof(ResourceHandle);
     case DT_INVALID:
       break;
   }

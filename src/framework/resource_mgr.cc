@@ -1,0 +1,39 @@
+#include "src/framework/resource_mgr.h"
+
+#include <algorithm>
+
+namespace tw {
+
+std::shared_ptr<ResourceBase> ResourceMgr::Find(const Key& key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = resources_.find(key);
+  return it == resources_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<ResourceBase> ResourceMgr::Insert(const Key& key,
+                                                  std::shared_ptr<ResourceBase> r) {
+  absl::MutexLock lock(&mu_);
+  return resources_.emplace(key, std::move(r)).first->second;  // first creator wins
+}
+
+void ResourceMgr::Clear(const std::vector<std::string>& containers) {
+  std::vector<std::shared_ptr<ResourceBase>> doomed;  // destroyed after the lock is released
+  absl::MutexLock lock(&mu_);
+  for (auto it = resources_.begin(); it != resources_.end();) {
+    const std::string& container = std::get<0>(it->first);
+    if (containers.empty() ||
+        std::find(containers.begin(), containers.end(), container) != containers.end()) {
+      doomed.push_back(std::move(it->second));
+      it = resources_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+size_t ResourceMgr::size() const {
+  absl::MutexLock lock(&mu_);
+  return resources_.size();
+}
+
+}  // namespace tw

@@ -1,0 +1,55 @@
+#include "src/runtime/cpu_device.h"
+
+#include <random>
+#include <thread>
+
+#define EIGEN_USE_THREADS
+#include "unsupported/Eigen/CXX11/ThreadPool"
+
+namespace tw {
+
+struct CpuDevice::Pool {
+  explicit Pool(int threads) : pool(threads) {}
+  Eigen::ThreadPool pool;
+};
+
+namespace {
+
+uint64_t NewIncarnation() {
+  std::random_device rd;
+  uint64_t v = 0;
+  while (v == 0) v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return v;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const DeviceName& name,
+                                                       const CpuDeviceOptions& options) {
+  if (!name.IsFullySpecified() || *name.type != "CPU") {
+    return errors::InvalidArgument("a CPU device needs a full name like "
+                                   "/job:localhost/replica:0/task:0/device:CPU:0, got \"",
+                                   name.ToString(), "\"");
+  }
+  int threads = options.num_threads;
+  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  return std::unique_ptr<CpuDevice>(new CpuDevice(name, threads));
+}
+
+CpuDevice::CpuDevice(const DeviceName& name, int threads)
+    : parsed_name_(name),
+      name_(name.ToString()),
+      incarnation_(NewIncarnation()),
+      resource_mgr_(*name.job),
+      pool_(std::make_unique<Pool>(threads)) {}
+
+CpuDevice::~CpuDevice() {
+  pool_.reset();  // joins the threads before the resources they may use go away
+  resource_mgr_.Clear({});
+}
+
+void CpuDevice::Schedule(std::function<void()> fn) { pool_->pool.Schedule(std::move(fn)); }
+
+int CpuDevice::NumThreads() const { return pool_->pool.NumThreads(); }
+
+}  // namespace tw
