@@ -15,7 +15,8 @@ NodeBuilder& NodeBuilder::NumInputs(int n) {
 }
 
 KernelTest::KernelTest() {
-  auto device = CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0), {.num_threads = 2});
+  auto device =
+      CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0), {.num_threads = 2});
   if (!device.ok()) std::abort();
   device_ = *std::move(device);
 }

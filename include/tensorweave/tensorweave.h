@@ -4,7 +4,9 @@
 
 #include "tensorweave/cluster_spec.h"
 #include "tensorweave/device_name.h"
+#include "tensorweave/ops.h"
 #include "tensorweave/run_config.h"
+#include "tensorweave/scope.h"
 #include "tensorweave/status.h"
 #include "tensorweave/tensor.h"
 #include "tensorweave/tensor_shape.h"

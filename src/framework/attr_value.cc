@@ -45,8 +45,8 @@ Status Missing(const proto::NodeDef& node, std::string_view name) {
 
 Status WrongKind(const proto::NodeDef& node, std::string_view name, std::string_view want,
                  const proto::AttrValue& v) {
-  return errors::InvalidArgument("attribute \"", name, "\" of node \"", node.name(),
-                                 "\" must be ", want, ", got ", AttrValueKind(v));
+  return errors::InvalidArgument("attribute \"", name, "\" of node \"", node.name(), "\" must be ",
+                                 want, ", got ", AttrValueKind(v));
 }
 
 // Finds `name` and checks its kind; `kind` is the oneof case wanted.
@@ -204,13 +204,20 @@ Status GetNodeAttr(const proto::NodeDef& node, std::string_view name,
 
 std::string AttrValueKind(const proto::AttrValue& v) {
   switch (v.value_case()) {
-    case proto::AttrValue::kI: return "int";
-    case proto::AttrValue::kF: return "float";
-    case proto::AttrValue::kB: return "bool";
-    case proto::AttrValue::kS: return "string";
-    case proto::AttrValue::kType: return "type";
-    case proto::AttrValue::kShape: return "shape";
-    case proto::AttrValue::kTensor: return "tensor";
+    case proto::AttrValue::kI:
+      return "int";
+    case proto::AttrValue::kF:
+      return "float";
+    case proto::AttrValue::kB:
+      return "bool";
+    case proto::AttrValue::kS:
+      return "string";
+    case proto::AttrValue::kType:
+      return "type";
+    case proto::AttrValue::kShape:
+      return "shape";
+    case proto::AttrValue::kTensor:
+      return "tensor";
     case proto::AttrValue::kList: {
       const auto& l = v.list();
       if (l.type_size() > 0) return "list(type)";
@@ -221,20 +228,26 @@ std::string AttrValueKind(const proto::AttrValue& v) {
       if (l.b_size() > 0) return "list(bool)";
       return "list";
     }
-    case proto::AttrValue::VALUE_NOT_SET: break;
+    case proto::AttrValue::VALUE_NOT_SET:
+      break;
   }
   return "none";
 }
 
 std::string AttrValueSummary(const proto::AttrValue& v) {
   switch (v.value_case()) {
-    case proto::AttrValue::kI: return std::to_string(v.i());
-    case proto::AttrValue::kF: return std::to_string(v.f());
-    case proto::AttrValue::kB: return v.b() ? "true" : "false";
-    case proto::AttrValue::kS: return "\"" + v.s().substr(0, 32) + "\"";
+    case proto::AttrValue::kI:
+      return std::to_string(v.i());
+    case proto::AttrValue::kF:
+      return std::to_string(v.f());
+    case proto::AttrValue::kB:
+      return v.b() ? "true" : "false";
+    case proto::AttrValue::kS:
+      return "\"" + v.s().substr(0, 32) + "\"";
     case proto::AttrValue::kType:
       return std::string(DataTypeName(static_cast<DataType>(v.type())));
-    case proto::AttrValue::kShape: return ShapeFromAttrProto(v.shape()).DebugString();
+    case proto::AttrValue::kShape:
+      return ShapeFromAttrProto(v.shape()).DebugString();
     case proto::AttrValue::kTensor: {
       auto t = TensorFromProto(v.tensor());
       return t.ok() ? t->DebugString(4) : "<bad tensor>";
@@ -246,7 +259,8 @@ std::string AttrValueSummary(const proto::AttrValue& v) {
       for (const auto& s : v.list().shape()) parts.push_back(ShapeFromAttrProto(s).DebugString());
       return "[" + absl::StrJoin(parts, ",") + "]";
     }
-    case proto::AttrValue::VALUE_NOT_SET: break;
+    case proto::AttrValue::VALUE_NOT_SET:
+      break;
   }
   return "";
 }

@@ -52,8 +52,7 @@ Status GetNodeAttr(const proto::NodeDef& node, std::string_view name, PartialSha
 Status GetNodeAttr(const proto::NodeDef& node, std::string_view name, Tensor* v);
 Status GetNodeAttr(const proto::NodeDef& node, std::string_view name, std::vector<DataType>* v);
 Status GetNodeAttr(const proto::NodeDef& node, std::string_view name, std::vector<int64_t>* v);
-Status GetNodeAttr(const proto::NodeDef& node, std::string_view name,
-                   std::vector<PartialShape>* v);
+Status GetNodeAttr(const proto::NodeDef& node, std::string_view name, std::vector<PartialShape>* v);
 
 // The name of the AttrValue's kind: "int", "float", "bool", "string", "type", "shape",
 // "tensor", "list(...)" (from the list's first non-empty field, "list" when empty), "none".

@@ -11,9 +11,9 @@ namespace tw {
 namespace {
 
 const std::vector<std::string>& AttrKinds() {
-  static const auto* kinds = new std::vector<std::string>{
-      "int", "float", "bool", "string", "type", "shape", "tensor", "list(type)", "list(int)",
-      "list(shape)"};
+  static const auto* kinds =
+      new std::vector<std::string>{"int",   "float",  "bool",       "string",    "type",
+                                   "shape", "tensor", "list(type)", "list(int)", "list(shape)"};
   return *kinds;
 }
 
@@ -59,8 +59,8 @@ StatusOr<AttrDef> ParseAttrSpec(std::string_view spec) {
   attr.name = std::string(StripWhitespace(spec.substr(0, colon)));
   std::string_view rest = StripWhitespace(spec.substr(colon + 1));
   std::optional<std::string_view> default_text;
-  if (const size_t eq = rest.find('='); eq != std::string_view::npos &&
-                                        (eq == 0 || rest[eq - 1] != '>')) {
+  if (const size_t eq = rest.find('=');
+      eq != std::string_view::npos && (eq == 0 || rest[eq - 1] != '>')) {
     default_text = StripWhitespace(rest.substr(eq + 1));
     rest = StripWhitespace(rest.substr(0, eq));
   }
@@ -167,13 +167,17 @@ StatusOr<OpDef> OpDefBuilder::Finalize() const {
   OpDef def = def_;
   for (const std::string& spec : input_specs_) {
     auto arg = ParseArgSpec(def, spec);
-    if (arg.ok()) def.inputs.push_back(*arg);
-    else problems.emplace_back(arg.status().message());
+    if (arg.ok())
+      def.inputs.push_back(*arg);
+    else
+      problems.emplace_back(arg.status().message());
   }
   for (const std::string& spec : output_specs_) {
     auto arg = ParseArgSpec(def, spec);
-    if (arg.ok()) def.outputs.push_back(*arg);
-    else problems.emplace_back(arg.status().message());
+    if (arg.ok())
+      def.outputs.push_back(*arg);
+    else
+      problems.emplace_back(arg.status().message());
   }
   if (!problems.empty()) {
     return errors::InvalidArgument("op ", def.name, ": ", absl::StrJoin(problems, "; "));
@@ -238,10 +242,10 @@ Status AddDefaultsAndValidateAttrs(const OpDef& def, proto::NodeDef* node) {
       }
     }
     if (a.minimum) {
-      int64_t value = a.kind == "int" ? v.i()
+      int64_t value = a.kind == "int"          ? v.i()
                       : a.kind == "list(type)" ? v.list().type_size()
-                      : a.kind == "list(int)" ? v.list().i_size()
-                                              : v.list().shape_size();
+                      : a.kind == "list(int)"  ? v.list().i_size()
+                                               : v.list().shape_size();
       if (value < *a.minimum) {
         return errors::InvalidArgument("attribute \"", a.name, "\" of node \"", node->name(),
                                        "\" is ", value, ", below the minimum ", *a.minimum);
@@ -305,7 +309,8 @@ OpDefRegistrar::OpDefRegistrar(const OpDefBuilder& builder) {
   auto def = builder.Finalize();
   Status s = def.ok() ? OpRegistry::Global().Register(*std::move(def)) : def.status();
   if (!s.ok()) {
-    std::fprintf(stderr, "tensorweave: bad op registration: %s\n", std::string(s.message()).c_str());
+    std::fprintf(stderr, "tensorweave: bad op registration: %s\n",
+                 std::string(s.message()).c_str());
     std::abort();
   }
 }

@@ -117,8 +117,8 @@ struct OpDefRegistrar {
 
 #define TW_OP_CONCAT_INNER(a, b) a##b
 #define TW_OP_CONCAT(a, b) TW_OP_CONCAT_INNER(a, b)
-#define TW_REGISTER_OP(name)                                                      \
-  [[maybe_unused]] static const ::tw::internal::OpDefRegistrar TW_OP_CONCAT(      \
+#define TW_REGISTER_OP(name)                                                 \
+  [[maybe_unused]] static const ::tw::internal::OpDefRegistrar TW_OP_CONCAT( \
       tw_op_registrar_, __COUNTER__) = ::tw::OpDefBuilder(name)
 
 #endif  // TENSORWEAVE_SRC_FRAMEWORK_OP_DEF_H_

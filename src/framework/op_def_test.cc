@@ -38,11 +38,8 @@ TEST(OpDefBuilderTest, ParsesArgumentsAndAttributes) {
 }
 
 TEST(OpDefBuilderTest, ReportsMalformedSpecs) {
-  auto def = OpDefBuilder("Bad")
-                 .Input("x: Q")
-                 .Attr("k: widget")
-                 .Attr("T: {float, nosuch}")
-                 .Finalize();
+  auto def =
+      OpDefBuilder("Bad").Input("x: Q").Attr("k: widget").Attr("T: {float, nosuch}").Finalize();
   ASSERT_FALSE(def.ok());
   EXPECT_THAT(std::string(def.status().message()), HasSubstr("unknown attribute kind \"widget\""));
   EXPECT_THAT(std::string(def.status().message()), HasSubstr("unknown data type \"nosuch\""));

@@ -55,15 +55,15 @@ bool KernelRegistry::HasKernel(std::string_view op, std::string_view device_type
 }
 
 StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(const proto::NodeDef& node,
-                                                                  DeviceBase* device) const {
+                                                                 DeviceBase* device) const {
   TW_ASSIGN_OR_RETURN(const OpDef* op_def, OpRegistry::Global().LookUp(node.op()));
   Factory factory;
   {
     absl::MutexLock lock(&mu_);
     auto it = factories_.find({node.op(), device->device_type()});
     if (it == factories_.end()) {
-      return errors::NotFound("no ", device->device_type(), " kernel for op ", node.op(),
-                              " (node ", node.name(), ")");
+      return errors::NotFound("no ", device->device_type(), " kernel for op ", node.op(), " (node ",
+                              node.name(), ")");
     }
     factory = it->second;
   }

@@ -180,13 +180,13 @@ class OpKernelContext {
     }                                     \
   } while (false)
 
-#define TW_OP_REQUIRES_OK(ctx, expr)    \
-  do {                                  \
+#define TW_OP_REQUIRES_OK(ctx, expr)     \
+  do {                                   \
     ::tw::Status tw_op_status_ = (expr); \
-    if (!tw_op_status_.ok()) {          \
-      (ctx)->SetStatus(tw_op_status_);  \
-      return;                           \
-    }                                   \
+    if (!tw_op_status_.ok()) {           \
+      (ctx)->SetStatus(tw_op_status_);   \
+      return;                            \
+    }                                    \
   } while (false)
 
 #define TW_OP_REQUIRES_ASYNC(ctx, cond, status, done) \
@@ -240,12 +240,11 @@ struct KernelRegistrar {
 }  // namespace tw
 
 // TW_REGISTER_KERNEL("MatMul", "CPU", MatMulOp);
-#define TW_REGISTER_KERNEL(op, device_type, ...)                                          \
-  [[maybe_unused]] static const ::tw::internal::KernelRegistrar TW_OP_CONCAT(             \
-      tw_kernel_registrar_, __COUNTER__)(op, device_type,                                  \
-                                         [](::tw::OpKernelConstruction* c)                 \
-                                             -> std::unique_ptr<::tw::OpKernel> {          \
-                                           return std::make_unique<__VA_ARGS__>(c);        \
-                                         })
+#define TW_REGISTER_KERNEL(op, device_type, ...)                                                   \
+  [[maybe_unused]] static const ::tw::internal::KernelRegistrar TW_OP_CONCAT(tw_kernel_registrar_, \
+                                                                             __COUNTER__)(         \
+      op, device_type, [](::tw::OpKernelConstruction* c) -> std::unique_ptr<::tw::OpKernel> {      \
+        return std::make_unique<__VA_ARGS__>(c);                                                   \
+      })
 
 #endif  // TENSORWEAVE_SRC_FRAMEWORK_OP_KERNEL_H_

@@ -10,8 +10,7 @@ std::shared_ptr<ResourceBase> ResourceMgr::Find(const Key& key) const {
   return it == resources_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<ResourceBase> ResourceMgr::Insert(const Key& key,
-                                                  std::shared_ptr<ResourceBase> r) {
+std::shared_ptr<ResourceBase> ResourceMgr::Insert(const Key& key, std::shared_ptr<ResourceBase> r) {
   absl::MutexLock lock(&mu_);
   return resources_.emplace(key, std::move(r)).first->second;  // first creator wins
 }

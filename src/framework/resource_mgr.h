@@ -37,9 +37,9 @@ class ResourceMgr {
   // Looks up (container, T's type, name), creating it with `create` if absent. An empty
   // container means the default one.
   template <typename T>
-  StatusOr<std::shared_ptr<T>> LookupOrCreate(const std::string& container,
-                                              const std::string& name,
-                                              const std::function<StatusOr<std::shared_ptr<T>>()>& create);
+  StatusOr<std::shared_ptr<T>> LookupOrCreate(
+      const std::string& container, const std::string& name,
+      const std::function<StatusOr<std::shared_ptr<T>>()>& create);
 
   // NotFound naming the resource when absent.
   template <typename T>

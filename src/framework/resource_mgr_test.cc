@@ -53,7 +53,8 @@ TEST(ResourceMgrTest, ConcurrentCreatorsAgreeOnOneResource) {
   std::vector<Counter*> seen(8);
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&, i] { seen[i] = rm.LookupOrCreate<Counter>("", "x", MakeCounter)->get(); });
+    threads.emplace_back(
+        [&, i] { seen[i] = rm.LookupOrCreate<Counter>("", "x", MakeCounter)->get(); });
   }
   for (auto& t : threads) t.join();
   for (Counter* c : seen) EXPECT_EQ(c, seen[0]);

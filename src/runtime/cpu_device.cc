@@ -27,9 +27,10 @@ uint64_t NewIncarnation() {
 StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const DeviceName& name,
                                                        const CpuDeviceOptions& options) {
   if (!name.IsFullySpecified() || *name.type != "CPU") {
-    return errors::InvalidArgument("a CPU device needs a full name like "
-                                   "/job:localhost/replica:0/task:0/device:CPU:0, got \"",
-                                   name.ToString(), "\"");
+    return errors::InvalidArgument(
+        "a CPU device needs a full name like "
+        "/job:localhost/replica:0/task:0/device:CPU:0, got \"",
+        name.ToString(), "\"");
   }
   int threads = options.num_threads;
   if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());

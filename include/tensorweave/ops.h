@@ -1,0 +1,8 @@
+// Every op's graph-building function.
+#ifndef TENSORWEAVE_OPS_H_
+#define TENSORWEAVE_OPS_H_
+
+#include "tensorweave/ops/basic_ops.h"
+#include "tensorweave/ops/math_ops.h"
+
+#endif  // TENSORWEAVE_OPS_H_

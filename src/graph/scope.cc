@@ -1,0 +1,212 @@
+#include "tensorweave/scope.h"
+
+#include <set>
+
+#include "absl/strings/str_join.h"
+#include "src/framework/attr_value.h"
+#include "src/framework/op_def.h"
+#include "tensorweave/device_name.h"
+
+namespace tw {
+namespace internal {
+
+// The graph a family of Scopes builds: nodes so far, names taken, first error.
+class GraphBuilder {
+ public:
+  proto::GraphDef graph;
+  std::map<std::string, std::vector<DataType>> output_types;
+  std::set<std::string> names;
+  Status status;
+
+  std::string UniqueName(const std::string& base) {
+    if (names.insert(base).second) return base;
+    for (int i = 1;; ++i) {
+      std::string candidate = base + "_" + std::to_string(i);
+      if (names.insert(candidate).second) return candidate;
+    }
+  }
+  void Fail(const Status& s) {
+    if (status.ok()) status = s;
+  }
+};
+
+}  // namespace internal
+
+Input::Input(std::initializer_list<int> v) {
+  std::vector<int32_t> values(v.begin(), v.end());
+  tensor_ = Tensor::FromVector<int32_t>(values);
+}
+
+Scope Scope::NewRootScope() {
+  return Scope(std::make_shared<internal::GraphBuilder>(), State{});
+}
+
+Scope Scope::NewSubScope(std::string_view name) const {
+  State s = state_;
+  s.op_name.reset();
+  const std::string unique = builder_->UniqueName(s.name_prefix + std::string(name));
+  s.name_prefix = unique + "/";
+  return Scope(builder_, s);
+}
+
+Scope Scope::WithOpName(std::string_view name) const {
+  State s = state_;
+  s.op_name = std::string(name);
+  return Scope(builder_, s);
+}
+
+Scope Scope::WithDevice(std::string_view device) const {
+  State s = state_;
+  auto outer = DeviceName::Parse(state_.device);
+  auto inner = DeviceName::Parse(device);
+  if (!inner.ok()) {
+    builder_->Fail(inner.status());
+    return *this;
+  }
+  DeviceName merged = outer.ok() ? *outer : DeviceName();
+  merged.OverrideWith(*inner);
+  s.device = merged.ToString();
+  return Scope(builder_, s);
+}
+
+Scope Scope::WithDeviceFunction(DeviceFunction fn) const {
+  State s = state_;
+  s.device_functions.push_back(std::move(fn));
+  return Scope(builder_, s);
+}
+
+Scope Scope::WithControlDependencies(const std::vector<Operation>& ops) const {
+  State s = state_;
+  for (const Operation& op : ops) {
+    if (op.valid()) s.control_deps.push_back(op.name());
+  }
+  return Scope(builder_, s);
+}
+
+Scope Scope::ColocateWith(const Operation& op) const {
+  State s = state_;
+  if (op.valid()) s.colocate_with = op.name();
+  return Scope(builder_, s);
+}
+
+Status Scope::status() const { return builder_->status; }
+
+StatusOr<proto::GraphDef> Scope::ToGraphDef() const {
+  TW_RETURN_IF_ERROR(builder_->status);
+  return builder_->graph;
+}
+
+void Scope::UpdateStatus(const Status& s) const { builder_->Fail(s); }
+
+Output Scope::AddNodeOutput(std::string_view op, const std::vector<InputList>& inputs,
+                            const AttrMap& attrs, int index) const {
+  Operation node = AddNode(op, inputs, attrs);
+  if (!node.valid() || index >= node.num_outputs()) return Output();
+  return Output(node, index);
+}
+
+Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inputs,
+                         const AttrMap& attrs) const {
+  internal::GraphBuilder& b = *builder_;
+  if (!b.status.ok()) return Operation();
+  const std::string name =
+      b.UniqueName(state_.name_prefix + (state_.op_name ? *state_.op_name : std::string(op)));
+  auto fail = [&](const Status& s) {
+    b.Fail(errors::Annotate(s, "node " + name + ": "));
+    return Operation();
+  };
+  auto def = OpRegistry::Global().LookUp(op);
+  if (!def.ok()) return fail(def.status());
+  const OpDef& op_def = **def;
+  if (inputs.size() != op_def.inputs.size()) {
+    return fail(errors::InvalidArgument("op ", op, " takes ", op_def.inputs.size(),
+                                        " input arguments, got ", inputs.size()));
+  }
+
+  proto::NodeDef node;
+  node.set_name(name);
+  node.set_op(std::string(op));
+  node.set_device(state_.device);
+  for (const auto& [key, value] : attrs) (*node.mutable_attr())[key] = value;
+
+  // Constants for literal inputs are made in a scope without this node's name or deps.
+  State const_state = state_;
+  const_state.op_name.reset();
+  const_state.control_deps.clear();
+  const Scope const_scope(builder_, const_state);
+
+  std::vector<DataType> input_types;  // of each data input, in order
+  std::vector<std::string> input_args;  // the op argument each data input belongs to
+  for (size_t a = 0; a < inputs.size(); ++a) {
+    const ArgDef& arg = op_def.inputs[a];
+    std::vector<Output> resolved;
+    for (const Input& in : inputs[a]) {
+      if (in.output()) {
+        if (!in.output()->op().valid()) {
+          return fail(errors::InvalidArgument("input ", arg.name, " comes from a node that ",
+                                              "failed to build"));
+        }
+        resolved.push_back(*in.output());
+      } else {
+        Output c = const_scope.AddNodeOutput(
+            "Const", {}, {{"value", MakeAttr(*in.tensor())}, {"dtype", MakeAttr(in.tensor()->dtype())}});
+        if (!c.op().valid()) return Operation();
+        resolved.push_back(c);
+      }
+    }
+    auto& node_attrs = *node.mutable_attr();
+    if (!arg.number_attr.empty() && !node_attrs.count(arg.number_attr)) {
+      node_attrs[arg.number_attr] = MakeAttr(static_cast<int64_t>(resolved.size()));
+    }
+    if (!arg.type_attr.empty() && !node_attrs.count(arg.type_attr) && !resolved.empty()) {
+      node_attrs[arg.type_attr] = MakeAttr(resolved[0].type());
+    }
+    if (!arg.type_list_attr.empty() && !node_attrs.count(arg.type_list_attr)) {
+      std::vector<DataType> types;
+      for (const Output& o : resolved) types.push_back(o.type());
+      node_attrs[arg.type_list_attr] = MakeAttr(types);
+    }
+    for (const Output& o : resolved) {
+      node.add_input(o.index() == 0 ? o.op().name() : o.name());
+      input_types.push_back(o.type());
+      input_args.push_back(arg.name);
+    }
+  }
+  for (const std::string& dep : state_.control_deps) node.add_input("^" + dep);
+  if (state_.colocate_with) {
+    (*node.mutable_attr())["_class"].mutable_list()->add_s("loc:@" + *state_.colocate_with);
+  }
+  Status valid = AddDefaultsAndValidateAttrs(op_def, &node);
+  if (!valid.ok()) return fail(valid);
+
+  // Check each input against the type the op expects for it.
+  std::vector<DataType> expected, outputs;
+  Status types = ArgTypesForNode(op_def, node, /*outputs=*/false, &expected);
+  if (!types.ok()) return fail(types);
+  if (expected.size() != input_types.size()) {
+    return fail(errors::InvalidArgument("op ", op, " expects ", expected.size(),
+                                        " inputs, got ", input_types.size()));
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (input_types[i] != expected[i]) {
+      return fail(errors::InvalidArgument("input ", i, " (", input_args[i], ") must be ",
+                                          DataTypeName(expected[i]), ", got ",
+                                          DataTypeName(input_types[i]), " from ", node.input(static_cast<int>(i))));
+    }
+  }
+  types = ArgTypesForNode(op_def, node, /*outputs=*/true, &outputs);
+  if (!types.ok()) return fail(types);
+
+  for (auto it = state_.device_functions.rbegin(); it != state_.device_functions.rend(); ++it) {
+    const std::string device = (*it)(node);
+    if (!device.empty()) {
+      node.set_device(device);
+      break;
+    }
+  }
+  b.output_types[name] = outputs;
+  *b.graph.add_node() = std::move(node);
+  return Operation(name, outputs);
+}
+
+}  // namespace tw
