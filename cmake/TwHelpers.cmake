@@ -1,6 +1,7 @@
 # Helpers shared by every target: warnings, sanitizers, test registration.
 
-set(TW_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-unused-parameter)
+set(TW_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-unused-parameter
+    -Wno-missing-field-initializers)
 if(TW_WERROR)
   list(APPEND TW_WARNINGS -Werror)
 endif()

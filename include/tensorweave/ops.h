@@ -4,5 +4,6 @@
 
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
+#include "tensorweave/ops/state_ops.h"
 
 #endif  // TENSORWEAVE_OPS_H_

@@ -78,6 +78,9 @@ class Tensor {
   // InvalidArgument on a scalar or when not 0 <= begin <= end <= dim(0).
   StatusOr<Tensor> Slice(int64_t begin, int64_t end) const;
 
+  // A deep copy in a buffer of its own.
+  Tensor Copy() const;
+
   // True when both tensors view the same allocation.
   bool SharesBufferWith(const Tensor& other) const;
 

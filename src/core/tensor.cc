@@ -124,6 +124,19 @@ StatusOr<Tensor> Tensor::Slice(int64_t begin, int64_t end) const {
   return Tensor(dtype_, std::move(shape), buffer_, data);
 }
 
+Tensor Tensor::Copy() const {
+  if (!IsInitialized()) return Tensor();
+  Tensor out(dtype_, shape_);
+  if (dtype_ == DT_STRING) {
+    std::copy_n(flat<std::string>().begin(), num_elements(), out.flat<std::string>().begin());
+  } else if (dtype_ == DT_RESOURCE) {
+    std::copy_n(flat<ResourceHandle>().begin(), num_elements(), out.flat<ResourceHandle>().begin());
+  } else if (TotalBytes() > 0) {
+    std::memcpy(out.data_, data_, TotalBytes());
+  }
+  return out;
+}
+
 bool Tensor::SharesBufferWith(const Tensor& other) const {
   return buffer_ != nullptr && buffer_ == other.buffer_;
 }

@@ -8,14 +8,10 @@ void CancellationManager::StartCancel() {
     absl::MutexLock lock(&mu_);
     if (cancelled_) return;
     cancelled_ = true;
+    cancelled_flag_.store(true, std::memory_order_release);
     callbacks.swap(callbacks_);
   }
   for (auto& [token, callback] : callbacks) callback();
-}
-
-bool CancellationManager::IsCancelled() const {
-  absl::MutexLock lock(&mu_);
-  return cancelled_;
 }
 
 CancellationManager::Token CancellationManager::NewToken() {

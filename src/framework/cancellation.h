@@ -2,6 +2,7 @@
 #ifndef TENSORWEAVE_SRC_FRAMEWORK_CANCELLATION_H_
 #define TENSORWEAVE_SRC_FRAMEWORK_CANCELLATION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -23,7 +24,8 @@ class CancellationManager {
 
   // Runs every registered callback (once) and refuses new registrations.
   void StartCancel();
-  bool IsCancelled() const;
+  // Lock-free, so the executor can check it before every node.
+  bool IsCancelled() const { return cancelled_flag_.load(std::memory_order_acquire); }
 
   Token NewToken();
   // False when already cancelled (then `callback` is not kept and the caller must act on
@@ -36,6 +38,7 @@ class CancellationManager {
  private:
   mutable absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> cancelled_flag_{false};
   Token next_token_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<Token, Callback> callbacks_ ABSL_GUARDED_BY(mu_);
 };

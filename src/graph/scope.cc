@@ -37,9 +37,7 @@ Input::Input(std::initializer_list<int> v) {
   tensor_ = Tensor::FromVector<int32_t>(values);
 }
 
-Scope Scope::NewRootScope() {
-  return Scope(std::make_shared<internal::GraphBuilder>(), State{});
-}
+Scope Scope::NewRootScope() { return Scope(std::make_shared<internal::GraphBuilder>(), State{}); }
 
 Scope Scope::NewSubScope(std::string_view name) const {
   State s = state_;
@@ -135,7 +133,7 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
   const_state.control_deps.clear();
   const Scope const_scope(builder_, const_state);
 
-  std::vector<DataType> input_types;  // of each data input, in order
+  std::vector<DataType> input_types;    // of each data input, in order
   std::vector<std::string> input_args;  // the op argument each data input belongs to
   for (size_t a = 0; a < inputs.size(); ++a) {
     const ArgDef& arg = op_def.inputs[a];
@@ -149,7 +147,8 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
         resolved.push_back(*in.output());
       } else {
         Output c = const_scope.AddNodeOutput(
-            "Const", {}, {{"value", MakeAttr(*in.tensor())}, {"dtype", MakeAttr(in.tensor()->dtype())}});
+            "Const", {},
+            {{"value", MakeAttr(*in.tensor())}, {"dtype", MakeAttr(in.tensor()->dtype())}});
         if (!c.op().valid()) return Operation();
         resolved.push_back(c);
       }
@@ -184,14 +183,14 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
   Status types = ArgTypesForNode(op_def, node, /*outputs=*/false, &expected);
   if (!types.ok()) return fail(types);
   if (expected.size() != input_types.size()) {
-    return fail(errors::InvalidArgument("op ", op, " expects ", expected.size(),
-                                        " inputs, got ", input_types.size()));
+    return fail(errors::InvalidArgument("op ", op, " expects ", expected.size(), " inputs, got ",
+                                        input_types.size()));
   }
   for (size_t i = 0; i < expected.size(); ++i) {
     if (input_types[i] != expected[i]) {
-      return fail(errors::InvalidArgument("input ", i, " (", input_args[i], ") must be ",
-                                          DataTypeName(expected[i]), ", got ",
-                                          DataTypeName(input_types[i]), " from ", node.input(static_cast<int>(i))));
+      return fail(errors::InvalidArgument(
+          "input ", i, " (", input_args[i], ") must be ", DataTypeName(expected[i]), ", got ",
+          DataTypeName(input_types[i]), " from ", node.input(static_cast<int>(i))));
     }
   }
   types = ArgTypesForNode(op_def, node, /*outputs=*/true, &outputs);

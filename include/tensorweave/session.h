@@ -1,0 +1,97 @@
+// Sessions run graphs: Session is the raw interface (GraphDef in, tensors by name);
+// ClientSession is the convenient one for graphs built with a Scope.
+//
+//   tw::Scope root = tw::Scope::NewRootScope();
+//   auto x = tw::ops::Placeholder(root, tw::DT_FLOAT);
+//   auto y = tw::ops::Identity(root, x);
+//   tw::ClientSession session(root);
+//   auto out = session.Run({{x, tw::Tensor::Scalar(2.0f)}}, {y});   // StatusOr
+#ifndef TENSORWEAVE_SESSION_H_
+#define TENSORWEAVE_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "tensorweave/protobuf/graph.pb.h"
+#include "tensorweave/scope.h"
+#include "tensorweave/status.h"
+#include "tensorweave/tensor.h"
+
+namespace tw {
+
+struct SessionOptions {
+  // "" runs the graph in this process on a device of the session's own.
+  std::string target;
+  // Compute threads of an in-process session's device; 0 means one per core.
+  int num_threads = 0;
+};
+
+struct RunOptions {
+  // A step still running after this long is cancelled and fails with DeadlineExceeded.
+  absl::Duration timeout = absl::InfiniteDuration();
+};
+
+// Thread-safe: many threads may Run at once; Close may be called from any thread.
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // InvalidArgument for a target this build cannot serve.
+  static StatusOr<std::unique_ptr<Session>> Create(const SessionOptions& options = {});
+
+  // Adds the nodes of `graph` to the session's graph. InvalidArgument naming the node for
+  // a duplicate name, an unknown op, bad attributes, inputs of the wrong type or a cycle.
+  virtual Status Extend(const proto::GraphDef& graph) = 0;
+
+  // Runs one step: feeds are (tensor name "node:k", value) pairs, fetches tensor names,
+  // targets node names run for their effects. `outputs` gets one tensor per fetch.
+  // Errors: InvalidArgument for unknown names, fed values of the wrong dtype or shape, and
+  // placement a local session cannot satisfy; the failing kernel's error prefixed with its
+  // node; DeadlineExceeded after RunOptions.timeout; Cancelled when Close() interrupted it.
+  virtual Status Run(const RunOptions& options,
+                     const std::vector<std::pair<std::string, Tensor>>& feeds,
+                     const std::vector<std::string>& fetches,
+                     const std::vector<std::string>& targets, std::vector<Tensor>* outputs) = 0;
+  Status Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+             const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+             std::vector<Tensor>* outputs) {
+    return Run(RunOptions(), feeds, fetches, targets, outputs);
+  }
+
+  // Cancels running steps (they fail with Cancelled) and refuses new ones. Idempotent.
+  virtual Status Close() = 0;
+};
+
+// Runs graphs built with a Scope: before each step it sends the session the nodes added to
+// the scope's graph since the last step. Thread-safe like Session.
+class ClientSession {
+ public:
+  using FeedList = std::vector<std::pair<Output, Tensor>>;
+
+  // Problems creating the session surface on the first Run.
+  explicit ClientSession(const Scope& scope, const SessionOptions& options = {});
+  ~ClientSession();
+
+  StatusOr<std::vector<Tensor>> Run(const FeedList& feeds, const std::vector<Output>& fetches,
+                                    const std::vector<Operation>& targets = {},
+                                    const RunOptions& options = {});
+  Status Close();
+  Session* session() { return session_.get(); }
+
+ private:
+  Status SendNewNodes();
+
+  Scope scope_;
+  Status create_status_;
+  std::unique_ptr<Session> session_;
+  absl::Mutex mu_;
+  int nodes_sent_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SESSION_H_

@@ -1,0 +1,415 @@
+// Variables: definitions, CPU kernels and graph-building functions.
+//
+// A Variable node outputs a handle naming (device, container, name); every op that uses the
+// variable takes the handle and finds the VariableResource in its device's ResourceMgr, so
+// the same name on the same device is the same variable for every graph and session.
+#include "tensorweave/ops/state_ops.h"
+
+#include "src/ops/variable.h"
+
+namespace tw {
+
+StatusOr<std::shared_ptr<VariableResource>> LookupVariable(OpKernelContext* ctx,
+                                                           const Tensor& handle) {
+  if (handle.dtype() != DT_RESOURCE || handle.num_elements() != 1) {
+    return errors::InvalidArgument("expected a variable handle, got ", handle.DebugString());
+  }
+  const ResourceHandle& h = handle.flat<ResourceHandle>()[0];
+  if (h.device != ctx->device()->name()) {
+    return errors::InvalidArgument("variable ", h.name, " lives on ", h.device,
+                                   ", not on this op's device ", ctx->device()->name());
+  }
+  auto var = ctx->resource_manager()->Lookup<VariableResource>(h.container, h.type, h.name);
+  if (!var.ok()) {
+    return errors::FailedPrecondition("Attempting to use uninitialized value ", h.name,
+                                      " (the variable does not exist on ", h.device, ")");
+  }
+  return var;
+}
+
+namespace {
+
+// Parses the container and shared_name attributes the way TensorFlow does.
+Status ResourceName(OpKernelConstruction* c, std::string* container, std::string* name) {
+  TW_RETURN_IF_ERROR(c->GetAttr("container", container));
+  TW_RETURN_IF_ERROR(c->GetAttr("shared_name", name));
+  for (char ch : *container) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-' &&
+        ch != '/') {
+      return errors::InvalidArgument("container \"", *container, "\" contains invalid characters");
+    }
+  }
+  if (name->starts_with("_")) {
+    return errors::InvalidArgument("shared_name \"", *name, "\" must not start with '_'");
+  }
+  if (name->empty()) *name = c->def().name();
+  return OkStatus();
+}
+
+// ---- Variable ----
+TW_REGISTER_OP("Variable")
+    .Output("resource: resource")
+    .Attr("dtype: type")
+    .Attr("shape: shape = ?")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("A variable on this device, created on first use and shared by name.");
+
+class VariableOp : public OpKernel {
+ public:
+  explicit VariableOp(OpKernelConstruction* c) : OpKernel(c) {
+    std::string container, name;
+    Status s = ResourceName(c, &container, &name);
+    if (s.ok()) s = c->GetAttr("dtype", &dtype_);
+    if (s.ok()) s = c->GetAttr("shape", &shape_);
+    if (s.ok() && (dtype_ == DT_RESOURCE || dtype_ == DT_INVALID)) {
+      s = errors::InvalidArgument("a variable cannot hold ", DataTypeName(dtype_));
+    }
+    c->SetStatus(s);
+    ResourceMgr* rm = c->device()->resource_manager();
+    handle_ = Tensor::Scalar(ResourceHandle{c->device()->name(),
+                                            container.empty() ? rm->default_container() : container,
+                                            name, VariableResource::kTypeName});
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const ResourceHandle& h = handle_.flat<ResourceHandle>()[0];
+    auto var = ctx->resource_manager()->LookupOrCreate<VariableResource>(
+        h.container, h.name, [&]() -> StatusOr<std::shared_ptr<VariableResource>> {
+          return std::make_shared<VariableResource>(h.name, dtype_, shape_);
+        });
+    TW_OP_REQUIRES_OK(ctx, var.status());
+    TW_OP_REQUIRES(
+        ctx, (*var)->dtype() == dtype_,
+        errors::InvalidArgument("variable ", h.name, " already exists with dtype ",
+                                DataTypeName((*var)->dtype()), ", not ", DataTypeName(dtype_)));
+    ctx->set_output(0, handle_);
+  }
+
+ private:
+  DataType dtype_ = DT_INVALID;
+  PartialShape shape_;
+  Tensor handle_;
+};
+TW_REGISTER_KERNEL("Variable", "CPU", VariableOp);
+
+// Checks `value` against the variable's declared dtype and shape.
+Status CheckValue(const VariableResource& var, const Tensor& value, bool validate_shape) {
+  if (value.dtype() != var.dtype()) {
+    return errors::InvalidArgument("cannot assign a ", DataTypeName(value.dtype()),
+                                   " value to variable ", var.name(), " of dtype ",
+                                   DataTypeName(var.dtype()));
+  }
+  if (validate_shape && !var.shape().IsCompatibleWith(value.shape())) {
+    return errors::InvalidArgument("cannot assign a value of shape ", value.shape().DebugString(),
+                                   " to variable ", var.name(), " of shape ",
+                                   var.shape().DebugString());
+  }
+  return OkStatus();
+}
+
+// ---- Assign ----
+TW_REGISTER_OP("Assign")
+    .Input("resource: resource")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("use_locking: bool = true")
+    .Attr("validate_shape: bool = true")
+    .SetIsStateful()
+    .Doc("Sets the variable to a copy of value; outputs the new value.");
+
+class AssignOp : public OpKernel {
+ public:
+  explicit AssignOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("validate_shape", &validate_shape_));
+  }
+  void Compute(OpKernelContext* ctx) override {
+    auto var = LookupVariable(ctx, ctx->input(0));
+    TW_OP_REQUIRES_OK(ctx, var.status());
+    const Tensor& value = ctx->input(1);
+    TW_OP_REQUIRES_OK(ctx, CheckValue(**var, value, validate_shape_));
+    // A copy: the value's buffer may belong to a Const kernel or a feed, and the variable's
+    // buffer is updated in place later.
+    Tensor copy = value.Copy();
+    {
+      absl::MutexLock lock((*var)->mu());
+      *(*var)->value() = copy;
+    }
+    ctx->set_output(0, copy.Copy());
+  }
+
+ private:
+  bool validate_shape_ = true;
+};
+TW_REGISTER_KERNEL("Assign", "CPU", AssignOp);
+
+// ---- AssignAdd / AssignSub ----
+template <bool kAdd>
+class AssignUpdateOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto var = LookupVariable(ctx, ctx->input(0));
+    TW_OP_REQUIRES_OK(ctx, var.status());
+    const Tensor& delta = ctx->input(1);
+    TW_OP_REQUIRES_OK(ctx, CheckValue(**var, delta, /*validate_shape=*/false));
+    absl::MutexLock lock((*var)->mu());
+    Tensor* value = (*var)->value();
+    TW_OP_REQUIRES(
+        ctx, value->IsInitialized(),
+        errors::FailedPrecondition("Attempting to use uninitialized value ", (*var)->name()));
+    TW_OP_REQUIRES(
+        ctx, value->shape() == delta.shape(),
+        errors::InvalidArgument(kAdd ? "AssignAdd" : "AssignSub", " of variable ", (*var)->name(),
+                                ": value has shape ", value->shape().DebugString(),
+                                ", update has shape ", delta.shape().DebugString()));
+    switch (value->dtype()) {
+      case DT_FLOAT:
+        Update<float>(value, delta);
+        break;
+      case DT_DOUBLE:
+        Update<double>(value, delta);
+        break;
+      case DT_INT32:
+        Update<int32_t>(value, delta);
+        break;
+      case DT_INT64:
+        Update<int64_t>(value, delta);
+        break;
+      case DT_UINT8:
+        Update<uint8_t>(value, delta);
+        break;
+      default:
+        ctx->SetStatus(errors::InvalidArgument(kAdd ? "AssignAdd" : "AssignSub", " of variable ",
+                                               (*var)->name(), " needs a numeric dtype, not ",
+                                               DataTypeName(value->dtype())));
+        return;
+    }
+    ctx->set_output(0, value->Copy());
+  }
+
+ private:
+  template <typename T>
+  static void Update(Tensor* value, const Tensor& delta) {
+    auto v = value->flat<T>();
+    auto d = delta.flat<T>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = kAdd ? v[i] + d[i] : v[i] - d[i];
+  }
+};
+
+TW_REGISTER_OP("AssignAdd")
+    .Input("resource: resource")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("T: {float, double, int32, int64, uint8}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc("Adds value to the variable in place; outputs the new value.");
+TW_REGISTER_KERNEL("AssignAdd", "CPU", AssignUpdateOp<true>);
+
+TW_REGISTER_OP("AssignSub")
+    .Input("resource: resource")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("T: {float, double, int32, int64, uint8}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc("Subtracts value from the variable in place; outputs the new value.");
+TW_REGISTER_KERNEL("AssignSub", "CPU", AssignUpdateOp<false>);
+
+// ---- ReadVariable ----
+TW_REGISTER_OP("ReadVariable")
+    .Input("resource: resource")
+    .Output("value: dtype")
+    .Attr("dtype: type")
+    .SetIsStateful()
+    .Doc("A snapshot of the variable's value.");
+
+class ReadVariableOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto var = LookupVariable(ctx, ctx->input(0));
+    TW_OP_REQUIRES_OK(ctx, var.status());
+    Tensor snapshot;
+    {
+      absl::MutexLock lock((*var)->mu());
+      TW_OP_REQUIRES(
+          ctx, (*var)->initialized(),
+          errors::FailedPrecondition("Attempting to use uninitialized value ", (*var)->name()));
+      snapshot = (*var)->value()->Copy();
+    }
+    ctx->set_output(0, std::move(snapshot));
+  }
+};
+TW_REGISTER_KERNEL("ReadVariable", "CPU", ReadVariableOp);
+
+// ---- IsVariableInitialized ----
+TW_REGISTER_OP("IsVariableInitialized")
+    .Input("resource: resource")
+    .Output("is_initialized: bool")
+    .SetIsStateful()
+    .Doc("Whether the variable has been assigned a value.");
+
+class IsVariableInitializedOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto var = LookupVariable(ctx, ctx->input(0));
+    bool initialized = false;
+    if (var.ok()) {
+      absl::MutexLock lock((*var)->mu());
+      initialized = (*var)->initialized();
+    }
+    ctx->set_output(0, Tensor::Scalar(initialized));
+  }
+};
+TW_REGISTER_KERNEL("IsVariableInitialized", "CPU", IsVariableInitializedOp);
+
+// ---- ScatterAdd / ScatterUpdate ----
+template <bool kAdd>
+class ScatterOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto var = LookupVariable(ctx, ctx->input(0));
+    TW_OP_REQUIRES_OK(ctx, var.status());
+    const Tensor& indices = ctx->input(1);
+    const Tensor& updates = ctx->input(2);
+    absl::MutexLock lock((*var)->mu());
+    Tensor* value = (*var)->value();
+    TW_OP_REQUIRES(
+        ctx, value->IsInitialized(),
+        errors::FailedPrecondition("Attempting to use uninitialized value ", (*var)->name()));
+    TW_OP_REQUIRES(ctx, value->rank() >= 1 && updates.dtype() == value->dtype(),
+                   errors::InvalidArgument("scatter into variable ", (*var)->name(), " of shape ",
+                                           value->shape().DebugString(), " with ",
+                                           DataTypeName(updates.dtype()), " updates"));
+    const int64_t rows = value->dim(0);
+    const int64_t row_size = rows == 0 ? 0 : value->num_elements() / rows;
+    const int64_t n = indices.num_elements();
+    TW_OP_REQUIRES(ctx, updates.num_elements() == n * row_size,
+                   errors::InvalidArgument("updates of shape ", updates.shape().DebugString(),
+                                           " do not match ", n, " indices into rows of ", row_size,
+                                           " elements"));
+    std::vector<int64_t> idx(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      idx[i] =
+          indices.dtype() == DT_INT32 ? indices.flat<int32_t>()[i] : indices.flat<int64_t>()[i];
+      TW_OP_REQUIRES(ctx, idx[i] >= 0 && idx[i] < rows,
+                     errors::InvalidArgument("indices[", i, "] = ", idx[i], " is not in [0, ", rows,
+                                             ") for variable ", (*var)->name()));
+    }
+    switch (value->dtype()) {
+      case DT_FLOAT:
+        Apply<float>(value, updates, idx, row_size);
+        break;
+      case DT_DOUBLE:
+        Apply<double>(value, updates, idx, row_size);
+        break;
+      case DT_INT32:
+        Apply<int32_t>(value, updates, idx, row_size);
+        break;
+      case DT_INT64:
+        Apply<int64_t>(value, updates, idx, row_size);
+        break;
+      default:
+        ctx->SetStatus(errors::InvalidArgument("scatter needs a numeric variable, ", (*var)->name(),
+                                               " is ", DataTypeName(value->dtype())));
+        return;
+    }
+    ctx->set_output(0, value->Copy());
+  }
+
+ private:
+  template <typename T>
+  static void Apply(Tensor* value, const Tensor& updates, const std::vector<int64_t>& idx,
+                    int64_t row_size) {
+    auto v = value->flat<T>();
+    auto u = updates.flat<T>();
+    for (size_t i = 0; i < idx.size(); ++i) {
+      for (int64_t k = 0; k < row_size; ++k) {
+        T& dst = v[idx[i] * row_size + k];
+        dst = kAdd ? dst + u[i * row_size + k] : u[i * row_size + k];
+      }
+    }
+  }
+};
+
+TW_REGISTER_OP("ScatterAdd")
+    .Input("resource: resource")
+    .Input("indices: Tindices")
+    .Input("updates: T")
+    .Output("output: T")
+    .Attr("T: {float, double, int32, int64}")
+    .Attr("Tindices: {int32, int64}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc("Adds updates to the variable's rows at indices.");
+TW_REGISTER_KERNEL("ScatterAdd", "CPU", ScatterOp<true>);
+
+TW_REGISTER_OP("ScatterUpdate")
+    .Input("resource: resource")
+    .Input("indices: Tindices")
+    .Input("updates: T")
+    .Output("output: T")
+    .Attr("T: {float, double, int32, int64}")
+    .Attr("Tindices: {int32, int64}")
+    .Attr("use_locking: bool = true")
+    .SetIsStateful()
+    .Doc("Writes updates into the variable's rows at indices.");
+TW_REGISTER_KERNEL("ScatterUpdate", "CPU", ScatterOp<false>);
+
+}  // namespace
+
+namespace ops {
+
+Variable MakeVariable(const Scope& scope, std::string_view name, DataType dtype,
+                      std::vector<int64_t> shape, const VariableOptions& options) {
+  Variable v;
+  v.dtype = dtype;
+  v.shape = shape;
+  v.handle =
+      scope.WithOpName(name).AddNodeOutput("Variable", {},
+                                           {{"dtype", MakeAttr(dtype)},
+                                            {"shape", MakeAttr(PartialShape::Of(std::move(shape)))},
+                                            {"container", MakeAttr(options.container)},
+                                            {"shared_name", MakeAttr(options.shared_name)}});
+  return v;
+}
+
+namespace {
+AttrMap LockingAttrs(const AssignOptions& o) { return {{"use_locking", MakeAttr(o.use_locking)}}; }
+}  // namespace
+
+Output Assign(const Scope& scope, const Variable& var, Input value, const AssignOptions& o) {
+  AttrMap attrs = LockingAttrs(o);
+  attrs["validate_shape"] = MakeAttr(o.validate_shape);
+  return scope.AddNodeOutput("Assign", {{var.handle}, {value}}, attrs);
+}
+Output AssignAdd(const Scope& scope, const Variable& var, Input value, const AssignOptions& o) {
+  return scope.AddNodeOutput("AssignAdd", {{var.handle}, {value}}, LockingAttrs(o));
+}
+Output AssignSub(const Scope& scope, const Variable& var, Input value, const AssignOptions& o) {
+  return scope.AddNodeOutput("AssignSub", {{var.handle}, {value}}, LockingAttrs(o));
+}
+Output ReadVariable(const Scope& scope, const Variable& var) {
+  return scope.AddNodeOutput("ReadVariable", {{var.handle}}, {{"dtype", MakeAttr(var.dtype)}});
+}
+Output IsVariableInitialized(const Scope& scope, const Variable& var) {
+  return scope.AddNodeOutput("IsVariableInitialized", {{var.handle}});
+}
+Output ScatterAdd(const Scope& scope, const Variable& var, Input indices, Input updates) {
+  return scope.AddNodeOutput("ScatterAdd", {{var.handle}, {indices}, {updates}});
+}
+Output ScatterUpdate(const Scope& scope, const Variable& var, Input indices, Input updates) {
+  return scope.AddNodeOutput("ScatterUpdate", {{var.handle}, {indices}, {updates}});
+}
+Operation Group(const Scope& scope, const std::vector<Operation>& ops) {
+  return scope.WithControlDependencies(ops).AddNode("NoOp", {});
+}
+
+}  // namespace ops
+}  // namespace tw

@@ -1,0 +1,153 @@
+#include "tensorweave/ops/state_ops.h"
+
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/runtime/cpu_device.h"
+#include "src/runtime/direct_session.h"
+#include "tensorweave/ops.h"
+#include "tensorweave/session.h"
+
+namespace tw {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(VariableTest, AssignReadAndUpdate) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "v", DT_FLOAT, {2});
+  auto init = ops::Assign(root, v, Tensor::FromVector<float>({1, 2}));
+  auto add = ops::AssignAdd(root, v, Tensor::FromVector<float>({10, 20}));
+  auto sub = ops::AssignSub(root, v, Tensor::FromVector<float>({1, 1}));
+  auto read = ops::ReadVariable(root, v);
+  auto is_init = ops::IsVariableInitialized(root, v);
+  ClientSession s(root);
+  EXPECT_FALSE((*s.Run({}, {is_init}))[0].scalar<bool>());
+  auto uninit = s.Run({}, {read});
+  ASSERT_FALSE(uninit.ok());
+  EXPECT_TRUE(IsFailedPrecondition(uninit.status()));
+  EXPECT_THAT(std::string(uninit.status().message()),
+              HasSubstr("Attempting to use uninitialized value v"));
+  ASSERT_TRUE(s.Run({}, {init}).ok());
+  EXPECT_TRUE((*s.Run({}, {is_init}))[0].scalar<bool>());
+  EXPECT_EQ((*s.Run({}, {add}))[0], Tensor::FromVector<float>({11, 22}));
+  EXPECT_EQ((*s.Run({}, {sub}))[0], Tensor::FromVector<float>({10, 21}));
+  EXPECT_EQ((*s.Run({}, {read}))[0], Tensor::FromVector<float>({10, 21}));
+}
+
+TEST(VariableTest, ReadIsASnapshot) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "v", DT_INT32, {});
+  auto init = ops::Assign(root, v, 5);
+  auto read = ops::ReadVariable(root, v);
+  auto add = ops::AssignAdd(root, v, 1);
+  ClientSession s(root);
+  ASSERT_TRUE(s.Run({}, {init}).ok());
+  Tensor before = (*s.Run({}, {read}))[0];
+  ASSERT_TRUE(s.Run({}, {add}).ok());
+  EXPECT_EQ(before.scalar<int32_t>(), 5);
+  EXPECT_EQ((*s.Run({}, {read}))[0].scalar<int32_t>(), 6);
+}
+
+TEST(VariableTest, ConcurrentAssignAddIsExact) {
+  Scope root = Scope::NewRootScope();
+  auto total = ops::MakeVariable(root, "total", DT_INT64, {});
+  auto init = ops::Assign(root, total, int64_t{0});
+  auto add = ops::AssignAdd(root, total, int64_t{1}, {.use_locking = true});
+  auto read = ops::ReadVariable(root, total);
+  ClientSession s(root, {.num_threads = 2});
+  ASSERT_TRUE(s.Run({}, {init}).ok());
+  constexpr int kThreads = 8, kSteps = 10000;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kSteps; ++i) {
+        if (!s.Run({}, {}, {add.op()}).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ((*s.Run({}, {read}))[0].scalar<int64_t>(), int64_t{kThreads} * kSteps);
+}
+
+TEST(VariableTest, SameNameOnOneDeviceIsOneVariableAcrossSessions) {
+  auto device = CpuDevice::Create(DeviceName::Full("ps", 0, 0, "CPU", 0), {.num_threads = 2});
+  ASSERT_TRUE(device.ok());
+  DirectSession first(device->get(), nullptr), second(device->get(), nullptr);
+  Scope a = Scope::NewRootScope();
+  auto va = ops::MakeVariable(a, "shared", DT_FLOAT, {});
+  auto init = ops::Assign(a.WithOpName("init"), va, 3.0f);
+  ASSERT_TRUE(first.Extend(*a.ToGraphDef()).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(first.Run({}, {}, {"init"}, &out).ok());
+
+  Scope b = Scope::NewRootScope();  // a different graph naming the same variable
+  auto vb = ops::MakeVariable(b, "shared", DT_FLOAT, {});
+  ops::ReadVariable(b.WithOpName("read"), vb);
+  ASSERT_TRUE(second.Extend(*b.ToGraphDef()).ok());
+  ASSERT_TRUE(second.Run({}, {"read:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 3.0f);
+
+  // The default container is the job name; clearing it destroys the variable.
+  (*device)->resource_manager()->Clear({"ps"});
+  EXPECT_TRUE(IsFailedPrecondition(second.Run({}, {"read:0"}, {}, &out)));
+}
+
+TEST(VariableTest, DtypeAndShapeErrorsNameTheVariable) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "w", DT_FLOAT, {2});
+  auto bad_shape = ops::Assign(root, v, Tensor::FromVector<float>({1, 2, 3}));
+  auto again =
+      ops::MakeVariable(root.WithOpName("w_int"), "w_int", DT_INT32, {}, {.shared_name = "w"});
+  auto init = ops::Assign(root, v, Tensor::FromVector<float>({1, 2}));
+  auto bad_add = ops::AssignAdd(root, v, Tensor::FromVector<float>({1}));
+  ClientSession s(root);
+  EXPECT_THAT(std::string(s.Run({}, {bad_shape}).status().message()),
+              HasSubstr("cannot assign a value of shape [3] to variable w of shape [2]"));
+  ASSERT_TRUE(s.Run({}, {init}).ok());
+  EXPECT_THAT(std::string(s.Run({}, {again.handle}).status().message()),
+              HasSubstr("variable w already exists with dtype float, not int32"));
+  EXPECT_THAT(std::string(s.Run({}, {bad_add}).status().message()),
+              HasSubstr("update has shape [1]"));
+}
+
+TEST(VariableTest, ScatterAddAndUpdate) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "table", DT_FLOAT, {3, 2});
+  auto init =
+      ops::Assign(root, v, Tensor::FromVector<float>({0, 0, 1, 1, 2, 2}, TensorShape({3, 2})));
+  auto add = ops::ScatterAdd(root, v, Tensor::FromVector<int32_t>({2, 0, 2}),
+                             Tensor::FromVector<float>({1, 1, 5, 5, 10, 10}, TensorShape({3, 2})));
+  auto update = ops::ScatterUpdate(root, v, Tensor::FromVector<int64_t>({1}),
+                                   Tensor::FromVector<float>({-1, -2}, TensorShape({1, 2})));
+  auto bad = ops::ScatterAdd(root, v, Tensor::FromVector<int32_t>({3}),
+                             Tensor::FromVector<float>({1, 1}, TensorShape({1, 2})));
+  ClientSession s(root);
+  ASSERT_TRUE(s.Run({}, {init}).ok());
+  EXPECT_EQ((*s.Run({}, {add}))[0],
+            Tensor::FromVector<float>({5, 5, 1, 1, 13, 13}, TensorShape({3, 2})));
+  EXPECT_EQ((*s.Run({}, {update}))[0],
+            Tensor::FromVector<float>({5, 5, -1, -2, 13, 13}, TensorShape({3, 2})));
+  EXPECT_THAT(std::string(s.Run({}, {bad}).status().message()),
+              HasSubstr("indices[0] = 3 is not in [0, 3) for variable table"));
+}
+
+TEST(VariableTest, GroupRunsEveryInitializer) {
+  Scope root = Scope::NewRootScope();
+  auto a = ops::MakeVariable(root, "a", DT_INT32, {});
+  auto b = ops::MakeVariable(root, "b", DT_INT32, {});
+  auto init = ops::Group(root, {ops::Assign(root, a, 1), ops::Assign(root, b, 2)});
+  auto sum_a = ops::ReadVariable(root, a);
+  auto sum_b = ops::ReadVariable(root, b);
+  ClientSession s(root);
+  ASSERT_TRUE(s.Run({}, {}, {init}).ok());
+  auto out = s.Run({}, {sum_a, sum_b});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)[0].scalar<int32_t>() + (*out)[1].scalar<int32_t>(), 3);
+}
+
+}  // namespace
+}  // namespace tw

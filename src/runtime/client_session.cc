@@ -1,0 +1,51 @@
+#include "tensorweave/session.h"
+
+namespace tw {
+
+ClientSession::ClientSession(const Scope& scope, const SessionOptions& options) : scope_(scope) {
+  auto session = Session::Create(options);
+  if (session.ok()) {
+    session_ = *std::move(session);
+  } else {
+    create_status_ = session.status();
+  }
+}
+
+ClientSession::~ClientSession() {
+  if (session_) session_->Close().IgnoreError();
+}
+
+Status ClientSession::SendNewNodes() {
+  TW_RETURN_IF_ERROR(create_status_);
+  TW_ASSIGN_OR_RETURN(proto::GraphDef graph, scope_.ToGraphDef());
+  absl::MutexLock lock(&mu_);
+  if (graph.node_size() == nodes_sent_) return OkStatus();
+  proto::GraphDef fresh;
+  for (int i = nodes_sent_; i < graph.node_size(); ++i) *fresh.add_node() = graph.node(i);
+  TW_RETURN_IF_ERROR(session_->Extend(fresh));
+  nodes_sent_ = graph.node_size();
+  return OkStatus();
+}
+
+StatusOr<std::vector<Tensor>> ClientSession::Run(const FeedList& feeds,
+                                                 const std::vector<Output>& fetches,
+                                                 const std::vector<Operation>& targets,
+                                                 const RunOptions& options) {
+  TW_RETURN_IF_ERROR(SendNewNodes());
+  std::vector<std::pair<std::string, Tensor>> feed_names;
+  feed_names.reserve(feeds.size());
+  for (const auto& [output, value] : feeds) feed_names.emplace_back(output.name(), value);
+  std::vector<std::string> fetch_names, target_names;
+  for (const Output& f : fetches) fetch_names.push_back(f.name());
+  for (const Operation& t : targets) target_names.push_back(t.name());
+  std::vector<Tensor> outputs;
+  TW_RETURN_IF_ERROR(session_->Run(options, feed_names, fetch_names, target_names, &outputs));
+  return outputs;
+}
+
+Status ClientSession::Close() {
+  TW_RETURN_IF_ERROR(create_status_);
+  return session_->Close();
+}
+
+}  // namespace tw
