@@ -133,6 +133,9 @@ class OpKernelContext {
     Rendezvous* rendezvous = nullptr;
     CallFrame* call_frame = nullptr;
     absl::Time deadline = absl::InfiniteFuture();
+    // Names the session running the step; resources private to a session (queues without
+    // a shared_name) are keyed by it.
+    std::string_view session_handle;
   };
 
   explicit OpKernelContext(const Params& params);
@@ -145,6 +148,7 @@ class OpKernelContext {
   Rendezvous* rendezvous() const { return params_.rendezvous; }
   CallFrame* call_frame() const { return params_.call_frame; }
   absl::Time deadline() const { return params_.deadline; }
+  std::string_view session_handle() const { return params_.session_handle; }
   const OpKernel& op_kernel() const { return *params_.kernel; }
 
   int num_inputs() const { return static_cast<int>(params_.inputs->size()); }

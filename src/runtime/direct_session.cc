@@ -6,8 +6,18 @@
 
 namespace tw {
 
+namespace {
+std::string NewSessionHandle() {
+  static std::atomic<uint64_t> next{1};
+  return "session" + std::to_string(next.fetch_add(1));
+}
+}  // namespace
+
 DirectSession::DirectSession(DeviceBase* device, std::unique_ptr<DeviceBase> owned)
-    : device_(device), owned_device_(std::move(owned)), device_name_(device->parsed_name()) {}
+    : device_(device),
+      owned_device_(std::move(owned)),
+      device_name_(device->parsed_name()),
+      handle_(NewSessionHandle()) {}
 
 DirectSession::~DirectSession() {
   Close().IgnoreError();
@@ -132,6 +142,7 @@ Status DirectSession::Run(const RunOptions& options,
   run_args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);
   run_args.call_frame = &frame;
   run_args.cancellation_manager = cancellation.get();
+  run_args.session_handle = handle_;
   if (options.timeout != absl::InfiniteDuration())
     run_args.deadline = absl::Now() + options.timeout;
 

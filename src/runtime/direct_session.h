@@ -49,6 +49,7 @@ class DirectSession final : public Session {
   DeviceBase* const device_;
   const std::unique_ptr<DeviceBase> owned_device_;
   const DeviceName device_name_;
+  const std::string handle_;  // unique in the process
   std::atomic<int64_t> next_step_id_{1};
 
   absl::Mutex mu_;

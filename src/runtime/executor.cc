@@ -86,6 +86,7 @@ class ExecutorStep {
     p.rendezvous = args_.rendezvous;
     p.call_frame = args_.call_frame;
     p.deadline = args_.deadline;
+    p.session_handle = args_.session_handle;
     return p;
   }
 

@@ -28,6 +28,7 @@ class Executor {
     Rendezvous* rendezvous = nullptr;
     CancellationManager* cancellation_manager = nullptr;  // required
     absl::Time deadline = absl::InfiniteFuture();
+    std::string_view session_handle;  // must outlive the step
   };
   using DoneCallback = std::function<void(const Status&)>;
 

@@ -1,0 +1,220 @@
+#include "src/ops/fifo_queue.h"
+
+#include "absl/strings/str_join.h"
+
+namespace tw {
+
+FIFOQueueResource::FIFOQueueResource(std::string name, std::vector<DataType> types,
+                                     std::vector<PartialShape> shapes, int64_t capacity)
+    : name_(std::move(name)),
+      types_(std::move(types)),
+      shapes_(std::move(shapes)),
+      capacity_(capacity) {}
+
+Status FIFOQueueResource::MatchesSpec(const std::vector<DataType>& types,
+                                      const std::vector<PartialShape>& shapes,
+                                      int64_t capacity) const {
+  if (capacity != capacity_) {
+    return errors::InvalidArgument("Shared queue '", name_, "' has capacity ", capacity_,
+                                   " but requested capacity was ", capacity);
+  }
+  if (types != types_) {
+    std::vector<std::string> have, want;
+    for (DataType t : types_) have.emplace_back(DataTypeName(t));
+    for (DataType t : types) want.emplace_back(DataTypeName(t));
+    return errors::InvalidArgument("Shared queue '", name_, "' has component types ",
+                                   absl::StrJoin(have, ","), " but requested component types were ",
+                                   absl::StrJoin(want, ","));
+  }
+  if (shapes != shapes_) {
+    return errors::InvalidArgument("Shared queue '", name_,
+                                   "' has different component shapes than requested");
+  }
+  return OkStatus();
+}
+
+Status FIFOQueueResource::ValidateTuple(const Tuple& tuple) const {
+  if (tuple.size() != types_.size()) {
+    return errors::InvalidArgument("queue '", name_, "' has ", types_.size(), " components, got ",
+                                   tuple.size());
+  }
+  for (size_t i = 0; i < tuple.size(); ++i) {
+    if (tuple[i].dtype() != types_[i]) {
+      return errors::InvalidArgument("queue '", name_, "' component ", i, " is ",
+                                     DataTypeName(types_[i]), ", got ",
+                                     DataTypeName(tuple[i].dtype()));
+    }
+    if (!shapes_.empty() && !shapes_[i].IsCompatibleWith(tuple[i].shape())) {
+      return errors::InvalidArgument("queue '", name_, "' component ", i, " has shape ",
+                                     shapes_[i].DebugString(), ", got ",
+                                     tuple[i].shape().DebugString());
+    }
+  }
+  return OkStatus();
+}
+
+void FIFOQueueResource::Enqueue(std::vector<Tuple> tuples, CancellationManager* cm,
+                                EnqueueDone done) {
+  auto a = std::make_unique<Attempt>();
+  a->is_enqueue = true;
+  a->pending.assign(std::make_move_iterator(tuples.begin()), std::make_move_iterator(tuples.end()));
+  a->cm = cm;
+  a->enqueue_done = std::move(done);
+  Start(std::move(a));
+}
+
+void FIFOQueueResource::Dequeue(int64_t n, bool allow_partial, CancellationManager* cm,
+                                DequeueDone done) {
+  auto a = std::make_unique<Attempt>();
+  a->wanted = n;
+  a->allow_partial = allow_partial;
+  a->cm = cm;
+  a->dequeue_done = std::move(done);
+  Start(std::move(a));
+}
+
+void FIFOQueueResource::Start(std::unique_ptr<Attempt> a) {
+  std::vector<Completion> done;
+  int64_t id = 0;
+  bool waiting = false;
+  CancellationManager* cm = a->cm;
+  CancellationManager::Token token = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    id = a->id = next_id_++;
+    if (a->is_enqueue && closed_) {
+      done.push_back({std::move(a), errors::Cancelled("FIFOQueue '", name_, "' is closed.")});
+    } else {
+      if (cm != nullptr) token = a->token = cm->NewToken();
+      (a->is_enqueue ? enqueuers_ : dequeuers_).push_back(std::move(a));
+      FlushLocked(&done);
+      // Still waiting if it was not completed by the flush.
+      for (const auto& list : {&enqueuers_, &dequeuers_}) {
+        for (const auto& w : *list) waiting |= w->id == id;
+      }
+    }
+  }
+  if (waiting && cm != nullptr) {
+    std::weak_ptr<FIFOQueueResource> self = weak_from_this();
+    if (!cm->RegisterCallback(token, [self, id] {
+          if (auto q = self.lock()) q->Cancel(id);
+        })) {
+      Cancel(id);  // the step was cancelled before we could listen for it
+    }
+  }
+  RunCompletions(std::move(done));
+}
+
+void FIFOQueueResource::Cancel(int64_t id) {
+  std::vector<Completion> done;
+  {
+    absl::MutexLock lock(&mu_);
+    std::unique_ptr<Attempt> a;
+    for (auto* list : {&enqueuers_, &dequeuers_}) {
+      for (auto it = list->begin(); it != list->end() && a == nullptr; ++it) {
+        if ((*it)->id == id) {
+          a = std::move(*it);
+          list->erase(it);
+          break;
+        }
+      }
+    }
+    if (a == nullptr) return;  // already completed
+    // Elements a cancelled dequeue had taken go back to the front, in order.
+    for (auto t = a->collected.rbegin(); t != a->collected.rend(); ++t) {
+      queue_.push_front(std::move(*t));
+    }
+    a->collected.clear();
+    const bool enqueue = a->is_enqueue;
+    done.push_back({std::move(a), errors::Cancelled(enqueue ? "Enqueue" : "Dequeue",
+                                                    " operation was cancelled")});
+    FlushLocked(&done);
+  }
+  RunCompletions(std::move(done));
+}
+
+void FIFOQueueResource::Close(bool cancel_pending_enqueues) {
+  std::vector<Completion> done;
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    if (cancel_pending_enqueues) {
+      for (auto& a : enqueuers_) {
+        done.push_back({std::move(a), errors::Cancelled("FIFOQueue '", name_, "' is closed.")});
+      }
+      enqueuers_.clear();
+    }
+    FlushLocked(&done);
+  }
+  RunCompletions(std::move(done));
+}
+
+int64_t FIFOQueueResource::size() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(queue_.size());
+}
+
+void FIFOQueueResource::FlushLocked(std::vector<Completion>* done) {
+  for (bool progress = true; progress;) {
+    progress = false;
+    while (!enqueuers_.empty()) {
+      Attempt& a = *enqueuers_.front();
+      while (!a.pending.empty() && !Full()) {
+        queue_.push_back(std::move(a.pending.front()));
+        a.pending.pop_front();
+        progress = true;
+      }
+      if (!a.pending.empty()) break;
+      done->push_back({std::move(enqueuers_.front()), OkStatus()});
+      enqueuers_.pop_front();
+      progress = true;
+    }
+    while (!dequeuers_.empty()) {
+      Attempt& a = *dequeuers_.front();
+      while (static_cast<int64_t>(a.collected.size()) < a.wanted && !queue_.empty()) {
+        a.collected.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+        progress = true;
+      }
+      const bool complete = static_cast<int64_t>(a.collected.size()) == a.wanted;
+      const bool starved = closed_ && queue_.empty() && enqueuers_.empty();
+      if (complete || (starved && a.allow_partial && !a.collected.empty())) {
+        done->push_back({std::move(dequeuers_.front()), OkStatus()});
+        dequeuers_.pop_front();
+        progress = true;
+      } else if (starved) {
+        const size_t had = a.collected.size();
+        for (auto t = a.collected.rbegin(); t != a.collected.rend(); ++t) {
+          queue_.push_front(std::move(*t));
+        }
+        a.collected.clear();
+        done->push_back({std::move(dequeuers_.front()),
+                         errors::OutOfRange("FIFOQueue '", name_,
+                                            "' is closed and has insufficient elements "
+                                            "(requested ",
+                                            a.wanted, ", current size ", had, ")")});
+        dequeuers_.pop_front();
+        progress = !queue_.empty();  // restored elements may serve the next (smaller) request
+        if (progress) break;
+      } else {
+        break;
+      }
+    }
+  }
+}
+
+void FIFOQueueResource::RunCompletions(std::vector<Completion> done) {
+  for (Completion& c : done) {
+    Attempt& a = *c.attempt;
+    if (a.cm != nullptr) a.cm->DeregisterCallback(a.token);
+    if (a.is_enqueue) {
+      a.enqueue_done(c.status);
+    } else if (c.status.ok()) {
+      a.dequeue_done(std::move(a.collected));
+    } else {
+      a.dequeue_done(c.status);
+    }
+  }
+}
+
+}  // namespace tw

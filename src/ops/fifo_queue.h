@@ -1,0 +1,101 @@
+// FIFOQueueResource: a first-in first-out queue of tuples of tensors, held by a device's
+// ResourceMgr and shared by name.
+//
+// Waiting never holds a thread: an enqueue onto a full queue or a dequeue from an empty one
+// is an "attempt" kept in the queue with a callback, completed when another operation makes
+// room or data, when the queue closes, or when the step is cancelled.
+#ifndef TENSORWEAVE_SRC_OPS_FIFO_QUEUE_H_
+#define TENSORWEAVE_SRC_OPS_FIFO_QUEUE_H_
+
+#include <deque>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "src/framework/attr_value.h"
+#include "src/framework/cancellation.h"
+#include "src/framework/resource_mgr.h"
+
+namespace tw {
+
+// Thread-safe. Callbacks run outside the queue's lock, on the thread that completed them.
+class FIFOQueueResource : public ResourceBase,
+                          public std::enable_shared_from_this<FIFOQueueResource> {
+ public:
+  static constexpr char kTypeName[] = "FIFOQueue";
+  using Tuple = std::vector<Tensor>;  // one tensor per component
+  using EnqueueDone = std::function<void(const Status&)>;
+  using DequeueDone = std::function<void(StatusOr<std::vector<Tuple>>)>;
+
+  // capacity < 0: unbounded. `shapes` is empty or one (partial) shape per component.
+  FIFOQueueResource(std::string name, std::vector<DataType> types, std::vector<PartialShape> shapes,
+                    int64_t capacity);
+
+  std::string TypeName() const override { return kTypeName; }
+  std::string DebugString() const override { return "FIFOQueue '" + name_ + "'"; }
+
+  // InvalidArgument when a queue of this name exists with another capacity, types or shapes.
+  Status MatchesSpec(const std::vector<DataType>& types, const std::vector<PartialShape>& shapes,
+                     int64_t capacity) const;
+  // InvalidArgument when `tuple` does not fit the component types and shapes.
+  Status ValidateTuple(const Tuple& tuple) const;
+
+  // Adds the tuples in order, waiting for room. Cancelled when the queue is closed (before
+  // or, with cancel_pending_enqueues, while waiting) or the step is cancelled.
+  void Enqueue(std::vector<Tuple> tuples, CancellationManager* cm, EnqueueDone done);
+  // Takes `n` tuples, waiting for them. When the queue is closed and fewer remain:
+  // OutOfRange, unless `allow_partial` (DequeueUpTo) and at least one remains.
+  // Cancelled when the step is cancelled (the queue keeps its elements).
+  void Dequeue(int64_t n, bool allow_partial, CancellationManager* cm, DequeueDone done);
+  // Closes the queue; pending dequeues that can no longer be served fail with OutOfRange.
+  void Close(bool cancel_pending_enqueues);
+  int64_t size() const;
+  const std::vector<DataType>& component_types() const { return types_; }
+
+ private:
+  struct Attempt {
+    int64_t id = 0;
+    bool is_enqueue = false;
+    std::deque<Tuple> pending;     // enqueue: tuples still to add
+    int64_t wanted = 0;            // dequeue: how many
+    bool allow_partial = false;    // dequeue: DequeueUpTo
+    std::vector<Tuple> collected;  // dequeue: taken so far
+    CancellationManager* cm = nullptr;
+    CancellationManager::Token token = 0;
+    EnqueueDone enqueue_done;
+    DequeueDone dequeue_done;
+  };
+  // A finished attempt whose callback still has to run (outside the lock).
+  struct Completion {
+    std::unique_ptr<Attempt> attempt;
+    Status status;
+  };
+
+  void Start(std::unique_ptr<Attempt> attempt);
+  // Serves waiting attempts as far as the queue's state allows.
+  void FlushLocked(std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Cancel(int64_t id);
+  static void RunCompletions(std::vector<Completion> done);
+  bool Full() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return capacity_ >= 0 && static_cast<int64_t>(queue_.size()) >= capacity_;
+  }
+
+  const std::string name_;
+  const std::vector<DataType> types_;
+  const std::vector<PartialShape> shapes_;
+  const int64_t capacity_;
+
+  mutable absl::Mutex mu_;
+  std::deque<Tuple> queue_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  std::list<std::unique_ptr<Attempt>> enqueuers_ ABSL_GUARDED_BY(mu_);
+  std::list<std::unique_ptr<Attempt>> dequeuers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_OPS_FIFO_QUEUE_H_

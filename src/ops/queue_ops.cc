@@ -1,0 +1,352 @@
+// FIFO queue ops: definitions, CPU kernels and graph-building functions. The queue itself
+// is FIFOQueueResource (fifo_queue.h); enqueue and dequeue are asynchronous kernels.
+#include "tensorweave/ops/queue_ops.h"
+
+#include <cstring>
+
+#include "src/framework/op_kernel.h"
+#include "src/ops/fifo_queue.h"
+
+namespace tw {
+namespace {
+
+TW_REGISTER_OP("FIFOQueue")
+    .Output("handle: resource")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("shapes: list(shape) = []")
+    .Attr("capacity: int = -1")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("A first-in first-out queue; shared by shared_name, else private to the session.");
+
+class FIFOQueueOp : public OpKernel {
+ public:
+  explicit FIFOQueueOp(OpKernelConstruction* c) : OpKernel(c) {
+    Status s = c->GetAttr("component_types", &types_);
+    if (s.ok()) s = c->GetAttr("shapes", &shapes_);
+    if (s.ok()) s = c->GetAttr("capacity", &capacity_);
+    if (s.ok()) s = c->GetAttr("container", &container_);
+    if (s.ok()) s = c->GetAttr("shared_name", &shared_name_);
+    if (s.ok() && !shapes_.empty() && shapes_.size() != types_.size()) {
+      s = errors::InvalidArgument("FIFOQueue ", c->def().name(), " has ", types_.size(),
+                                  " component types but ", shapes_.size(), " shapes");
+    }
+    if (s.ok() && shared_name_.starts_with("_")) {
+      s = errors::InvalidArgument("shared_name \"", shared_name_, "\" must not start with '_'");
+    }
+    c->SetStatus(s);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    ResourceMgr* rm = ctx->resource_manager();
+    const std::string container = container_.empty() ? rm->default_container() : container_;
+    // A private queue is one per session and node, whichever steps use it.
+    const std::string name = !shared_name_.empty()
+                                 ? shared_name_
+                                 : "_" + std::string(ctx->session_handle()) + "_" + this->name();
+    auto queue = rm->LookupOrCreate<FIFOQueueResource>(
+        container, name, [&]() -> StatusOr<std::shared_ptr<FIFOQueueResource>> {
+          return std::make_shared<FIFOQueueResource>(name, types_, shapes_, capacity_);
+        });
+    TW_OP_REQUIRES_OK(ctx, queue.status());
+    TW_OP_REQUIRES_OK(ctx, (*queue)->MatchesSpec(types_, shapes_, capacity_));
+    ctx->set_output(0, Tensor::Scalar(ResourceHandle{ctx->device()->name(), container, name,
+                                                     FIFOQueueResource::kTypeName}));
+  }
+
+ private:
+  std::vector<DataType> types_;
+  std::vector<PartialShape> shapes_;
+  int64_t capacity_ = -1;
+  std::string container_, shared_name_;
+};
+TW_REGISTER_KERNEL("FIFOQueue", "CPU", FIFOQueueOp);
+
+StatusOr<std::shared_ptr<FIFOQueueResource>> LookupQueue(OpKernelContext* ctx) {
+  const Tensor& handle = ctx->input(0);
+  if (handle.dtype() != DT_RESOURCE || handle.num_elements() != 1) {
+    return errors::InvalidArgument("expected a queue handle");
+  }
+  const ResourceHandle& h = handle.flat<ResourceHandle>()[0];
+  auto q = ctx->resource_manager()->Lookup<FIFOQueueResource>(h.container, h.type, h.name);
+  if (!q.ok()) return errors::NotFound("queue ", h.name, " does not exist on ", h.device);
+  return q;
+}
+
+// Row `i` of `t` (a view) as one element of an EnqueueMany.
+StatusOr<Tensor> Row(const Tensor& t, int64_t i) {
+  TW_ASSIGN_OR_RETURN(Tensor rows, t.Slice(i, i + 1));
+  std::vector<int64_t> dims(t.shape().dims().begin() + 1, t.shape().dims().end());
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(dims));
+  Tensor out(t.dtype(), shape);
+  if (t.dtype() == DT_STRING) {
+    std::copy_n(rows.flat<std::string>().begin(), out.num_elements(),
+                out.flat<std::string>().begin());
+  } else if (out.TotalBytes() > 0) {
+    std::memcpy(out.raw_data(), rows.raw_data(), out.TotalBytes());
+  }
+  return out;
+}
+
+// Stacks component `c` of `tuples` along a new first dimension.
+StatusOr<Tensor> Stack(const std::vector<FIFOQueueResource::Tuple>& tuples, size_t c,
+                       DataType dtype) {
+  std::vector<int64_t> dims{static_cast<int64_t>(tuples.size())};
+  if (!tuples.empty()) {
+    const TensorShape& first = tuples[0][c].shape();
+    dims.insert(dims.end(), first.dims().begin(), first.dims().end());
+    for (const auto& t : tuples) {
+      if (!(t[c].shape() == first)) {
+        return errors::InvalidArgument("cannot stack queue elements of shapes ",
+                                       first.DebugString(), " and ", t[c].shape().DebugString());
+      }
+    }
+  }
+  TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(dims));
+  TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, shape));
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const Tensor& e = tuples[i][c];
+    if (dtype == DT_STRING) {
+      std::copy_n(e.flat<std::string>().begin(), e.num_elements(),
+                  out.flat<std::string>().begin() + i * e.num_elements());
+    } else if (e.TotalBytes() > 0) {
+      std::memcpy(static_cast<char*>(out.raw_data()) + i * e.TotalBytes(), e.raw_data(),
+                  e.TotalBytes());
+    }
+  }
+  return out;
+}
+
+template <bool kMany>
+class EnqueueOp : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    auto queue = LookupQueue(ctx);
+    TW_OP_REQUIRES_OK_ASYNC(ctx, queue.status(), done);
+    std::vector<FIFOQueueResource::Tuple> tuples;
+    const int components = ctx->num_inputs() - 1;
+    if (!kMany) {
+      FIFOQueueResource::Tuple t;
+      for (int i = 0; i < components; ++i) t.push_back(ctx->input(i + 1));
+      tuples.push_back(std::move(t));
+    } else {
+      TW_OP_REQUIRES_ASYNC(ctx, components > 0 && ctx->input(1).rank() >= 1,
+                           errors::InvalidArgument("EnqueueMany needs components of rank >= 1"),
+                           done);
+      const int64_t n = ctx->input(1).dim(0);
+      for (int i = 1; i <= components; ++i) {
+        TW_OP_REQUIRES_ASYNC(
+            ctx, ctx->input(i).rank() >= 1 && ctx->input(i).dim(0) == n,
+            errors::InvalidArgument("EnqueueMany components must all have ", "first dimension ", n),
+            done);
+      }
+      for (int64_t r = 0; r < n; ++r) {
+        FIFOQueueResource::Tuple t;
+        for (int i = 1; i <= components; ++i) {
+          auto row = Row(ctx->input(i), r);
+          TW_OP_REQUIRES_OK_ASYNC(ctx, row.status(), done);
+          t.push_back(*std::move(row));
+        }
+        tuples.push_back(std::move(t));
+      }
+    }
+    for (const auto& t : tuples) TW_OP_REQUIRES_OK_ASYNC(ctx, (*queue)->ValidateTuple(t), done);
+    (*queue)->Enqueue(std::move(tuples), ctx->cancellation_manager(),
+                      [ctx, done = std::move(done)](const Status& s) {
+                        ctx->SetStatus(s);
+                        done();
+                      });
+  }
+};
+
+TW_REGISTER_OP("QueueEnqueue")
+    .Input("handle: resource")
+    .Input("components: Tcomponents")
+    .Attr("Tcomponents: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("Adds one element to the queue, waiting while it is full.");
+TW_REGISTER_KERNEL("QueueEnqueue", "CPU", EnqueueOp<false>);
+
+TW_REGISTER_OP("QueueEnqueueMany")
+    .Input("handle: resource")
+    .Input("components: Tcomponents")
+    .Attr("Tcomponents: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("Adds the rows of the components as elements, waiting while the queue is full.");
+TW_REGISTER_KERNEL("QueueEnqueueMany", "CPU", EnqueueOp<true>);
+
+// kMode: 0 Dequeue, 1 DequeueMany, 2 DequeueUpTo.
+template <int kMode>
+class DequeueOp : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    auto queue = LookupQueue(ctx);
+    TW_OP_REQUIRES_OK_ASYNC(ctx, queue.status(), done);
+    int64_t n = 1;
+    if (kMode != 0) {
+      TW_OP_REQUIRES_ASYNC(ctx, ctx->input(1).num_elements() == 1,
+                           errors::InvalidArgument("n must be a scalar, got shape ",
+                                                   ctx->input(1).shape().DebugString()),
+                           done);
+      n = ctx->input(1).flat<int32_t>()[0];
+      TW_OP_REQUIRES_ASYNC(
+          ctx, n >= 0,
+          errors::InvalidArgument("cannot dequeue a negative number (", n, ") of elements"), done);
+    }
+    std::vector<DataType> types = (*queue)->component_types();
+    TW_OP_REQUIRES_ASYNC(ctx, static_cast<int>(types.size()) == num_outputs(),
+                         errors::InvalidArgument("queue has ", types.size(),
+                                                 " components but the op expects ", num_outputs()),
+                         done);
+    (*queue)->Dequeue(
+        n, kMode == 2, ctx->cancellation_manager(),
+        [ctx, types, done = std::move(done)](StatusOr<std::vector<FIFOQueueResource::Tuple>> r) {
+          if (!r.ok()) {
+            ctx->SetStatus(r.status());
+          } else if (kMode == 0) {
+            for (size_t c = 0; c < types.size(); ++c)
+              ctx->set_output(static_cast<int>(c), (*r)[0][c]);
+          } else {
+            for (size_t c = 0; c < types.size(); ++c) {
+              auto stacked = Stack(*r, c, types[c]);
+              if (!stacked.ok()) {
+                ctx->SetStatus(stacked.status());
+                break;
+              }
+              ctx->set_output(static_cast<int>(c), *std::move(stacked));
+            }
+          }
+          done();
+        });
+  }
+};
+
+TW_REGISTER_OP("QueueDequeue")
+    .Input("handle: resource")
+    .Output("components: component_types")
+    .Attr("component_types: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("Takes one element, waiting while the queue is empty.");
+TW_REGISTER_KERNEL("QueueDequeue", "CPU", DequeueOp<0>);
+
+TW_REGISTER_OP("QueueDequeueMany")
+    .Input("handle: resource")
+    .Input("n: int32")
+    .Output("components: component_types")
+    .Attr("component_types: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("Takes n elements, stacked along a new first dimension.");
+TW_REGISTER_KERNEL("QueueDequeueMany", "CPU", DequeueOp<1>);
+
+TW_REGISTER_OP("QueueDequeueUpTo")
+    .Input("handle: resource")
+    .Input("n: int32")
+    .Output("components: component_types")
+    .Attr("component_types: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("Like QueueDequeueMany, but a closed queue gives what it has left.");
+TW_REGISTER_KERNEL("QueueDequeueUpTo", "CPU", DequeueOp<2>);
+
+TW_REGISTER_OP("QueueClose")
+    .Input("handle: resource")
+    .Attr("cancel_pending_enqueues: bool = false")
+    .SetIsStateful()
+    .Doc("Closes the queue: no more enqueues; dequeues drain what is left.");
+
+class QueueCloseOp : public OpKernel {
+ public:
+  explicit QueueCloseOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("cancel_pending_enqueues", &cancel_pending_));
+  }
+  void Compute(OpKernelContext* ctx) override {
+    auto queue = LookupQueue(ctx);
+    TW_OP_REQUIRES_OK(ctx, queue.status());
+    (*queue)->Close(cancel_pending_);
+  }
+
+ private:
+  bool cancel_pending_ = false;
+};
+TW_REGISTER_KERNEL("QueueClose", "CPU", QueueCloseOp);
+
+TW_REGISTER_OP("QueueSize")
+    .Input("handle: resource")
+    .Output("size: int32")
+    .SetIsStateful()
+    .Doc("The number of elements in the queue.");
+
+class QueueSizeOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto queue = LookupQueue(ctx);
+    TW_OP_REQUIRES_OK(ctx, queue.status());
+    ctx->set_output(0, Tensor::Scalar(static_cast<int32_t>((*queue)->size())));
+  }
+};
+TW_REGISTER_KERNEL("QueueSize", "CPU", QueueSizeOp);
+
+}  // namespace
+
+namespace ops {
+
+Queue FIFOQueue(const Scope& scope, const std::vector<DataType>& component_types,
+                const FIFOQueueOptions& options) {
+  std::vector<PartialShape> shapes;
+  for (const auto& s : options.shapes) shapes.push_back(PartialShape::Of(s));
+  Queue q;
+  q.component_types = component_types;
+  q.handle = scope.AddNodeOutput("FIFOQueue", {},
+                                 {{"component_types", MakeAttr(component_types)},
+                                  {"shapes", MakeAttr(shapes)},
+                                  {"capacity", MakeAttr(options.capacity)},
+                                  {"container", MakeAttr(options.container)},
+                                  {"shared_name", MakeAttr(options.shared_name)}});
+  return q;
+}
+
+Operation QueueEnqueue(const Scope& scope, const Queue& queue, const InputList& components) {
+  return scope.AddNode("QueueEnqueue", {{queue.handle}, components});
+}
+
+Operation QueueEnqueueMany(const Scope& scope, const Queue& queue, const InputList& components) {
+  return scope.AddNode("QueueEnqueueMany", {{queue.handle}, components});
+}
+
+namespace {
+std::vector<Output> Outputs(const Operation& op) {
+  std::vector<Output> out;
+  for (int i = 0; op.valid() && i < op.num_outputs(); ++i) out.emplace_back(op, i);
+  return out;
+}
+}  // namespace
+
+std::vector<Output> QueueDequeue(const Scope& scope, const Queue& queue) {
+  return Outputs(scope.AddNode("QueueDequeue", {{queue.handle}},
+                               {{"component_types", MakeAttr(queue.component_types)}}));
+}
+
+std::vector<Output> QueueDequeueMany(const Scope& scope, const Queue& queue, Input n) {
+  return Outputs(scope.AddNode("QueueDequeueMany", {{queue.handle}, {n}},
+                               {{"component_types", MakeAttr(queue.component_types)}}));
+}
+
+std::vector<Output> QueueDequeueUpTo(const Scope& scope, const Queue& queue, Input n) {
+  return Outputs(scope.AddNode("QueueDequeueUpTo", {{queue.handle}, {n}},
+                               {{"component_types", MakeAttr(queue.component_types)}}));
+}
+
+Operation QueueClose(const Scope& scope, const Queue& queue, bool cancel_pending_enqueues) {
+  return scope.AddNode("QueueClose", {{queue.handle}},
+                       {{"cancel_pending_enqueues", MakeAttr(cancel_pending_enqueues)}});
+}
+
+Output QueueSize(const Scope& scope, const Queue& queue) {
+  return scope.AddNodeOutput("QueueSize", {{queue.handle}});
+}
+
+}  // namespace ops
+}  // namespace tw

@@ -1,0 +1,236 @@
+// Queue semantics with real threads: blocking, close, cancel, timeout, sharing by name.
+#include "tensorweave/ops/queue_ops.h"
+
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensorweave/ops.h"
+#include "tensorweave/session.h"
+
+namespace tw {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct QueueGraph {
+  Scope root = Scope::NewRootScope();
+  Output x = ops::Placeholder(root.WithOpName("x"), DT_INT32);
+  Output s = ops::Placeholder(root.WithOpName("s"), DT_STRING);
+  ops::Queue q;
+  Operation enqueue, close, cancel_close;
+  std::vector<Output> dequeue, dequeue_many, dequeue_up_to;
+  Output size;
+  explicit QueueGraph(int64_t capacity = -1) {
+    q = ops::FIFOQueue(root.WithOpName("q"), {DT_INT32, DT_STRING}, {.capacity = capacity});
+    enqueue = ops::QueueEnqueue(root, q, {x, s});
+    dequeue = ops::QueueDequeue(root, q);
+    dequeue_many = ops::QueueDequeueMany(root, q, 2);
+    dequeue_up_to = ops::QueueDequeueUpTo(root, q, 3);
+    close = ops::QueueClose(root, q);
+    cancel_close = ops::QueueClose(root, q, /*cancel_pending_enqueues=*/true);
+    size = ops::QueueSize(root, q);
+  }
+  Status Enqueue(ClientSession& session, int v, const RunOptions& options = {}) {
+    return session
+        .Run({{x, Tensor::Scalar<int32_t>(v)},
+              {s, Tensor::Scalar<std::string>("e" + std::to_string(v))}},
+             {}, {enqueue}, options)
+        .status();
+  }
+};
+
+TEST(QueueTest, FirstInFirstOutWithComponents) {
+  QueueGraph g;
+  ClientSession session(g.root);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(g.Enqueue(session, i).ok());
+  EXPECT_EQ((*session.Run({}, {g.size}))[0].scalar<int32_t>(), 3);
+  for (int i = 0; i < 3; ++i) {
+    auto out = session.Run({}, g.dequeue);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].scalar<int32_t>(), i);
+    EXPECT_EQ((*out)[1].scalar<std::string>(), "e" + std::to_string(i));
+  }
+}
+
+TEST(QueueTest, DequeueWaitsForAnEnqueueFromAnotherThread) {
+  QueueGraph g;
+  ClientSession session(g.root);
+  absl::Notification got;
+  StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
+  std::thread consumer([&] {
+    out = session.Run({}, g.dequeue);
+    got.Notify();
+  });
+  EXPECT_FALSE(got.WaitForNotificationWithTimeout(absl::Milliseconds(50)));
+  ASSERT_TRUE(g.Enqueue(session, 7).ok());
+  consumer.join();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int32_t>(), 7);
+}
+
+TEST(QueueTest, EnqueueWaitsWhileFull) {
+  QueueGraph g(/*capacity=*/1);
+  ClientSession session(g.root);
+  ASSERT_TRUE(g.Enqueue(session, 1).ok());
+  absl::Notification added;
+  std::thread producer([&] {
+    EXPECT_TRUE(g.Enqueue(session, 2).ok());
+    added.Notify();
+  });
+  EXPECT_FALSE(added.WaitForNotificationWithTimeout(absl::Milliseconds(50)));
+  EXPECT_EQ((*session.Run({}, g.dequeue))[0].scalar<int32_t>(), 1);
+  producer.join();
+  EXPECT_EQ((*session.Run({}, g.dequeue))[0].scalar<int32_t>(), 2);
+}
+
+TEST(QueueTest, ClosedQueueSemantics) {
+  QueueGraph g;
+  ClientSession session(g.root);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(g.Enqueue(session, i).ok());
+  ASSERT_TRUE(session.Run({}, {}, {g.close}).ok());
+  Status enqueue = g.Enqueue(session, 9);
+  EXPECT_TRUE(IsCancelled(enqueue)) << enqueue;
+  EXPECT_THAT(std::string(enqueue.message()), HasSubstr("FIFOQueue '"));
+  auto two = session.Run({}, g.dequeue_many);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ((*two)[0], Tensor::FromVector<int32_t>({0, 1}));
+  EXPECT_EQ((*two)[1], Tensor::FromVector<std::string>({"e0", "e1"}));
+  auto too_few = session.Run({}, g.dequeue_many);  // 1 left, 2 asked
+  EXPECT_TRUE(IsOutOfRange(too_few.status())) << too_few.status();
+  EXPECT_THAT(std::string(too_few.status().message()),
+              HasSubstr("is closed and has insufficient elements"));
+  auto rest = session.Run({}, g.dequeue_up_to);  // the element is still there
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ((*rest)[0], Tensor::FromVector<int32_t>({2}));
+  EXPECT_TRUE(IsOutOfRange(session.Run({}, g.dequeue).status()));
+  EXPECT_TRUE(IsOutOfRange(session.Run({}, g.dequeue_up_to).status()));
+}
+
+TEST(QueueTest, CloseWakesBlockedDequeueWithOutOfRange) {
+  QueueGraph g;
+  ClientSession session(g.root);
+  StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
+  std::thread consumer([&] { out = session.Run({}, g.dequeue); });
+  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(session.Run({}, {}, {g.close}).ok());
+  consumer.join();
+  EXPECT_TRUE(IsOutOfRange(out.status())) << out.status();
+}
+
+TEST(QueueTest, CloseWithCancelPendingEnqueuesCancelsBlockedEnqueue) {
+  QueueGraph g(/*capacity=*/1);
+  ClientSession session(g.root);
+  ASSERT_TRUE(g.Enqueue(session, 1).ok());
+  Status blocked;
+  std::thread producer([&] { blocked = g.Enqueue(session, 2); });
+  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(session.Run({}, {}, {g.cancel_close}).ok());
+  producer.join();
+  EXPECT_TRUE(IsCancelled(blocked)) << blocked;
+  EXPECT_EQ((*session.Run({}, g.dequeue))[0].scalar<int32_t>(), 1);
+}
+
+TEST(QueueTest, TimeoutIsDeadlineExceededAndTheQueueStaysUsable) {
+  QueueGraph g;
+  ClientSession session(g.root);
+  auto timed_out = session.Run({}, g.dequeue, {}, {.timeout = absl::Milliseconds(30)});
+  EXPECT_TRUE(IsDeadlineExceeded(timed_out.status())) << timed_out.status();
+  ASSERT_TRUE(g.Enqueue(session, 5).ok());
+  auto out = session.Run({}, g.dequeue, {}, {.timeout = absl::Seconds(10)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int32_t>(), 5);
+}
+
+TEST(QueueTest, SessionCloseCancelsBlockedDequeue) {
+  QueueGraph g;
+  ClientSession session(g.root);
+  StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
+  std::thread consumer([&] { out = session.Run({}, g.dequeue); });
+  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(session.Close().ok());
+  consumer.join();
+  EXPECT_TRUE(IsCancelled(out.status())) << out.status();
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("Session::Close()"));
+}
+
+TEST(QueueTest, HundredBlockedStepsDoNotStarveAnUnrelatedStep) {
+  QueueGraph g;
+  auto unrelated = ops::Identity(g.root, 42);
+  ClientSession session(g.root, {.num_threads = 2});
+  std::vector<std::thread> consumers;
+  std::atomic<int> served{0};
+  for (int i = 0; i < 100; ++i) {
+    consumers.emplace_back([&] {
+      if (session.Run({}, g.dequeue).ok()) ++served;
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(50));
+  auto out = session.Run({}, {unrelated}, {}, {.timeout = absl::Seconds(10)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int32_t>(), 42);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(g.Enqueue(session, i).ok());
+  for (auto& t : consumers) t.join();
+  EXPECT_EQ(served.load(), 100);
+}
+
+TEST(QueueTest, SharedNameSharesAndConflictsAreInvalidArgument) {
+  Scope root = Scope::NewRootScope();
+  auto a = ops::FIFOQueue(root, {DT_STRING}, {.capacity = 10, .shared_name = "filenames"});
+  auto b = ops::FIFOQueue(root, {DT_STRING}, {.capacity = 10, .shared_name = "filenames"});
+  auto c = ops::FIFOQueue(root, {DT_STRING}, {.capacity = 5, .shared_name = "filenames"});
+  auto d = ops::FIFOQueue(root, {DT_INT32}, {.capacity = 10, .shared_name = "filenames"});
+  auto put = ops::QueueEnqueue(root, a, {"a.txt"});
+  auto take = ops::QueueDequeue(root, b);
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {}, {put}).ok());
+  auto got = session.Run({}, take);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)[0].scalar<std::string>(), "a.txt");
+  EXPECT_THAT(std::string(session.Run({}, {c.handle}).status().message()),
+              HasSubstr("Shared queue 'filenames' has capacity 10 but requested capacity was 5"));
+  EXPECT_THAT(std::string(session.Run({}, {d.handle}).status().message()),
+              HasSubstr("has component types string but requested component types were int32"));
+}
+
+TEST(QueueTest, QueuesWithoutSharedNameArePrivate) {
+  Scope root = Scope::NewRootScope();
+  auto a = ops::FIFOQueue(root, {DT_INT32});
+  auto b = ops::FIFOQueue(root, {DT_INT32});
+  auto put = ops::QueueEnqueue(root, a, {1});
+  auto size_a = ops::QueueSize(root, a);
+  auto size_b = ops::QueueSize(root, b);
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {}, {put}).ok());
+  // Another step signature uses the same queue of this session...
+  EXPECT_EQ((*session.Run({}, {size_a}))[0].scalar<int32_t>(), 1);
+  EXPECT_EQ((*session.Run({}, {size_b}))[0].scalar<int32_t>(), 0);
+  // ...and another session has its own.
+  ClientSession other(root);
+  EXPECT_EQ((*other.Run({}, {size_a}))[0].scalar<int32_t>(), 0);
+}
+
+TEST(QueueTest, EnqueueManyAndValidation) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root, {DT_FLOAT}, {.shapes = {{2}}});
+  auto many = ops::QueueEnqueueMany(
+      root, q, {Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({3, 2}))});
+  auto bad_shape = ops::QueueEnqueue(root, q, {Tensor::FromVector<float>({1, 2, 3})});
+  auto bad_type = ops::QueueEnqueue(root, q, {Tensor::FromVector<int32_t>({1, 2})});
+  auto size = ops::QueueSize(root, q);
+  auto two = ops::QueueDequeueMany(root, q, 2);
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {}, {many}).ok());
+  EXPECT_EQ((*session.Run({}, {size}))[0].scalar<int32_t>(), 3);
+  auto out = session.Run({}, two);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2})));
+  EXPECT_THAT(std::string(session.Run({}, {}, {bad_shape}).status().message()),
+              HasSubstr("component 0 has shape [2], got [3]"));
+  EXPECT_THAT(std::string(session.Run({}, {}, {bad_type}).status().message()),
+              HasSubstr("component 0 is float, got int32"));
+}
+
+}  // namespace
+}  // namespace tw
