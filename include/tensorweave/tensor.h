@@ -78,6 +78,10 @@ class Tensor {
   // InvalidArgument on a scalar or when not 0 <= begin <= end <= dim(0).
   StatusOr<Tensor> Slice(int64_t begin, int64_t end) const;
 
+  // A view of the same buffer under another shape with the same number of elements;
+  // InvalidArgument otherwise.
+  StatusOr<Tensor> Reshaped(const TensorShape& shape) const;
+
   // A deep copy in a buffer of its own.
   Tensor Copy() const;
 

@@ -124,6 +124,14 @@ StatusOr<Tensor> Tensor::Slice(int64_t begin, int64_t end) const {
   return Tensor(dtype_, std::move(shape), buffer_, data);
 }
 
+StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
+  if (!IsInitialized() || !shape.IsFullyDefined() || shape.num_elements() != num_elements()) {
+    return errors::InvalidArgument("cannot view a tensor of shape ", shape_.DebugString(),
+                                   " as shape ", shape.DebugString());
+  }
+  return Tensor(dtype_, shape, buffer_, data_);
+}
+
 Tensor Tensor::Copy() const {
   if (!IsInitialized()) return Tensor();
   Tensor out(dtype_, shape_);

@@ -75,6 +75,23 @@ TEST(TensorTest, SliceIsAViewOfRowsWithoutCopying) {
   EXPECT_EQ(*m.Slice(0, 4), m);
 }
 
+TEST(TensorTest, ReshapedSharesTheBufferAndCopyDoesNot) {
+  Tensor m = Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}));
+  auto flat = m.Reshaped(TensorShape({6}));
+  ASSERT_TRUE(flat.ok());
+  EXPECT_TRUE(flat->SharesBufferWith(m));
+  EXPECT_EQ(*flat, Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}));
+  EXPECT_THAT(m.Reshaped(TensorShape({4})).status().message(),
+              HasSubstr("cannot view a tensor of shape [2,3] as shape [4]"));
+  Tensor copy = m.Copy();
+  EXPECT_EQ(copy, m);
+  EXPECT_FALSE(copy.SharesBufferWith(m));
+  copy.flat<int32_t>()[0] = 9;
+  EXPECT_EQ(m.flat<int32_t>()[0], 1);
+  Tensor strings = Tensor::FromVector<std::string>({"a", "b"});
+  EXPECT_EQ(strings.Copy(), strings);
+}
+
 TEST(TensorTest, SliceOfStringsAndErrors) {
   Tensor s = Tensor::FromVector<std::string>({"a", "b", "c"});
   EXPECT_THAT(s.Slice(1, 3)->flat<std::string>(), ElementsAre("b", "c"));
