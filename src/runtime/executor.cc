@@ -178,12 +178,20 @@ class ExecutorStep {
     if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish();
   }
 
+  // The first error wins; it also cancels the step, so kernels of this step that wait (a
+  // dequeue, a Recv) wake up instead of holding the step open. Their Cancelled errors are
+  // consequences and are not reported.
   void Abort(const Status& s) {
+    bool first = false;
     {
       absl::MutexLock lock(&mu_);
-      if (status_.ok()) status_ = s;
+      if (status_.ok()) {
+        status_ = s;
+        first = true;
+      }
     }
     aborted_.store(true, std::memory_order_release);
+    if (first && !IsCancelled(s)) args_.cancellation_manager->StartCancel();
   }
 
   void Finish() {
