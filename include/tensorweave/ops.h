@@ -4,6 +4,7 @@
 
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
+#include "tensorweave/ops/queue_ops.h"
 #include "tensorweave/ops/state_ops.h"
 
 #endif  // TENSORWEAVE_OPS_H_

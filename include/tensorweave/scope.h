@@ -69,15 +69,15 @@ class Output {
 // An op input: an Output, or a value that becomes a Const node.
 class Input {
  public:
-  Input(const Output& o) : output_(o) {}  // NOLINT: implicit by design
-  Input(const Tensor& t) : tensor_(t) {}  // NOLINT
-  Input(float v) : tensor_(Tensor::Scalar(v)) {}  // NOLINT
-  Input(double v) : tensor_(Tensor::Scalar(v)) {}  // NOLINT
-  Input(int v) : tensor_(Tensor::Scalar<int32_t>(v)) {}  // NOLINT
-  Input(int64_t v) : tensor_(Tensor::Scalar(v)) {}  // NOLINT
-  Input(bool v) : tensor_(Tensor::Scalar(v)) {}  // NOLINT
+  Input(const Output& o) : output_(o) {}                             // NOLINT: implicit by design
+  Input(const Tensor& t) : tensor_(t) {}                             // NOLINT
+  Input(float v) : tensor_(Tensor::Scalar(v)) {}                     // NOLINT
+  Input(double v) : tensor_(Tensor::Scalar(v)) {}                    // NOLINT
+  Input(int v) : tensor_(Tensor::Scalar<int32_t>(v)) {}              // NOLINT
+  Input(int64_t v) : tensor_(Tensor::Scalar(v)) {}                   // NOLINT
+  Input(bool v) : tensor_(Tensor::Scalar(v)) {}                      // NOLINT
   Input(const char* v) : tensor_(Tensor::Scalar<std::string>(v)) {}  // NOLINT
-  Input(const std::string& v) : tensor_(Tensor::Scalar<std::string>(v)) {}  // NOLINT
+  Input(const std::string& v) : tensor_(Tensor::Scalar<std::string>(v)) {}          // NOLINT
   Input(std::initializer_list<float> v) : tensor_(Tensor::FromVector<float>(v)) {}  // NOLINT
   Input(std::initializer_list<int> v);  // NOLINT: an int32 vector
 

@@ -10,7 +10,8 @@ TEST(RegistrySelfTest, EveryOpHasACpuKernel) {
   const std::vector<std::string> ops = OpRegistry::Global().ListOps();
   EXPECT_GE(ops.size(), 4u);
   for (const std::string& op : ops) {
-    EXPECT_TRUE(KernelRegistry::Global().HasKernel(op, "CPU")) << "op " << op << " has no CPU kernel";
+    EXPECT_TRUE(KernelRegistry::Global().HasKernel(op, "CPU"))
+        << "op " << op << " has no CPU kernel";
   }
 }
 

@@ -1,6 +1,8 @@
-// Graph-building functions for the basic ops: constants, placeholders, identity, shapes.
-// Each returns the node's output (or Operation for ops without outputs); errors are
-// recorded in the scope (see scope.h).
+// Graph-building functions for the basic ops: constants, placeholders, identity, shapes,
+// types, and the array ops that rearrange elements. Each returns the node's output (or
+// Operation for ops without outputs); errors are recorded in the scope (see scope.h).
+// Type attributes are inferred from the inputs; literal inputs such as {2, 3} become int32
+// Const nodes. Index inputs (shapes, axes, begin/size, indices) may be int32 or int64.
 #ifndef TENSORWEAVE_OPS_BASIC_OPS_H_
 #define TENSORWEAVE_OPS_BASIC_OPS_H_
 
@@ -19,6 +21,30 @@ Output Placeholder(const Scope& scope, DataType dtype, const PlaceholderOptions&
 Output Identity(const Scope& scope, Input input);
 // Does nothing; a target to hang control dependencies on.
 Operation NoOp(const Scope& scope);
+
+// `tensor` with the dimensions in `shape` (a vector); one dimension may be -1, inferred
+// from the element count.
+Output Reshape(const Scope& scope, Input tensor, Input shape);
+// The dimensions of `input` as a vector of `out_type` (DT_INT32 or DT_INT64).
+Output Shape(const Scope& scope, Input input, DataType out_type = DT_INT32);
+// A tensor of shape `dims` (a vector) whose every element is the scalar `value`.
+Output Fill(const Scope& scope, Input dims, Input value);
+// A tensor shaped and typed like `x` (numeric or bool) filled with 0 / false.
+Output ZerosLike(const Scope& scope, Input x);
+// A tensor shaped and typed like `x` (numeric or bool) filled with 1 / true.
+Output OnesLike(const Scope& scope, Input x);
+// `x` converted to `dst`; numeric and bool types (see the Cast op for the rules).
+Output Cast(const Scope& scope, Input x, DataType dst);
+// `values` joined along `axis` (a scalar; negative counts from the end).
+Output Concat(const Scope& scope, const InputList& values, Input axis);
+// The part of `input` from `begin` with extents `size` (vectors, one entry per dimension);
+// a size of -1 takes the rest of the dimension.
+Output Slice(const Scope& scope, Input input, Input begin, Input size);
+// `values` (all of one shape) stacked along a new dimension `axis` (negative counts from
+// the end of the output's dimensions).
+Output Pack(const Scope& scope, const InputList& values, int axis = 0);
+// Rows of `params` picked by `indices`: shape indices.shape + params.shape[1:].
+Output Gather(const Scope& scope, Input params, Input indices);
 
 }  // namespace tw::ops
 

@@ -1,11 +1,84 @@
 // Graph-building functions for math ops (element-wise with NumPy broadcasting, MatMul,
 // reductions) and neural-network ops (activations, softmax, cross-entropy).
+//
+// Each returns the node's output; errors are recorded in the scope (see scope.h). The type
+// attributes (T, Tidx, Tlabels) are inferred from the inputs, so literal inputs decide them:
+// `ops::Add(root, x, 1.0f)` needs a float x, and `ops::Sum(root, x, {0, 1})` sums over an
+// int32 axis vector.
 #ifndef TENSORWEAVE_OPS_MATH_OPS_H_
 #define TENSORWEAVE_OPS_MATH_OPS_H_
 
 #include "tensorweave/scope.h"
 
 namespace tw::ops {
+
+// ---- Element-wise binary ops, NumPy broadcasting (T: float, double, int32, int64) ----
+// Integer arithmetic wraps on overflow; integer Div truncates toward zero and fails on a
+// zero divisor.
+Output Add(const Scope& scope, Input x, Input y);
+Output Sub(const Scope& scope, Input x, Input y);
+Output Mul(const Scope& scope, Input x, Input y);
+Output Div(const Scope& scope, Input x, Input y);
+Output Maximum(const Scope& scope, Input x, Input y);
+Output Minimum(const Scope& scope, Input x, Input y);
+
+// ---- Comparisons, NumPy broadcasting, bool output ----
+// Equal also takes bool and string; Less and Greater take the numeric types.
+Output Equal(const Scope& scope, Input x, Input y);
+Output Less(const Scope& scope, Input x, Input y);
+Output Greater(const Scope& scope, Input x, Input y);
+
+// ---- Element-wise unary ops ----
+Output Neg(const Scope& scope, Input x);     // float, double, int32, int64
+Output Square(const Scope& scope, Input x);  // float, double, int32, int64
+Output Sqrt(const Scope& scope, Input x);    // float, double
+Output Exp(const Scope& scope, Input x);     // float, double
+Output Log(const Scope& scope, Input x);     // float, double
+
+// Picks from `t` where `condition` is true and from `e` elsewhere; the three inputs broadcast
+// against each other NumPy-style (like TensorFlow's SelectV2).
+Output Select(const Scope& scope, Input condition, Input t, Input e);
+
+// ---- Matrix product of two matrices (T: float, double, int32, int64) ----
+struct MatMulOptions {
+  bool transpose_a = false;
+  bool transpose_b = false;
+};
+Output MatMul(const Scope& scope, Input a, Input b, const MatMulOptions& options = {});
+
+// ---- Reductions (T: float, double, int32, int64) ----
+// `axis` is an int32 or int64 scalar or vector; negative axes count from the end; an empty
+// vector reduces nothing.
+struct ReduceOptions {
+  bool keep_dims = false;  // keep reduced dimensions with size 1
+};
+Output Sum(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+Output Mean(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+Output Max(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+
+// Index of the largest element along the scalar `dimension` (first one on ties).
+struct ArgMaxOptions {
+  DataType output_type = DT_INT64;  // DT_INT32 or DT_INT64
+};
+Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxOptions& options = {});
+
+// ---- Neural-network ops (T: float, double) ----
+Output Relu(const Scope& scope, Input features);
+Output Sigmoid(const Scope& scope, Input x);
+Output Tanh(const Scope& scope, Input x);
+// Over the last dimension; numerically stable for large logits.
+Output Softmax(const Scope& scope, Input logits);
+Output LogSoftmax(const Scope& scope, Input logits);
+
+// Cross-entropy of softmax(features) [batch, classes] against integer class labels [batch]
+// (int32 or int64): the per-example loss [batch] and its gradient wrt the features
+// [batch, classes]. Both outputs are invalid when the node failed to build.
+struct SoftmaxCrossEntropyOutputs {
+  Output loss;
+  Output backprop;
+};
+SoftmaxCrossEntropyOutputs SparseSoftmaxCrossEntropyWithLogits(const Scope& scope, Input features,
+                                                               Input labels);
 
 }  // namespace tw::ops
 

@@ -1,0 +1,349 @@
+// Reduction ops: Sum, Mean and Max over a set of axes, and ArgMax along one dimension.
+// Definitions, CPU kernels and graph-building functions.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "Eigen/Core"
+#include "src/framework/op_kernel.h"
+#include "src/ops/type_dispatch.h"
+#include "tensorweave/ops/math_ops.h"
+
+namespace tw {
+namespace {
+
+using IndexTypes = TypeList<int32_t, int64_t>;
+
+// Reads the int32 or int64 elements of an axis tensor.
+std::vector<int64_t> ReadIndices(const Tensor& t) {
+  std::vector<int64_t> values;
+  Dispatch(IndexTypes{}, t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (T v : t.flat<T>()) values.push_back(static_cast<int64_t>(v));
+  });
+  return values;
+}
+
+// ---- Reduction plan ----
+
+// The input's dimensions collapsed for iteration: size-1 dimensions are dropped and
+// neighbours that are both reduced or both kept are merged, so [2,3,4] over axis {1,2}
+// runs as [2,12] with the second reduced.
+struct ReductionPlan {
+  TensorShape output_shape;
+  bool reduces_nothing = false;
+  std::vector<int64_t> dims;         // collapsed input dimensions
+  std::vector<bool> reduced;         // per collapsed dimension
+  std::vector<int64_t> out_strides;  // per collapsed dimension; 0 when reduced
+  int64_t count = 1;                 // input elements folded into each output element
+};
+
+Status PlanReduction(const OpKernel& kernel, const TensorShape& input, const Tensor& axis,
+                     bool keep_dims, ReductionPlan* plan) {
+  if (axis.rank() > 1) {
+    return errors::InvalidArgument("node ", kernel.name(),
+                                   ": reduction axis must be a scalar or a vector, got shape ",
+                                   axis.shape().DebugString());
+  }
+  const int rank = input.rank();
+  std::vector<bool> reduce(static_cast<size_t>(rank), false);
+  for (int64_t a : ReadIndices(axis)) {
+    if (a < -rank || a >= rank) {
+      return errors::InvalidArgument("node ", kernel.name(), ": Invalid reduction axis ", a,
+                                     " for input of shape ", input.DebugString(),
+                                     " (axes must be in [", -rank, ", ", rank, "))");
+    }
+    const int64_t d = a < 0 ? a + rank : a;
+    if (reduce[d]) {
+      return errors::InvalidArgument("node ", kernel.name(), ": reduction axis ", a, " (dimension ",
+                                     d, ") is given more than once");
+    }
+    reduce[d] = true;
+  }
+  plan->reduces_nothing = std::find(reduce.begin(), reduce.end(), true) == reduce.end();
+
+  std::vector<int64_t> out_dims;
+  plan->count = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (!reduce[d]) {
+      out_dims.push_back(input.dim(d));
+    } else {
+      plan->count *= input.dim(d);
+      if (keep_dims) out_dims.push_back(1);
+    }
+  }
+  // Cannot fail: the output never has more elements than the input.
+  auto shape = TensorShape::Create(out_dims);
+  if (!shape.ok()) return shape.status();
+  plan->output_shape = *std::move(shape);
+
+  plan->dims.clear();
+  plan->reduced.clear();
+  for (int d = 0; d < rank; ++d) {
+    if (input.dim(d) == 1) continue;
+    if (!plan->dims.empty() && plan->reduced.back() == reduce[d]) {
+      plan->dims.back() *= input.dim(d);
+    } else {
+      plan->dims.push_back(input.dim(d));
+      plan->reduced.push_back(reduce[d]);
+    }
+  }
+  plan->out_strides.assign(plan->dims.size(), 0);
+  int64_t stride = 1;
+  for (size_t c = plan->dims.size(); c-- > 0;) {
+    if (plan->reduced[c]) continue;
+    plan->out_strides[c] = stride;
+    stride *= plan->dims[c];
+  }
+  return OkStatus();
+}
+
+// ---- Reducers ----
+// Each has Identity(), Combine(acc, x), and ReduceRun(p, n) folding a contiguous run.
+
+template <typename T>
+T WrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    // Signed overflow is undefined; integer sums wrap like TensorFlow's on x86.
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+
+template <typename T>
+struct SumReducer {
+  static T Identity() { return T(0); }
+  static T Combine(T acc, T x) { return WrapAdd(acc, x); }
+  static T ReduceRun(const T* p, int64_t n) {
+    if constexpr (std::is_floating_point_v<T>) {
+      // Eigen sums in several vector lanes: faster and more accurate than one chain.
+      return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(p, n).sum();
+    } else {
+      T acc = 0;
+      for (int64_t i = 0; i < n; ++i) acc = WrapAdd(acc, p[i]);
+      return acc;
+    }
+  }
+};
+
+template <typename T>
+struct MaxReducer {
+  // The maximum of nothing is the lowest value (-inf for floating point), as in TensorFlow.
+  static T Identity() {
+    if constexpr (std::is_floating_point_v<T>) {
+      return -std::numeric_limits<T>::infinity();
+    } else {
+      return std::numeric_limits<T>::lowest();
+    }
+  }
+  // NaN propagates.
+  static T Combine(T acc, T x) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(x)) return x;
+    }
+    return x > acc ? x : acc;
+  }
+  static T ReduceRun(const T* p, int64_t n) {
+    T acc = Identity();
+    for (int64_t i = 0; i < n; ++i) acc = Combine(acc, p[i]);
+    return acc;
+  }
+};
+
+// Folds `in` into `out` (already holding Reducer::Identity()) following the plan.
+template <typename T, typename Reducer>
+void Reduce(const ReductionPlan& plan, absl::Span<const T> in, absl::Span<T> out) {
+  if (in.empty()) return;
+  const int r = static_cast<int>(plan.dims.size());
+  if (r == 0) {  // one element
+    out[0] = Reducer::Combine(out[0], in[0]);
+    return;
+  }
+  const int64_t run = plan.dims[r - 1];
+  const bool inner_reduced = plan.reduced[r - 1];
+  std::vector<int64_t> index(static_cast<size_t>(r), 0);
+  int64_t o = 0;
+  const int64_t total = static_cast<int64_t>(in.size());
+  for (int64_t i = 0; i < total; i += run) {
+    const T* p = in.data() + i;
+    if (inner_reduced) {
+      out[o] = Reducer::Combine(out[o], Reducer::ReduceRun(p, run));
+    } else {
+      T* q = out.data() + o;
+      for (int64_t j = 0; j < run; ++j) q[j] = Reducer::Combine(q[j], p[j]);
+    }
+    // Advance the odometer over the outer dimensions, tracking the output offset.
+    for (int d = r - 2; d >= 0; --d) {
+      o += plan.out_strides[d];
+      if (++index[d] < plan.dims[d]) break;
+      o -= plan.out_strides[d] * plan.dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+enum class ReductionKind { kSum, kMean, kMax };
+
+template <ReductionKind kKind>
+class ReductionOp : public OpKernel {
+ public:
+  explicit ReductionOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("keep_dims", &keep_dims_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& axis = ctx->input(1);
+    ReductionPlan plan;
+    TW_OP_REQUIRES_OK(ctx, PlanReduction(*this, input.shape(), axis, keep_dims_, &plan));
+    if (plan.reduces_nothing && plan.output_shape == input.shape()) {
+      ctx->set_output(0, input);  // nothing to do; share the buffer like Identity
+      return;
+    }
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, plan.output_shape, &out));
+    const bool known = Dispatch(NumericTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Reducer =
+          std::conditional_t<kKind == ReductionKind::kMax, MaxReducer<T>, SumReducer<T>>;
+      auto o = out->flat<T>();
+      std::fill(o.begin(), o.end(), Reducer::Identity());
+      Reduce<T, Reducer>(plan, input.flat<T>(), o);
+      if constexpr (kKind == ReductionKind::kMean) {
+        if constexpr (std::is_floating_point_v<T>) {
+          // The mean of nothing is 0/0 = NaN, as in TensorFlow.
+          const T scale = T(1) / static_cast<T>(plan.count);
+          for (T& v : o) v *= scale;
+        } else if (plan.count > 0) {  // integers truncate; nothing to average leaves 0
+          for (T& v : o) v = static_cast<T>(static_cast<int64_t>(v) / plan.count);
+        }
+      }
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+
+ private:
+  bool keep_dims_ = false;
+};
+
+#define TW_REDUCTION_OP(NAME, KIND, DOC)        \
+  TW_REGISTER_OP(NAME)                          \
+      .Input("input: T")                        \
+      .Input("axis: Tidx")                      \
+      .Output("output: T")                      \
+      .Attr("keep_dims: bool = false")          \
+      .Attr("T: {float, double, int32, int64}") \
+      .Attr("Tidx: {int32, int64} = int32")     \
+      .Doc(DOC);                                \
+  TW_REGISTER_KERNEL(NAME, "CPU", ReductionOp<ReductionKind::KIND>)
+
+TW_REDUCTION_OP("Sum", kSum,
+                "Sum over the axes (a scalar or vector, negative from the end; an empty "
+                "vector reduces nothing).");
+TW_REDUCTION_OP("Mean", kMean, "Mean over the axes; integers truncate.");
+TW_REDUCTION_OP("Max", kMax, "Maximum over the axes; -inf (or the lowest integer) when empty.");
+#undef TW_REDUCTION_OP
+
+// ---- ArgMax ----
+TW_REGISTER_OP("ArgMax")
+    .Input("input: T")
+    .Input("dimension: Tidx")
+    .Output("output: output_type")
+    .Attr("T: {float, double, int32, int64}")
+    .Attr("Tidx: {int32, int64} = int32")
+    .Attr("output_type: {int32, int64} = int64")
+    .Doc("Index of the largest element along a dimension (the first one on ties).");
+
+template <typename T, typename Index>
+void ArgMaxImpl(absl::Span<const T> in, int64_t outer, int64_t n, int64_t inner,
+                absl::Span<Index> out) {
+  // Walk rows of the reduced dimension in memory order, keeping the best of each column.
+  std::vector<T> best(static_cast<size_t>(inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* base = in.data() + o * n * inner;
+    Index* idx = out.data() + o * inner;
+    std::copy(base, base + inner, best.begin());
+    std::fill(idx, idx + inner, Index(0));
+    for (int64_t k = 1; k < n; ++k) {
+      const T* row = base + k * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        if (row[i] > best[i]) {
+          best[i] = row[i];
+          idx[i] = static_cast<Index>(k);
+        }
+      }
+    }
+  }
+}
+
+class ArgMaxOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& dimension = ctx->input(1);
+    TW_OP_REQUIRES(ctx, dimension.rank() == 0,
+                   errors::InvalidArgument("node ", name(), ": dimension must be a scalar, got ",
+                                           "shape ", dimension.shape().DebugString()));
+    const int rank = input.rank();
+    const int64_t a = ReadIndices(dimension)[0];
+    TW_OP_REQUIRES(ctx, a >= -rank && a < rank,
+                   errors::InvalidArgument("node ", name(), ": Invalid dimension ", a,
+                                           " for input of shape ", input.shape().DebugString(),
+                                           " (must be in [", -rank, ", ", rank, "))"));
+    const int d = static_cast<int>(a < 0 ? a + rank : a);
+    const int64_t n = input.dim(d);
+    TW_OP_REQUIRES(
+        ctx, n > 0,
+        errors::InvalidArgument("node ", name(), ": cannot take ArgMax along empty ", "dimension ",
+                                d, " of shape ", input.shape().DebugString()));
+    std::vector<int64_t> out_dims;
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < rank; ++i) {
+      if (i == d) continue;
+      out_dims.push_back(input.dim(i));
+      (i < d ? outer : inner) *= input.dim(i);
+    }
+    auto shape = TensorShape::Create(out_dims);
+    TW_OP_REQUIRES_OK(ctx, shape.status());
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &out));
+    const bool known = Dispatch(NumericTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Dispatch(IndexTypes{}, output_type(0), [&](auto index_tag) {
+        using Index = typename decltype(index_tag)::type;
+        ArgMaxImpl<T, Index>(input.flat<T>(), outer, n, inner, out->flat<Index>());
+      });
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+};
+TW_REGISTER_KERNEL("ArgMax", "CPU", ArgMaxOp);
+
+}  // namespace
+
+namespace ops {
+
+Output Sum(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
+  return scope.AddNodeOutput("Sum", {{input}, {axis}},
+                             {{"keep_dims", MakeAttr(options.keep_dims)}});
+}
+Output Mean(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
+  return scope.AddNodeOutput("Mean", {{input}, {axis}},
+                             {{"keep_dims", MakeAttr(options.keep_dims)}});
+}
+Output Max(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
+  return scope.AddNodeOutput("Max", {{input}, {axis}},
+                             {{"keep_dims", MakeAttr(options.keep_dims)}});
+}
+Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxOptions& options) {
+  return scope.AddNodeOutput("ArgMax", {{input}, {dimension}},
+                             {{"output_type", MakeAttr(options.output_type)}});
+}
+
+}  // namespace ops
+}  // namespace tw
