@@ -15,6 +15,7 @@ class GraphBuilder {
  public:
   proto::GraphDef graph;
   std::map<std::string, std::vector<DataType>> output_types;
+  std::map<std::string, int> node_index;  // name -> position in graph
   std::set<std::string> names;
   Status status;
 
@@ -133,8 +134,9 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
   const_state.control_deps.clear();
   const Scope const_scope(builder_, const_state);
 
-  std::vector<DataType> input_types;    // of each data input, in order
-  std::vector<std::string> input_args;  // the op argument each data input belongs to
+  std::optional<std::string> resource_producer;  // the node creating a resource input
+  std::vector<DataType> input_types;             // of each data input, in order
+  std::vector<std::string> input_args;           // the op argument each data input belongs to
   for (size_t a = 0; a < inputs.size(); ++a) {
     const ArgDef& arg = op_def.inputs[a];
     std::vector<Output> resolved;
@@ -167,6 +169,7 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
     }
     for (const Output& o : resolved) {
       node.add_input(o.index() == 0 ? o.op().name() : o.name());
+      if (o.type() == DT_RESOURCE && !resource_producer) resource_producer = o.op().name();
       input_types.push_back(o.type());
       input_args.push_back(arg.name);
     }
@@ -203,7 +206,16 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
       break;
     }
   }
+  // An op that uses a resource runs where the resource lives, whatever scope built it.
+  if (resource_producer) {
+    const proto::NodeDef& producer = b.graph.node(b.node_index.at(*resource_producer));
+    node.set_device(producer.device());
+    auto& classes = *(*node.mutable_attr())["_class"].mutable_list()->mutable_s();
+    classes.Clear();
+    classes.Add("loc:@" + producer.name());
+  }
   b.output_types[name] = outputs;
+  b.node_index[name] = b.graph.node_size();
   *b.graph.add_node() = std::move(node);
   return Operation(name, outputs);
 }

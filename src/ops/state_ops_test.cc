@@ -135,6 +135,21 @@ TEST(VariableTest, ScatterAddAndUpdate) {
               HasSubstr("indices[0] = 3 is not in [0, 3) for variable table"));
 }
 
+TEST(VariableTest, OpsUsingAVariableAreColocatedWithIt) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {});
+  auto add = ops::AssignAdd(root.WithDevice("/job:worker/task:1"), v, 1.0f);
+  auto read = ops::ReadVariable(root, v);
+  auto graph = root.ToGraphDef();
+  ASSERT_TRUE(graph.ok());
+  for (const auto& n : graph->node()) {
+    if (n.name() == add.op().name() || n.name() == read.op().name()) {
+      EXPECT_EQ(n.device(), "/job:ps/task:0") << n.name();
+      EXPECT_EQ(n.attr().at("_class").list().s(0), "loc:@v") << n.name();
+    }
+  }
+}
+
 TEST(VariableTest, GroupRunsEveryInitializer) {
   Scope root = Scope::NewRootScope();
   auto a = ops::MakeVariable(root, "a", DT_INT32, {});

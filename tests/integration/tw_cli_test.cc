@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tensorweave/ops.h"
 #include "testing/subprocess.h"
 
 namespace tw {
@@ -142,6 +143,27 @@ TEST(TwConfigTest, BadShapeOrHostIsOneLineAndExitOne) {
   ExpectCleanFailure(Tw({"config", "--cluster", "ps=two", "--out", dir}), "--cluster: ");
   ExpectCleanFailure(Tw({"config", "--cluster", "ps=1", "--host", "a'b", "--out", dir}), "--host");
   ExpectCleanFailure(Tw({"config", "--cluster", "ps=1"}), "--out is required");
+}
+
+TEST(TwGraphTest, DrawsAGraphDefAsDot) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "weights", DT_FLOAT, {});
+  ops::AssignAdd(root.WithOpName("update"), v, 1.0f);
+  const std::string path = ::testing::TempDir() + "/model.pb";
+  std::ofstream(path, std::ios::binary) << root.ToGraphDef()->SerializeAsString();
+  ProcessResult r = Tw({"graph", "--dot", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("digraph tensorweave {"));
+  EXPECT_THAT(r.out, HasSubstr("\"weights\" -> \"update\";"));
+  EXPECT_THAT(r.out, HasSubstr("/job:ps/task:0"));
+}
+
+TEST(TwGraphTest, UnreadableOrBadFileIsOneLineAndExitOne) {
+  ExpectCleanFailure(Tw({"graph", "--dot", "/nonexistent/model.pb"}),
+                     "cannot read /nonexistent/model.pb");
+  const std::string path = ::testing::TempDir() + "/not_a_graph.pb";
+  std::ofstream(path, std::ios::binary) << "\xff\xff\xff garbage";
+  ExpectCleanFailure(Tw({"graph", "--dot", path}), "is not a binary GraphDef");
 }
 
 TEST(TwHelpTest, ExplainsCommandsWithExamples) {
