@@ -1,0 +1,111 @@
+#include "src/framework/rendezvous.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "src/base/strings.h"
+
+namespace tw {
+
+std::string RendezvousKey(std::string_view src_device, uint64_t src_incarnation,
+                          std::string_view dst_device, std::string_view tensor_name) {
+  char incarnation[17];
+  std::snprintf(incarnation, sizeof(incarnation), "%016" PRIx64, src_incarnation);
+  return internal::StrCatAny(src_device, ";", incarnation, ";", dst_device, ";", tensor_name,
+                             ";0:0");
+}
+
+StatusOr<ParsedRendezvousKey> ParseRendezvousKey(std::string_view key) {
+  const std::vector<std::string_view> parts = Split(key, ';');
+  if (parts.size() != 5 || parts[1].size() != 16) {
+    return errors::InvalidArgument("invalid rendezvous key \"", key, "\"");
+  }
+  ParsedRendezvousKey p;
+  p.src_device = std::string(parts[0]);
+  p.dst_device = std::string(parts[2]);
+  p.tensor_name = std::string(parts[3]);
+  for (char c : parts[1]) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return errors::InvalidArgument("invalid incarnation in rendezvous key \"", key, "\"");
+    p.src_incarnation = p.src_incarnation * 16 + static_cast<uint64_t>(digit);
+  }
+  return p;
+}
+
+LocalRendezvous::~LocalRendezvous() { StartAbort(errors::Aborted("rendezvous destroyed")); }
+
+Status LocalRendezvous::Send(const std::string& key, const Tensor& value) {
+  Waiter waiter;
+  {
+    absl::MutexLock lock(&mu_);
+    TW_RETURN_IF_ERROR(aborted_);
+    auto it = waiters_.find(key);
+    if (it == waiters_.end()) {
+      if (!values_.emplace(key, value).second) {
+        return errors::InvalidArgument("tensor ", key, " was sent twice in one step");
+      }
+      return OkStatus();
+    }
+    waiter = std::move(it->second);
+    waiters_.erase(it);
+  }
+  if (waiter.cm != nullptr) waiter.cm->DeregisterCallback(waiter.token);
+  waiter.done(OkStatus(), value);
+  return OkStatus();
+}
+
+void LocalRendezvous::RecvAsync(const std::string& key, CancellationManager* cm,
+                                RecvCallback done) {
+  CancellationManager::Token token = 0;
+  Status immediate_status;
+  Tensor immediate_value;
+  bool immediate = true;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!aborted_.ok()) {
+      immediate_status = aborted_;
+    } else if (auto it = values_.find(key); it != values_.end()) {
+      immediate_value = std::move(it->second);
+      values_.erase(it);
+    } else {
+      immediate = false;
+      if (cm != nullptr) token = cm->NewToken();
+      waiters_[key] = Waiter{std::move(done), cm, token};
+    }
+  }
+  if (immediate) {
+    done(immediate_status, immediate_value);
+    return;
+  }
+  if (cm != nullptr && !cm->RegisterCallback(token, [this, key] { CancelWaiter(key); })) {
+    CancelWaiter(key);
+  }
+}
+
+void LocalRendezvous::CancelWaiter(const std::string& key) {
+  Waiter waiter;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = waiters_.find(key);
+    if (it == waiters_.end()) return;
+    waiter = std::move(it->second);
+    waiters_.erase(it);
+  }
+  waiter.done(errors::Cancelled("Recv of ", key, " was cancelled"), Tensor());
+}
+
+void LocalRendezvous::StartAbort(const Status& status) {
+  std::map<std::string, Waiter> waiters;
+  {
+    absl::MutexLock lock(&mu_);
+    if (aborted_.ok()) aborted_ = status;
+    waiters.swap(waiters_);
+    values_.clear();
+  }
+  for (auto& [key, w] : waiters) {
+    if (w.cm != nullptr) w.cm->DeregisterCallback(w.token);
+    w.done(status, Tensor());
+  }
+}
+
+}  // namespace tw

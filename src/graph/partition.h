@@ -1,0 +1,31 @@
+// Partitioning: splits a placed graph into one graph per device, joined by _Send/_Recv.
+#ifndef TENSORWEAVE_SRC_GRAPH_PARTITION_H_
+#define TENSORWEAVE_SRC_GRAPH_PARTITION_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "tensorweave/protobuf/graph.pb.h"
+#include "tensorweave/status.h"
+
+namespace tw {
+
+struct PartitionOptions {
+  // The incarnation of a device, written into _Send/_Recv so a restarted task's tensors
+  // are never mistaken for its former self's.
+  std::function<uint64_t(const std::string& device)> incarnation;
+};
+
+// Every node of `placed` must have a full device name. Each edge between devices becomes a
+// _Send in the source's partition and a _Recv in the destination's, one pair per (source
+// output, destination device), with tensor name "edge_<n>_<source node>". A control edge
+// between devices becomes a _Send/_Recv of a dummy scalar and a control edge from the
+// _Recv. Returns device -> its partition.
+StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::GraphDef& placed,
+                                                                 const PartitionOptions& options);
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_GRAPH_PARTITION_H_

@@ -1,0 +1,202 @@
+// Placement and partitioning, and running the partitions of one graph on two devices in
+// one process through a shared rendezvous: the distributed runtime without the network.
+#include "src/graph/partition.h"
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/framework/rendezvous.h"
+#include "src/graph/graph.h"
+#include "src/graph/placer.h"
+#include "src/runtime/cpu_device.h"
+#include "src/runtime/executor.h"
+#include "tensorweave/ops.h"
+
+namespace tw {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kPs = "/job:ps/replica:0/task:0/device:CPU:0";
+const std::string kWorker = "/job:worker/replica:0/task:0/device:CPU:0";
+const std::string kWorker1 = "/job:worker/replica:0/task:1/device:CPU:0";
+
+const proto::NodeDef* Find(const proto::GraphDef& g, const std::string& name) {
+  for (const auto& n : g.node()) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
+TEST(PlacerTest, PlacesByRequestColocationAndDefault) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps"), "v", DT_FLOAT, {});
+  auto read = ops::ReadVariable(root.WithOpName("read"), v);
+  auto w1 = ops::Identity(root.WithOpName("w1").WithDevice("/task:1"), read);
+  auto here = ops::Identity(root.WithOpName("here"), w1);
+  proto::GraphDef g = *root.ToGraphDef();
+  // A GraphDef from elsewhere may lack the colocation the builder adds: the resource edge
+  // alone must keep the reader with its variable.
+  for (auto& n : *g.mutable_node()) {
+    if (n.name() == "read") {
+      n.mutable_attr()->erase("_class");
+      n.set_device("");
+    }
+  }
+  ASSERT_TRUE(PlaceGraph({kPs, kWorker, kWorker1}, kWorker, &g).ok());
+  EXPECT_EQ(Find(g, "v")->device(), kPs);
+  EXPECT_EQ(Find(g, "read")->device(), kPs);
+  EXPECT_EQ(Find(g, "w1")->device(), kWorker1);
+  EXPECT_EQ(Find(g, "here")->device(), kWorker);  // unplaced: the master's device
+}
+
+TEST(PlacerTest, ImpossibleOrConflictingPlacementNamesTheNode) {
+  Scope root = Scope::NewRootScope();
+  ops::Const(root.WithOpName("far").WithDevice("/job:ps/task:3"), Tensor::Scalar<float>(1));
+  proto::GraphDef g = *root.ToGraphDef();
+  Status s = PlaceGraph({kPs, kWorker}, kWorker, &g);
+  EXPECT_TRUE(IsInvalidArgument(s));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("Cannot assign a device for node 'far': no device matches /job:ps/task:3"));
+
+  Scope other = Scope::NewRootScope();
+  auto a = ops::Const(other.WithOpName("a").WithDevice("/job:ps"), Tensor::Scalar<float>(1));
+  ops::NoOp(other.WithOpName("b").WithDevice("/job:worker").ColocateWith(a.op()));
+  proto::GraphDef h = *other.ToGraphDef();
+  EXPECT_THAT(std::string(PlaceGraph({kPs, kWorker}, kWorker, &h).message()),
+              HasSubstr("Cannot colocate nodes 'b' and 'a': conflicting device jobs: ps and worker"));
+}
+
+TEST(PartitionTest, CrossDeviceEdgesBecomeSendRecvPairs) {
+  Scope root = Scope::NewRootScope();
+  auto c = ops::Const(root.WithOpName("c").WithDevice(kPs), Tensor::Scalar<float>(2));
+  auto a = ops::Identity(root.WithOpName("a").WithDevice(kWorker), c);
+  auto b = ops::Identity(root.WithOpName("b").WithDevice(kWorker), c);  // same edge, reused
+  ops::NoOp(root.WithOpName("after").WithDevice(kWorker).WithControlDependencies({c.op()}));
+  auto parts = PartitionGraph(*root.ToGraphDef(), {.incarnation = [](const std::string&) {
+                                                     return uint64_t{42};
+                                                   }});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->size(), 2u);
+  const proto::GraphDef& ps = parts->at(kPs);
+  const proto::GraphDef& worker = parts->at(kWorker);
+  int sends = 0, recvs = 0;
+  for (const auto& n : ps.node()) sends += n.op() == "_Send";
+  for (const auto& n : worker.node()) recvs += n.op() == "_Recv";
+  EXPECT_EQ(sends, 2);  // one data edge (shared by a and b), one control edge
+  EXPECT_EQ(recvs, 2);
+  EXPECT_EQ(Find(worker, "a")->input(0), Find(worker, "b")->input(0));
+  EXPECT_THAT(Find(worker, "after")->input(0), HasSubstr("^edge_"));
+  const proto::NodeDef* recv = Find(worker, Find(worker, "a")->input(0));
+  ASSERT_NE(recv, nullptr);
+  EXPECT_EQ(recv->attr().at("send_device_incarnation").i(), 42);
+  EXPECT_EQ(recv->attr().at("send_device").s(), kPs);
+  // Each partition is a valid graph on its own.
+  EXPECT_TRUE(Graph::Create(ps).ok());
+  EXPECT_TRUE(Graph::Create(worker).ok());
+}
+
+// Runs one step of `graph` over several devices in this process.
+class TwoDeviceRunner {
+ public:
+  TwoDeviceRunner() {
+    for (const std::string& name : {kPs, kWorker}) {
+      devices_.push_back(*CpuDevice::Create(*DeviceName::Parse(name), {.num_threads = 1}));
+    }
+  }
+  CpuDevice* device(int i) { return devices_[i].get(); }
+
+  StatusOr<std::vector<Tensor>> Run(const proto::GraphDef& graph,
+                                    const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                    const std::vector<std::string>& fetches,
+                                    const std::vector<std::string>& targets) {
+    std::vector<std::string> feed_names;
+    std::vector<Tensor> args;
+    for (const auto& [name, value] : feeds) {
+      feed_names.push_back(name);
+      args.push_back(value);
+    }
+    TW_ASSIGN_OR_RETURN(proto::GraphDef step, PruneForStep(graph, feed_names, fetches, targets));
+    TW_RETURN_IF_ERROR(PlaceGraph({kPs, kWorker}, kWorker, &step));
+    PartitionOptions options;
+    options.incarnation = [this](const std::string& d) {
+      return d == kPs ? devices_[0]->incarnation() : devices_[1]->incarnation();
+    };
+    TW_ASSIGN_OR_RETURN(auto parts, PartitionGraph(step, options));
+    std::vector<std::unique_ptr<Executor>> executors;
+    for (auto& [device, part] : parts) {
+      TW_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, Graph::Create(part));
+      TW_ASSIGN_OR_RETURN(auto ex, Executor::Create(std::move(g), device == kPs ? device_ptr(0) : device_ptr(1)));
+      executors.push_back(std::move(ex));
+    }
+    LocalRendezvous rendezvous;
+    CancellationManager cm;
+    CallFrame frame(std::move(args), fetches.size());
+    Executor::Args run_args;
+    run_args.call_frame = &frame;
+    run_args.rendezvous = &rendezvous;
+    run_args.cancellation_manager = &cm;
+    absl::Mutex mu;
+    Status root_cause, follow_on;  // follow-on: Cancelled/Aborted caused by the root cause
+    int pending = static_cast<int>(executors.size());
+    for (auto& ex : executors) {
+      ex->RunAsync(run_args, [&](const Status& s) {
+        if (!s.ok()) {
+          rendezvous.StartAbort(s);  // wakes Recvs in other partitions
+          cm.StartCancel();
+        }
+        absl::MutexLock lock(&mu);
+        Status& slot = IsCancelled(s) || IsAborted(s) ? follow_on : root_cause;
+        if (slot.ok()) slot = s;
+        --pending;
+      });
+    }
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(+[](int* p) { return *p == 0; }, &pending));
+    TW_RETURN_IF_ERROR(root_cause);
+    TW_RETURN_IF_ERROR(follow_on);
+    return frame.retvals();
+  }
+
+ private:
+  DeviceBase* device_ptr(int i) { return devices_[i].get(); }
+  std::vector<std::unique_ptr<CpuDevice>> devices_;
+};
+
+TEST(TwoDeviceTest, VariableOnPsUpdatedAndReadFromWorker) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "total", DT_INT64, {});
+  auto init = ops::Assign(root.WithOpName("init"), v, int64_t{0});
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_INT64);
+  auto doubled = ops::Add(root.WithOpName("doubled"), x, x);  // on the worker
+  auto add = ops::AssignAdd(root.WithOpName("add"), v, doubled);
+  auto read = ops::ReadVariable(root.WithOpName("read"), v);
+  auto local_copy = ops::Identity(root.WithOpName("local_copy"), read);
+  proto::GraphDef graph = *root.ToGraphDef();
+  TwoDeviceRunner runner;
+  ASSERT_TRUE(runner.Run(graph, {}, {}, {"init"}).ok());
+  for (int i = 1; i <= 3; ++i) {
+    auto out = runner.Run(graph, {{"x:0", Tensor::Scalar<int64_t>(i)}}, {}, {"add"});
+    ASSERT_TRUE(out.ok()) << out.status();
+  }
+  auto out = runner.Run(graph, {}, {"local_copy:0"}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int64_t>(), 12);  // 2 * (1 + 2 + 3)
+  EXPECT_EQ(runner.device(0)->resource_manager()->size(), 1u);  // the variable is on ps
+  EXPECT_EQ(runner.device(1)->resource_manager()->size(), 0u);
+}
+
+TEST(TwoDeviceTest, AnErrorOnOneDeviceEndsTheStepEverywhere) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "never_set", DT_FLOAT, {});
+  auto read = ops::ReadVariable(root.WithOpName("read"), v);
+  auto copy = ops::Identity(root.WithOpName("copy"), read);  // waits in a _Recv on the worker
+  TwoDeviceRunner runner;
+  auto out = runner.Run(*root.ToGraphDef(), {}, {"copy:0"}, {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsFailedPrecondition(out.status())) << out.status();
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node read (ReadVariable)"));
+}
+
+}  // namespace
+}  // namespace tw

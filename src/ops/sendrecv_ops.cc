@@ -1,0 +1,82 @@
+// _Send and _Recv: how a tensor crosses from one partition of a graph to another. The
+// partitioner adds them in pairs that agree on (send device, its incarnation, recv device,
+// tensor name), which make the rendezvous key.
+#include "src/framework/op_kernel.h"
+#include "src/framework/rendezvous.h"
+
+namespace tw {
+namespace {
+
+TW_REGISTER_OP("_Send")
+    .Input("tensor: T")
+    .Attr("T: type")
+    .Attr("tensor_name: string")
+    .Attr("send_device: string")
+    .Attr("send_device_incarnation: int")
+    .Attr("recv_device: string")
+    .SetIsStateful()
+    .Doc("Leaves its input in the step's rendezvous for the matching _Recv.");
+
+// The rendezvous key of a _Send or _Recv node, from its attributes.
+Status KeyFromAttrs(OpKernelConstruction* c, std::string* key) {
+  std::string tensor_name, send_device, recv_device;
+  int64_t incarnation = 0;
+  TW_RETURN_IF_ERROR(c->GetAttr("tensor_name", &tensor_name));
+  TW_RETURN_IF_ERROR(c->GetAttr("send_device", &send_device));
+  TW_RETURN_IF_ERROR(c->GetAttr("recv_device", &recv_device));
+  TW_RETURN_IF_ERROR(c->GetAttr("send_device_incarnation", &incarnation));
+  *key = RendezvousKey(send_device, static_cast<uint64_t>(incarnation), recv_device, tensor_name);
+  return OkStatus();
+}
+
+class SendOp : public OpKernel {
+ public:
+  explicit SendOp(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(KeyFromAttrs(c, &key_)); }
+  void Compute(OpKernelContext* ctx) override {
+    TW_OP_REQUIRES(ctx, ctx->rendezvous() != nullptr,
+                   errors::Internal("_Send ", name(), " runs without a rendezvous"));
+    TW_OP_REQUIRES_OK(ctx, ctx->rendezvous()->Send(key_, ctx->input(0)));
+  }
+
+ private:
+  std::string key_;
+};
+TW_REGISTER_KERNEL("_Send", "CPU", SendOp);
+
+TW_REGISTER_OP("_Recv")
+    .Output("tensor: tensor_type")
+    .Attr("tensor_type: type")
+    .Attr("tensor_name: string")
+    .Attr("send_device: string")
+    .Attr("send_device_incarnation: int")
+    .Attr("recv_device: string")
+    .SetIsStateful()
+    .Doc("Waits for the matching _Send's tensor; never holds a thread while waiting.");
+
+class RecvOp : public AsyncOpKernel {
+ public:
+  explicit RecvOp(OpKernelConstruction* c) : AsyncOpKernel(c) {
+    c->SetStatus(KeyFromAttrs(c, &key_));
+  }
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    TW_OP_REQUIRES_ASYNC(ctx, ctx->rendezvous() != nullptr,
+                         errors::Internal("_Recv ", name(), " runs without a rendezvous"), done);
+    ctx->rendezvous()->RecvAsync(
+        key_, ctx->cancellation_manager(),
+        [ctx, done = std::move(done)](const Status& s, const Tensor& value) {
+          if (s.ok()) {
+            ctx->set_output(0, value);
+          } else {
+            ctx->SetStatus(s);
+          }
+          done();
+        });
+  }
+
+ private:
+  std::string key_;
+};
+TW_REGISTER_KERNEL("_Recv", "CPU", RecvOp);
+
+}  // namespace
+}  // namespace tw
