@@ -26,7 +26,8 @@ StatusOr<ParsedRendezvousKey> ParseRendezvousKey(std::string_view key) {
   p.tensor_name = std::string(parts[3]);
   for (char c : parts[1]) {
     const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (digit < 0) return errors::InvalidArgument("invalid incarnation in rendezvous key \"", key, "\"");
+    if (digit < 0)
+      return errors::InvalidArgument("invalid incarnation in rendezvous key \"", key, "\"");
     p.src_incarnation = p.src_incarnation * 16 + static_cast<uint64_t>(digit);
   }
   return p;

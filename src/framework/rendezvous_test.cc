@@ -11,8 +11,9 @@ using ::testing::HasSubstr;
 TEST(RendezvousKeyTest, FormatsAndParses) {
   const std::string key = RendezvousKey("/job:mnist/replica:1/task:2/CPU:0", 7890,
                                         "/job:mnist/replica:1/task:2/device:GPU:0", "var0");
-  EXPECT_EQ(key, "/job:mnist/replica:1/task:2/CPU:0;0000000000001ed2;"
-                 "/job:mnist/replica:1/task:2/device:GPU:0;var0;0:0");
+  EXPECT_EQ(key,
+            "/job:mnist/replica:1/task:2/CPU:0;0000000000001ed2;"
+            "/job:mnist/replica:1/task:2/device:GPU:0;var0;0:0");
   auto parsed = ParseRendezvousKey(key);
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->src_incarnation, 7890u);

@@ -24,7 +24,7 @@ proto::NodeDef SendRecvNode(const std::string& name, const std::string& op, Data
 }  // namespace
 
 StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::GraphDef& placed,
-                                                                 const PartitionOptions& options) {
+                                                                const PartitionOptions& options) {
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, Graph::Create(placed));
   std::map<std::string, proto::GraphDef> parts;
   // (source node, source output or -1 for control, destination device) -> the _Recv's name.
@@ -40,10 +40,10 @@ StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::Gra
     copy.clear_input();
     for (const Edge& e : n.in_edges) {
       const Node& src = g->nodes()[e.src];
-      const std::string input_name =
-          e.IsControl() ? "^" + src.name()
-          : e.src_output == 0 ? src.name()
-                              : src.name() + ":" + std::to_string(e.src_output);
+      const std::string input_name = e.IsControl() ? "^" + src.name()
+                                     : e.src_output == 0
+                                         ? src.name()
+                                         : src.name() + ":" + std::to_string(e.src_output);
       if (src.def.device() == n.def.device()) {
         copy.add_input(input_name);
         continue;

@@ -24,7 +24,7 @@ struct PartitionOptions {
 // between devices becomes a _Send/_Recv of a dummy scalar and a control edge from the
 // _Recv. Returns device -> its partition.
 StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::GraphDef& placed,
-                                                                 const PartitionOptions& options);
+                                                                const PartitionOptions& options);
 
 }  // namespace tw
 

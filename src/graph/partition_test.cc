@@ -63,8 +63,9 @@ TEST(PlacerTest, ImpossibleOrConflictingPlacementNamesTheNode) {
   auto a = ops::Const(other.WithOpName("a").WithDevice("/job:ps"), Tensor::Scalar<float>(1));
   ops::NoOp(other.WithOpName("b").WithDevice("/job:worker").ColocateWith(a.op()));
   proto::GraphDef h = *other.ToGraphDef();
-  EXPECT_THAT(std::string(PlaceGraph({kPs, kWorker}, kWorker, &h).message()),
-              HasSubstr("Cannot colocate nodes 'b' and 'a': conflicting device jobs: ps and worker"));
+  EXPECT_THAT(
+      std::string(PlaceGraph({kPs, kWorker}, kWorker, &h).message()),
+      HasSubstr("Cannot colocate nodes 'b' and 'a': conflicting device jobs: ps and worker"));
 }
 
 TEST(PartitionTest, CrossDeviceEdgesBecomeSendRecvPairs) {
@@ -73,9 +74,8 @@ TEST(PartitionTest, CrossDeviceEdgesBecomeSendRecvPairs) {
   auto a = ops::Identity(root.WithOpName("a").WithDevice(kWorker), c);
   auto b = ops::Identity(root.WithOpName("b").WithDevice(kWorker), c);  // same edge, reused
   ops::NoOp(root.WithOpName("after").WithDevice(kWorker).WithControlDependencies({c.op()}));
-  auto parts = PartitionGraph(*root.ToGraphDef(), {.incarnation = [](const std::string&) {
-                                                     return uint64_t{42};
-                                                   }});
+  auto parts = PartitionGraph(*root.ToGraphDef(),
+                              {.incarnation = [](const std::string&) { return uint64_t{42}; }});
   ASSERT_TRUE(parts.ok()) << parts.status();
   ASSERT_EQ(parts->size(), 2u);
   const proto::GraphDef& ps = parts->at(kPs);
@@ -126,7 +126,8 @@ class TwoDeviceRunner {
     std::vector<std::unique_ptr<Executor>> executors;
     for (auto& [device, part] : parts) {
       TW_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, Graph::Create(part));
-      TW_ASSIGN_OR_RETURN(auto ex, Executor::Create(std::move(g), device == kPs ? device_ptr(0) : device_ptr(1)));
+      TW_ASSIGN_OR_RETURN(
+          auto ex, Executor::Create(std::move(g), device == kPs ? device_ptr(0) : device_ptr(1)));
       executors.push_back(std::move(ex));
     }
     LocalRendezvous rendezvous;
@@ -152,7 +153,8 @@ class TwoDeviceRunner {
       });
     }
     absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(+[](int* p) { return *p == 0; }, &pending));
+    mu.Await(absl::Condition(
+        +[](int* p) { return *p == 0; }, &pending));
     TW_RETURN_IF_ERROR(root_cause);
     TW_RETURN_IF_ERROR(follow_on);
     return frame.retvals();
@@ -181,7 +183,7 @@ TEST(TwoDeviceTest, VariableOnPsUpdatedAndReadFromWorker) {
   }
   auto out = runner.Run(graph, {}, {"local_copy:0"}, {});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ((*out)[0].scalar<int64_t>(), 12);  // 2 * (1 + 2 + 3)
+  EXPECT_EQ((*out)[0].scalar<int64_t>(), 12);                   // 2 * (1 + 2 + 3)
   EXPECT_EQ(runner.device(0)->resource_manager()->size(), 1u);  // the variable is on ps
   EXPECT_EQ(runner.device(1)->resource_manager()->size(), 0u);
 }

@@ -60,7 +60,8 @@ Status PlaceGraph(const std::vector<std::string>& devices, const std::string& de
     Request& r = requests[groups.Find(n.id)];
     if (n.def.device().empty()) continue;
     auto spec = DeviceName::Parse(n.def.device());
-    if (!spec.ok()) return errors::InvalidArgument("node '", n.name(), "': ", spec.status().message());
+    if (!spec.ok())
+      return errors::InvalidArgument("node '", n.name(), "': ", spec.status().message());
     Status merged = r.spec.MergeFrom(*spec);
     if (!merged.ok()) {
       return errors::InvalidArgument("Cannot colocate nodes '", n.name(), "' and '", r.asked_by,

@@ -7,26 +7,24 @@
 
 #include "Eigen/Core"
 #include "src/framework/op_kernel.h"
+#include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/math_ops.h"
 
 namespace tw {
 namespace {
 
-template <typename T>
-using ConstArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <typename T>
-using MutArray = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-
 // ---- Activations ----
 
 struct ReluF {
+  using Types = FloatTypes;
   template <typename T>
   static void Apply(ConstArray<T> x, MutArray<T> y) {
     y = x.max(T(0));
   }
 };
 struct SigmoidF {
+  using Types = FloatTypes;
   template <typename T>
   static void Apply(ConstArray<T> x, MutArray<T> y) {
     // Eigen's logistic saturates cleanly at both ends instead of computing exp(-x) overflow.
@@ -34,28 +32,10 @@ struct SigmoidF {
   }
 };
 struct TanhF {
+  using Types = FloatTypes;
   template <typename T>
   static void Apply(ConstArray<T> x, MutArray<T> y) {
     y = x.tanh();
-  }
-};
-
-template <typename Functor>
-class ActivationOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    Tensor* y = nullptr;
-    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
-    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      const auto in = x.flat<T>();
-      auto out = y->flat<T>();
-      const auto n = static_cast<Eigen::Index>(in.size());
-      Functor::template Apply<T>(ConstArray<T>(in.data(), n), MutArray<T>(out.data(), n));
-    });
-    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
   }
 };
 
@@ -64,21 +44,21 @@ TW_REGISTER_OP("Relu")
     .Output("activations: T")
     .Attr("T: {float, double}")
     .Doc("max(features, 0), element-wise.");
-TW_REGISTER_KERNEL("Relu", "CPU", ActivationOp<ReluF>);
+TW_REGISTER_KERNEL("Relu", "CPU", UnaryOp<ReluF>);
 
 TW_REGISTER_OP("Sigmoid")
     .Input("x: T")
     .Output("y: T")
     .Attr("T: {float, double}")
     .Doc("1 / (1 + exp(-x)), element-wise.");
-TW_REGISTER_KERNEL("Sigmoid", "CPU", ActivationOp<SigmoidF>);
+TW_REGISTER_KERNEL("Sigmoid", "CPU", UnaryOp<SigmoidF>);
 
 TW_REGISTER_OP("Tanh")
     .Input("x: T")
     .Output("y: T")
     .Attr("T: {float, double}")
     .Doc("Hyperbolic tangent, element-wise.");
-TW_REGISTER_KERNEL("Tanh", "CPU", ActivationOp<TanhF>);
+TW_REGISTER_KERNEL("Tanh", "CPU", UnaryOp<TanhF>);
 
 // ---- Softmax and LogSoftmax ----
 

@@ -8,6 +8,7 @@
 
 #include "Eigen/Core"
 #include "src/framework/op_kernel.h"
+#include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/math_ops.h"
 
@@ -102,17 +103,6 @@ Status PlanReduction(const OpKernel& kernel, const TensorShape& input, const Ten
 
 // ---- Reducers ----
 // Each has Identity(), Combine(acc, x), and ReduceRun(p, n) folding a contiguous run.
-
-template <typename T>
-T WrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    // Signed overflow is undefined; integer sums wrap like TensorFlow's on x86.
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
 
 template <typename T>
 struct SumReducer {

@@ -5,6 +5,8 @@
 // the same name on the same device is the same variable for every graph and session.
 #include "tensorweave/ops/state_ops.h"
 
+#include "src/ops/cwise.h"
+#include "src/ops/type_dispatch.h"
 #include "src/ops/variable.h"
 
 namespace tw {
@@ -109,6 +111,19 @@ Status CheckValue(const VariableResource& var, const Tensor& value, bool validat
   return OkStatus();
 }
 
+// Runs `update(var, value)` on the initialized variable named by input 0, holding its lock;
+// FailedPrecondition naming it when it has no value yet.
+template <typename Fn>
+void UpdateInitializedVariable(OpKernelContext* ctx, Fn&& update) {
+  auto var = LookupVariable(ctx, ctx->input(0));
+  TW_OP_REQUIRES_OK(ctx, var.status());
+  absl::MutexLock lock((*var)->mu());
+  TW_OP_REQUIRES(
+      ctx, (*var)->initialized(),
+      errors::FailedPrecondition("Attempting to use uninitialized value ", (*var)->name()));
+  update(**var, (*var)->value());
+}
+
 // ---- Assign ----
 TW_REGISTER_OP("Assign")
     .Input("resource: resource")
@@ -151,43 +166,20 @@ class AssignUpdateOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
-    auto var = LookupVariable(ctx, ctx->input(0));
-    TW_OP_REQUIRES_OK(ctx, var.status());
     const Tensor& delta = ctx->input(1);
-    TW_OP_REQUIRES_OK(ctx, CheckValue(**var, delta, /*validate_shape=*/false));
-    absl::MutexLock lock((*var)->mu());
-    Tensor* value = (*var)->value();
-    TW_OP_REQUIRES(
-        ctx, value->IsInitialized(),
-        errors::FailedPrecondition("Attempting to use uninitialized value ", (*var)->name()));
-    TW_OP_REQUIRES(
-        ctx, value->shape() == delta.shape(),
-        errors::InvalidArgument(kAdd ? "AssignAdd" : "AssignSub", " of variable ", (*var)->name(),
-                                ": value has shape ", value->shape().DebugString(),
-                                ", update has shape ", delta.shape().DebugString()));
-    switch (value->dtype()) {
-      case DT_FLOAT:
-        Update<float>(value, delta);
-        break;
-      case DT_DOUBLE:
-        Update<double>(value, delta);
-        break;
-      case DT_INT32:
-        Update<int32_t>(value, delta);
-        break;
-      case DT_INT64:
-        Update<int64_t>(value, delta);
-        break;
-      case DT_UINT8:
-        Update<uint8_t>(value, delta);
-        break;
-      default:
-        ctx->SetStatus(errors::InvalidArgument(kAdd ? "AssignAdd" : "AssignSub", " of variable ",
-                                               (*var)->name(), " needs a numeric dtype, not ",
-                                               DataTypeName(value->dtype())));
-        return;
-    }
-    ctx->set_output(0, value->Copy());
+    UpdateInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
+      TW_OP_REQUIRES_OK(ctx, CheckValue(var, delta, /*validate_shape=*/false));
+      TW_OP_REQUIRES(
+          ctx, value->shape() == delta.shape(),
+          errors::InvalidArgument(kAdd ? "AssignAdd" : "AssignSub", " of variable ", var.name(),
+                                  ": value has shape ", value->shape().DebugString(),
+                                  ", update has shape ", delta.shape().DebugString()));
+      const bool numeric =
+          Dispatch(TypeList<float, double, int32_t, int64_t, uint8_t>{}, value->dtype(),
+                   [&](auto tag) { Update<typename decltype(tag)::type>(value, delta); });
+      TW_OP_REQUIRES(ctx, numeric, UnsupportedType(*this, value->dtype()));
+      ctx->set_output(0, value->Copy());
+    });
   }
 
  private:
@@ -195,7 +187,7 @@ class AssignUpdateOp : public OpKernel {
   static void Update(Tensor* value, const Tensor& delta) {
     auto v = value->flat<T>();
     auto d = delta.flat<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = kAdd ? v[i] + d[i] : v[i] - d[i];
+    for (size_t i = 0; i < v.size(); ++i) v[i] = kAdd ? WrapAdd(v[i], d[i]) : WrapSub(v[i], d[i]);
   }
 };
 
@@ -274,53 +266,34 @@ class ScatterOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
-    auto var = LookupVariable(ctx, ctx->input(0));
-    TW_OP_REQUIRES_OK(ctx, var.status());
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
-    absl::MutexLock lock((*var)->mu());
-    Tensor* value = (*var)->value();
-    TW_OP_REQUIRES(
-        ctx, value->IsInitialized(),
-        errors::FailedPrecondition("Attempting to use uninitialized value ", (*var)->name()));
-    TW_OP_REQUIRES(ctx, value->rank() >= 1 && updates.dtype() == value->dtype(),
-                   errors::InvalidArgument("scatter into variable ", (*var)->name(), " of shape ",
-                                           value->shape().DebugString(), " with ",
-                                           DataTypeName(updates.dtype()), " updates"));
-    const int64_t rows = value->dim(0);
-    const int64_t row_size = rows == 0 ? 0 : value->num_elements() / rows;
-    const int64_t n = indices.num_elements();
-    TW_OP_REQUIRES(ctx, updates.num_elements() == n * row_size,
-                   errors::InvalidArgument("updates of shape ", updates.shape().DebugString(),
-                                           " do not match ", n, " indices into rows of ", row_size,
-                                           " elements"));
-    std::vector<int64_t> idx(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      idx[i] =
-          indices.dtype() == DT_INT32 ? indices.flat<int32_t>()[i] : indices.flat<int64_t>()[i];
-      TW_OP_REQUIRES(ctx, idx[i] >= 0 && idx[i] < rows,
-                     errors::InvalidArgument("indices[", i, "] = ", idx[i], " is not in [0, ", rows,
-                                             ") for variable ", (*var)->name()));
-    }
-    switch (value->dtype()) {
-      case DT_FLOAT:
-        Apply<float>(value, updates, idx, row_size);
-        break;
-      case DT_DOUBLE:
-        Apply<double>(value, updates, idx, row_size);
-        break;
-      case DT_INT32:
-        Apply<int32_t>(value, updates, idx, row_size);
-        break;
-      case DT_INT64:
-        Apply<int64_t>(value, updates, idx, row_size);
-        break;
-      default:
-        ctx->SetStatus(errors::InvalidArgument("scatter needs a numeric variable, ", (*var)->name(),
-                                               " is ", DataTypeName(value->dtype())));
-        return;
-    }
-    ctx->set_output(0, value->Copy());
+    UpdateInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
+      TW_OP_REQUIRES(ctx, value->rank() >= 1 && updates.dtype() == value->dtype(),
+                     errors::InvalidArgument("scatter into variable ", var.name(), " of shape ",
+                                             value->shape().DebugString(), " with ",
+                                             DataTypeName(updates.dtype()), " updates"));
+      const int64_t rows = value->dim(0);
+      const int64_t row_size = rows == 0 ? 0 : value->num_elements() / rows;
+      const int64_t n = indices.num_elements();
+      TW_OP_REQUIRES(ctx, updates.num_elements() == n * row_size,
+                     errors::InvalidArgument("updates of shape ", updates.shape().DebugString(),
+                                             " do not match ", n, " indices into rows of ",
+                                             row_size, " elements"));
+      std::vector<int64_t> idx(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        idx[i] =
+            indices.dtype() == DT_INT32 ? indices.flat<int32_t>()[i] : indices.flat<int64_t>()[i];
+        TW_OP_REQUIRES(ctx, idx[i] >= 0 && idx[i] < rows,
+                       errors::InvalidArgument("indices[", i, "] = ", idx[i], " is not in [0, ",
+                                               rows, ") for variable ", var.name()));
+      }
+      const bool numeric = Dispatch(NumericTypes{}, value->dtype(), [&](auto tag) {
+        Apply<typename decltype(tag)::type>(value, updates, idx, row_size);
+      });
+      TW_OP_REQUIRES(ctx, numeric, UnsupportedType(*this, value->dtype()));
+      ctx->set_output(0, value->Copy());
+    });
   }
 
  private:
@@ -332,7 +305,7 @@ class ScatterOp : public OpKernel {
     for (size_t i = 0; i < idx.size(); ++i) {
       for (int64_t k = 0; k < row_size; ++k) {
         T& dst = v[idx[i] * row_size + k];
-        dst = kAdd ? dst + u[i * row_size + k] : u[i * row_size + k];
+        dst = kAdd ? WrapAdd(dst, u[i * row_size + k]) : u[i * row_size + k];
       }
     }
   }
