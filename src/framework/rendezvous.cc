@@ -83,6 +83,16 @@ void LocalRendezvous::RecvAsync(const std::string& key, CancellationManager* cm,
   }
 }
 
+StatusOr<Tensor> LocalRendezvous::TryRecv(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  TW_RETURN_IF_ERROR(aborted_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return errors::NotFound("no tensor was sent for ", key);
+  Tensor value = std::move(it->second);
+  values_.erase(it);
+  return value;
+}
+
 void LocalRendezvous::CancelWaiter(const std::string& key) {
   Waiter waiter;
   {

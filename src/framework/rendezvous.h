@@ -38,6 +38,11 @@ class Rendezvous {
   // Calls `done` once the key's value exists (possibly right away), or with the abort
   // status, or Cancelled when `cm` is cancelled first.
   virtual void RecvAsync(const std::string& key, CancellationManager* cm, RecvCallback done) = 0;
+  // Like RecvAsync, but only for values sent into this rendezvous itself (client-fed
+  // values), never pulled from another task.
+  virtual void RecvLocalAsync(const std::string& key, CancellationManager* cm, RecvCallback done) {
+    RecvAsync(key, cm, std::move(done));
+  }
   // Fails every pending and future Recv with `status`.
   virtual void StartAbort(const Status& status) = 0;
 };
@@ -51,6 +56,8 @@ class LocalRendezvous final : public Rendezvous {
   Status Send(const std::string& key, const Tensor& value) override;
   void RecvAsync(const std::string& key, CancellationManager* cm, RecvCallback done) override;
   void StartAbort(const Status& status) override;
+  // Takes the value of `key` if it has been sent; NotFound otherwise (never waits).
+  StatusOr<Tensor> TryRecv(const std::string& key);
 
  private:
   struct Waiter {

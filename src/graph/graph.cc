@@ -215,6 +215,10 @@ StatusOr<proto::GraphDef> PruneForStep(const proto::GraphDef& graph,
     ret->set_op("_Retval");
     auto it = fed.find(id);
     ret->add_input(it != fed.end() ? it->second : id.node + ":" + std::to_string(id.index));
+    // A fetch is read where it is produced, so in a distributed step it travels back in
+    // that task's reply instead of through another task.
+    (*ret->mutable_attr())["_class"].mutable_list()->add_s(
+        "loc:@" + (it != fed.end() ? it->second : id.node));
     (*ret->mutable_attr())["T"].set_type(static_cast<proto::DataType>(type));
     (*ret->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
   }

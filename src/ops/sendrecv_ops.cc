@@ -14,6 +14,7 @@ TW_REGISTER_OP("_Send")
     .Attr("send_device: string")
     .Attr("send_device_incarnation: int")
     .Attr("recv_device: string")
+    .Attr("client_terminated: bool = false")
     .SetIsStateful()
     .Doc("Leaves its input in the step's rendezvous for the matching _Recv.");
 
@@ -50,31 +51,40 @@ TW_REGISTER_OP("_Recv")
     .Attr("send_device: string")
     .Attr("send_device_incarnation: int")
     .Attr("recv_device: string")
+    .Attr("client_terminated: bool = false")
     .SetIsStateful()
-    .Doc("Waits for the matching _Send's tensor; never holds a thread while waiting.");
+    .Doc(
+        "Waits for the matching _Send's tensor; never holds a thread while waiting. A "
+        "client-terminated _Recv reads a value the client fed into this task's rendezvous.");
 
 class RecvOp : public AsyncOpKernel {
  public:
   explicit RecvOp(OpKernelConstruction* c) : AsyncOpKernel(c) {
-    c->SetStatus(KeyFromAttrs(c, &key_));
+    Status s = KeyFromAttrs(c, &key_);
+    if (s.ok()) s = c->GetAttr("client_terminated", &client_terminated_);
+    c->SetStatus(s);
   }
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     TW_OP_REQUIRES_ASYNC(ctx, ctx->rendezvous() != nullptr,
                          errors::Internal("_Recv ", name(), " runs without a rendezvous"), done);
-    ctx->rendezvous()->RecvAsync(
-        key_, ctx->cancellation_manager(),
-        [ctx, done = std::move(done)](const Status& s, const Tensor& value) {
-          if (s.ok()) {
-            ctx->set_output(0, value);
-          } else {
-            ctx->SetStatus(s);
-          }
-          done();
-        });
+    auto on_value = [ctx, done = std::move(done)](const Status& s, const Tensor& value) {
+      if (s.ok()) {
+        ctx->set_output(0, value);
+      } else {
+        ctx->SetStatus(s);
+      }
+      done();
+    };
+    if (client_terminated_) {
+      ctx->rendezvous()->RecvLocalAsync(key_, ctx->cancellation_manager(), std::move(on_value));
+    } else {
+      ctx->rendezvous()->RecvAsync(key_, ctx->cancellation_manager(), std::move(on_value));
+    }
   }
 
  private:
   std::string key_;
+  bool client_terminated_ = false;
 };
 TW_REGISTER_KERNEL("_Recv", "CPU", RecvOp);
 

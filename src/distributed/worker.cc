@@ -1,0 +1,273 @@
+#include "src/distributed/worker.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "src/core/tensor_coding.h"
+#include "src/graph/graph.h"
+
+namespace tw {
+
+std::string TaskOfDevice(const std::string& device) {
+  const size_t pos = device.find("/device:");
+  return pos == std::string::npos ? device : device.substr(0, pos);
+}
+
+// The rendezvous of one step on one worker. Values this worker's _Send kernels produce stay
+// here until a local _Recv or a peer's RecvTensor takes them; a _Recv of a value produced on
+// another task pulls it from that task's worker. Thread-safe.
+class StepRendezvous final : public Rendezvous {
+ public:
+  StepRendezvous(int64_t step_id, std::string local_task, WorkerCache* peers)
+      : step_id_(step_id), local_task_(std::move(local_task)), peers_(peers) {}
+
+  Status Send(const std::string& key, const Tensor& value) override {
+    return local_.Send(key, value);
+  }
+
+  void RecvLocalAsync(const std::string& key, CancellationManager* cm,
+                      RecvCallback done) override {
+    local_.RecvAsync(key, cm, std::move(done));
+  }
+
+  void RecvAsync(const std::string& key, CancellationManager* cm, RecvCallback done) override {
+    auto parsed = ParseRendezvousKey(key);
+    if (!parsed.ok()) {
+      done(parsed.status(), Tensor());
+      return;
+    }
+    const std::string task = TaskOfDevice(parsed->src_device);
+    if (task == local_task_) {
+      local_.RecvAsync(key, cm, std::move(done));
+      return;
+    }
+    auto peer = peers_->GetWorker(task);
+    if (!peer.ok()) {
+      done(peer.status(), Tensor());
+      return;
+    }
+    struct Call {
+      proto::RecvTensorRequest request;
+      proto::RecvTensorResponse response;
+    };
+    auto call = std::make_shared<Call>();
+    call->request.set_step_id(step_id_);
+    call->request.set_rendezvous_key(key);
+    (*peer)->RecvTensorAsync(&call->request, &call->response, cm,
+                             [call, task, done = std::move(done)](const Status& s) {
+                               if (!s.ok()) {
+                                 done(IsCancelled(s) ? s : errors::Annotate(s, "From " + task + ": "),
+                                      Tensor());
+                                 return;
+                               }
+                               auto tensor = TensorFromProto(call->response.tensor());
+                               done(tensor.status(), tensor.ok() ? *tensor : Tensor());
+                             });
+  }
+
+  void StartAbort(const Status& status) override { local_.StartAbort(status); }
+  StatusOr<Tensor> TryRecvLocal(const std::string& key) { return local_.TryRecv(key); }
+
+ private:
+  const int64_t step_id_;
+  const std::string local_task_;
+  WorkerCache* const peers_;
+  LocalRendezvous local_;
+};
+
+Worker::Worker(DeviceBase* device, WorkerCache* peers) : device_(device), peers_(peers) {}
+
+Worker::~Worker() {
+  std::map<int64_t, std::shared_ptr<StepRendezvous>> steps;
+  {
+    absl::MutexLock lock(&mu_);
+    steps.swap(steps_);
+  }
+  for (auto& [id, step] : steps) step->StartAbort(errors::Aborted("worker shutting down"));
+}
+
+std::shared_ptr<StepRendezvous> Worker::FindOrCreateStep(int64_t step_id) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<StepRendezvous>& step = steps_[step_id];
+  if (step == nullptr) {
+    step = std::make_shared<StepRendezvous>(step_id, TaskOfDevice(device_->name()), peers_);
+  }
+  return step;
+}
+
+void Worker::GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResponse* response,
+                            StatusCallback done) {
+  proto::DeviceAttributes* d = response->add_device();
+  d->set_name(device_->name());
+  d->set_device_type(device_->device_type());
+  d->set_incarnation(device_->incarnation());
+  done(OkStatus());
+}
+
+void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
+                                proto::RegisterGraphResponse* response, StatusCallback done) {
+  for (const proto::NodeDef& n : request->graph_def().node()) {
+    if (n.device() != device_->name()) {
+      done(errors::InvalidArgument("node '", n.name(), "' is placed on ", n.device(),
+                                   ", not on this task's device ", device_->name()));
+      return;
+    }
+    // A partition planned against an earlier incarnation of this task would wait forever
+    // for tensors that process will never send.
+    const bool client_terminated =
+        n.attr().count("client_terminated") && n.attr().at("client_terminated").b();
+    if ((n.op() == "_Send" || n.op() == "_Recv") && !client_terminated &&
+        n.attr().count("send_device") &&
+        n.attr().at("send_device").s() == device_->name() &&
+        static_cast<uint64_t>(n.attr().at("send_device_incarnation").i()) !=
+            device_->incarnation()) {
+      done(errors::Aborted("graph for ", device_->name(),
+                           " expects another incarnation of it: the task restarted"));
+      return;
+    }
+  }
+  auto graph = Graph::Create(request->graph_def());
+  if (!graph.ok()) {
+    done(graph.status());
+    return;
+  }
+  auto executor = Executor::Create(*std::move(graph), device_);
+  if (!executor.ok()) {
+    done(executor.status());
+    return;
+  }
+  auto item = std::make_shared<GraphItem>();
+  item->session_handle = request->session_handle();
+  item->executor = *std::move(executor);
+  char handle[17];
+  {
+    absl::MutexLock lock(&mu_);
+    std::snprintf(handle, sizeof(handle), "%016" PRIx64, static_cast<uint64_t>(next_graph_++));
+    graphs_[handle] = std::move(item);
+  }
+  response->set_graph_handle(handle);
+  done(OkStatus());
+}
+
+void Worker::DeregisterGraphAsync(const proto::DeregisterGraphRequest* request,
+                                  proto::DeregisterGraphResponse*, StatusCallback done) {
+  std::shared_ptr<GraphItem> doomed;  // destroyed outside the lock
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = graphs_.find(request->graph_handle());
+    if (it != graphs_.end()) {
+      doomed = std::move(it->second);
+      graphs_.erase(it);
+    }
+  }
+  done(OkStatus());
+}
+
+void Worker::RunGraphAsync(const proto::RunGraphRequest* request, proto::RunGraphResponse* response,
+                           CancellationManager* cm, StatusCallback done) {
+  std::shared_ptr<GraphItem> item;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = graphs_.find(request->graph_handle());
+    if (it != graphs_.end()) item = it->second;
+  }
+  if (item == nullptr) {
+    done(errors::Aborted("Graph handle is not found: ", request->graph_handle(),
+                         ". Possibly this worker (", TaskOfDevice(device_->name()),
+                         ") just restarted."));
+    return;
+  }
+  std::shared_ptr<StepRendezvous> step = FindOrCreateStep(request->step_id());
+  for (const proto::NamedTensorProto& feed : request->send()) {
+    auto tensor = TensorFromProto(feed.tensor());
+    Status s = tensor.ok() ? step->Send(feed.name(), *tensor) : tensor.status();
+    if (!s.ok()) {
+      done(errors::Annotate(s, "feed " + feed.name() + ": "));
+      return;
+    }
+  }
+  struct State {
+    std::shared_ptr<GraphItem> item;  // keeps the executor alive while it runs
+    std::unique_ptr<CancellationManager> own_cm;
+  };
+  auto state = std::make_shared<State>();
+  state->item = item;
+  if (cm == nullptr) {
+    state->own_cm = std::make_unique<CancellationManager>();
+    cm = state->own_cm.get();
+  }
+  Executor::Args args;
+  args.step_id = request->step_id();
+  args.rendezvous = step.get();
+  args.cancellation_manager = cm;
+  args.session_handle = item->session_handle;
+  if (request->timeout_ms() > 0) args.deadline = absl::Now() + absl::Milliseconds(request->timeout_ms());
+  item->executor->RunAsync(args, [state, step, request, response,
+                                  done = std::move(done)](const Status& s) {
+    if (!s.ok()) {
+      step->StartAbort(s);  // peers waiting on this step's tensors learn of the failure
+      done(s);
+      return;
+    }
+    // The partition has finished, so its client-terminated sends are all there; a key that
+    // is missing was never produced by this partition.
+    for (const std::string& key : request->recv_key()) {
+      auto t = step->TryRecvLocal(key);
+      if (!t.ok()) {
+        done(errors::InvalidArgument("fetch ", key, " is not produced by graph ",
+                                     request->graph_handle()));
+        return;
+      }
+      proto::NamedTensorProto* out = response->add_recv();
+      out->set_name(key);
+      TensorToProto(*t, out->mutable_tensor());
+    }
+    done(OkStatus());
+  });
+}
+
+void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request,
+                             proto::RecvTensorResponse* response, CancellationManager* cm,
+                             StatusCallback done) {
+  auto key = ParseRendezvousKey(request->rendezvous_key());
+  if (!key.ok()) {
+    done(key.status());
+    return;
+  }
+  if (key->src_device != device_->name() || key->src_incarnation != device_->incarnation()) {
+    done(errors::Aborted("RecvTensor expects a different device incarnation: ", key->src_device,
+                         " is now ", device_->name(), " incarnation ", device_->incarnation(),
+                         "; the task restarted"));
+    return;
+  }
+  std::shared_ptr<StepRendezvous> step = FindOrCreateStep(request->step_id());
+  step->RecvLocalAsync(request->rendezvous_key(), cm,
+                       [response, done = std::move(done)](const Status& s, const Tensor& t) {
+                         if (s.ok()) TensorToProto(t, response->mutable_tensor());
+                         done(s);
+                       });
+}
+
+void Worker::CleanupGraphAsync(const proto::CleanupGraphRequest* request,
+                               proto::CleanupGraphResponse*, StatusCallback done) {
+  std::shared_ptr<StepRendezvous> step;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = steps_.find(request->step_id());
+    if (it != steps_.end()) {
+      step = std::move(it->second);
+      steps_.erase(it);
+    }
+  }
+  if (step != nullptr) step->StartAbort(errors::Cancelled("step ", request->step_id(), " ended"));
+  done(OkStatus());
+}
+
+void Worker::CleanupAllAsync(const proto::CleanupAllRequest* request, proto::CleanupAllResponse*,
+                             StatusCallback done) {
+  device_->resource_manager()->Clear(
+      std::vector<std::string>(request->container().begin(), request->container().end()));
+  done(OkStatus());
+}
+
+}  // namespace tw

@@ -1,0 +1,65 @@
+// Worker: the worker service of one task, transport-agnostic. It runs the graph partitions
+// masters register with it, keeps a rendezvous per step, and serves RecvTensor to the tasks
+// that receive tensors its steps produce.
+#ifndef TENSORWEAVE_SRC_DISTRIBUTED_WORKER_H_
+#define TENSORWEAVE_SRC_DISTRIBUTED_WORKER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "src/distributed/worker_interface.h"
+#include "src/framework/device_base.h"
+#include "src/framework/rendezvous.h"
+#include "src/runtime/executor.h"
+
+namespace tw {
+
+class StepRendezvous;
+
+// Thread-safe. `device` and `peers` must outlive the worker.
+class Worker final : public WorkerInterface {
+ public:
+  Worker(DeviceBase* device, WorkerCache* peers);
+  ~Worker() override;
+
+  void GetStatusAsync(const proto::GetStatusRequest* request, proto::GetStatusResponse* response,
+                      StatusCallback done) override;
+  // Aborted when the graph's _Send/_Recv nodes expect another incarnation of this task
+  // (the master planned for a task that has since restarted).
+  void RegisterGraphAsync(const proto::RegisterGraphRequest* request,
+                          proto::RegisterGraphResponse* response, StatusCallback done) override;
+  void DeregisterGraphAsync(const proto::DeregisterGraphRequest* request,
+                            proto::DeregisterGraphResponse* response, StatusCallback done) override;
+  // Aborted for a graph handle this process never issued (the task restarted).
+  void RunGraphAsync(const proto::RunGraphRequest* request, proto::RunGraphResponse* response,
+                     CancellationManager* cm, StatusCallback done) override;
+  // Aborted when the key names another incarnation of this task's device.
+  void RecvTensorAsync(const proto::RecvTensorRequest* request,
+                       proto::RecvTensorResponse* response, CancellationManager* cm,
+                       StatusCallback done) override;
+  // Ends a step on this worker: pending receives fail, its tensors are dropped.
+  void CleanupGraphAsync(const proto::CleanupGraphRequest* request,
+                         proto::CleanupGraphResponse* response, StatusCallback done) override;
+  void CleanupAllAsync(const proto::CleanupAllRequest* request, proto::CleanupAllResponse* response,
+                       StatusCallback done) override;
+
+ private:
+  struct GraphItem {
+    std::string session_handle;
+    std::unique_ptr<Executor> executor;
+  };
+  std::shared_ptr<StepRendezvous> FindOrCreateStep(int64_t step_id);
+
+  DeviceBase* const device_;
+  WorkerCache* const peers_;
+  absl::Mutex mu_;
+  int64_t next_graph_ = 1 ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::shared_ptr<StepRendezvous>> steps_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_DISTRIBUTED_WORKER_H_

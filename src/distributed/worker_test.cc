@@ -1,0 +1,222 @@
+// Workers of two tasks in one process, driven the way a master drives them: register the
+// partitions of a step, run them in parallel, collect the fetches from RunGraph replies,
+// pull cross-task tensors with RecvTensor, and clean up.
+#include "src/distributed/worker.h"
+
+#include <map>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/core/tensor_coding.h"
+#include "src/distributed/client_terminated.h"
+#include "src/graph/graph.h"
+#include "src/graph/partition.h"
+#include "src/graph/placer.h"
+#include "src/runtime/cpu_device.h"
+#include "tensorweave/ops.h"
+
+namespace tw {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kPs = "/job:ps/replica:0/task:0/device:CPU:0";
+const std::string kWorker = "/job:worker/replica:0/task:0/device:CPU:0";
+
+class LocalWorkerCache : public WorkerCache {
+ public:
+  StatusOr<WorkerInterface*> GetWorker(const std::string& task) override {
+    auto it = workers.find(task);
+    if (it == workers.end()) return errors::NotFound("no task ", task);
+    return it->second;
+  }
+  std::map<std::string, WorkerInterface*> workers;
+};
+
+// Calls an async worker method and waits for it.
+template <typename Method, typename... Args>
+Status Call(Method method, Args... args) {
+  absl::Notification done;
+  Status result;
+  method(args..., [&](const Status& s) {
+    result = s;
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return result;
+}
+
+class TwoTaskTest : public ::testing::Test {
+ protected:
+  TwoTaskTest() {
+    for (const std::string& name : {kPs, kWorker}) {
+      devices_[name] = *CpuDevice::Create(*DeviceName::Parse(name), {.num_threads = 2});
+      workers_[name] = std::make_unique<Worker>(devices_[name].get(), &cache_);
+      cache_.workers[TaskOfDevice(name)] = workers_[name].get();
+    }
+  }
+
+  // Plans and runs one step like a master whose own task is the worker task.
+  StatusOr<std::vector<Tensor>> RunStep(const proto::GraphDef& graph,
+                                        const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                        const std::vector<std::string>& fetches,
+                                        const std::vector<std::string>& targets) {
+    std::vector<std::string> feed_names;
+    for (const auto& f : feeds) feed_names.push_back(f.first);
+    TW_ASSIGN_OR_RETURN(proto::GraphDef step, PruneForStep(graph, feed_names, fetches, targets));
+    TW_RETURN_IF_ERROR(PlaceGraph({kPs, kWorker}, kWorker, &step));
+    auto incarnation = [this](const std::string& d) { return devices_.at(d)->incarnation(); };
+    TW_ASSIGN_OR_RETURN(ClientTerminatedKeys keys,
+                        MakeClientTerminated(feed_names, fetches, kWorker, incarnation, &step));
+    TW_ASSIGN_OR_RETURN(auto parts, PartitionGraph(step, {.incarnation = incarnation}));
+
+    const int64_t step_id = next_step_++;
+    std::map<std::string, proto::RunGraphRequest> requests;
+    for (auto& [device, part] : parts) {
+      proto::RegisterGraphRequest reg;
+      reg.set_session_handle("s1");
+      *reg.mutable_graph_def() = part;
+      proto::RegisterGraphResponse handle;
+      TW_RETURN_IF_ERROR(Call(
+          [&](auto* req, auto* resp, auto done) { workers_[device]->RegisterGraphAsync(req, resp, done); },
+          &reg, &handle));
+      requests[device].set_graph_handle(handle.graph_handle());
+      requests[device].set_session_handle("s1");
+      requests[device].set_step_id(step_id);
+    }
+    for (size_t i = 0; i < feeds.size(); ++i) {
+      proto::NamedTensorProto* send = requests[keys.feed_devices[i]].add_send();
+      send->set_name(keys.feed_keys[i]);
+      TensorToProto(feeds[i].second, send->mutable_tensor());
+    }
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      requests[keys.fetch_devices[i]].add_recv_key(keys.fetch_keys[i]);
+    }
+    // All partitions at once: they wait on each other through RecvTensor.
+    std::map<std::string, proto::RunGraphResponse> responses;
+    std::map<std::string, Status> statuses;
+    absl::Mutex mu;
+    int pending = static_cast<int>(requests.size());
+    for (auto& [device, request] : requests) {
+      workers_[device]->RunGraphAsync(&request, &responses[device], nullptr,
+                                      [&, device = device](const Status& s) {
+                                        absl::MutexLock lock(&mu);
+                                        statuses[device] = s;
+                                        --pending;
+                                      });
+    }
+    {
+      absl::MutexLock lock(&mu);
+      mu.Await(absl::Condition(+[](int* p) { return *p == 0; }, &pending));
+    }
+    for (auto& [device, worker] : workers_) {
+      proto::CleanupGraphRequest cleanup;
+      cleanup.set_step_id(step_id);
+      proto::CleanupGraphResponse ignored;
+      (void)Call([&](auto* req, auto* resp, auto done) { worker->CleanupGraphAsync(req, resp, done); },
+                 &cleanup, &ignored);
+    }
+    for (auto& [device, s] : statuses) {
+      if (!s.ok() && !IsCancelled(s) && !IsAborted(s)) return s;
+    }
+    for (auto& [device, s] : statuses) TW_RETURN_IF_ERROR(s);
+    std::vector<Tensor> out;
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      for (const auto& r : responses[keys.fetch_devices[i]].recv()) {
+        if (r.name() == keys.fetch_keys[i]) {
+          TW_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(r.tensor()));
+          out.push_back(t);
+        }
+      }
+    }
+    return out;
+  }
+
+  std::map<std::string, std::unique_ptr<CpuDevice>> devices_;
+  std::map<std::string, std::unique_ptr<Worker>> workers_;
+  LocalWorkerCache cache_;
+  int64_t next_step_ = 1;
+};
+
+TEST_F(TwoTaskTest, VariableOnPsFedAndFetchedAcrossTasks) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "total", DT_INT64, {});
+  auto init = ops::Assign(root.WithOpName("init"), v, int64_t{0});
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_INT64);
+  auto doubled = ops::Add(root.WithOpName("doubled"), x, x);
+  auto add = ops::AssignAdd(root.WithOpName("add"), v, doubled);
+  auto read = ops::ReadVariable(root.WithOpName("read"), v);
+  auto local_copy = ops::Identity(root.WithOpName("local_copy"), read);
+  proto::GraphDef graph = *root.ToGraphDef();
+  auto init_status = RunStep(graph, {}, {}, {"init"});
+  ASSERT_TRUE(init_status.ok()) << init_status.status();
+  for (int i = 1; i <= 3; ++i) {
+    auto out = RunStep(graph, {{"x:0", Tensor::Scalar<int64_t>(i)}}, {"add:0"}, {});
+    ASSERT_TRUE(out.ok()) << out.status();
+  }
+  // "read" is fetched from the ps task's reply; "local_copy" crosses to the worker first.
+  auto out = RunStep(graph, {}, {"read:0", "local_copy:0"}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[0].scalar<int64_t>(), 12);
+  EXPECT_EQ((*out)[1].scalar<int64_t>(), 12);
+  EXPECT_EQ(devices_[kPs]->resource_manager()->size(), 1u);
+  EXPECT_EQ(devices_[kWorker]->resource_manager()->size(), 0u);
+}
+
+TEST_F(TwoTaskTest, ErrorOnOneTaskReachesTheOtherAndNamesTheNode) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "never_set", DT_FLOAT, {});
+  auto read = ops::ReadVariable(root.WithOpName("read"), v);
+  ops::Identity(root.WithOpName("copy"), read);  // waits for the ps task's tensor
+  auto out = RunStep(*root.ToGraphDef(), {}, {"copy:0"}, {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsFailedPrecondition(out.status())) << out.status();
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node read (ReadVariable)"));
+}
+
+TEST_F(TwoTaskTest, StaleHandlesAndIncarnationsAreAborted) {
+  proto::RunGraphRequest run;
+  run.set_graph_handle("00000000deadbeef");
+  proto::RunGraphResponse ignored;
+  Status s = Call([&](auto* req, auto* resp, auto done) {
+    workers_[kPs]->RunGraphAsync(req, resp, nullptr, done);
+  }, &run, &ignored);
+  EXPECT_TRUE(IsAborted(s));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("Possibly this worker (/job:ps/replica:0/task:0) just restarted"));
+
+  proto::RecvTensorRequest recv;
+  recv.set_step_id(1);
+  recv.set_rendezvous_key(RendezvousKey(kPs, devices_[kPs]->incarnation() + 1, kWorker, "edge_0_x"));
+  proto::RecvTensorResponse tensor;
+  s = Call([&](auto* req, auto* resp, auto done) {
+    workers_[kPs]->RecvTensorAsync(req, resp, nullptr, done);
+  }, &recv, &tensor);
+  EXPECT_TRUE(IsAborted(s));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("the task restarted"));
+}
+
+TEST_F(TwoTaskTest, GetStatusAndCleanupAll) {
+  proto::GetStatusRequest req;
+  proto::GetStatusResponse status;
+  ASSERT_TRUE(Call([&](auto* r, auto* p, auto done) { workers_[kPs]->GetStatusAsync(r, p, done); },
+                   &req, &status).ok());
+  ASSERT_EQ(status.device_size(), 1);
+  EXPECT_EQ(status.device(0).name(), kPs);
+  EXPECT_EQ(status.device(0).incarnation(), devices_[kPs]->incarnation());
+
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "w", DT_FLOAT, {});
+  ops::Assign(root.WithOpName("init"), v, 1.0f);
+  ASSERT_TRUE(RunStep(*root.ToGraphDef(), {}, {}, {"init"}).ok());
+  EXPECT_EQ(devices_[kPs]->resource_manager()->size(), 1u);
+  proto::CleanupAllRequest all;
+  proto::CleanupAllResponse done_all;
+  ASSERT_TRUE(Call([&](auto* r, auto* p, auto done) { workers_[kPs]->CleanupAllAsync(r, p, done); },
+                   &all, &done_all).ok());
+  EXPECT_EQ(devices_[kPs]->resource_manager()->size(), 0u);
+}
+
+}  // namespace
+}  // namespace tw
