@@ -7,7 +7,7 @@ JOBS        ?= $(shell nproc)
 # Warnings are errors in CI (CI=true) and when asked for with WERROR=ON.
 WERROR      ?= $(if $(filter true,$(CI)),ON,OFF)
 FUZZ_SECONDS ?= 30
-SOURCES      = $(shell git ls-files '*.cc' '*.h' 2>/dev/null)
+SOURCES      = $(shell git ls-files --cached --others --exclude-standard '*.cc' '*.h' 2>/dev/null)
 
 .PHONY: all setup configure build test demo sanitize-configure sanitize-test fuzz install-check format format-check clean
 

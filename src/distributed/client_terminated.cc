@@ -7,8 +7,8 @@ namespace tw {
 
 StatusOr<ClientTerminatedKeys> MakeClientTerminated(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
-    const std::string& client_device, const std::function<uint64_t(const std::string&)>& incarnation,
-    proto::GraphDef* graph) {
+    const std::string& client_device,
+    const std::function<uint64_t(const std::string&)>& incarnation, proto::GraphDef* graph) {
   ClientTerminatedKeys keys;
   keys.feed_devices.resize(feeds.size());
   keys.feed_keys.resize(feeds.size());
@@ -29,8 +29,7 @@ StatusOr<ClientTerminatedKeys> MakeClientTerminated(
     const std::string send_device = is_feed ? client_device : device;
     const std::string recv_device = is_feed ? device : client_device;
     const uint64_t send_incarnation = is_feed ? 0 : incarnation(device);
-    const std::string key =
-        RendezvousKey(send_device, send_incarnation, recv_device, names[index]);
+    const std::string key = RendezvousKey(send_device, send_incarnation, recv_device, names[index]);
     (is_feed ? keys.feed_devices : keys.fetch_devices)[index] = device;
     (is_feed ? keys.feed_keys : keys.fetch_keys)[index] = key;
     n.set_op(is_feed ? "_Recv" : "_Send");

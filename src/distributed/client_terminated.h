@@ -26,8 +26,8 @@ struct ClientTerminatedKeys {
 // names the client end of the keys; `incarnation` gives each device's incarnation.
 StatusOr<ClientTerminatedKeys> MakeClientTerminated(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
-    const std::string& client_device, const std::function<uint64_t(const std::string&)>& incarnation,
-    proto::GraphDef* graph);
+    const std::string& client_device,
+    const std::function<uint64_t(const std::string&)>& incarnation, proto::GraphDef* graph);
 
 }  // namespace tw
 

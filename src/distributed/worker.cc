@@ -25,8 +25,7 @@ class StepRendezvous final : public Rendezvous {
     return local_.Send(key, value);
   }
 
-  void RecvLocalAsync(const std::string& key, CancellationManager* cm,
-                      RecvCallback done) override {
+  void RecvLocalAsync(const std::string& key, CancellationManager* cm, RecvCallback done) override {
     local_.RecvAsync(key, cm, std::move(done));
   }
 
@@ -53,16 +52,15 @@ class StepRendezvous final : public Rendezvous {
     auto call = std::make_shared<Call>();
     call->request.set_step_id(step_id_);
     call->request.set_rendezvous_key(key);
-    (*peer)->RecvTensorAsync(&call->request, &call->response, cm,
-                             [call, task, done = std::move(done)](const Status& s) {
-                               if (!s.ok()) {
-                                 done(IsCancelled(s) ? s : errors::Annotate(s, "From " + task + ": "),
-                                      Tensor());
-                                 return;
-                               }
-                               auto tensor = TensorFromProto(call->response.tensor());
-                               done(tensor.status(), tensor.ok() ? *tensor : Tensor());
-                             });
+    (*peer)->RecvTensorAsync(
+        &call->request, &call->response, cm, [call, task, done = std::move(done)](const Status& s) {
+          if (!s.ok()) {
+            done(IsCancelled(s) ? s : errors::Annotate(s, "From " + task + ": "), Tensor());
+            return;
+          }
+          auto tensor = TensorFromProto(call->response.tensor());
+          done(tensor.status(), tensor.ok() ? *tensor : Tensor());
+        });
   }
 
   void StartAbort(const Status& status) override { local_.StartAbort(status); }
@@ -117,8 +115,7 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     const bool client_terminated =
         n.attr().count("client_terminated") && n.attr().at("client_terminated").b();
     if ((n.op() == "_Send" || n.op() == "_Recv") && !client_terminated &&
-        n.attr().count("send_device") &&
-        n.attr().at("send_device").s() == device_->name() &&
+        n.attr().count("send_device") && n.attr().at("send_device").s() == device_->name() &&
         static_cast<uint64_t>(n.attr().at("send_device_incarnation").i()) !=
             device_->incarnation()) {
       done(errors::Aborted("graph for ", device_->name(),
@@ -201,29 +198,30 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* request, proto::RunGrap
   args.rendezvous = step.get();
   args.cancellation_manager = cm;
   args.session_handle = item->session_handle;
-  if (request->timeout_ms() > 0) args.deadline = absl::Now() + absl::Milliseconds(request->timeout_ms());
-  item->executor->RunAsync(args, [state, step, request, response,
-                                  done = std::move(done)](const Status& s) {
-    if (!s.ok()) {
-      step->StartAbort(s);  // peers waiting on this step's tensors learn of the failure
-      done(s);
-      return;
-    }
-    // The partition has finished, so its client-terminated sends are all there; a key that
-    // is missing was never produced by this partition.
-    for (const std::string& key : request->recv_key()) {
-      auto t = step->TryRecvLocal(key);
-      if (!t.ok()) {
-        done(errors::InvalidArgument("fetch ", key, " is not produced by graph ",
-                                     request->graph_handle()));
-        return;
-      }
-      proto::NamedTensorProto* out = response->add_recv();
-      out->set_name(key);
-      TensorToProto(*t, out->mutable_tensor());
-    }
-    done(OkStatus());
-  });
+  if (request->timeout_ms() > 0)
+    args.deadline = absl::Now() + absl::Milliseconds(request->timeout_ms());
+  item->executor->RunAsync(
+      args, [state, step, request, response, done = std::move(done)](const Status& s) {
+        if (!s.ok()) {
+          step->StartAbort(s);  // peers waiting on this step's tensors learn of the failure
+          done(s);
+          return;
+        }
+        // The partition has finished, so its client-terminated sends are all there; a key that
+        // is missing was never produced by this partition.
+        for (const std::string& key : request->recv_key()) {
+          auto t = step->TryRecvLocal(key);
+          if (!t.ok()) {
+            done(errors::InvalidArgument("fetch ", key, " is not produced by graph ",
+                                         request->graph_handle()));
+            return;
+          }
+          proto::NamedTensorProto* out = response->add_recv();
+          out->set_name(key);
+          TensorToProto(*t, out->mutable_tensor());
+        }
+        done(OkStatus());
+      });
 }
 
 void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request,

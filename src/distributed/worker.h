@@ -36,9 +36,8 @@ class Worker final : public WorkerInterface {
   void RunGraphAsync(const proto::RunGraphRequest* request, proto::RunGraphResponse* response,
                      CancellationManager* cm, StatusCallback done) override;
   // Aborted when the key names another incarnation of this task's device.
-  void RecvTensorAsync(const proto::RecvTensorRequest* request,
-                       proto::RecvTensorResponse* response, CancellationManager* cm,
-                       StatusCallback done) override;
+  void RecvTensorAsync(const proto::RecvTensorRequest* request, proto::RecvTensorResponse* response,
+                       CancellationManager* cm, StatusCallback done) override;
   // Ends a step on this worker: pending receives fail, its tensors are dropped.
   void CleanupGraphAsync(const proto::CleanupGraphRequest* request,
                          proto::CleanupGraphResponse* response, StatusCallback done) override;

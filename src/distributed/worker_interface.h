@@ -23,8 +23,7 @@ class WorkerInterface {
   virtual void GetStatusAsync(const proto::GetStatusRequest* request,
                               proto::GetStatusResponse* response, StatusCallback done) = 0;
   virtual void RegisterGraphAsync(const proto::RegisterGraphRequest* request,
-                                  proto::RegisterGraphResponse* response,
-                                  StatusCallback done) = 0;
+                                  proto::RegisterGraphResponse* response, StatusCallback done) = 0;
   virtual void DeregisterGraphAsync(const proto::DeregisterGraphRequest* request,
                                     proto::DeregisterGraphResponse* response,
                                     StatusCallback done) = 0;

@@ -78,9 +78,10 @@ class TwoTaskTest : public ::testing::Test {
       reg.set_session_handle("s1");
       *reg.mutable_graph_def() = part;
       proto::RegisterGraphResponse handle;
-      TW_RETURN_IF_ERROR(Call(
-          [&](auto* req, auto* resp, auto done) { workers_[device]->RegisterGraphAsync(req, resp, done); },
-          &reg, &handle));
+      TW_RETURN_IF_ERROR(
+          Call([&](auto* req, auto* resp,
+                   auto done) { workers_[device]->RegisterGraphAsync(req, resp, done); },
+               &reg, &handle));
       requests[device].set_graph_handle(handle.graph_handle());
       requests[device].set_session_handle("s1");
       requests[device].set_step_id(step_id);
@@ -108,14 +109,16 @@ class TwoTaskTest : public ::testing::Test {
     }
     {
       absl::MutexLock lock(&mu);
-      mu.Await(absl::Condition(+[](int* p) { return *p == 0; }, &pending));
+      mu.Await(absl::Condition(
+          +[](int* p) { return *p == 0; }, &pending));
     }
     for (auto& [device, worker] : workers_) {
       proto::CleanupGraphRequest cleanup;
       cleanup.set_step_id(step_id);
       proto::CleanupGraphResponse ignored;
-      (void)Call([&](auto* req, auto* resp, auto done) { worker->CleanupGraphAsync(req, resp, done); },
-                 &cleanup, &ignored);
+      (void)Call(
+          [&](auto* req, auto* resp, auto done) { worker->CleanupGraphAsync(req, resp, done); },
+          &cleanup, &ignored);
     }
     for (auto& [device, s] : statuses) {
       if (!s.ok() && !IsCancelled(s) && !IsAborted(s)) return s;
@@ -180,19 +183,21 @@ TEST_F(TwoTaskTest, StaleHandlesAndIncarnationsAreAborted) {
   proto::RunGraphRequest run;
   run.set_graph_handle("00000000deadbeef");
   proto::RunGraphResponse ignored;
-  Status s = Call([&](auto* req, auto* resp, auto done) {
-    workers_[kPs]->RunGraphAsync(req, resp, nullptr, done);
-  }, &run, &ignored);
+  Status s = Call([&](auto* req, auto* resp,
+                      auto done) { workers_[kPs]->RunGraphAsync(req, resp, nullptr, done); },
+                  &run, &ignored);
   EXPECT_TRUE(IsAborted(s));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("Possibly this worker (/job:ps/replica:0/task:0) just restarted"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("Possibly this worker (/job:ps/replica:0/task:0) just restarted"));
 
   proto::RecvTensorRequest recv;
   recv.set_step_id(1);
-  recv.set_rendezvous_key(RendezvousKey(kPs, devices_[kPs]->incarnation() + 1, kWorker, "edge_0_x"));
+  recv.set_rendezvous_key(
+      RendezvousKey(kPs, devices_[kPs]->incarnation() + 1, kWorker, "edge_0_x"));
   proto::RecvTensorResponse tensor;
-  s = Call([&](auto* req, auto* resp, auto done) {
-    workers_[kPs]->RecvTensorAsync(req, resp, nullptr, done);
-  }, &recv, &tensor);
+  s = Call([&](auto* req, auto* resp,
+               auto done) { workers_[kPs]->RecvTensorAsync(req, resp, nullptr, done); },
+           &recv, &tensor);
   EXPECT_TRUE(IsAborted(s));
   EXPECT_THAT(std::string(s.message()), HasSubstr("the task restarted"));
 }
@@ -201,7 +206,8 @@ TEST_F(TwoTaskTest, GetStatusAndCleanupAll) {
   proto::GetStatusRequest req;
   proto::GetStatusResponse status;
   ASSERT_TRUE(Call([&](auto* r, auto* p, auto done) { workers_[kPs]->GetStatusAsync(r, p, done); },
-                   &req, &status).ok());
+                   &req, &status)
+                  .ok());
   ASSERT_EQ(status.device_size(), 1);
   EXPECT_EQ(status.device(0).name(), kPs);
   EXPECT_EQ(status.device(0).incarnation(), devices_[kPs]->incarnation());
@@ -214,7 +220,8 @@ TEST_F(TwoTaskTest, GetStatusAndCleanupAll) {
   proto::CleanupAllRequest all;
   proto::CleanupAllResponse done_all;
   ASSERT_TRUE(Call([&](auto* r, auto* p, auto done) { workers_[kPs]->CleanupAllAsync(r, p, done); },
-                   &all, &done_all).ok());
+                   &all, &done_all)
+                  .ok());
   EXPECT_EQ(devices_[kPs]->resource_manager()->size(), 0u);
 }
 

@@ -1,0 +1,64 @@
+// Master: the master service of one task, transport-agnostic. A session's graph is placed
+// on the cluster's devices, pruned and split per task for each (feeds, fetches, targets)
+// signature, registered once with the tasks' workers, and run with one RunGraph per task.
+#ifndef TENSORWEAVE_SRC_DISTRIBUTED_MASTER_H_
+#define TENSORWEAVE_SRC_DISTRIBUTED_MASTER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "src/distributed/worker_interface.h"
+#include "tensorweave/protobuf/master.pb.h"
+
+namespace tw {
+
+struct MasterOptions {
+  // Full name of this task's device: where unplaced nodes, feeds and fetches go.
+  std::string local_device;
+  // Every task of the cluster, "/job:ps/replica:0/task:0".
+  std::vector<std::string> tasks;
+  // How long CreateSession waits for the tasks it needs before giving up (Unavailable).
+  absl::Duration wait_for_cluster = absl::Minutes(5);
+  // How often the wait logs the tasks it still waits for.
+  absl::Duration wait_log_interval = absl::Seconds(10);
+};
+
+class MasterSession;
+
+// Thread-safe. The methods block their calling thread while they talk to workers (run them
+// off the transport's callback threads); a running step holds no thread of its own.
+class Master {
+ public:
+  Master(MasterOptions options, WorkerCache* workers);
+  ~Master();
+
+  // Waits for the session's tasks (device filters applied) to answer; Unavailable naming
+  // the tasks that did not within the deadline. InvalidArgument for a bad graph.
+  Status CreateSession(const proto::CreateSessionRequest& request,
+                       proto::CreateSessionResponse* response);
+  Status ExtendSession(const proto::ExtendSessionRequest& request);
+  // Errors from a task come back as "From /job:ps/replica:0/task:0: <message>" with the
+  // task's code; follow-on cancellations in other tasks are not reported.
+  Status RunStep(const proto::RunStepRequest& request, proto::RunStepResponse* response);
+  Status CloseSession(const proto::CloseSessionRequest& request);
+  Status ListDevices(const proto::ListDevicesRequest& request,
+                     proto::ListDevicesResponse* response);
+  // Clears the containers on every task and closes every session of this master.
+  Status Reset(const proto::ResetRequest& request);
+
+ private:
+  StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);
+
+  const MasterOptions options_;
+  WorkerCache* const workers_;
+  absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_DISTRIBUTED_MASTER_H_
