@@ -7,6 +7,7 @@
 #include "tensorweave/ops.h"
 #include "tensorweave/run_config.h"
 #include "tensorweave/scope.h"
+#include "tensorweave/server.h"
 #include "tensorweave/session.h"
 #include "tensorweave/status.h"
 #include "tensorweave/tensor.h"

@@ -230,9 +230,18 @@ Status MasterSession::Run(const proto::RunStepRequest& request, proto::RunStepRe
           --pending;
         });
   }
+  bool timed_out = false;
   {
     absl::MutexLock lock(&done_mu);
     auto all_done = [&pending]() { return pending == 0; };
+    if (request.timeout_ms() > 0 &&
+        !done_mu.AwaitWithTimeout(absl::Condition(&all_done),
+                                  absl::Milliseconds(request.timeout_ms()))) {
+      timed_out = true;
+      done_mu.Unlock();
+      cm->StartCancel();  // cancels the RunGraph calls, which cancel their steps
+      done_mu.Lock();
+    }
     done_mu.Await(absl::Condition(&all_done));
   }
   bool closed = false;
@@ -247,6 +256,10 @@ Status MasterSession::Run(const proto::RunStepRequest& request, proto::RunStepRe
     auto resp = std::make_shared<proto::CleanupGraphResponse>();
     req->set_step_id(step_id);
     p.worker->CleanupGraphAsync(req.get(), resp.get(), [req, resp](const Status&) {});
+  }
+  if (timed_out) {
+    return errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
+                                    request.timeout_ms(), " ms");
   }
   TW_RETURN_IF_ERROR(root_cause);
   if (!follow_on.ok()) {

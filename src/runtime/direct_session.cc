@@ -193,16 +193,4 @@ Status DirectSession::Close() {
   return OkStatus();
 }
 
-StatusOr<std::unique_ptr<Session>> Session::Create(const SessionOptions& options) {
-  if (!options.target.empty()) {
-    return errors::InvalidArgument("session target \"", options.target,
-                                   "\" is not supported by this build; use \"\" for in-process");
-  }
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> device,
-                      CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0),
-                                        {.num_threads = options.num_threads}));
-  DeviceBase* raw = device.get();
-  return std::unique_ptr<Session>(new DirectSession(raw, std::move(device)));
-}
-
 }  // namespace tw

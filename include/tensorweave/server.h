@@ -1,0 +1,58 @@
+// Server: one task of a cluster. It serves the worker service (runs graph partitions,
+// holds the task's variables and queues) and the master service (any server can be the
+// master of a session whose target is grpc://<its address>).
+//
+//   auto server = tw::Server::Create(config->cluster(), config->task_type(),
+//                                    config->task_index());
+//   (*server)->Start();  ...  (*server)->Join();   // Stop() from any thread ends Join()
+#ifndef TENSORWEAVE_SERVER_H_
+#define TENSORWEAVE_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "tensorweave/cluster_spec.h"
+#include "tensorweave/status.h"
+
+namespace tw {
+
+struct ServerOptions {
+  // Host to listen on; the port is the task's own. "0.0.0.0" so the task's own name never
+  // has to resolve.
+  std::string bind_host = "0.0.0.0";
+  // Compute threads of the task's device; 0 means one per core.
+  int num_threads = 0;
+  // How long a session created on this server waits for the tasks it needs.
+  absl::Duration wait_for_cluster = absl::Minutes(5);
+  // Master calls (each waits for its workers) that may run at once.
+  int master_threads = 16;
+};
+
+// Thread-safe.
+class Server {
+ public:
+  // InvalidArgument: `Job "x" was not defined in cluster`, `Task 3 was not defined in job
+  // "ps"`, or an address whose port cannot be parsed. Does not bind yet.
+  static StatusOr<std::unique_ptr<Server>> Create(const ClusterSpec& cluster,
+                                                  const std::string& job, int task,
+                                                  const ServerOptions& options = {});
+  // A one-task cluster ("localhost" job) on a port the OS chooses, already started.
+  static StatusOr<std::unique_ptr<Server>> CreateLocal(const ServerOptions& options = {});
+
+  virtual ~Server() = default;
+  // Binds and serves; Unavailable when the port cannot be bound.
+  virtual Status Start() = 0;
+  // Returns after Stop(), from any thread.
+  virtual void Join() = 0;
+  // Stops serving: running steps are cancelled, the port is freed, Join() returns.
+  virtual void Stop() = 0;
+  // "grpc://localhost:<port>": a Session target for this server (valid after Start()).
+  virtual std::string target() const = 0;
+  // The port actually bound (after Start()).
+  virtual int port() const = 0;
+};
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SERVER_H_

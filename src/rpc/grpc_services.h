@@ -1,0 +1,21 @@
+// The gRPC services of a server: thin adapters from gRPC's callback API to the
+// transport-agnostic Master and Worker. Handlers never block: worker calls complete
+// asynchronously, and master calls (which wait for workers) run on the service's own threads.
+#ifndef TENSORWEAVE_SRC_RPC_GRPC_SERVICES_H_
+#define TENSORWEAVE_SRC_RPC_GRPC_SERVICES_H_
+
+#include <memory>
+
+#include "src/distributed/master.h"
+#include "src/distributed/worker.h"
+#include "tensorweave/protobuf/service.grpc.pb.h"
+
+namespace tw {
+
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(Worker* worker);
+// `threads` bounds how many master calls (each waits for its workers) run at once.
+std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master, int threads);
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_RPC_GRPC_SERVICES_H_

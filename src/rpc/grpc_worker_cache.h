@@ -1,0 +1,38 @@
+// The workers of a cluster as seen from one task: gRPC clients for the other tasks, the
+// task's own Worker called directly.
+#ifndef TENSORWEAVE_SRC_RPC_GRPC_WORKER_CACHE_H_
+#define TENSORWEAVE_SRC_RPC_GRPC_WORKER_CACHE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "src/distributed/worker_interface.h"
+#include "tensorweave/cluster_spec.h"
+
+namespace tw {
+
+// Thread-safe. Channels are created on first use and kept.
+class GrpcWorkerCache final : public WorkerCache {
+ public:
+  GrpcWorkerCache(ClusterSpec cluster, std::string local_task);
+  ~GrpcWorkerCache() override;
+  // The task's own worker, called directly; set once, before the first GetWorker of it.
+  void SetLocalWorker(WorkerInterface* worker) { local_worker_ = worker; }
+  StatusOr<WorkerInterface*> GetWorker(const std::string& task) override;
+
+ private:
+  const ClusterSpec cluster_;
+  const std::string local_task_;
+  WorkerInterface* local_worker_ = nullptr;
+  absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<WorkerInterface>> remote_ ABSL_GUARDED_BY(mu_);
+};
+
+// "/job:ps/replica:0/task:3" for job "ps", task 3.
+std::string TaskName(const std::string& job, int task);
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_RPC_GRPC_WORKER_CACHE_H_

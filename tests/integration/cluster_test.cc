@@ -1,0 +1,162 @@
+// Servers of one cluster in this process, talking over gRPC on loopback: the seeds'
+// patterns of shared variables and queues across tasks.
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensorweave/ops.h"
+#include "tensorweave/server.h"
+#include "tensorweave/session.h"
+#include "testing/ports.h"
+
+namespace tw {
+namespace {
+
+using ::testing::HasSubstr;
+
+// ps:0, worker:0 and worker:1 on free loopback ports, all started.
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<std::string> ps{Address()}, workers{Address(), Address()};
+    ASSERT_TRUE(cluster_.AddJob("ps", ps).ok());
+    ASSERT_TRUE(cluster_.AddJob("worker", workers).ok());
+    for (const auto& [job, n] :
+         std::vector<std::pair<std::string, int>>{{"ps", 1}, {"worker", 2}}) {
+      for (int i = 0; i < n; ++i) {
+        auto server = Server::Create(
+            cluster_, job, i,
+            {.bind_host = "127.0.0.1", .num_threads = 2, .wait_for_cluster = absl::Seconds(10)});
+        ASSERT_TRUE(server.ok()) << server.status();
+        ASSERT_TRUE((*server)->Start().ok());
+        servers_[job + std::to_string(i)] = *std::move(server);
+      }
+    }
+  }
+
+  static std::string Address() { return "127.0.0.1:" + std::to_string(testing::PickUnusedPort()); }
+  std::string Target(const std::string& name) { return servers_[name]->target(); }
+
+  ClusterSpec cluster_;
+  std::map<std::string, std::unique_ptr<Server>> servers_;
+};
+
+TEST_F(ClusterTest, VariableOnPsSharedByTwoWorkers) {
+  Scope root = Scope::NewRootScope();
+  auto total = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "total", DT_INT64, {});
+  auto init = ops::Assign(root.WithOpName("init"), total, int64_t{0});
+  auto count = ops::Placeholder(root.WithOpName("count"), DT_INT64);
+  auto add = ops::AssignAdd(root.WithOpName("add"), total, count, {.use_locking = true});
+  auto read = ops::ReadVariable(root.WithOpName("read"), total);
+  ClientSession chief(root, {.target = Target("worker0")});
+  ASSERT_TRUE(chief.Run({}, {}, {init.op()}).ok());
+  ClientSession other(root, {.target = Target("worker1")});  // a session on another task
+  for (int i = 1; i <= 10; ++i) {
+    auto a = chief.Run({{count, Tensor::Scalar<int64_t>(i)}}, {}, {add.op()});
+    ASSERT_TRUE(a.ok()) << a.status();
+    auto b = other.Run({{count, Tensor::Scalar<int64_t>(100)}}, {}, {add.op()});
+    ASSERT_TRUE(b.ok()) << b.status();
+  }
+  auto out = other.Run({}, {read});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int64_t>(), 55 + 1000);
+}
+
+TEST_F(ClusterTest, QueueOnOneTaskFilledByOneSessionDrainedByAnother) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_STRING},
+                          {.capacity = 10, .shared_name = "filenames"});
+  auto name = ops::Placeholder(root.WithOpName("name"), DT_STRING);
+  auto put = ops::QueueEnqueue(root, q, {name});
+  auto close = ops::QueueClose(root, q);
+  auto take = ops::QueueDequeue(root, q);
+  ClientSession producer(root, {.target = Target("worker0")});
+  ClientSession consumer(root, {.target = Target("worker1")});
+  for (const char* f : {"a.txt", "b.txt"}) {
+    ASSERT_TRUE(producer.Run({{name, Tensor::Scalar<std::string>(f)}}, {}, {put}).ok());
+  }
+  ASSERT_TRUE(producer.Run({}, {}, {close}).ok());
+  std::vector<std::string> got;
+  while (true) {
+    auto out = consumer.Run({}, take);
+    if (IsOutOfRange(out.status())) break;
+    ASSERT_TRUE(out.ok()) << out.status();
+    got.push_back((*out)[0].scalar<std::string>());
+    ASSERT_LE(got.size(), 2u);
+  }
+  EXPECT_THAT(got, ::testing::ElementsAre("a.txt", "b.txt"));
+}
+
+TEST_F(ClusterTest, RemoteErrorNamesTaskAndNode) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "unset", DT_FLOAT, {});
+  auto read = ops::ReadVariable(root.WithOpName("read_unset"), v);
+  auto copy = ops::Identity(root.WithOpName("copy"), read);
+  ClientSession session(root, {.target = Target("worker0")});
+  auto out = session.Run({}, {copy});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsFailedPrecondition(out.status())) << out.status();
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("From /job:ps/replica:0/task:0: node read_unset (ReadVariable)"));
+}
+
+TEST_F(ClusterTest, TimeoutOnARemoteBlockedDequeue) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "empty"});
+  auto take = ops::QueueDequeue(root, q);
+  ClientSession session(root, {.target = Target("worker0")});
+  auto put = ops::QueueEnqueue(root, q, {7});
+  auto out = session.Run({}, take, {}, {.timeout = absl::Milliseconds(300)});
+  EXPECT_TRUE(IsDeadlineExceeded(out.status())) << out.status();
+  // The cancelled dequeue left the queue usable.
+  ASSERT_TRUE(session.Run({}, {}, {put}).ok());
+  auto again = session.Run({}, take, {}, {.timeout = absl::Seconds(10)});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)[0].scalar<int32_t>(), 7);
+}
+
+TEST_F(ClusterTest, CloseCancelsARemoteBlockedDequeue) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "never"});
+  auto take = ops::QueueDequeue(root, q);
+  ClientSession session(root, {.target = Target("worker0")});
+  StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
+  std::thread consumer([&] { out = session.Run({}, take); });
+  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(session.Close().ok());
+  consumer.join();  // would hang if Close did not reach the ps task
+  EXPECT_TRUE(IsCancelled(out.status())) << out.status();
+}
+
+TEST_F(ClusterTest, StopEndsJoinAndFreesThePort) {
+  Server* ps = servers_["ps0"].get();
+  std::thread joiner([ps] { ps->Join(); });
+  ps->Stop();
+  joiner.join();  // would hang if Stop did not end Join
+  auto again = Server::Create(cluster_, "ps", 0, {.bind_host = "127.0.0.1"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE((*again)->Start().ok());  // the port is free again
+}
+
+TEST(LocalServerTest, HelloDistributedTensorweave) {
+  auto server = Server::CreateLocal({.num_threads = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  Scope root = Scope::NewRootScope();
+  auto hello = ops::Const(root, Tensor::Scalar<std::string>("Hello, distributed tensorweave!"));
+  ClientSession session(root, {.target = (*server)->target()});
+  auto out = session.Run({}, {hello});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<std::string>(), "Hello, distributed tensorweave!");
+}
+
+TEST(ServerCreateTest, BadRoleIsInvalidArgument) {
+  ClusterSpec cluster;
+  ASSERT_TRUE(cluster.AddJob("ps", std::vector<std::string>{"127.0.0.1:1"}).ok());
+  EXPECT_EQ(Server::Create(cluster, "worker", 0).status().message(),
+            "Job \"worker\" was not defined in cluster");
+  EXPECT_EQ(Server::Create(cluster, "ps", 2).status().message(),
+            "Task 2 was not defined in job \"ps\"");
+}
+
+}  // namespace
+}  // namespace tw
