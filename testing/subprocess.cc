@@ -112,6 +112,54 @@ StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, const E
   return result;
 }
 
+StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std::string>& argv,
+                                                            const EnvOverrides& env,
+                                                            const std::string& log_path) {
+  if (argv.empty()) return errors::InvalidArgument("ChildProcess needs a program");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<std::string> args = argv;
+  std::vector<std::string> vars = MergedEnvironment(env);
+  std::vector<char*> c_args = CStrings(args);
+  std::vector<char*> c_vars = CStrings(vars);
+  pid_t pid = -1;
+  const int rc =
+      posix_spawn(&pid, args[0].c_str(), &actions, nullptr, c_args.data(), c_vars.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return errors::Internal("cannot start ", args[0], ": ", std::strerror(rc));
+  return std::unique_ptr<ChildProcess>(new ChildProcess(pid));
+}
+
+ChildProcess::~ChildProcess() {
+  if (!reaped_) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+}
+
+void ChildProcess::Signal(int sig) {
+  if (!reaped_) kill(pid_, sig);
+}
+
+StatusOr<int> ChildProcess::Wait(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    int status = 0;
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    if (absl::Now() >= deadline) return errors::DeadlineExceeded("process ", pid_, " still runs");
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+}
+
 std::string BuiltProgram(const std::string& relative_path) {
   const char* dir = std::getenv("TW_BINARY_DIR");
   return std::string(dir != nullptr ? dir : ".") + "/" + relative_path;

@@ -3,6 +3,7 @@
 #define TENSORWEAVE_TESTING_SUBPROCESS_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,25 @@ using EnvOverrides = std::map<std::string, std::optional<std::string>>;
 StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
                                    const EnvOverrides& env = {},
                                    absl::Duration timeout = absl::Seconds(30));
+
+// A program running in the background; killed (SIGKILL) if still running when destroyed.
+class ChildProcess {
+ public:
+  // Starts argv[0] with the environment changed by `env`; its output goes to `log_path`.
+  static StatusOr<std::unique_ptr<ChildProcess>> Start(const std::vector<std::string>& argv,
+                                                       const EnvOverrides& env,
+                                                       const std::string& log_path);
+  ~ChildProcess();
+  void Signal(int sig);
+  // The exit code (128 + signal when killed), or DeadlineExceeded if still running.
+  StatusOr<int> Wait(absl::Duration timeout);
+  int pid() const { return pid_; }
+
+ private:
+  explicit ChildProcess(int pid) : pid_(pid) {}
+  int pid_;
+  bool reaped_ = false;
+};
 
 // Path of a program built in this build tree, e.g. BuiltProgram("tools/tw"); found through
 // the TW_BINARY_DIR variable that ctest sets.

@@ -8,13 +8,15 @@ int main(int argc, char** argv) {
       "tw: tools for tensorweave clusters.\n\n"
       "  tw cluster   show how this process resolves its role (flags, TF_CONFIG)\n"
       "  tw config    write one sourceable TF_CONFIG script per task of a local cluster\n"
-      "  tw graph     draw a GraphDef as Graphviz DOT\n"};
+      "  tw graph     draw a GraphDef as Graphviz DOT\n"
+      "  tw server    run one task's server (role from flags or TF_CONFIG)\n"};
   app.require_subcommand(1);
   app.footer("Run `tw <command> --help` for a command's flags and examples.");
   int exit_code = 0;
   tw::tools::AddClusterCommand(app, &exit_code);
   tw::tools::AddConfigCommand(app, &exit_code);
   tw::tools::AddGraphCommand(app, &exit_code);
+  tw::tools::AddServerCommand(app, &exit_code);
   // CLI11 reports parse problems as exceptions; this is the one place they are turned into
   // a one-line message and exit code 1.
   try {

@@ -61,6 +61,13 @@ class GrpcServer final : public Server {
       return errors::Unavailable("Could not start gRPC server on ", bind);
     }
     Log().info("started /job:{}/task:{} on {} (port {})", job_, task_, bind, port_);
+    const std::string& host = options_.bind_host;
+    if (host != "127.0.0.1" && host != "localhost" && host != "::1" && host != "[::1]") {
+      Log().warn(
+          "listening on {} without TLS: anyone who can reach port {} can run graphs on "
+          "this task",
+          bind, port_);
+    }
     return OkStatus();
   }
 
