@@ -42,6 +42,16 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return out;
 }
 
+// posix_spawn of argv[0] with the merged environment; returns posix_spawn's error code.
+int Spawn(const std::vector<std::string>& argv, const EnvOverrides& env,
+          const posix_spawn_file_actions_t* actions, pid_t* pid) {
+  std::vector<std::string> args = argv;
+  std::vector<std::string> vars = MergedEnvironment(env);
+  std::vector<char*> c_args = CStrings(args);
+  std::vector<char*> c_vars = CStrings(vars);
+  return posix_spawn(pid, args[0].c_str(), actions, nullptr, c_args.data(), c_vars.data());
+}
+
 }  // namespace
 
 StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, const EnvOverrides& env,
@@ -59,21 +69,15 @@ StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, const E
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-
-  std::vector<std::string> args = argv;
-  std::vector<std::string> vars = MergedEnvironment(env);
-  std::vector<char*> c_args = CStrings(args);
-  std::vector<char*> c_vars = CStrings(vars);
   pid_t pid = -1;
-  const int rc =
-      posix_spawn(&pid, args[0].c_str(), &actions, nullptr, c_args.data(), c_vars.data());
+  const int rc = Spawn(argv, env, &actions, &pid);
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (rc != 0) {
     close(out_pipe[0]);
     close(err_pipe[0]);
-    return errors::Internal("cannot start ", args[0], ": ", std::strerror(rc));
+    return errors::Internal("cannot start ", argv[0], ": ", std::strerror(rc));
   }
 
   ProcessResult result;
@@ -122,15 +126,10 @@ StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<st
   posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<std::string> args = argv;
-  std::vector<std::string> vars = MergedEnvironment(env);
-  std::vector<char*> c_args = CStrings(args);
-  std::vector<char*> c_vars = CStrings(vars);
   pid_t pid = -1;
-  const int rc =
-      posix_spawn(&pid, args[0].c_str(), &actions, nullptr, c_args.data(), c_vars.data());
+  const int rc = Spawn(argv, env, &actions, &pid);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return errors::Internal("cannot start ", args[0], ": ", std::strerror(rc));
+  if (rc != 0) return errors::Internal("cannot start ", argv[0], ": ", std::strerror(rc));
   return std::unique_ptr<ChildProcess>(new ChildProcess(pid));
 }
 

@@ -287,7 +287,9 @@ Status MasterSession::Run(const proto::RunStepRequest& request, proto::RunStepRe
 Master::Master(MasterOptions options, WorkerCache* workers)
     : options_(std::move(options)), workers_(workers) {}
 
-Master::~Master() {
+Master::~Master() { CloseAllSessions(); }
+
+void Master::CloseAllSessions() {
   std::map<std::string, std::shared_ptr<MasterSession>> sessions;
   {
     absl::MutexLock lock(&mu_);
@@ -395,12 +397,7 @@ Status Master::ListDevices(const proto::ListDevicesRequest& request,
 }
 
 Status Master::Reset(const proto::ResetRequest& request) {
-  std::map<std::string, std::shared_ptr<MasterSession>> sessions;
-  {
-    absl::MutexLock lock(&mu_);
-    sessions.swap(sessions_);
-  }
-  for (auto& [h, s] : sessions) s->Close();
+  CloseAllSessions();
   for (const std::string& task : options_.tasks) {
     auto worker = workers_->GetWorker(task);
     if (!worker.ok()) continue;

@@ -49,6 +49,8 @@ class Master {
                      proto::ListDevicesResponse* response);
   // Clears the containers on every task and closes every session of this master.
   Status Reset(const proto::ResetRequest& request);
+  // Closes every session: running steps are cancelled. For a server that stops.
+  void CloseAllSessions();
 
  private:
   StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);

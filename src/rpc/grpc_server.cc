@@ -80,6 +80,8 @@ class GrpcServer final : public Server {
       server = std::move(server_);
     }
     if (server != nullptr) {
+      // Sessions first: their steps may wait on other tasks, which no shutdown here ends.
+      master_->CloseAllSessions();
       // Cancels in-flight calls (their reactors cancel the steps) after a short grace.
       server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
       server->Wait();

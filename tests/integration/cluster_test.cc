@@ -138,6 +138,19 @@ TEST_F(ClusterTest, StopEndsJoinAndFreesThePort) {
   EXPECT_TRUE((*again)->Start().ok());  // the port is free again
 }
 
+TEST_F(ClusterTest, StoppingTheMasterCancelsItsRunningSteps) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "idle"});
+  auto take = ops::QueueDequeue(root, q);
+  ClientSession session(root, {.target = Target("worker0")});
+  StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
+  std::thread consumer([&] { out = session.Run({}, take); });
+  absl::SleepFor(absl::Milliseconds(200));
+  servers_["worker0"]->Stop();  // would hang if the step kept waiting on the ps task
+  consumer.join();
+  EXPECT_FALSE(out.ok());
+}
+
 TEST(LocalServerTest, HelloDistributedTensorweave) {
   auto server = Server::CreateLocal({.num_threads = 1});
   ASSERT_TRUE(server.ok()) << server.status();
