@@ -54,7 +54,7 @@ class Worker final : public WorkerInterface {
   DeviceBase* const device_;
   WorkerCache* const peers_;
   absl::Mutex mu_;
-  int64_t next_graph_ = 1 ABSL_GUARDED_BY(mu_);
+  int64_t next_graph_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::shared_ptr<StepRendezvous>> steps_ ABSL_GUARDED_BY(mu_);
 };
