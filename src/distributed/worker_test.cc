@@ -78,10 +78,11 @@ class TwoTaskTest : public ::testing::Test {
       reg.set_session_handle("s1");
       *reg.mutable_graph_def() = part;
       proto::RegisterGraphResponse handle;
-      TW_RETURN_IF_ERROR(
-          Call([&](auto* req, auto* resp,
-                   auto done) { workers_[device]->RegisterGraphAsync(req, resp, done); },
-               &reg, &handle));
+      TW_RETURN_IF_ERROR(Call(
+          [target = workers_[device].get()](auto* req, auto* resp, auto done) {
+            target->RegisterGraphAsync(req, resp, done);
+          },
+          &reg, &handle));
       requests[device].set_graph_handle(handle.graph_handle());
       requests[device].set_session_handle("s1");
       requests[device].set_step_id(step_id);
@@ -116,9 +117,9 @@ class TwoTaskTest : public ::testing::Test {
       proto::CleanupGraphRequest cleanup;
       cleanup.set_step_id(step_id);
       proto::CleanupGraphResponse ignored;
-      (void)Call(
-          [&](auto* req, auto* resp, auto done) { worker->CleanupGraphAsync(req, resp, done); },
-          &cleanup, &ignored);
+      (void)Call([target = worker.get()](auto* req, auto* resp,
+                                         auto done) { target->CleanupGraphAsync(req, resp, done); },
+                 &cleanup, &ignored);
     }
     for (auto& [device, s] : statuses) {
       if (!s.ok() && !IsCancelled(s) && !IsAborted(s)) return s;
