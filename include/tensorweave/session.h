@@ -28,6 +28,10 @@ struct SessionOptions {
   std::string target;
   // Compute threads of an in-process session's device; 0 means one per core.
   int num_threads = 0;
+  // For grpc:// targets: the tasks the session may use ("/job:ps", "/job:worker/task:1"),
+  // so it never waits for others (an evaluator, another worker). Empty: every task.
+  // RunConfig::device_filters() gives TensorFlow's defaults for this task.
+  std::vector<std::string> device_filters;
 };
 
 struct RunOptions {

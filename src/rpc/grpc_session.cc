@@ -13,8 +13,9 @@ namespace {
 
 class GrpcSession final : public Session {
  public:
-  explicit GrpcSession(const std::string& address)
-      : stub_(proto::MasterService::NewStub(NewChannel(address))) {}
+  GrpcSession(const std::string& address, std::vector<std::string> device_filters)
+      : stub_(proto::MasterService::NewStub(NewChannel(address))),
+        device_filters_(std::move(device_filters)) {}
   ~GrpcSession() override { Close().IgnoreError(); }
 
   Status Extend(const proto::GraphDef& graph) override {
@@ -23,6 +24,7 @@ class GrpcSession final : public Session {
     if (handle_.empty()) {
       proto::CreateSessionRequest req;
       *req.mutable_graph_def() = graph;
+      for (const auto& f : device_filters_) req.add_device_filters(f);
       proto::CreateSessionResponse resp;
       TW_RETURN_IF_ERROR(FromGrpcStatus(stub_->CreateSession(&ctx, req, &resp)));
       handle_ = resp.session_handle();
@@ -92,6 +94,7 @@ class GrpcSession final : public Session {
   Status CreateEmptyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     grpc::ClientContext ctx;
     proto::CreateSessionRequest req;
+    for (const auto& f : device_filters_) req.add_device_filters(f);
     proto::CreateSessionResponse resp;
     TW_RETURN_IF_ERROR(FromGrpcStatus(stub_->CreateSession(&ctx, req, &resp)));
     handle_ = resp.session_handle();
@@ -99,6 +102,7 @@ class GrpcSession final : public Session {
   }
 
   std::unique_ptr<proto::MasterService::Stub> stub_;
+  const std::vector<std::string> device_filters_;
   absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
@@ -108,7 +112,8 @@ class GrpcSession final : public Session {
 
 StatusOr<std::unique_ptr<Session>> Session::Create(const SessionOptions& options) {
   if (options.target.starts_with("grpc://")) {
-    return std::unique_ptr<Session>(new GrpcSession(options.target.substr(7)));
+    return std::unique_ptr<Session>(
+        new GrpcSession(options.target.substr(7), options.device_filters));
   }
   if (!options.target.empty()) {
     return errors::InvalidArgument(

@@ -151,6 +151,37 @@ TEST_F(ClusterTest, StoppingTheMasterCancelsItsRunningSteps) {
   EXPECT_FALSE(out.ok());
 }
 
+TEST(DeviceFilterTest, ASessionNeverWaitsForTasksOutsideItsFilters) {
+  ClusterSpec cluster;
+  const std::string ps = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  const std::string worker = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  const std::string evaluator = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  ASSERT_TRUE(cluster.AddJob("ps", std::vector<std::string>{ps}).ok());
+  ASSERT_TRUE(cluster.AddJob("worker", std::vector<std::string>{worker}).ok());
+  ASSERT_TRUE(
+      cluster.AddJob("evaluator", std::vector<std::string>{evaluator}).ok());  // never started
+  ServerOptions options{
+      .bind_host = "127.0.0.1", .num_threads = 1, .wait_for_cluster = absl::Seconds(2)};
+  auto ps_server = Server::Create(cluster, "ps", 0, options);
+  auto worker_server = Server::Create(cluster, "worker", 0, options);
+  ASSERT_TRUE(ps_server.ok() && worker_server.ok());
+  ASSERT_TRUE((*ps_server)->Start().ok() && (*worker_server)->Start().ok());
+  Scope root = Scope::NewRootScope();
+  auto c = ops::Identity(root.WithDevice("/job:ps/task:0"), 1.0f);
+
+  ClientSession filtered(root, {.target = (*worker_server)->target(),
+                                .device_filters = {"/job:ps", "/job:worker/task:0"}});
+  auto out = filtered.Run({}, {c});
+  ASSERT_TRUE(out.ok()) << out.status();
+
+  // Without filters the session waits for the evaluator and gives up naming it.
+  ClientSession unfiltered(root, {.target = (*worker_server)->target()});
+  auto waited = unfiltered.Run({}, {c});
+  EXPECT_TRUE(IsUnavailable(waited.status())) << waited.status();
+  EXPECT_THAT(std::string(waited.status().message()),
+              HasSubstr("waiting for /job:evaluator/replica:0/task:0"));
+}
+
 TEST(LocalServerTest, HelloDistributedTensorweave) {
   auto server = Server::CreateLocal({.num_threads = 1});
   ASSERT_TRUE(server.ok()) << server.status();
