@@ -111,10 +111,10 @@ Status CheckValue(const VariableResource& var, const Tensor& value, bool validat
   return OkStatus();
 }
 
-// Runs `update(var, value)` on the initialized variable named by input 0, holding its lock;
+// Runs `fn(var, value)` on the initialized variable named by input 0, holding its lock;
 // FailedPrecondition naming it when it has no value yet.
 template <typename Fn>
-void UpdateInitializedVariable(OpKernelContext* ctx, Fn&& update) {
+void WithInitializedVariable(OpKernelContext* ctx, Fn&& update) {
   auto var = LookupVariable(ctx, ctx->input(0));
   TW_OP_REQUIRES_OK(ctx, var.status());
   absl::MutexLock lock((*var)->mu());
@@ -150,9 +150,10 @@ class AssignOp : public OpKernel {
     Tensor copy = value.Copy();
     {
       absl::MutexLock lock((*var)->mu());
-      *(*var)->value() = copy;
+      *(*var)->value() = std::move(copy);
     }
-    ctx->set_output(0, copy.Copy());
+    // The new value equals the input, which nobody mutates: no second copy.
+    ctx->set_output(0, value);
   }
 
  private:
@@ -167,7 +168,7 @@ class AssignUpdateOp : public OpKernel {
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& delta = ctx->input(1);
-    UpdateInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
+    WithInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
       TW_OP_REQUIRES_OK(ctx, CheckValue(var, delta, /*validate_shape=*/false));
       TW_OP_REQUIRES(
           ctx, value->shape() == delta.shape(),
@@ -223,17 +224,9 @@ class ReadVariableOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
-    auto var = LookupVariable(ctx, ctx->input(0));
-    TW_OP_REQUIRES_OK(ctx, var.status());
-    Tensor snapshot;
-    {
-      absl::MutexLock lock((*var)->mu());
-      TW_OP_REQUIRES(
-          ctx, (*var)->initialized(),
-          errors::FailedPrecondition("Attempting to use uninitialized value ", (*var)->name()));
-      snapshot = (*var)->value()->Copy();
-    }
-    ctx->set_output(0, std::move(snapshot));
+    // A snapshot: the variable's buffer is updated in place by later steps.
+    WithInitializedVariable(
+        ctx, [ctx](VariableResource&, Tensor* value) { ctx->set_output(0, value->Copy()); });
   }
 };
 TW_REGISTER_KERNEL("ReadVariable", "CPU", ReadVariableOp);
@@ -268,7 +261,7 @@ class ScatterOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
-    UpdateInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
+    WithInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
       TW_OP_REQUIRES(ctx, value->rank() >= 1 && updates.dtype() == value->dtype(),
                      errors::InvalidArgument("scatter into variable ", var.name(), " of shape ",
                                              value->shape().DebugString(), " with ",
