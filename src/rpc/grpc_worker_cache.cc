@@ -6,13 +6,6 @@
 
 namespace tw {
 
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-}
-
 std::string TaskName(const std::string& job, int task) {
   return "/job:" + job + "/replica:0/task:" + std::to_string(task);
 }
