@@ -12,7 +12,8 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  zlib1g-dev
+  zlib1g-dev libyaml-cpp-dev
+  openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
 )
 
 missing=()

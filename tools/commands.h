@@ -11,6 +11,8 @@ namespace tw::tools {
 void AddClusterCommand(CLI::App& app, int* exit_code);
 void AddConfigCommand(CLI::App& app, int* exit_code);
 void AddGraphCommand(CLI::App& app, int* exit_code);
+void AddK8sCommand(CLI::App& app, int* exit_code);
+void AddLaunchCommand(CLI::App& app, int* exit_code);
 void AddServerCommand(CLI::App& app, int* exit_code);
 
 }  // namespace tw::tools

@@ -9,6 +9,7 @@
 #include "src/base/logging.h"
 #include "tensorweave/run_config.h"
 #include "tensorweave/server.h"
+#include "tensorweave/tls.h"
 #include "tools/commands.h"
 
 namespace tw::tools {
@@ -17,9 +18,41 @@ namespace {
 struct ServerCommandOptions {
   std::string bind_host = "0.0.0.0";
   int threads = 0;
+  // PEM files for mutual TLS: all three or none.
+  std::string tls_ca, tls_cert, tls_key;
+  std::string tls_server_name;
 };
 
+// The TLS options the flags ask for (insecure when none is given), or a one-line message.
+StatusOr<TlsOptions> TlsFromFlags(const ServerCommandOptions& opt) {
+  const std::vector<std::pair<std::string, const std::string*>> files = {
+      {"--tls-ca", &opt.tls_ca}, {"--tls-cert", &opt.tls_cert}, {"--tls-key", &opt.tls_key}};
+  int given = 0;
+  for (const auto& [flag, value] : files) given += value->empty() ? 0 : 1;
+  if (given == 0) {
+    if (!opt.tls_server_name.empty()) {
+      return errors::InvalidArgument(
+          "--tls-server-name needs --tls-ca, --tls-cert and --tls-key (mutual TLS)");
+    }
+    return TlsOptions{};
+  }
+  for (const auto& [flag, value] : files) {
+    if (value->empty()) {
+      return errors::InvalidArgument(
+          "missing ", flag, ": mutual TLS needs all of --tls-ca, --tls-cert and --tls-key");
+    }
+  }
+  TW_ASSIGN_OR_RETURN(TlsOptions tls, LoadTlsFiles(opt.tls_ca, opt.tls_cert, opt.tls_key));
+  tls.server_name = opt.tls_server_name;
+  return tls;
+}
+
 int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& args) {
+  StatusOr<TlsOptions> tls = TlsFromFlags(opt);
+  if (!tls.ok()) {
+    std::cerr << "tw server: " << tls.status().message() << "\n";
+    return 1;
+  }
   std::optional<std::string> tf_config;
   if (const char* env = std::getenv("TF_CONFIG"); env != nullptr) tf_config = env;
   auto config = RunConfig::Resolve(args, tf_config);
@@ -40,7 +73,7 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  ServerOptions options{.bind_host = opt.bind_host, .num_threads = opt.threads};
+  ServerOptions options{.bind_host = opt.bind_host, .num_threads = opt.threads, .tls = *tls};
   StatusOr<std::unique_ptr<Server>> server =
       config->is_local()
           ? Server::CreateLocal(options)
@@ -75,6 +108,14 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--bind-host", opt->bind_host, "Host to listen on (the port is the task's)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads, "Compute threads; 0 means one per core");
+  cmd->add_option("--tls-ca", opt->tls_ca,
+                  "Mutual TLS: PEM certificate of the cluster CA (with --tls-cert, --tls-key)");
+  cmd->add_option("--tls-cert", opt->tls_cert,
+                  "Mutual TLS: PEM certificate of this task, signed by the cluster CA");
+  cmd->add_option("--tls-key", opt->tls_key, "Mutual TLS: PEM private key of --tls-cert");
+  cmd->add_option("--tls-server-name", opt->tls_server_name,
+                  "Mutual TLS: name every peer's certificate carries, checked instead of the "
+                  "host of its address");
   cmd->footer(
       "The role comes from the cluster flags (see tw cluster --help) or TF_CONFIG.\n"
       "Examples:\n"
@@ -82,6 +123,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
       "--task_index=0\n"
       "  TF_CONFIG='{\"cluster\":{\"ps\":[\"ps-0:2222\"]},\"task\":{\"type\":\"ps\",\"index\":0}}' "
       "tw server\n"
+      "Mutual TLS (see docs/security.md):\n"
+      "  tw server --tls-ca=ca.pem --tls-cert=task.pem --tls-key=task.key ...\n"
       "Stops cleanly and exits 0 on SIGTERM or SIGINT.");
   cmd->callback([cmd, opt, exit_code] { *exit_code = RunServer(*opt, cmd->remaining()); });
 }

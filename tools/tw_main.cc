@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
       "  tw cluster   show how this process resolves its role (flags, TF_CONFIG)\n"
       "  tw config    write one sourceable TF_CONFIG script per task of a local cluster\n"
       "  tw graph     draw a GraphDef as Graphviz DOT\n"
+      "  tw k8s       print Kubernetes manifests (a Kubeflow TFJob) for a cluster\n"
+      "  tw launch    run every task of a cluster on this machine, as TFJob would\n"
       "  tw server    run one task's server (role from flags or TF_CONFIG)\n"};
   app.require_subcommand(1);
   app.footer("Run `tw <command> --help` for a command's flags and examples.");
@@ -16,6 +18,8 @@ int main(int argc, char** argv) {
   tw::tools::AddClusterCommand(app, &exit_code);
   tw::tools::AddConfigCommand(app, &exit_code);
   tw::tools::AddGraphCommand(app, &exit_code);
+  tw::tools::AddK8sCommand(app, &exit_code);
+  tw::tools::AddLaunchCommand(app, &exit_code);
   tw::tools::AddServerCommand(app, &exit_code);
   // CLI11 reports parse problems as exceptions; this is the one place they are turned into
   // a one-line message and exit code 1.

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "tensorweave/cluster_spec.h"
 #include "tensorweave/status.h"
+#include "tensorweave/tls.h"
 
 namespace tw {
 
@@ -27,13 +28,20 @@ struct ServerOptions {
   absl::Duration wait_for_cluster = absl::Minutes(5);
   // Master calls (each waits for its workers) that may run at once.
   int master_threads = 16;
+  // Transport security; default insecure. When enabled the server listens with TLS,
+  // requires every caller (sessions and peer tasks) to present a certificate signed by
+  // `tls.ca_cert_pem`, and presents its own certificate on every channel it opens to its
+  // peers, so all tasks of a cluster must use TLS with the same CA. See tensorweave/tls.h
+  // and docs/security.md.
+  TlsOptions tls;
 };
 
 // Thread-safe.
 class Server {
  public:
   // InvalidArgument: `Job "x" was not defined in cluster`, `Task 3 was not defined in job
-  // "ps"`, or an address whose port cannot be parsed. Does not bind yet.
+  // "ps"`, an address whose port cannot be parsed, or incomplete `options.tls` (naming the
+  // missing field). Does not bind yet.
   static StatusOr<std::unique_ptr<Server>> Create(const ClusterSpec& cluster,
                                                   const std::string& job, int task,
                                                   const ServerOptions& options = {});
@@ -41,7 +49,8 @@ class Server {
   static StatusOr<std::unique_ptr<Server>> CreateLocal(const ServerOptions& options = {});
 
   virtual ~Server() = default;
-  // Binds and serves; Unavailable when the port cannot be bound.
+  // Binds and serves; Unavailable when the port cannot be bound or gRPC rejects the TLS
+  // certificate or key (say, a key that does not match the certificate).
   virtual Status Start() = 0;
   // Returns after Stop(), from any thread.
   virtual void Join() = 0;

@@ -20,6 +20,7 @@
 #include "tensorweave/scope.h"
 #include "tensorweave/status.h"
 #include "tensorweave/tensor.h"
+#include "tensorweave/tls.h"
 
 namespace tw {
 
@@ -32,6 +33,11 @@ struct SessionOptions {
   // so it never waits for others (an evaluator, another worker). Empty: every task.
   // RunConfig::device_filters() gives TensorFlow's defaults for this task.
   std::vector<std::string> device_filters;
+  // For grpc:// targets: transport security, default insecure. A server with TLS refuses
+  // a session that does not present a certificate signed by its cluster CA; with TLS the
+  // session checks the server's certificate against `tls.ca_cert_pem` and the target's
+  // host (or `tls.server_name`). Ignored for in-process sessions.
+  TlsOptions tls;
 };
 
 struct RunOptions {
@@ -44,7 +50,9 @@ class Session {
  public:
   virtual ~Session() = default;
 
-  // InvalidArgument for a target this build cannot serve.
+  // InvalidArgument for a target this build cannot serve, or incomplete `options.tls`
+  // (naming the missing field). Does not connect: an unreachable server, or one that
+  // refuses the session's credentials, fails its first call with Unavailable.
   static StatusOr<std::unique_ptr<Session>> Create(const SessionOptions& options = {});
 
   // Adds the nodes of `graph` to the session's graph. InvalidArgument naming the node for

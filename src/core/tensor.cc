@@ -6,29 +6,29 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "src/core/buffer_pool.h"
 
 namespace tw {
 namespace internal {
 
-// Owns one 64-byte-aligned allocation holding `count` elements of `dtype`. String and
-// resource elements are constructed on allocation and destroyed with the buffer.
+// Owns one 64-byte-aligned allocation from BufferPool::Default() holding `count` elements of
+// `dtype`. String and resource elements are constructed on allocation and destroyed with the
+// buffer.
 class TensorBuffer {
  public:
-  static constexpr std::align_val_t kAlignment{64};
-
   // nullptr when the memory cannot be had (never throws).
   static std::shared_ptr<TensorBuffer> Create(DataType dtype, int64_t count, size_t bytes) {
     char* data = nullptr;
     if (bytes > 0) {
-      data = static_cast<char*>(::operator new(bytes, kAlignment, std::nothrow));
+      data = static_cast<char*>(BufferPool::Default()->Allocate(bytes));
       if (data == nullptr) return nullptr;
     }
-    return std::shared_ptr<TensorBuffer>(new TensorBuffer(dtype, count, data));
+    return std::shared_ptr<TensorBuffer>(new TensorBuffer(dtype, count, data, bytes));
   }
   ~TensorBuffer() {
     if (dtype_ == DT_STRING) Destroy<std::string>();
     if (dtype_ == DT_RESOURCE) Destroy<ResourceHandle>();
-    if (data_ != nullptr) ::operator delete(data_, kAlignment);
+    BufferPool::Default()->Free(data_, bytes_);
   }
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
@@ -36,8 +36,8 @@ class TensorBuffer {
   char* data() const { return data_; }
 
  private:
-  TensorBuffer(DataType dtype, int64_t count, char* data)
-      : dtype_(dtype), count_(count), data_(data) {
+  TensorBuffer(DataType dtype, int64_t count, char* data, size_t bytes)
+      : dtype_(dtype), count_(count), data_(data), bytes_(bytes) {
     if (dtype_ == DT_STRING) Construct<std::string>();
     if (dtype_ == DT_RESOURCE) Construct<ResourceHandle>();
   }
@@ -55,6 +55,7 @@ class TensorBuffer {
   const DataType dtype_;
   const int64_t count_;
   char* const data_;
+  const size_t bytes_;
 };
 
 void TensorCheckFailed(const std::string& what) {

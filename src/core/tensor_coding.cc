@@ -33,7 +33,24 @@ void TensorToProto(const Tensor& tensor, proto::TensorProto* proto) {
   }
 }
 
-StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto) {
+namespace {
+
+// InvalidArgument when a bool tensor holds a byte other than 0 or 1.
+Status CheckBools(const Tensor& tensor) {
+  if (tensor.dtype() != DT_BOOL) return OkStatus();
+  const auto* bytes = static_cast<const unsigned char*>(tensor.raw_data());
+  for (size_t i = 0; i < tensor.TotalBytes(); ++i) {
+    if (bytes[i] > 1) {
+      return errors::InvalidArgument("TensorProto of dtype bool has byte ", i, " = ",
+                                     static_cast<int>(bytes[i]), "; bools must be 0 or 1");
+    }
+  }
+  return OkStatus();
+}
+
+// Decodes `proto`; numeric content comes from `proto.tensor_content()` or, when `read` is
+// given, from `read` (the bytes travel outside the proto).
+StatusOr<Tensor> DecodeTensor(const proto::TensorProto& proto, const ContentReader* read) {
   const int dtype_value = static_cast<int>(proto.dtype());
   if (!IsValidDataType(dtype_value)) {
     return errors::InvalidArgument("TensorProto has unknown dtype ", dtype_value);
@@ -86,27 +103,51 @@ StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto) {
   }
   // Compare against the byte count before allocating, so a hostile shape cannot make us
   // allocate more than the message carried.
-  const size_t content = proto.tensor_content().size();
   size_t expected = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(shape.num_elements()), DataTypeSize(dtype),
-                             &expected) ||
-      content != expected) {
+  const bool overflow = __builtin_mul_overflow(static_cast<size_t>(shape.num_elements()),
+                                               DataTypeSize(dtype), &expected);
+  if (read != nullptr) {
+    if (overflow || !proto.tensor_content().empty()) {
+      return errors::InvalidArgument("TensorProto of dtype ", DataTypeName(dtype), " and shape ",
+                                     shape.DebugString(),
+                                     " cannot be read: its size overflows or it carries "
+                                     "tensor_content as well as a payload");
+    }
+    TW_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(dtype, shape));
+    if (expected > 0) TW_RETURN_IF_ERROR((*read)(tensor.raw_data(), expected));
+    TW_RETURN_IF_ERROR(CheckBools(tensor));
+    return tensor;
+  }
+  const size_t content = proto.tensor_content().size();
+  if (overflow || content != expected) {
     return errors::InvalidArgument(
         "TensorProto of dtype ", DataTypeName(dtype), " and shape ", shape.DebugString(), " has ",
         content, " bytes of content, expected ", shape.num_elements(), " x ", DataTypeSize(dtype));
   }
-  if (dtype == DT_BOOL) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(proto.tensor_content().data());
-    for (size_t i = 0; i < content; ++i) {
-      if (bytes[i] > 1) {
-        return errors::InvalidArgument("TensorProto of dtype bool has byte ", i, " = ",
-                                       static_cast<int>(bytes[i]), "; bools must be 0 or 1");
-      }
-    }
-  }
   TW_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(dtype, shape));
   if (content > 0) std::memcpy(tensor.raw_data(), proto.tensor_content().data(), content);
+  TW_RETURN_IF_ERROR(CheckBools(tensor));
   return tensor;
+}
+
+}  // namespace
+
+StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto) {
+  return DecodeTensor(proto, nullptr);
+}
+
+void TensorMetaToProto(const Tensor& tensor, proto::TensorProto* proto) {
+  if (!CarriesPayload(tensor.dtype())) {
+    TensorToProto(tensor, proto);
+    return;
+  }
+  proto->Clear();
+  proto->set_dtype(static_cast<proto::DataType>(tensor.dtype()));
+  ShapeToProto(tensor.shape(), proto->mutable_shape());
+}
+
+StatusOr<Tensor> TensorFromMetaProto(const proto::TensorProto& meta, ContentReader read) {
+  return DecodeTensor(meta, &read);
 }
 
 }  // namespace tw

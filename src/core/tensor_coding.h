@@ -6,6 +6,7 @@
 #ifndef TENSORWEAVE_SRC_CORE_TENSOR_CODING_H_
 #define TENSORWEAVE_SRC_CORE_TENSOR_CODING_H_
 
+#include "absl/functional/function_ref.h"
 #include "tensorweave/protobuf/tensor.pb.h"
 #include "tensorweave/tensor.h"
 
@@ -18,6 +19,18 @@ void TensorToProto(const Tensor& tensor, proto::TensorProto* proto);
 // overflows, the content has the wrong number of bytes or strings, or a bool byte is not
 // 0 or 1.
 StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto);
+
+// The same with a numeric tensor's bytes carried outside the proto (src/rpc appends them to
+// the message after its header, so they are never copied into a protobuf string).
+// CarriesPayload(dtype): the dtype's bytes travel outside; strings and resource handles stay
+// in the proto.
+inline bool CarriesPayload(DataType dtype) { return dtype != DT_STRING && dtype != DT_RESOURCE; }
+// Writes dtype and shape (and the values of strings and resource handles).
+void TensorMetaToProto(const Tensor& tensor, proto::TensorProto* proto);
+// `read(dst, n)` fills the tensor's n bytes; called once, only when CarriesPayload and n > 0.
+// Errors as TensorFromProto, and whatever `read` returns.
+using ContentReader = absl::FunctionRef<Status(void* dst, size_t bytes)>;
+StatusOr<Tensor> TensorFromMetaProto(const proto::TensorProto& meta, ContentReader read);
 
 // Shape conversions; ShapeFromProto accepts -1 for unknown dimensions.
 void ShapeToProto(const TensorShape& shape, proto::TensorShapeProto* proto);

@@ -1,13 +1,16 @@
 #include "src/distributed/master.h"
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "src/base/logging.h"
 #include "src/base/strings.h"
-#include "src/core/tensor_coding.h"
+#include "src/base/timer_queue.h"
 #include "src/distributed/client_terminated.h"
 #include "src/graph/graph.h"
 #include "src/graph/partition.h"
@@ -37,6 +40,15 @@ Status CallAndWait(Start&& start) {
   return result;
 }
 
+// Identifies a step's executable: its feeds, fetches and targets.
+std::string SignatureKey(const RunStepArgs& args) {
+  std::string key;
+  for (const NamedTensor& f : args.feed) absl::StrAppend(&key, f.name, ",");
+  absl::StrAppend(&key, "|", absl::StrJoin(args.proto.fetch(), ","), "|",
+                  absl::StrJoin(args.proto.target(), ","));
+  return key;
+}
+
 bool TaskPassesFilters(const std::string& task, const std::vector<std::string>& filters) {
   if (filters.empty()) return true;
   auto device = DeviceName::Parse(task);
@@ -52,8 +64,9 @@ bool TaskPassesFilters(const std::string& task, const std::vector<std::string>& 
 
 // One session of a master: its graph, the cluster's devices it may use, and an executable
 // (registered partitions) per step signature. Thread-safe.
-class MasterSession {
+class MasterSession : public std::enable_shared_from_this<MasterSession> {
  public:
+  using StatusCallback = std::function<void(const Status&)>;
   MasterSession(std::string handle, const MasterOptions& options, WorkerCache* workers,
                 std::vector<proto::DeviceAttributes> devices)
       : handle_(std::move(handle)),
@@ -82,7 +95,14 @@ class MasterSession {
     return OkStatus();
   }
 
-  Status Run(const proto::RunStepRequest& request, proto::RunStepResponse* response);
+  // Whether the step's partitions are registered already, so RunAsync will not block.
+  bool IsPrepared(const RunStepArgs& args) {
+    absl::MutexLock lock(&mu_);
+    return closed_ || executables_.count(SignatureKey(args)) > 0;
+  }
+
+  // Runs one step; `done` is called once, on any thread, after every partition finished.
+  void RunAsync(const RunStepArgs* args, RunStepResult* result, StatusCallback done);
 
   // Cancels running steps and forgets the registered graphs.
   void Close() {
@@ -113,11 +133,19 @@ class MasterSession {
     std::string device;
     WorkerInterface* worker = nullptr;
     std::string graph_handle;
+    bool sends_to_peers = false;  // its step needs a CleanupGraph when the step ends
   };
   struct Executable {
     std::vector<Partition> parts;
     ClientTerminatedKeys keys;
+    // Index into `parts` of the partition that reads each feed (-1: none) and produces each
+    // fetch, in the request's order.
+    std::vector<int> feed_part, fetch_part;
   };
+  struct Step;
+  static void OnPartitionDone(const std::shared_ptr<Step>& step, const std::string& task,
+                              const Status& s);
+  void FinishStep(const std::shared_ptr<Step>& step);
 
   uint64_t Incarnation(const std::string& device) const {
     for (const auto& d : devices_) {
@@ -126,7 +154,7 @@ class MasterSession {
     return 0;
   }
 
-  StatusOr<std::shared_ptr<const Executable>> GetExecutable(const proto::RunStepRequest& request);
+  StatusOr<std::shared_ptr<const Executable>> GetExecutable(const RunStepArgs& args);
 
   const std::string handle_;
   const MasterOptions& options_;
@@ -142,12 +170,12 @@ class MasterSession {
 };
 
 StatusOr<std::shared_ptr<const MasterSession::Executable>> MasterSession::GetExecutable(
-    const proto::RunStepRequest& request) {
+    const RunStepArgs& args) {
+  const proto::RunStepRequest& request = args.proto;
   std::vector<std::string> feeds, fetches(request.fetch().begin(), request.fetch().end()),
       targets(request.target().begin(), request.target().end());
-  for (const auto& f : request.feed()) feeds.push_back(f.name());
-  const std::string key = absl::StrJoin(feeds, ",") + "|" + absl::StrJoin(fetches, ",") + "|" +
-                          absl::StrJoin(targets, ",");
+  for (const NamedTensor& f : args.feed) feeds.push_back(f.name);
+  const std::string key = SignatureKey(args);
   proto::GraphDef graph;
   {
     absl::MutexLock lock(&mu_);
@@ -164,124 +192,198 @@ StatusOr<std::shared_ptr<const MasterSession::Executable>> MasterSession::GetExe
   TW_ASSIGN_OR_RETURN(
       e->keys, MakeClientTerminated(feeds, fetches, options_.local_device, incarnation, &step));
   TW_ASSIGN_OR_RETURN(auto parts, PartitionGraph(step, {.incarnation = incarnation}));
+  std::map<std::string, int> part_of_device;
   for (auto& [device, part] : parts) {
     const std::string task = TaskOfDevice(device);
     TW_ASSIGN_OR_RETURN(WorkerInterface * worker, workers_->GetWorker(task));
+    bool sends_to_peers = false;
+    for (const proto::NodeDef& node : part.node()) {
+      if (node.op() == "_Send" &&
+          !(node.attr().count("client_terminated") && node.attr().at("client_terminated").b())) {
+        sends_to_peers = true;
+      }
+    }
     proto::RegisterGraphRequest reg;
     reg.set_session_handle(handle_);
     *reg.mutable_graph_def() = std::move(part);
     proto::RegisterGraphResponse registered;
     Status s = CallAndWait([&](auto done) { worker->RegisterGraphAsync(&reg, &registered, done); });
     if (!s.ok()) return errors::Annotate(s, "From " + task + ": ");
-    e->parts.push_back({device, worker, registered.graph_handle()});
+    part_of_device[device] = static_cast<int>(e->parts.size());
+    e->parts.push_back({device, worker, registered.graph_handle(), sends_to_peers});
+  }
+  for (const std::string& device : e->keys.feed_devices) {
+    auto it = part_of_device.find(device);
+    e->feed_part.push_back(it == part_of_device.end() ? -1 : it->second);
+  }
+  for (const std::string& device : e->keys.fetch_devices) {
+    e->fetch_part.push_back(part_of_device.at(device));
   }
   absl::MutexLock lock(&mu_);
   return executables_.emplace(key, std::move(e)).first->second;
 }
 
-Status MasterSession::Run(const proto::RunStepRequest& request, proto::RunStepResponse* response) {
-  TW_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> e, GetExecutable(request));
-  const int64_t step_id = static_cast<int64_t>(Random64() & ((uint64_t{1} << 56) - 1));
-  const size_t n = e->parts.size();
-  std::vector<proto::RunGraphRequest> requests(n);
-  std::vector<proto::RunGraphResponse> responses(n);
-  std::map<std::string, size_t> by_device;
-  for (size_t i = 0; i < n; ++i) {
-    requests[i].set_session_handle(handle_);
-    requests[i].set_graph_handle(e->parts[i].graph_handle);
-    requests[i].set_step_id(step_id);
-    requests[i].set_timeout_ms(request.timeout_ms());
-    by_device[e->parts[i].device] = i;
-  }
-  for (int i = 0; i < request.feed_size(); ++i) {
-    auto it = by_device.find(e->keys.feed_devices[i]);
-    if (it == by_device.end()) continue;  // a feed nothing in this step reads
-    proto::NamedTensorProto* send = requests[it->second].add_send();
-    send->set_name(e->keys.feed_keys[i]);
-    *send->mutable_tensor() = request.feed(i).tensor();
-  }
-  for (int i = 0; i < request.fetch_size(); ++i) {
-    requests[by_device.at(e->keys.fetch_devices[i])].add_recv_key(e->keys.fetch_keys[i]);
-  }
+// The state of one running step, shared by the RunGraph callbacks and the timeout timer.
+struct MasterSession::Step {
+  std::shared_ptr<MasterSession> session;  // keeps the session alive while the step runs
+  std::shared_ptr<const Executable> executable;
+  const RunStepArgs* args = nullptr;
+  RunStepResult* result = nullptr;
+  StatusCallback done;
+  int64_t step_id = 0;
+  std::vector<RunGraphArgs> requests;
+  std::vector<RunGraphResult> responses;
+  std::shared_ptr<CancellationManager> cm = std::make_shared<CancellationManager>();
+  std::optional<TimerQueue::Id> timer;
 
-  auto cm = std::make_shared<CancellationManager>();
+  absl::Mutex mu;
+  size_t pending ABSL_GUARDED_BY(mu) = 0;
+  bool timed_out ABSL_GUARDED_BY(mu) = false;
+  Status root_cause ABSL_GUARDED_BY(mu), follow_on ABSL_GUARDED_BY(mu);
+};
+
+void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result, StatusCallback done) {
+  auto executable = GetExecutable(*args);
+  if (!executable.ok()) {
+    done(executable.status());
+    return;
+  }
+  auto step = std::make_shared<Step>();
+  step->session = shared_from_this();
+  step->executable = *std::move(executable);
+  step->args = args;
+  step->result = result;
+  step->done = std::move(done);
+  step->step_id = static_cast<int64_t>(Random64() & ((uint64_t{1} << 56) - 1));
+  const Executable& e = *step->executable;
+  const proto::RunStepRequest& header = args->proto;
+  const size_t n = e.parts.size();
+  step->requests.resize(n);
+  step->responses.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    proto::RunGraphRequest& r = step->requests[i].proto;
+    r.set_session_handle(handle_);
+    r.set_graph_handle(e.parts[i].graph_handle);
+    r.set_step_id(step->step_id);
+    r.set_timeout_ms(header.timeout_ms());
+  }
+  for (size_t i = 0; i < args->feed.size(); ++i) {
+    const int part = e.feed_part[i];
+    if (part < 0) continue;  // a feed nothing in this step reads
+    step->requests[part].send.push_back({e.keys.feed_keys[i], args->feed[i].tensor});
+  }
+  for (int i = 0; i < header.fetch_size(); ++i) {
+    step->requests[e.fetch_part[i]].proto.add_recv_key(e.keys.fetch_keys[i]);
+  }
   {
     absl::MutexLock lock(&mu_);
-    if (closed_) return errors::Aborted("Session ", handle_, " is closed");
-    active_.insert(cm);
+    if (closed_) {
+      StatusCallback cb = std::move(step->done);
+      cb(errors::Aborted("Session ", handle_, " is closed"));
+      return;
+    }
+    active_.insert(step->cm);
   }
-  absl::Mutex done_mu;
-  size_t pending = n;
-  Status root_cause, follow_on;
-  for (size_t i = 0; i < n; ++i) {
-    const std::string task = TaskOfDevice(e->parts[i].device);
-    e->parts[i].worker->RunGraphAsync(
-        &requests[i], &responses[i], cm.get(), [&, task](const Status& s) {
-          if (!s.ok()) cm->StartCancel();  // the first real error stops the other tasks
-          absl::MutexLock lock(&done_mu);
-          if (!s.ok()) {
-            Status& slot = IsCancelled(s) ? follow_on : root_cause;
-            if (slot.ok()) {
-              slot = FromAbsl(s.message()).starts_with("From ")
-                         ? s
-                         : errors::Annotate(s, "From " + task + ": ");
+  {
+    absl::MutexLock lock(&step->mu);
+    step->pending = n;
+  }
+  if (header.timeout_ms() > 0) {
+    // The timer holds only a weak reference: a finished step is not kept alive by it.
+    std::weak_ptr<Step> weak = step;
+    step->timer = TimerQueue::Default()->Schedule(
+        absl::Now() + absl::Milliseconds(header.timeout_ms()), [weak] {
+          if (auto s = weak.lock()) {
+            {
+              absl::MutexLock lock(&s->mu);
+              s->timed_out = true;
             }
+            s->cm->StartCancel();  // cancels the RunGraph calls, which cancel their steps
           }
-          --pending;
         });
   }
-  bool timed_out = false;
-  {
-    absl::MutexLock lock(&done_mu);
-    auto all_done = [&pending]() { return pending == 0; };
-    if (request.timeout_ms() > 0 &&
-        !done_mu.AwaitWithTimeout(absl::Condition(&all_done),
-                                  absl::Milliseconds(request.timeout_ms()))) {
-      timed_out = true;
-      done_mu.Unlock();
-      cm->StartCancel();  // cancels the RunGraph calls, which cancel their steps
-      done_mu.Lock();
-    }
-    done_mu.Await(absl::Condition(&all_done));
+  if (n == 0) {
+    step->session->FinishStep(step);
+    return;
   }
+  for (size_t i = 0; i < n; ++i) {
+    const Partition& part = e.parts[i];
+    part.worker->RunGraphAsync(&step->requests[i], &step->responses[i], step->cm.get(),
+                               [step, task = TaskOfDevice(part.device)](const Status& s) {
+                                 OnPartitionDone(step, task, s);
+                               });
+  }
+}
+
+void MasterSession::OnPartitionDone(const std::shared_ptr<Step>& step, const std::string& task,
+                                    const Status& s) {
+  if (!s.ok()) step->cm->StartCancel();  // the first real error stops the other tasks
+  {
+    absl::MutexLock lock(&step->mu);
+    if (!s.ok()) {
+      Status& slot = IsCancelled(s) ? step->follow_on : step->root_cause;
+      if (slot.ok()) {
+        slot = FromAbsl(s.message()).starts_with("From ")
+                   ? s
+                   : errors::Annotate(s, "From " + task + ": ");
+      }
+    }
+    if (--step->pending > 0) return;
+  }
+  step->session->FinishStep(step);
+}
+
+void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
+  if (step->timer) TimerQueue::Default()->Cancel(*step->timer);
   bool closed = false;
   {
     absl::MutexLock lock(&mu_);
-    active_.erase(cm);
+    active_.erase(step->cm);
     closed = closed_;
   }
-  // Tell every task the step is over (its tensors and rendezvous go away); nobody waits.
-  for (const Partition& p : e->parts) {
+  const Executable& e = *step->executable;
+  // Tasks whose tensors peers pull keep the step until told it is over; nobody waits.
+  for (const Partition& p : e.parts) {
+    if (!p.sends_to_peers) continue;
     auto req = std::make_shared<proto::CleanupGraphRequest>();
     auto resp = std::make_shared<proto::CleanupGraphResponse>();
-    req->set_step_id(step_id);
+    req->set_step_id(step->step_id);
     p.worker->CleanupGraphAsync(req.get(), resp.get(), [req, resp](const Status&) {});
   }
-  if (timed_out) {
-    return errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
-                                    request.timeout_ms(), " ms");
-  }
-  TW_RETURN_IF_ERROR(root_cause);
-  if (!follow_on.ok()) {
-    if (closed)
-      return errors::Cancelled("Step was cancelled by an explicit call to Session::Close()");
-    return follow_on;
-  }
-  for (int i = 0; i < request.fetch_size(); ++i) {
-    const auto& reply = responses[by_device.at(e->keys.fetch_devices[i])];
-    bool found = false;
-    for (const auto& t : reply.recv()) {
-      if (t.name() == e->keys.fetch_keys[i]) {
-        proto::NamedTensorProto* out = response->add_tensor();
-        out->set_name(request.fetch(i));
-        *out->mutable_tensor() = t.tensor();
-        found = true;
-        break;
-      }
+  StatusCallback done = std::move(step->done);
+  const proto::RunStepRequest& header = step->args->proto;
+  Status status;
+  {
+    absl::MutexLock lock(&step->mu);
+    if (step->timed_out) {
+      status = errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
+                                        header.timeout_ms(), " ms");
+    } else if (!step->root_cause.ok()) {
+      status = step->root_cause;
+    } else if (!step->follow_on.ok()) {
+      status = closed
+                   ? errors::Cancelled("Step was cancelled by an explicit call to Session::Close()")
+                   : step->follow_on;
     }
-    if (!found) return errors::Internal("fetch ", request.fetch(i), " missing from the reply");
   }
-  return OkStatus();
+  if (!status.ok()) {
+    done(status);
+    return;
+  }
+  std::vector<NamedTensor>& out = step->result->tensor;
+  out.clear();
+  out.reserve(header.fetch_size());
+  for (int i = 0; i < header.fetch_size(); ++i) {
+    std::vector<NamedTensor>& reply = step->responses[e.fetch_part[i]].recv;
+    auto it = std::find_if(reply.begin(), reply.end(),
+                           [&](const NamedTensor& t) { return t.name == e.keys.fetch_keys[i]; });
+    if (it == reply.end()) {
+      done(errors::Internal("fetch ", header.fetch(i), " missing from the reply"));
+      return;
+    }
+    out.push_back({header.fetch(i), it->tensor});
+  }
+  done(OkStatus());
 }
 
 Master::Master(MasterOptions options, WorkerCache* workers)
@@ -371,9 +473,18 @@ Status Master::ExtendSession(const proto::ExtendSessionRequest& request) {
   return session->Extend(request.graph_def());
 }
 
-Status Master::RunStep(const proto::RunStepRequest& request, proto::RunStepResponse* response) {
-  TW_ASSIGN_OR_RETURN(auto session, FindSession(request.session_handle()));
-  return session->Run(request, response);
+void Master::RunStepAsync(const RunStepArgs* args, RunStepResult* result, StatusCallback done) {
+  auto session = FindSession(args->proto.session_handle());
+  if (!session.ok()) {
+    done(session.status());
+    return;
+  }
+  (*session)->RunAsync(args, result, std::move(done));
+}
+
+bool Master::IsPrepared(const RunStepArgs& args) {
+  auto session = FindSession(args.proto.session_handle());
+  return !session.ok() || (*session)->IsPrepared(args);
 }
 
 Status Master::CloseSession(const proto::CloseSessionRequest& request) {

@@ -11,6 +11,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "src/distributed/messages.h"
 #include "src/distributed/worker_interface.h"
 #include "tensorweave/protobuf/master.pb.h"
 
@@ -29,8 +30,8 @@ struct MasterOptions {
 
 class MasterSession;
 
-// Thread-safe. The methods block their calling thread while they talk to workers (run them
-// off the transport's callback threads); a running step holds no thread of its own.
+// Thread-safe. The synchronous methods block their calling thread while they talk to workers
+// (run them off the transport's callback threads); a running step holds no thread.
 class Master {
  public:
   Master(MasterOptions options, WorkerCache* workers);
@@ -41,9 +42,16 @@ class Master {
   Status CreateSession(const proto::CreateSessionRequest& request,
                        proto::CreateSessionResponse* response);
   Status ExtendSession(const proto::ExtendSessionRequest& request);
-  // Errors from a task come back as "From /job:ps/replica:0/task:0: <message>" with the
-  // task's code; follow-on cancellations in other tasks are not reported.
-  Status RunStep(const proto::RunStepRequest& request, proto::RunStepResponse* response);
+  // Runs a step; `done` is called once, on any thread, and `args`/`result` must live until
+  // then. While the step runs no thread waits for it. Errors from a task come back as
+  // "From /job:ps/replica:0/task:0: <message>" with the task's code; follow-on cancellations
+  // in other tasks are not reported. The first step of a new (feeds, fetches, targets)
+  // signature blocks the caller while its partitions are registered.
+  using StatusCallback = std::function<void(const Status&)>;
+  void RunStepAsync(const RunStepArgs* args, RunStepResult* result, StatusCallback done);
+  // Whether RunStepAsync(args) will not block (its signature is registered, or it fails at
+  // once).
+  bool IsPrepared(const RunStepArgs& args);
   Status CloseSession(const proto::CloseSessionRequest& request);
   Status ListDevices(const proto::ListDevicesRequest& request,
                      proto::ListDevicesResponse* response);

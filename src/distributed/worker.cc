@@ -3,7 +3,6 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "src/core/tensor_coding.h"
 #include "src/graph/graph.h"
 
 namespace tw {
@@ -47,7 +46,7 @@ class StepRendezvous final : public Rendezvous {
     }
     struct Call {
       proto::RecvTensorRequest request;
-      proto::RecvTensorResponse response;
+      RecvTensorResult response;
     };
     auto call = std::make_shared<Call>();
     call->request.set_step_id(step_id_);
@@ -58,8 +57,7 @@ class StepRendezvous final : public Rendezvous {
             done(IsCancelled(s) ? s : errors::Annotate(s, "From " + task + ": "), Tensor());
             return;
           }
-          auto tensor = TensorFromProto(call->response.tensor());
-          done(tensor.status(), tensor.ok() ? *tensor : Tensor());
+          done(OkStatus(), call->response.tensor);
         });
   }
 
@@ -91,6 +89,12 @@ std::shared_ptr<StepRendezvous> Worker::FindOrCreateStep(int64_t step_id) {
     step = std::make_shared<StepRendezvous>(step_id, TaskOfDevice(device_->name()), peers_);
   }
   return step;
+}
+
+void Worker::EraseStep(int64_t step_id, const StepRendezvous* step) {
+  absl::MutexLock lock(&mu_);
+  auto it = steps_.find(step_id);
+  if (it != steps_.end() && it->second.get() == step) steps_.erase(it);
 }
 
 void Worker::GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResponse* response,
@@ -135,6 +139,12 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
   }
   auto item = std::make_shared<GraphItem>();
   item->session_handle = request->session_handle();
+  for (const proto::NodeDef& n : request->graph_def().node()) {
+    if (n.op() == "_Send" &&
+        !(n.attr().count("client_terminated") && n.attr().at("client_terminated").b())) {
+      item->sends_to_peers = true;
+    }
+  }
   item->executor = *std::move(executor);
   char handle[17];
   {
@@ -160,26 +170,28 @@ void Worker::DeregisterGraphAsync(const proto::DeregisterGraphRequest* request,
   done(OkStatus());
 }
 
-void Worker::RunGraphAsync(const proto::RunGraphRequest* request, proto::RunGraphResponse* response,
+void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response,
                            CancellationManager* cm, StatusCallback done) {
+  const proto::RunGraphRequest& header = request->proto;
   std::shared_ptr<GraphItem> item;
   {
     absl::MutexLock lock(&mu_);
-    auto it = graphs_.find(request->graph_handle());
+    auto it = graphs_.find(header.graph_handle());
     if (it != graphs_.end()) item = it->second;
   }
   if (item == nullptr) {
-    done(errors::Aborted("Graph handle is not found: ", request->graph_handle(),
+    done(errors::Aborted("Graph handle is not found: ", header.graph_handle(),
                          ". Possibly this worker (", TaskOfDevice(device_->name()),
                          ") just restarted."));
     return;
   }
-  std::shared_ptr<StepRendezvous> step = FindOrCreateStep(request->step_id());
-  for (const proto::NamedTensorProto& feed : request->send()) {
-    auto tensor = TensorFromProto(feed.tensor());
-    Status s = tensor.ok() ? step->Send(feed.name(), *tensor) : tensor.status();
+  const int64_t step_id = header.step_id();
+  std::shared_ptr<StepRendezvous> step = FindOrCreateStep(step_id);
+  for (const NamedTensor& feed : request->send) {
+    Status s = step->Send(feed.name, feed.tensor);
     if (!s.ok()) {
-      done(errors::Annotate(s, "feed " + feed.name() + ": "));
+      if (!item->sends_to_peers) EraseStep(step_id, step.get());
+      done(errors::Annotate(s, "feed " + feed.name + ": "));
       return;
     }
   }
@@ -194,39 +206,39 @@ void Worker::RunGraphAsync(const proto::RunGraphRequest* request, proto::RunGrap
     cm = state->own_cm.get();
   }
   Executor::Args args;
-  args.step_id = request->step_id();
+  args.step_id = step_id;
   args.rendezvous = step.get();
   args.cancellation_manager = cm;
   args.session_handle = item->session_handle;
-  if (request->timeout_ms() > 0)
-    args.deadline = absl::Now() + absl::Milliseconds(request->timeout_ms());
+  if (header.timeout_ms() > 0)
+    args.deadline = absl::Now() + absl::Milliseconds(header.timeout_ms());
   item->executor->RunAsync(
-      args, [state, step, request, response, done = std::move(done)](const Status& s) {
+      args, [this, state, step, request, response, done = std::move(done)](const Status& s) {
+        const proto::RunGraphRequest& req = request->proto;
+        Status result = s;
         if (!s.ok()) {
           step->StartAbort(s);  // peers waiting on this step's tensors learn of the failure
-          done(s);
-          return;
-        }
-        // The partition has finished, so its client-terminated sends are all there; a key that
-        // is missing was never produced by this partition.
-        for (const std::string& key : request->recv_key()) {
-          auto t = step->TryRecvLocal(key);
-          if (!t.ok()) {
-            done(errors::InvalidArgument("fetch ", key, " is not produced by graph ",
-                                         request->graph_handle()));
-            return;
+        } else {
+          // The partition has finished, so its client-terminated sends are all there; a key that
+          // is missing was never produced by this partition.
+          response->recv.reserve(req.recv_key_size());
+          for (const std::string& key : req.recv_key()) {
+            auto t = step->TryRecvLocal(key);
+            if (!t.ok()) {
+              result = errors::InvalidArgument("fetch ", key, " is not produced by graph ",
+                                               req.graph_handle());
+              break;
+            }
+            response->recv.push_back({key, *std::move(t)});
           }
-          proto::NamedTensorProto* out = response->add_recv();
-          out->set_name(key);
-          TensorToProto(*t, out->mutable_tensor());
         }
-        done(OkStatus());
+        if (!state->item->sends_to_peers) EraseStep(req.step_id(), step.get());
+        done(result);
       });
 }
 
-void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request,
-                             proto::RecvTensorResponse* response, CancellationManager* cm,
-                             StatusCallback done) {
+void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
+                             CancellationManager* cm, StatusCallback done) {
   auto key = ParseRendezvousKey(request->rendezvous_key());
   if (!key.ok()) {
     done(key.status());
@@ -241,7 +253,7 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request,
   std::shared_ptr<StepRendezvous> step = FindOrCreateStep(request->step_id());
   step->RecvLocalAsync(request->rendezvous_key(), cm,
                        [response, done = std::move(done)](const Status& s, const Tensor& t) {
-                         if (s.ok()) TensorToProto(t, response->mutable_tensor());
+                         if (s.ok()) response->tensor = t;
                          done(s);
                        });
 }

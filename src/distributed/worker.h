@@ -33,10 +33,12 @@ class Worker final : public WorkerInterface {
   void DeregisterGraphAsync(const proto::DeregisterGraphRequest* request,
                             proto::DeregisterGraphResponse* response, StatusCallback done) override;
   // Aborted for a graph handle this process never issued (the task restarted).
-  void RunGraphAsync(const proto::RunGraphRequest* request, proto::RunGraphResponse* response,
-                     CancellationManager* cm, StatusCallback done) override;
+  // A step of a partition that sends no tensors to other tasks ends with its RunGraph;
+  // otherwise it ends with CleanupGraph (peers may still pull its tensors).
+  void RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response, CancellationManager* cm,
+                     StatusCallback done) override;
   // Aborted when the key names another incarnation of this task's device.
-  void RecvTensorAsync(const proto::RecvTensorRequest* request, proto::RecvTensorResponse* response,
+  void RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
                        CancellationManager* cm, StatusCallback done) override;
   // Ends a step on this worker: pending receives fail, its tensors are dropped.
   void CleanupGraphAsync(const proto::CleanupGraphRequest* request,
@@ -48,8 +50,12 @@ class Worker final : public WorkerInterface {
   struct GraphItem {
     std::string session_handle;
     std::unique_ptr<Executor> executor;
+    // Whether a _Send of the partition feeds another task (which pulls with RecvTensor).
+    bool sends_to_peers = false;
   };
   std::shared_ptr<StepRendezvous> FindOrCreateStep(int64_t step_id);
+  // Forgets the step if `step` is still its rendezvous.
+  void EraseStep(int64_t step_id, const StepRendezvous* step);
 
   DeviceBase* const device_;
   WorkerCache* const peers_;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "src/distributed/messages.h"
 #include "src/framework/cancellation.h"
 #include "tensorweave/protobuf/worker.pb.h"
 #include "tensorweave/status.h"
@@ -28,13 +29,11 @@ class WorkerInterface {
                                     proto::DeregisterGraphResponse* response,
                                     StatusCallback done) = 0;
   // `cm` (may be null) cancels the step on this worker.
-  virtual void RunGraphAsync(const proto::RunGraphRequest* request,
-                             proto::RunGraphResponse* response, CancellationManager* cm,
-                             StatusCallback done) = 0;
+  virtual void RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response,
+                             CancellationManager* cm, StatusCallback done) = 0;
   // Waits until the step on this worker has produced the tensor; `cm` cancels the wait.
-  virtual void RecvTensorAsync(const proto::RecvTensorRequest* request,
-                               proto::RecvTensorResponse* response, CancellationManager* cm,
-                               StatusCallback done) = 0;
+  virtual void RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
+                               CancellationManager* cm, StatusCallback done) = 0;
   virtual void CleanupGraphAsync(const proto::CleanupGraphRequest* request,
                                  proto::CleanupGraphResponse* response, StatusCallback done) = 0;
   virtual void CleanupAllAsync(const proto::CleanupAllRequest* request,

@@ -8,7 +8,6 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/core/tensor_coding.h"
 #include "src/distributed/client_terminated.h"
 #include "src/graph/graph.h"
 #include "src/graph/partition.h"
@@ -72,7 +71,7 @@ class TwoTaskTest : public ::testing::Test {
     TW_ASSIGN_OR_RETURN(auto parts, PartitionGraph(step, {.incarnation = incarnation}));
 
     const int64_t step_id = next_step_++;
-    std::map<std::string, proto::RunGraphRequest> requests;
+    std::map<std::string, RunGraphArgs> requests;
     for (auto& [device, part] : parts) {
       proto::RegisterGraphRequest reg;
       reg.set_session_handle("s1");
@@ -83,20 +82,18 @@ class TwoTaskTest : public ::testing::Test {
             target->RegisterGraphAsync(req, resp, done);
           },
           &reg, &handle));
-      requests[device].set_graph_handle(handle.graph_handle());
-      requests[device].set_session_handle("s1");
-      requests[device].set_step_id(step_id);
+      requests[device].proto.set_graph_handle(handle.graph_handle());
+      requests[device].proto.set_session_handle("s1");
+      requests[device].proto.set_step_id(step_id);
     }
     for (size_t i = 0; i < feeds.size(); ++i) {
-      proto::NamedTensorProto* send = requests[keys.feed_devices[i]].add_send();
-      send->set_name(keys.feed_keys[i]);
-      TensorToProto(feeds[i].second, send->mutable_tensor());
+      requests[keys.feed_devices[i]].send.push_back({keys.feed_keys[i], feeds[i].second});
     }
     for (size_t i = 0; i < fetches.size(); ++i) {
-      requests[keys.fetch_devices[i]].add_recv_key(keys.fetch_keys[i]);
+      requests[keys.fetch_devices[i]].proto.add_recv_key(keys.fetch_keys[i]);
     }
     // All partitions at once: they wait on each other through RecvTensor.
-    std::map<std::string, proto::RunGraphResponse> responses;
+    std::map<std::string, RunGraphResult> responses;
     std::map<std::string, Status> statuses;
     absl::Mutex mu;
     int pending = static_cast<int>(requests.size());
@@ -127,11 +124,8 @@ class TwoTaskTest : public ::testing::Test {
     for (auto& [device, s] : statuses) TW_RETURN_IF_ERROR(s);
     std::vector<Tensor> out;
     for (size_t i = 0; i < fetches.size(); ++i) {
-      for (const auto& r : responses[keys.fetch_devices[i]].recv()) {
-        if (r.name() == keys.fetch_keys[i]) {
-          TW_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(r.tensor()));
-          out.push_back(t);
-        }
+      for (const NamedTensor& r : responses[keys.fetch_devices[i]].recv) {
+        if (r.name == keys.fetch_keys[i]) out.push_back(r.tensor);
       }
     }
     return out;
@@ -181,9 +175,9 @@ TEST_F(TwoTaskTest, ErrorOnOneTaskReachesTheOtherAndNamesTheNode) {
 }
 
 TEST_F(TwoTaskTest, StaleHandlesAndIncarnationsAreAborted) {
-  proto::RunGraphRequest run;
-  run.set_graph_handle("00000000deadbeef");
-  proto::RunGraphResponse ignored;
+  RunGraphArgs run;
+  run.proto.set_graph_handle("00000000deadbeef");
+  RunGraphResult ignored;
   Status s = Call([&](auto* req, auto* resp,
                       auto done) { workers_[kPs]->RunGraphAsync(req, resp, nullptr, done); },
                   &run, &ignored);
@@ -195,7 +189,7 @@ TEST_F(TwoTaskTest, StaleHandlesAndIncarnationsAreAborted) {
   recv.set_step_id(1);
   recv.set_rendezvous_key(
       RendezvousKey(kPs, devices_[kPs]->incarnation() + 1, kWorker, "edge_0_x"));
-  proto::RecvTensorResponse tensor;
+  RecvTensorResult tensor;
   s = Call([&](auto* req, auto* resp,
                auto done) { workers_[kPs]->RecvTensorAsync(req, resp, nullptr, done); },
            &recv, &tensor);

@@ -50,6 +50,27 @@ TEST(PlacerTest, PlacesByRequestColocationAndDefault) {
   EXPECT_EQ(Find(g, "here")->device(), kWorker);  // unplaced: the master's device
 }
 
+TEST(PlacerTest, UnplacedGeneratorsFollowTheirOnlyConsumerDevice) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithOpName("v").WithDevice("/job:ps"), "v", DT_FLOAT, {});
+  auto fed = ops::Placeholder(root.WithOpName("fed"), DT_FLOAT);
+  ops::AssignAdd(root.WithOpName("add"), v, fed);
+  // Consumers on two devices: the generator stays on the default device.
+  auto shared = ops::Const(root.WithOpName("shared"), Tensor::Scalar<float>(1));
+  ops::AssignAdd(root.WithOpName("add2"), v, shared);
+  ops::Identity(root.WithOpName("here").WithDevice("/job:worker/task:1"), shared);
+  // An explicit device is kept.
+  auto pinned = ops::Const(root.WithOpName("pinned").WithDevice("/job:worker/task:1"),
+                           Tensor::Scalar<float>(2));
+  ops::AssignAdd(root.WithOpName("add3"), v, pinned);
+  proto::GraphDef g = *root.ToGraphDef();
+  ASSERT_TRUE(PlaceGraph({kPs, kWorker, kWorker1}, kWorker, &g).ok());
+  EXPECT_EQ(Find(g, "add")->device(), kPs);
+  EXPECT_EQ(Find(g, "fed")->device(), kPs);
+  EXPECT_EQ(Find(g, "shared")->device(), kWorker);
+  EXPECT_EQ(Find(g, "pinned")->device(), kWorker1);
+}
+
 TEST(PlacerTest, ImpossibleOrConflictingPlacementNamesTheNode) {
   Scope root = Scope::NewRootScope();
   ops::Const(root.WithOpName("far").WithDevice("/job:ps/task:3"), Tensor::Scalar<float>(1));

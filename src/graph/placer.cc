@@ -50,6 +50,29 @@ Status PlaceGraph(const std::vector<std::string>& devices, const std::string& de
     }
   }
 
+  // A generator (no inputs: a constant, a feed) with no device of its own goes where all of
+  // its consumers go, so its value does not cross tasks (a fed tensor then rides the
+  // consumer task's RunGraph request instead of taking a second round trip).
+  std::vector<int> members(nodes.size(), 0);
+  for (const Node& n : nodes) ++members[groups.Find(n.id)];
+  for (const Node& n : nodes) {
+    if (!n.in_edges.empty() || !n.def.device().empty() || members[groups.Find(n.id)] != 1) {
+      continue;
+    }
+    int consumers_group = -1;
+    bool one_group = true;
+    for (const Edge& e : n.out_edges) {
+      const int group = groups.Find(e.dst);
+      if (consumers_group != -1 && group != consumers_group) one_group = false;
+      consumers_group = group;
+    }
+    if (consumers_group != -1 && one_group) {
+      --members[groups.Find(n.id)];
+      groups.Join(n.id, consumers_group);
+      ++members[groups.Find(n.id)];
+    }
+  }
+
   // Merge each group's requests, remembering who asked for what for error messages.
   struct Request {
     DeviceName spec;

@@ -13,6 +13,8 @@ namespace tw {
 // Sets each node's device to one of `devices` (full names):
 //  - nodes are grouped with the nodes they must run beside: a "_class" attribute
 //    "loc:@other" and any DT_RESOURCE input join the group of that node;
+//  - a node without inputs or a device of its own (a constant, a feed) whose consumers are
+//    all in one group joins that group, so its value never crosses tasks;
 //  - a group's requested devices are merged (partial specs like "/job:ps" or "/task:1");
 //    conflicting requests are InvalidArgument naming both nodes;
 //  - the group goes to `default_device` when it satisfies the request (an unplaced node

@@ -6,8 +6,10 @@
 #include "src/distributed/master.h"
 #include "src/distributed/worker.h"
 #include "src/rpc/grpc_services.h"
+#include "src/rpc/grpc_tls.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/grpc_worker_cache.h"
+#include "src/rpc/local_master.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/server.h"
 
@@ -29,7 +31,7 @@ class GrpcServer final : public Server {
     TW_ASSIGN_OR_RETURN(device_, CpuDevice::Create(DeviceName::Full(job_, 0, task_, "CPU", 0),
                                                    {.num_threads = options_.num_threads}));
     const std::string local_task = TaskName(job_, task_);
-    worker_cache_ = std::make_unique<GrpcWorkerCache>(cluster_, local_task);
+    worker_cache_ = std::make_unique<GrpcWorkerCache>(cluster_, local_task, options_.tls);
     worker_ = std::make_unique<Worker>(device_.get(), worker_cache_.get());
     worker_cache_->SetLocalWorker(worker_.get());
     MasterOptions master;
@@ -45,10 +47,11 @@ class GrpcServer final : public Server {
   Status Start() override {
     absl::MutexLock lock(&mu_);
     if (server_ != nullptr) return OkStatus();
+    KeepFreedMemory();
     grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
     const std::string bind = options_.bind_host + ":" + std::to_string(requested_port_);
-    builder.AddListeningPort(bind, grpc::InsecureServerCredentials(), &port_);
+    builder.AddListeningPort(bind, NewServerCredentials(options_.tls), &port_);
     builder.SetMaxReceiveMessageSize(-1);
     builder.SetMaxSendMessageSize(-1);
     worker_service_ = NewGrpcWorkerService(worker_.get());
@@ -58,11 +61,25 @@ class GrpcServer final : public Server {
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port_ == 0) {
       server_.reset();
-      return errors::Unavailable("Could not start gRPC server on ", bind);
+      // gRPC checks the PEM text only here, and logs the reason itself.
+      return errors::Unavailable("Could not start gRPC server on ", bind,
+                                 options_.tls.enabled()
+                                     ? " (check that the TLS certificate and key are valid PEM "
+                                       "and belong together)"
+                                     : "");
     }
-    Log().info("started /job:{}/task:{} on {} (port {})", job_, task_, bind, port_);
+    local_addresses_ = {"localhost:" + std::to_string(port_), "127.0.0.1:" + std::to_string(port_)};
+    if (requested_port_ != 0) {
+      if (auto own = cluster_.task_address(job_, task_); own.ok()) local_addresses_.push_back(*own);
+    }
+    local_master_ = std::make_shared<LocalMaster>(master_.get(), options_.tls);
+    LocalMaster::Register(local_addresses_, local_master_);
+    Log().info("started /job:{}/task:{} on {} (port {}, {})", job_, task_, bind, port_,
+               options_.tls.enabled() ? "mutual TLS" : "insecure");
     const std::string& host = options_.bind_host;
-    if (host != "127.0.0.1" && host != "localhost" && host != "::1" && host != "[::1]") {
+    const bool loopback =
+        host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
+    if (!loopback && !options_.tls.enabled()) {
       Log().warn(
           "listening on {} without TLS: anyone who can reach port {} can run graphs on "
           "this task",
@@ -80,8 +97,10 @@ class GrpcServer final : public Server {
       server = std::move(server_);
     }
     if (server != nullptr) {
+      LocalMaster::Unregister(local_addresses_);
       // Sessions first: their steps may wait on other tasks, which no shutdown here ends.
       master_->CloseAllSessions();
+      local_master_->Detach();
       // Cancels in-flight calls (their reactors cancel the steps) after a short grace.
       server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
       server->Wait();
@@ -108,6 +127,9 @@ class GrpcServer final : public Server {
   std::unique_ptr<grpc::Service> worker_service_, master_service_;
   mutable absl::Mutex mu_;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(mu_);
+  // Set by Start, used by Stop (which runs after Start returned).
+  std::vector<std::string> local_addresses_;
+  std::shared_ptr<LocalMaster> local_master_;
   int port_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Notification stopped_;
 };
@@ -126,6 +148,7 @@ StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster, con
   if (!host_port.ok()) {
     return errors::InvalidArgument("Could not parse port for local server from \"", *address, "\"");
   }
+  TW_RETURN_IF_ERROR(options.tls.Validate());
   auto server = std::make_unique<GrpcServer>(cluster, job, task, host_port->port, options);
   TW_RETURN_IF_ERROR(server->Init());
   return std::unique_ptr<Server>(std::move(server));

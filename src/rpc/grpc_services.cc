@@ -2,15 +2,20 @@
 
 #define EIGEN_USE_THREADS
 #include "src/rpc/grpc_util.h"
+#include "src/rpc/tensor_wire.h"
 #include "unsupported/Eigen/CXX11/ThreadPool"
 
 namespace tw {
 namespace {
 
-// A unary reactor whose RPC cancellation (the caller gave up, or the server stops) cancels
-// the call's work through a CancellationManager.
+// A unary reactor that owns the call's decoded arguments and result, and whose RPC
+// cancellation (the caller gave up, or the server stops) cancels the call's work through a
+// CancellationManager.
+template <typename Args, typename Result>
 class CancellableReactor final : public grpc::ServerUnaryReactor {
  public:
+  Args args;
+  Result result;
   CancellationManager* cm() { return &cm_; }
   void Done(const Status& s) { Finish(ToGrpcStatus(s)); }
   void OnCancel() override { cm_.StartCancel(); }
@@ -20,7 +25,13 @@ class CancellableReactor final : public grpc::ServerUnaryReactor {
   CancellationManager cm_;
 };
 
-class WorkerServiceImpl final : public proto::WorkerService::CallbackService {
+// Tensor-carrying methods take raw byte buffers (src/rpc/tensor_wire.h).
+using WorkerServiceBase = proto::WorkerService::WithRawCallbackMethod_RunGraph<
+    proto::WorkerService::WithRawCallbackMethod_RecvTensor<proto::WorkerService::CallbackService>>;
+using MasterServiceBase =
+    proto::MasterService::WithRawCallbackMethod_RunStep<proto::MasterService::CallbackService>;
+
+class WorkerServiceImpl final : public WorkerServiceBase {
  public:
   explicit WorkerServiceImpl(Worker* worker) : worker_(worker) {}
 
@@ -45,18 +56,30 @@ class WorkerServiceImpl final : public proto::WorkerService::CallbackService {
     worker_->DeregisterGraphAsync(req, resp, [r](const Status& s) { r->Finish(ToGrpcStatus(s)); });
     return r;
   }
-  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext*,
-                                     const proto::RunGraphRequest* req,
-                                     proto::RunGraphResponse* resp) override {
-    auto* r = new CancellableReactor();
-    worker_->RunGraphAsync(req, resp, r->cm(), [r](const Status& s) { r->Done(s); });
+  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                     grpc::ByteBuffer* resp) override {
+    auto* r = new CancellableReactor<RunGraphArgs, RunGraphResult>();
+    if (Status s = DecodeRunGraphArgs(*req, &r->args); !s.ok()) {
+      r->Done(s);
+      return r;
+    }
+    worker_->RunGraphAsync(&r->args, &r->result, r->cm(), [r, resp](const Status& s) {
+      if (s.ok()) *resp = EncodeRunGraphResult(r->result);
+      r->Done(s);
+    });
     return r;
   }
-  grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext*,
-                                       const proto::RecvTensorRequest* req,
-                                       proto::RecvTensorResponse* resp) override {
-    auto* r = new CancellableReactor();
-    worker_->RecvTensorAsync(req, resp, r->cm(), [r](const Status& s) { r->Done(s); });
+  grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                       grpc::ByteBuffer* resp) override {
+    auto* r = new CancellableReactor<proto::RecvTensorRequest, RecvTensorResult>();
+    if (Status s = DecodeProto(*req, &r->args); !s.ok()) {
+      r->Done(s);
+      return r;
+    }
+    worker_->RecvTensorAsync(&r->args, &r->result, r->cm(), [r, resp](const Status& s) {
+      if (s.ok()) *resp = EncodeRecvTensorResult(r->result);
+      r->Done(s);
+    });
     return r;
   }
   grpc::ServerUnaryReactor* CleanupGraph(grpc::CallbackServerContext* ctx,
@@ -78,7 +101,7 @@ class WorkerServiceImpl final : public proto::WorkerService::CallbackService {
   Worker* const worker_;
 };
 
-class MasterServiceImpl final : public proto::MasterService::CallbackService {
+class MasterServiceImpl final : public MasterServiceBase {
  public:
   MasterServiceImpl(Master* master, int threads) : master_(master), pool_(threads) {}
 
@@ -92,10 +115,27 @@ class MasterServiceImpl final : public proto::MasterService::CallbackService {
                                           proto::ExtendSessionResponse*) override {
     return Run(ctx, [=, this] { return master_->ExtendSession(*req); });
   }
-  grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext* ctx,
-                                    const proto::RunStepRequest* req,
-                                    proto::RunStepResponse* resp) override {
-    return Run(ctx, [=, this] { return master_->RunStep(*req, resp); });
+  // A step whose partitions are registered starts on the calling gRPC thread and holds no
+  // thread while it runs; the first step of a signature registers them on the pool.
+  grpc::ServerUnaryReactor* RunStep(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                    grpc::ByteBuffer* resp) override {
+    auto* r = new CancellableReactor<RunStepArgs, RunStepResult>();
+    if (Status s = DecodeRunStepArgs(*req, &r->args); !s.ok()) {
+      r->Done(s);
+      return r;
+    }
+    auto start = [this, r, resp] {
+      master_->RunStepAsync(&r->args, &r->result, [r, resp](const Status& s) {
+        if (s.ok()) *resp = EncodeRunStepResult(r->result);
+        r->Done(s);
+      });
+    };
+    if (master_->IsPrepared(r->args)) {
+      start();
+    } else {
+      pool_.Schedule(std::move(start));
+    }
+    return r;
   }
   grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx,
                                          const proto::CloseSessionRequest* req,

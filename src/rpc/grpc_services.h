@@ -1,6 +1,7 @@
 // The gRPC services of a server: thin adapters from gRPC's callback API to the
-// transport-agnostic Master and Worker. Handlers never block: worker calls complete
-// asynchronously, and master calls (which wait for workers) run on the service's own threads.
+// transport-agnostic Master and Worker. Handlers never block: worker calls and prepared
+// steps complete asynchronously; other master calls (which wait for workers) run on the
+// service's own threads.
 #ifndef TENSORWEAVE_SRC_RPC_GRPC_SERVICES_H_
 #define TENSORWEAVE_SRC_RPC_GRPC_SERVICES_H_
 

@@ -1,8 +1,11 @@
 // GrpcSession: a Session whose graph runs on a cluster, through the master service of the
 // server named by the target; and Session::Create, which picks it for grpc:// targets.
 #include "absl/synchronization/mutex.h"
-#include "src/core/tensor_coding.h"
+#include "absl/synchronization/notification.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "src/rpc/grpc_util.h"
+#include "src/rpc/local_master.h"
+#include "src/rpc/tensor_wire.h"
 #include "src/runtime/cpu_device.h"
 #include "src/runtime/direct_session.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
@@ -11,10 +14,24 @@
 namespace tw {
 namespace {
 
+// The master of a server in this process named by `address` that admits `tls`, or null.
+std::shared_ptr<LocalMaster> FindLocalMaster(const std::string& address, const TlsOptions& tls) {
+  std::shared_ptr<LocalMaster> master = LocalMaster::Find(address);
+  return master != nullptr && master->Admits(tls) ? master : nullptr;
+}
+
 class GrpcSession final : public Session {
  public:
-  GrpcSession(const std::string& address, std::vector<std::string> device_filters)
-      : stub_(proto::MasterService::NewStub(NewChannel(address))),
+  // Precondition: tls.Validate().ok().
+  GrpcSession(const std::string& address, std::vector<std::string> device_filters,
+              const TlsOptions& tls)
+      : GrpcSession(NewChannel(address, tls), FindLocalMaster(address, tls),
+                    std::move(device_filters)) {}
+  GrpcSession(const std::shared_ptr<grpc::Channel>& channel,
+              std::shared_ptr<LocalMaster> local_master, std::vector<std::string> device_filters)
+      : stub_(proto::MasterService::NewStub(channel)),
+        raw_(channel),
+        local_master_(std::move(local_master)),
         device_filters_(std::move(device_filters)) {}
   ~GrpcSession() override { Close().IgnoreError(); }
 
@@ -41,37 +58,31 @@ class GrpcSession final : public Session {
   Status Run(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
              const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs) override {
-    proto::RunStepRequest req;
+    RunStepArgs args;
     {
       absl::MutexLock lock(&mu_);
       if (closed_) return errors::Cancelled("Session has been closed");
       if (handle_.empty()) TW_RETURN_IF_ERROR(CreateEmptyLocked());
-      req.set_session_handle(handle_);
+      args.proto.set_session_handle(handle_);
     }
-    for (const auto& [name, value] : feeds) {
-      proto::NamedTensorProto* feed = req.add_feed();
-      feed->set_name(name);
-      TensorToProto(value, feed->mutable_tensor());
-    }
-    for (const auto& f : fetches) req.add_fetch(f);
-    for (const auto& t : targets) req.add_target(t);
-    grpc::ClientContext ctx;
+    args.feed.reserve(feeds.size());
+    for (const auto& [name, value] : feeds) args.feed.push_back({name, value});
+    for (const auto& f : fetches) args.proto.add_fetch(f);
+    for (const auto& t : targets) args.proto.add_target(t);
     if (options.timeout != absl::InfiniteDuration()) {
-      req.set_timeout_ms(absl::ToInt64Milliseconds(options.timeout));
-      ctx.set_deadline(absl::ToChronoTime(absl::Now() + options.timeout));
+      args.proto.set_timeout_ms(absl::ToInt64Milliseconds(options.timeout));
     }
-    proto::RunStepResponse resp;
-    Status s = FromGrpcStatus(stub_->RunStep(&ctx, req, &resp));
+    RunStepResult result;
+    Status s = local_master_ != nullptr ? local_master_->RunStep(args, &result)
+                                        : RemoteRunStep(args, options.timeout, &result);
     if (IsDeadlineExceeded(s)) {
       return errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
                                       absl::FormatDuration(options.timeout));
     }
     TW_RETURN_IF_ERROR(s);
     outputs->clear();
-    for (const auto& t : resp.tensor()) {
-      TW_ASSIGN_OR_RETURN(Tensor value, TensorFromProto(t.tensor()));
-      outputs->push_back(std::move(value));
-    }
+    outputs->reserve(result.tensor.size());
+    for (NamedTensor& t : result.tensor) outputs->push_back(std::move(t.tensor));
     return OkStatus();
   }
 
@@ -101,7 +112,30 @@ class GrpcSession final : public Session {
     return OkStatus();
   }
 
+  // RunStep over gRPC, tensors in the wire form of src/rpc/tensor_wire.h.
+  Status RemoteRunStep(const RunStepArgs& args, absl::Duration timeout, RunStepResult* result) {
+    grpc::ClientContext ctx;
+    // A little grace past the step's own timeout, so the master reports it.
+    if (timeout != absl::InfiniteDuration()) {
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout + absl::Seconds(1)));
+    }
+    grpc::ByteBuffer request = EncodeRunStepArgs(args), reply;
+    absl::Notification finished;
+    grpc::Status status;
+    raw_.UnaryCall(&ctx, "/tw.proto.MasterService/RunStep", grpc::StubOptions(), &request, &reply,
+                   [&](grpc::Status s) {
+                     status = std::move(s);
+                     finished.Notify();
+                   });
+    finished.WaitForNotification();
+    TW_RETURN_IF_ERROR(FromGrpcStatus(status));
+    return DecodeRunStepResult(reply, result);
+  }
+
   std::unique_ptr<proto::MasterService::Stub> stub_;
+  grpc::GenericStub raw_;
+  // The master of a server in this process named by the target, or null.
+  const std::shared_ptr<LocalMaster> local_master_;
   const std::vector<std::string> device_filters_;
   absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);
@@ -112,8 +146,10 @@ class GrpcSession final : public Session {
 
 StatusOr<std::unique_ptr<Session>> Session::Create(const SessionOptions& options) {
   if (options.target.starts_with("grpc://")) {
+    TW_RETURN_IF_ERROR(options.tls.Validate());
+    KeepFreedMemory();
     return std::unique_ptr<Session>(
-        new GrpcSession(options.target.substr(7), options.device_filters));
+        new GrpcSession(options.target.substr(7), options.device_filters, options.tls));
   }
   if (!options.target.empty()) {
     return errors::InvalidArgument(

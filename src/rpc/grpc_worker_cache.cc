@@ -1,6 +1,8 @@
 #include "src/rpc/grpc_worker_cache.h"
 
+#include "grpcpp/generic/generic_stub.h"
 #include "src/rpc/grpc_util.h"
+#include "src/rpc/tensor_wire.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 
@@ -16,7 +18,7 @@ namespace {
 class GrpcRemoteWorker final : public WorkerInterface {
  public:
   explicit GrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel)
-      : stub_(proto::WorkerService::NewStub(std::move(channel))) {}
+      : stub_(proto::WorkerService::NewStub(channel)), raw_(std::move(channel)) {}
 
   void GetStatusAsync(const proto::GetStatusRequest* req, proto::GetStatusResponse* resp,
                       StatusCallback done) override {
@@ -42,21 +44,20 @@ class GrpcRemoteWorker final : public WorkerInterface {
         },
         nullptr, std::move(done));
   }
-  void RunGraphAsync(const proto::RunGraphRequest* req, proto::RunGraphResponse* resp,
-                     CancellationManager* cm, StatusCallback done) override {
-    Call(
-        [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
-          stub_->async()->RunGraph(ctx, req, resp, std::move(cb));
-        },
-        cm, std::move(done));
+  void RunGraphAsync(const RunGraphArgs* req, RunGraphResult* resp, CancellationManager* cm,
+                     StatusCallback done) override {
+    // No deadline of its own: the master's step timeout cancels `cm`.
+    RawCall(
+        "/tw.proto.WorkerService/RunGraph", EncodeRunGraphArgs(*req),
+        [resp](const grpc::ByteBuffer& reply) { return DecodeRunGraphResult(reply, resp); }, cm,
+        std::move(done));
   }
-  void RecvTensorAsync(const proto::RecvTensorRequest* req, proto::RecvTensorResponse* resp,
+  void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* resp,
                        CancellationManager* cm, StatusCallback done) override {
-    Call(
-        [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
-          stub_->async()->RecvTensor(ctx, req, resp, std::move(cb));
-        },
-        cm, std::move(done));
+    RawCall(
+        "/tw.proto.WorkerService/RecvTensor", EncodeProto(*req),
+        [resp](const grpc::ByteBuffer& reply) { return DecodeRecvTensorResult(reply, resp); }, cm,
+        std::move(done));
   }
   void CleanupGraphAsync(const proto::CleanupGraphRequest* req, proto::CleanupGraphResponse* resp,
                          StatusCallback done) override {
@@ -104,13 +105,35 @@ class GrpcRemoteWorker final : public WorkerInterface {
     });
   }
 
+  // A call of a method whose messages carry tensors (src/rpc/tensor_wire.h): `decode` reads
+  // the reply.
+  template <typename Decode>
+  void RawCall(const char* method, grpc::ByteBuffer request, Decode decode, CancellationManager* cm,
+               StatusCallback done) {
+    struct Buffers {
+      grpc::ByteBuffer request, reply;
+    };
+    auto buffers = std::make_shared<Buffers>();
+    buffers->request = std::move(request);
+    Call(
+        [this, method, buffers](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+          raw_.UnaryCall(ctx, method, grpc::StubOptions(), &buffers->request, &buffers->reply,
+                         std::move(cb));
+        },
+        cm,
+        [buffers, decode, done = std::move(done)](const Status& s) {
+          done(s.ok() ? decode(buffers->reply) : s);
+        });
+  }
+
   std::unique_ptr<proto::WorkerService::Stub> stub_;
+  grpc::GenericStub raw_;
 };
 
 }  // namespace
 
-GrpcWorkerCache::GrpcWorkerCache(ClusterSpec cluster, std::string local_task)
-    : cluster_(std::move(cluster)), local_task_(std::move(local_task)) {}
+GrpcWorkerCache::GrpcWorkerCache(ClusterSpec cluster, std::string local_task, TlsOptions tls)
+    : cluster_(std::move(cluster)), local_task_(std::move(local_task)), tls_(std::move(tls)) {}
 
 GrpcWorkerCache::~GrpcWorkerCache() = default;
 
@@ -123,7 +146,7 @@ StatusOr<WorkerInterface*> GrpcWorkerCache::GetWorker(const std::string& task) {
     return errors::InvalidArgument("\"", task, "\" does not name a task");
   }
   TW_ASSIGN_OR_RETURN(std::string address, cluster_.task_address(*name->job, *name->task));
-  auto worker = std::make_unique<GrpcRemoteWorker>(NewChannel(address));
+  auto worker = std::make_unique<GrpcRemoteWorker>(NewChannel(address, tls_));
   WorkerInterface* raw = worker.get();
   remote_[task] = std::move(worker);
   return raw;

@@ -10,13 +10,17 @@
 #include "absl/synchronization/mutex.h"
 #include "src/distributed/worker_interface.h"
 #include "tensorweave/cluster_spec.h"
+#include "tensorweave/tls.h"
 
 namespace tw {
 
 // Thread-safe. Channels are created on first use and kept.
 class GrpcWorkerCache final : public WorkerCache {
  public:
-  GrpcWorkerCache(ClusterSpec cluster, std::string local_task);
+  // Every channel to another task is secured by `tls` (insecure when it is not enabled):
+  // in a TLS cluster the task presents its own certificate to its peers.
+  // Precondition: tls.Validate().ok().
+  GrpcWorkerCache(ClusterSpec cluster, std::string local_task, TlsOptions tls = {});
   ~GrpcWorkerCache() override;
   // The task's own worker, called directly; set once, before the first GetWorker of it.
   void SetLocalWorker(WorkerInterface* worker) { local_worker_ = worker; }
@@ -25,6 +29,7 @@ class GrpcWorkerCache final : public WorkerCache {
  private:
   const ClusterSpec cluster_;
   const std::string local_task_;
+  const TlsOptions tls_;
   WorkerInterface* local_worker_ = nullptr;
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<WorkerInterface>> remote_ ABSL_GUARDED_BY(mu_);

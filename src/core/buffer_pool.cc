@@ -1,0 +1,103 @@
+#include "src/core/buffer_pool.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+namespace tw {
+namespace {
+
+void* MapBlock(size_t size) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  // Huge pages make the first touch of a fresh block an order of magnitude cheaper; the
+  // kernel may decline, which only costs speed.
+  (void)madvise(p, size, MADV_HUGEPAGE);
+  return p;
+}
+
+}  // namespace
+
+size_t BufferPool::BlockSize(size_t bytes) {
+  if (bytes < kMinPooledBytes) return bytes;
+  // Eight size classes per power of two.
+  size_t power = kMinPooledBytes;
+  while (power * 2 <= bytes && power * 2 > power) power *= 2;
+  const size_t step = power / 8;
+  return (bytes + step - 1) / step * step;
+}
+
+BufferPool::~BufferPool() { Trim(); }
+
+void* BufferPool::Allocate(size_t bytes) {
+  if (bytes < kMinPooledBytes) {
+    return ::operator new (bytes, std::align_val_t{kAlignment}, std::nothrow);
+  }
+  const size_t size = BlockSize(bytes);
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = free_.find(size);
+    if (it != free_.end()) {
+      void* p = it->second;
+      free_.erase(it);
+      cached_bytes_ -= size;
+      return p;
+    }
+  }
+  void* p = MapBlock(size);
+  if (p == nullptr) {
+    Trim();  // cached blocks of other sizes may be what stands in the way
+    p = MapBlock(size);
+  }
+  return p;
+}
+
+void BufferPool::Free(void* data, size_t bytes) {
+  if (data == nullptr) return;
+  if (bytes < kMinPooledBytes) {
+    ::operator delete (data, std::align_val_t{kAlignment});
+    return;
+  }
+  const size_t size = BlockSize(bytes);
+  {
+    absl::MutexLock lock(&mu_);
+    if (cached_bytes_ + size <= max_cached_bytes_) {
+      free_.emplace(size, data);
+      cached_bytes_ += size;
+      return;
+    }
+  }
+  munmap(data, size);
+}
+
+size_t BufferPool::cached_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return cached_bytes_;
+}
+
+void BufferPool::Trim() {
+  std::multimap<size_t, void*> blocks;
+  {
+    absl::MutexLock lock(&mu_);
+    blocks.swap(free_);
+    cached_bytes_ = 0;
+  }
+  for (auto& [size, p] : blocks) munmap(p, size);
+}
+
+BufferPool* BufferPool::Default() {
+  static BufferPool* pool = [] {
+    size_t mb = 1024;
+    if (const char* env = std::getenv("TW_BUFFER_POOL_MB")) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(env, &end, 10);
+      if (end != env && *end == '\0') mb = static_cast<size_t>(v);
+    }
+    return new BufferPool(mb << 20);
+  }();
+  return pool;
+}
+
+}  // namespace tw

@@ -1,0 +1,49 @@
+// The calls that carry tensors, as the master, the workers and the transports see them.
+// Tensors stay Tensors here (shared buffers, never copied into protobuf strings); the gRPC
+// layer writes their bytes straight from the tensor's memory (src/rpc/tensor_wire.h).
+// The proto parts carry everything else; their repeated tensor fields are left empty.
+#ifndef TENSORWEAVE_SRC_DISTRIBUTED_MESSAGES_H_
+#define TENSORWEAVE_SRC_DISTRIBUTED_MESSAGES_H_
+
+#include <string>
+#include <vector>
+
+#include "tensorweave/protobuf/master.pb.h"
+#include "tensorweave/protobuf/worker.pb.h"
+#include "tensorweave/tensor.h"
+
+namespace tw {
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+// Runs one registered partition for one step. `send` feeds its client-terminated _Recv
+// nodes (rendezvous keys); `proto.send` is unused.
+struct RunGraphArgs {
+  proto::RunGraphRequest proto;
+  std::vector<NamedTensor> send;
+};
+// The values of `proto.recv_key`, in that order.
+struct RunGraphResult {
+  std::vector<NamedTensor> recv;
+};
+
+struct RecvTensorResult {
+  Tensor tensor;
+};
+
+// One step of a master session; `feed` names are "node:k", `proto.feed` is unused.
+struct RunStepArgs {
+  proto::RunStepRequest proto;
+  std::vector<NamedTensor> feed;
+};
+// One tensor per fetch, in order, named by the fetch.
+struct RunStepResult {
+  std::vector<NamedTensor> tensor;
+};
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_DISTRIBUTED_MESSAGES_H_

@@ -1,0 +1,111 @@
+#include "src/launch/launch_policy.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tw::launch {
+
+StatusOr<RestartPolicy> ParseRestartPolicy(std::string_view text) {
+  if (text == "never") return RestartPolicy::kNever;
+  if (text == "on-failure") return RestartPolicy::kOnFailure;
+  if (text == "exit-code") return RestartPolicy::kExitCode;
+  return errors::InvalidArgument("\"", text, "\" is not one of never, on-failure, exit-code");
+}
+
+std::string_view RestartPolicyName(RestartPolicy policy) {
+  switch (policy) {
+    case RestartPolicy::kNever:
+      return "never";
+    case RestartPolicy::kOnFailure:
+      return "on-failure";
+    case RestartPolicy::kExitCode:
+      return "exit-code";
+  }
+  return "never";
+}
+
+StatusOr<SuccessPolicy> ParseSuccessPolicy(std::string_view text) {
+  if (text == "default") return SuccessPolicy::kDefault;
+  if (text == "all-workers") return SuccessPolicy::kAllWorkers;
+  return errors::InvalidArgument("\"", text, "\" is not one of default, all-workers");
+}
+
+bool IsRetryable(RestartPolicy policy, int exit_code) {
+  if (exit_code == 0) return false;
+  switch (policy) {
+    case RestartPolicy::kNever:
+      return false;
+    case RestartPolicy::kOnFailure:
+      return true;
+    case RestartPolicy::kExitCode:
+      // TFJob's rule (kubeflow/common IsRetryableExitCode): 128 and above are signals and
+      // other transient failures; 1-127 are the program's own verdict.
+      return exit_code >= 128;
+  }
+  return false;
+}
+
+std::vector<TaskId> DecidingTasks(const std::vector<TaskId>& tasks, SuccessPolicy policy) {
+  auto has_job = [&](std::string_view job) {
+    return std::any_of(tasks.begin(), tasks.end(), [&](const TaskId& t) { return t.job == job; });
+  };
+  std::string chief_job;
+  if (has_job("chief")) {
+    chief_job = "chief";
+  } else if (has_job("master")) {
+    chief_job = "master";
+  }
+  std::vector<TaskId> out;
+  if (policy == SuccessPolicy::kAllWorkers && has_job("worker")) {
+    for (const TaskId& t : tasks) {
+      if (t.job == "worker" || (t.job == chief_job && t.index == 0)) out.push_back(t);
+    }
+    return out;
+  }
+  const std::string decider = !chief_job.empty() ? chief_job : has_job("worker") ? "worker" : "";
+  for (const TaskId& t : tasks) {
+    if (decider.empty() || (t.job == decider && t.index == 0)) out.push_back(t);
+  }
+  // A sparse chief or worker job without task 0 has no decider; then every task decides,
+  // rather than a job that can never succeed.
+  if (out.empty()) out = tasks;
+  return out;
+}
+
+JobPolicy::JobPolicy(std::vector<TaskId> tasks, SuccessPolicy success, RestartPolicy restart,
+                     int max_restarts)
+    : tasks_(std::move(tasks)),
+      deciding_(DecidingTasks(tasks_, success)),
+      is_deciding_(tasks_.size()),
+      succeeded_(tasks_.size()),
+      restart_(restart),
+      max_restarts_(std::max(0, max_restarts)) {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    is_deciding_[i] = std::find(deciding_.begin(), deciding_.end(), tasks_[i]) != deciding_.end();
+  }
+}
+
+ExitAction JobPolicy::OnExit(size_t task, int exit_code) {
+  if (decided_ || task >= tasks_.size()) return ExitAction::kNone;
+  if (exit_code != 0) {
+    succeeded_[task] = false;
+    if (!IsRetryable(restart_, exit_code)) {
+      no_restart_reason_ = NoRestartReason::kPolicy;
+    } else if (restarts_used_ >= max_restarts_) {
+      no_restart_reason_ = NoRestartReason::kLimit;
+    } else {
+      ++restarts_used_;
+      return ExitAction::kRestart;
+    }
+    decided_ = true;
+    return ExitAction::kJobFailed;
+  }
+  succeeded_[task] = true;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (is_deciding_[i] && !succeeded_[i]) return ExitAction::kNone;
+  }
+  decided_ = true;
+  return ExitAction::kJobSucceeded;
+}
+
+}  // namespace tw::launch

@@ -1,0 +1,204 @@
+#include "src/rpc/tensor_wire.h"
+
+#include <cstring>
+#include <string>
+
+#include "src/core/tensor_coding.h"
+
+namespace tw {
+namespace {
+
+using NamedTensorProtos = google::protobuf::RepeatedPtrField<proto::NamedTensorProto>;
+
+void ReleaseTensor(void* tensor) { delete static_cast<Tensor*>(tensor); }
+
+// Header metadata for `tensors`, and the tensors whose bytes follow the header.
+void AddTensors(const std::vector<NamedTensor>& tensors, NamedTensorProtos* metas,
+                std::vector<const Tensor*>* payloads) {
+  metas->Clear();
+  metas->Reserve(static_cast<int>(tensors.size()));
+  for (const NamedTensor& t : tensors) {
+    proto::NamedTensorProto* meta = metas->Add();
+    meta->set_name(t.name);
+    TensorMetaToProto(t.tensor, meta->mutable_tensor());
+    payloads->push_back(&t.tensor);
+  }
+}
+
+Status ReadTensors(TensorMessageReader& reader, NamedTensorProtos* metas,
+                   std::vector<NamedTensor>* out) {
+  out->clear();
+  out->reserve(metas->size());
+  for (const proto::NamedTensorProto& meta : *metas) {
+    auto tensor = reader.ReadTensor(meta.tensor());
+    if (!tensor.ok()) return errors::Annotate(tensor.status(), "tensor " + meta.name() + ": ");
+    out->push_back({meta.name(), *std::move(tensor)});
+  }
+  metas->Clear();
+  return reader.Finish();
+}
+
+template <typename Proto>
+grpc::ByteBuffer EncodeNamed(const Proto& header, NamedTensorProtos* (Proto::*field)(),
+                             const std::vector<NamedTensor>& tensors) {
+  Proto copy = header;
+  std::vector<const Tensor*> payloads;
+  AddTensors(tensors, (copy.*field)(), &payloads);
+  return EncodeTensorMessage(copy, payloads);
+}
+
+template <typename Proto>
+Status DecodeNamed(const grpc::ByteBuffer& buffer, Proto* header,
+                   NamedTensorProtos* (Proto::*field)(), std::vector<NamedTensor>* out) {
+  TensorMessageReader reader;
+  TW_RETURN_IF_ERROR(reader.Open(buffer, header));
+  return ReadTensors(reader, (header->*field)(), out);
+}
+
+}  // namespace
+
+grpc::ByteBuffer EncodeTensorMessage(const google::protobuf::MessageLite& header,
+                                     const std::vector<const Tensor*>& payloads) {
+  const size_t header_size = header.ByteSizeLong();
+  std::string head(4 + header_size, '\0');
+  const uint32_t size32 = static_cast<uint32_t>(header_size);
+  for (int i = 0; i < 4; ++i) head[i] = static_cast<char>((size32 >> (8 * i)) & 0xff);
+  header.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(head.data() + 4));
+  std::vector<grpc::Slice> slices;
+  slices.reserve(1 + payloads.size());
+  slices.emplace_back(head);
+  for (const Tensor* t : payloads) {
+    if (!CarriesPayload(t->dtype()) || t->TotalBytes() == 0) continue;
+    // The slice owns a reference to the tensor's buffer until gRPC is done with it.
+    auto* holder = new Tensor(*t);
+    slices.emplace_back(const_cast<void*>(holder->raw_data()), holder->TotalBytes(), &ReleaseTensor,
+                        holder);
+  }
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+Status TensorMessageReader::Open(const grpc::ByteBuffer& buffer,
+                                 google::protobuf::MessageLite* header) {
+  slices_.clear();
+  slice_ = offset_ = 0;
+  if (!buffer.Dump(&slices_).ok()) return errors::InvalidArgument("unreadable message");
+  remaining_ = 0;
+  for (const grpc::Slice& s : slices_) remaining_ += s.size();
+  unsigned char size_bytes[4];
+  if (remaining_ < 4) {
+    return errors::InvalidArgument("message of ", remaining_, " bytes has no header size");
+  }
+  TW_RETURN_IF_ERROR(Read(size_bytes, 4));
+  const size_t header_size = size_bytes[0] | (size_bytes[1] << 8) | (size_bytes[2] << 16) |
+                             (static_cast<size_t>(size_bytes[3]) << 24);
+  if (header_size > remaining_) {
+    return errors::InvalidArgument("message header of ", header_size, " bytes, but only ",
+                                   remaining_, " bytes follow");
+  }
+  // The header is small; a contiguous copy keeps the parser simple.
+  std::string bytes(header_size, '\0');
+  TW_RETURN_IF_ERROR(Read(bytes.data(), header_size));
+  if (!header->ParseFromString(bytes)) {
+    return errors::InvalidArgument("message header does not parse as ", header->GetTypeName());
+  }
+  return OkStatus();
+}
+
+Status TensorMessageReader::Read(void* dst, size_t n) {
+  if (n > remaining_) {
+    return errors::InvalidArgument("message ends ", n - remaining_, " bytes early");
+  }
+  auto* out = static_cast<uint8_t*>(dst);
+  remaining_ -= n;
+  while (n > 0) {
+    const grpc::Slice& s = slices_[slice_];
+    const size_t take = std::min(n, s.size() - offset_);
+    std::memcpy(out, s.begin() + offset_, take);
+    out += take;
+    n -= take;
+    offset_ += take;
+    if (offset_ == s.size()) {
+      ++slice_;
+      offset_ = 0;
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<Tensor> TensorMessageReader::ReadTensor(const proto::TensorProto& meta) {
+  return TensorFromMetaProto(meta, [this](void* dst, size_t n) {
+    if (n > remaining_) {
+      return errors::InvalidArgument("its ", n, " bytes are not in the message (", remaining_,
+                                     " bytes left)");
+    }
+    return Read(dst, n);
+  });
+}
+
+Status TensorMessageReader::Finish() const {
+  if (remaining_ != 0) {
+    return errors::InvalidArgument("message has ", remaining_, " bytes after its last tensor");
+  }
+  return OkStatus();
+}
+
+grpc::ByteBuffer EncodeRunStepArgs(const RunStepArgs& args) {
+  return EncodeNamed(args.proto, &proto::RunStepRequest::mutable_feed, args.feed);
+}
+Status DecodeRunStepArgs(const grpc::ByteBuffer& buffer, RunStepArgs* args) {
+  return DecodeNamed(buffer, &args->proto, &proto::RunStepRequest::mutable_feed, &args->feed);
+}
+grpc::ByteBuffer EncodeRunStepResult(const RunStepResult& result) {
+  return EncodeNamed(proto::RunStepResponse(), &proto::RunStepResponse::mutable_tensor,
+                     result.tensor);
+}
+Status DecodeRunStepResult(const grpc::ByteBuffer& buffer, RunStepResult* result) {
+  proto::RunStepResponse header;
+  return DecodeNamed(buffer, &header, &proto::RunStepResponse::mutable_tensor, &result->tensor);
+}
+grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args) {
+  return EncodeNamed(args.proto, &proto::RunGraphRequest::mutable_send, args.send);
+}
+Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args) {
+  return DecodeNamed(buffer, &args->proto, &proto::RunGraphRequest::mutable_send, &args->send);
+}
+grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result) {
+  return EncodeNamed(proto::RunGraphResponse(), &proto::RunGraphResponse::mutable_recv,
+                     result.recv);
+}
+Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result) {
+  proto::RunGraphResponse header;
+  return DecodeNamed(buffer, &header, &proto::RunGraphResponse::mutable_recv, &result->recv);
+}
+
+grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result) {
+  proto::RecvTensorResponse header;
+  TensorMetaToProto(result.tensor, header.mutable_tensor());
+  return EncodeTensorMessage(header, {&result.tensor});
+}
+Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result) {
+  proto::RecvTensorResponse header;
+  TensorMessageReader reader;
+  TW_RETURN_IF_ERROR(reader.Open(buffer, &header));
+  TW_ASSIGN_OR_RETURN(result->tensor, reader.ReadTensor(header.tensor()));
+  return reader.Finish();
+}
+
+grpc::ByteBuffer EncodeProto(const google::protobuf::MessageLite& message) {
+  grpc::Slice slice(message.SerializeAsString());
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+Status DecodeProto(const grpc::ByteBuffer& buffer, google::protobuf::MessageLite* message) {
+  std::vector<grpc::Slice> slices;
+  if (!buffer.Dump(&slices).ok()) return errors::InvalidArgument("unreadable message");
+  std::string bytes;
+  for (const grpc::Slice& s : slices)
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  if (!message->ParseFromString(bytes)) {
+    return errors::InvalidArgument("message does not parse as ", message->GetTypeName());
+  }
+  return OkStatus();
+}
+
+}  // namespace tw

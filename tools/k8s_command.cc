@@ -1,0 +1,124 @@
+// `tw k8s tfjob`: prints a Kubeflow TFJob manifest that runs a program as a tensorweave
+// cluster on Kubernetes; the operator hands every pod its TF_CONFIG.
+#include <iostream>
+
+#include "src/cluster/job_counts.h"
+#include "tools/commands.h"
+#include "tools/k8s_manifest.h"
+
+namespace tw::tools {
+namespace {
+
+// The flags as typed; turned into a TfJobSpec (and checked) when the command runs.
+struct TfJobFlags {
+  std::string name;
+  std::string namespace_;
+  std::string image;
+  std::string cluster;
+  std::string restart = "never";
+  std::string image_pull_policy;
+  int backoff_limit = 0;
+  std::string cpu;
+  std::string memory;
+  std::vector<std::string> env;
+  bool readiness_probe = false;
+  bool no_istio_sidecar = false;
+  std::vector<std::string> command;
+};
+
+StatusOr<TfJobSpec> MakeSpec(const TfJobFlags& flags, bool has_backoff_limit) {
+  TfJobSpec spec;
+  spec.name = flags.name;
+  spec.namespace_ = flags.namespace_;
+  spec.image = flags.image;
+  auto replicas = ParseJobCounts(flags.cluster);
+  if (!replicas.ok()) return errors::Annotate(replicas.status(), "--cluster: ");
+  spec.replicas = *std::move(replicas);
+  spec.command = flags.command;
+  TW_ASSIGN_OR_RETURN(spec.restart_policy, ParseRestartPolicy(flags.restart));
+  if (!flags.image_pull_policy.empty()) {
+    TW_ASSIGN_OR_RETURN(spec.image_pull_policy, ParseImagePullPolicy(flags.image_pull_policy));
+  }
+  if (has_backoff_limit) spec.backoff_limit = flags.backoff_limit;
+  spec.cpu = flags.cpu;
+  spec.memory = flags.memory;
+  for (const std::string& kv : flags.env) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) {
+      return errors::InvalidArgument("--env \"", kv, "\" is not NAME=VALUE");
+    }
+    spec.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  spec.readiness_probe = flags.readiness_probe;
+  spec.disable_istio_sidecar = flags.no_istio_sidecar;
+  return spec;
+}
+
+int RunTfJob(const TfJobFlags& flags, bool has_backoff_limit) {
+  auto spec = MakeSpec(flags, has_backoff_limit);
+  StatusOr<std::string> manifest =
+      spec.ok() ? TfJobManifest(*spec) : StatusOr<std::string>(spec.status());
+  if (!manifest.ok()) {
+    std::cerr << "tw k8s tfjob: " << manifest.status().message() << "\n";
+    return 1;
+  }
+  std::cout << *manifest;
+  int tasks = 0;
+  for (const JobCount& c : spec->replicas) tasks += c.tasks;
+  if (tasks == 1) {
+    std::cerr << "tw k8s tfjob: note: the operator sets no TF_CONFIG for a one-task job, so "
+                 "the program runs as a local single task\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddK8sCommand(CLI::App& app, int* exit_code) {
+  CLI::App* k8s = app.add_subcommand("k8s", "Kubernetes manifests for tensorweave clusters");
+  k8s->require_subcommand(1);
+
+  auto flags = std::make_shared<TfJobFlags>();
+  CLI::App* cmd = k8s->add_subcommand(
+      "tfjob", "Print a Kubeflow TFJob (kubeflow.org/v1) that runs a program on every task");
+  cmd->add_option("--name", flags->name, "TFJob name; pods are NAME-<job>-<index>")->required();
+  cmd->add_option("--image", flags->image, "Container image of every task")->required();
+  cmd->add_option("--cluster", flags->cluster,
+                  "Replicas per job: chief, master, worker, ps, evaluator, e.g. "
+                  "chief=1,worker=2,ps=1")
+      ->required();
+  cmd->add_option("--restart", flags->restart,
+                  "Restart policy of every replica: never, on-failure, always, exit-code")
+      ->capture_default_str();
+  cmd->add_option("--namespace", flags->namespace_,
+                  "metadata.namespace (default: kubectl's current namespace)");
+  CLI::Option* backoff = cmd->add_option(
+      "--backoff-limit", flags->backoff_limit,
+      "runPolicy.backoffLimit: container restarts before the job fails (ignored by exit-code)");
+  cmd->add_option("--image-pull-policy", flags->image_pull_policy,
+                  "always, if-not-present or never (default: Kubernetes' own)");
+  cmd->add_option("--cpu", flags->cpu, "CPU request of every task, e.g. 2 or 500m");
+  cmd->add_option("--memory", flags->memory, "Memory request of every task, e.g. 4Gi");
+  // One value per --env: a vector option that took several would also swallow the `--`
+  // before the command (CLI11 ends an option's values there), and the command's own flags
+  // would then be read as ours.
+  cmd->add_option("--env", flags->env, "NAME=VALUE set in every task; repeat for more")
+      ->allow_extra_args(false);
+  cmd->add_flag("--readiness-probe", flags->readiness_probe,
+                "Add a gRPC readiness probe on port 2222 (Kubernetes >= 1.24)");
+  cmd->add_flag("--no-istio-sidecar", flags->no_istio_sidecar,
+                "Annotate pods with sidecar.istio.io/inject: \"false\" (Kubeflow with Istio)");
+  cmd->add_option("command", flags->command, "The program and its arguments, after --");
+  cmd->footer(
+      "Every task runs the same program; the operator gives each pod a TF_CONFIG naming its\n"
+      "role and the cluster (addresses NAME-<job>-<index>.<namespace>.svc:2222).\n\n"
+      "Examples:\n"
+      "  tw k8s tfjob --name wordcount --image registry.example.com/tensorweave:0.1 \\\n"
+      "      --cluster chief=1,worker=2,ps=1 --restart exit-code -- tw server > tfjob.yaml\n"
+      "  kubectl apply -f tfjob.yaml\n\n"
+      "See docs/kubernetes.md for the whole path.");
+  cmd->callback(
+      [flags, backoff, exit_code] { *exit_code = RunTfJob(*flags, backoff->count() > 0); });
+}
+
+}  // namespace tw::tools
