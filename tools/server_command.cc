@@ -2,10 +2,12 @@
 // like any tensorweave program; stops cleanly and exits 0 on SIGTERM or SIGINT.
 #include <signal.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
 
+#include "absl/time/time.h"
 #include "src/base/logging.h"
 #include "tensorweave/run_config.h"
 #include "tensorweave/server.h"
@@ -21,6 +23,7 @@ struct ServerCommandOptions {
   // PEM files for mutual TLS: all three or none.
   std::string tls_ca, tls_cert, tls_key;
   std::string tls_server_name;
+  std::string stop_when_chief_unreachable;  // a duration, "30s"; empty: never
 };
 
 // The TLS options the flags ask for (insecure when none is given), or a one-line message.
@@ -74,6 +77,16 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   ServerOptions options{.bind_host = opt.bind_host, .num_threads = opt.threads, .tls = *tls};
+  if (!opt.stop_when_chief_unreachable.empty()) {
+    absl::Duration limit;
+    if (!absl::ParseDuration(opt.stop_when_chief_unreachable, &limit) ||
+        limit <= absl::ZeroDuration()) {
+      std::cerr << "tw server: --stop-when-chief-unreachable \"" << opt.stop_when_chief_unreachable
+                << "\" is not a positive duration (say 30s or 2m)\n";
+      return 1;
+    }
+    options.stop_when_chief_unreachable = limit;
+  }
   StatusOr<std::unique_ptr<Server>> server =
       config->is_local()
           ? Server::CreateLocal(options)
@@ -88,13 +101,17 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   }
   Log().info("tw server: {} serving at {}", config->Summary(), (*server)->target());
   Server* raw = server->get();
-  std::thread stopper([raw, stop_signals] {
+  std::atomic<bool> joined{false};
+  std::thread stopper([raw, stop_signals, &joined] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
-    Log().info("tw server: signal {}, stopping", sig);
-    raw->Stop();
+    if (!joined) Log().info("tw server: signal {}, stopping", sig);
+    raw->Stop();  // a no-op when the server has stopped already
   });
   raw->Join();
+  joined = true;
+  // Join also returns when another task stopped the cluster: wake the signal thread.
+  pthread_kill(stopper.native_handle(), SIGTERM);
   stopper.join();
   return 0;
 }
@@ -116,6 +133,9 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--tls-server-name", opt->tls_server_name,
                   "Mutual TLS: name every peer's certificate carries, checked instead of the "
                   "host of its address");
+  cmd->add_option("--stop-when-chief-unreachable", opt->stop_when_chief_unreachable,
+                  "Stop (exit 0) once the chief, seen before, has not answered for this long "
+                  "(say 30s); default never");
   cmd->footer(
       "The role comes from the cluster flags (see tw cluster --help) or TF_CONFIG.\n"
       "Examples:\n"
@@ -125,7 +145,9 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
       "tw server\n"
       "Mutual TLS (see docs/security.md):\n"
       "  tw server --tls-ca=ca.pem --tls-cert=task.pem --tls-key=task.key ...\n"
-      "Stops cleanly and exits 0 on SIGTERM or SIGINT.");
+      "Stops cleanly and exits 0 on SIGTERM or SIGINT, when another task asks the cluster "
+      "to stop (Server::StopCluster), or when the chief is gone "
+      "(--stop-when-chief-unreachable).");
   cmd->callback([cmd, opt, exit_code] { *exit_code = RunServer(*opt, cmd->remaining()); });
 }
 

@@ -34,6 +34,10 @@ struct ServerOptions {
   // peers, so all tasks of a cluster must use TLS with the same CA. See tensorweave/tls.h
   // and docs/security.md.
   TlsOptions tls;
+  // Clusters that finish by themselves: when set, a task other than the chief stops (its
+  // Join() returns) once the chief (task 0 of job "chief", else of job "worker") has not
+  // answered for this long after having answered at least once. Default: never.
+  absl::Duration stop_when_chief_unreachable = absl::InfiniteDuration();
 };
 
 // Thread-safe.
@@ -56,11 +60,21 @@ class Server {
   virtual void Join() = 0;
   // Stops serving: running steps are cancelled, the port is freed, Join() returns.
   virtual void Stop() = 0;
+  // Stops the whole cluster: asks every other task's server to stop (their Join() returns,
+  // so a ps task's program ends), waiting up to `timeout` for them, then stops this one.
+  // A task that cannot be reached is skipped (it may have ended already); the result is
+  // Unavailable naming such tasks, OK when every task acknowledged.
+  virtual Status StopCluster(absl::Duration timeout = absl::Seconds(10)) = 0;
   // "grpc://localhost:<port>": a Session target for this server (valid after Start()).
   virtual std::string target() const = 0;
   // The port actually bound (after Start()).
   virtual int port() const = 0;
 };
+
+// StopCluster for a process without a server of its own (an operator's tool): asks every
+// task of `cluster` to stop. Same result as Server::StopCluster.
+Status StopClusterServers(const ClusterSpec& cluster, const TlsOptions& tls = {},
+                          absl::Duration timeout = absl::Seconds(10));
 
 }  // namespace tw
 

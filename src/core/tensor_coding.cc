@@ -49,8 +49,9 @@ Status CheckBools(const Tensor& tensor) {
 }
 
 // Decodes `proto`; numeric content comes from `proto.tensor_content()` or, when `read` is
-// given, from `read` (the bytes travel outside the proto).
-StatusOr<Tensor> DecodeTensor(const proto::TensorProto& proto, const ContentReader* read) {
+// given, from `read` (the bytes travel outside the proto; `available` of them are left).
+StatusOr<Tensor> DecodeTensor(const proto::TensorProto& proto, const ContentReader* read,
+                              size_t available) {
   const int dtype_value = static_cast<int>(proto.dtype());
   if (!IsValidDataType(dtype_value)) {
     return errors::InvalidArgument("TensorProto has unknown dtype ", dtype_value);
@@ -113,6 +114,11 @@ StatusOr<Tensor> DecodeTensor(const proto::TensorProto& proto, const ContentRead
                                      " cannot be read: its size overflows or it carries "
                                      "tensor_content as well as a payload");
     }
+    if (expected > available) {
+      return errors::InvalidArgument("TensorProto of dtype ", DataTypeName(dtype), " and shape ",
+                                     shape.DebugString(), " needs ", expected,
+                                     " bytes, but the message has only ", available, " left");
+    }
     TW_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(dtype, shape));
     if (expected > 0) TW_RETURN_IF_ERROR((*read)(tensor.raw_data(), expected));
     TW_RETURN_IF_ERROR(CheckBools(tensor));
@@ -133,7 +139,7 @@ StatusOr<Tensor> DecodeTensor(const proto::TensorProto& proto, const ContentRead
 }  // namespace
 
 StatusOr<Tensor> TensorFromProto(const proto::TensorProto& proto) {
-  return DecodeTensor(proto, nullptr);
+  return DecodeTensor(proto, nullptr, 0);
 }
 
 void TensorMetaToProto(const Tensor& tensor, proto::TensorProto* proto) {
@@ -146,8 +152,9 @@ void TensorMetaToProto(const Tensor& tensor, proto::TensorProto* proto) {
   ShapeToProto(tensor.shape(), proto->mutable_shape());
 }
 
-StatusOr<Tensor> TensorFromMetaProto(const proto::TensorProto& meta, ContentReader read) {
-  return DecodeTensor(meta, &read);
+StatusOr<Tensor> TensorFromMetaProto(const proto::TensorProto& meta, size_t available,
+                                     ContentReader read) {
+  return DecodeTensor(meta, &read, available);
 }
 
 }  // namespace tw

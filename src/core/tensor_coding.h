@@ -28,9 +28,11 @@ inline bool CarriesPayload(DataType dtype) { return dtype != DT_STRING && dtype 
 // Writes dtype and shape (and the values of strings and resource handles).
 void TensorMetaToProto(const Tensor& tensor, proto::TensorProto* proto);
 // `read(dst, n)` fills the tensor's n bytes; called once, only when CarriesPayload and n > 0.
-// Errors as TensorFromProto, and whatever `read` returns.
+// `available`: the bytes the message has left; a shape needing more is InvalidArgument
+// before anything is allocated. Errors as TensorFromProto, and whatever `read` returns.
 using ContentReader = absl::FunctionRef<Status(void* dst, size_t bytes)>;
-StatusOr<Tensor> TensorFromMetaProto(const proto::TensorProto& meta, ContentReader read);
+StatusOr<Tensor> TensorFromMetaProto(const proto::TensorProto& meta, size_t available,
+                                     ContentReader read);
 
 // Shape conversions; ShapeFromProto accepts -1 for unknown dimensions.
 void ShapeToProto(const TensorShape& shape, proto::TensorShapeProto* proto);

@@ -146,10 +146,13 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     }
   }
   item->executor = *std::move(executor);
-  char handle[17];
+  // The incarnation makes handles unique across restarts of this task: a master holding a
+  // handle from an earlier process must get "not found" (Aborted), never another graph.
+  char handle[34];
   {
     absl::MutexLock lock(&mu_);
-    std::snprintf(handle, sizeof(handle), "%016" PRIx64, static_cast<uint64_t>(next_graph_++));
+    std::snprintf(handle, sizeof(handle), "%016" PRIx64 "-%016" PRIx64, device_->incarnation(),
+                  static_cast<uint64_t>(next_graph_++));
     graphs_[handle] = std::move(item);
   }
   response->set_graph_handle(handle);

@@ -1,6 +1,12 @@
+#include <algorithm>
 #include <atomic>
+#include <optional>
+#include <thread>
+#include <vector>
 
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "src/base/logging.h"
 #include "src/cluster/host_port.h"
 #include "src/distributed/master.h"
@@ -11,10 +17,62 @@
 #include "src/rpc/grpc_worker_cache.h"
 #include "src/rpc/local_master.h"
 #include "src/runtime/cpu_device.h"
+#include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/server.h"
 
 namespace tw {
 namespace {
+
+// Sends Shutdown to every task of `cluster` but `skip_task`, in parallel, each call bounded
+// by `timeout`. Unavailable naming the tasks that did not acknowledge.
+Status StopTasks(const ClusterSpec& cluster, const std::string& skip_task, const TlsOptions& tls,
+                 absl::Duration timeout) {
+  struct Call {
+    std::string task;
+    std::unique_ptr<proto::WorkerService::Stub> stub;
+    grpc::ClientContext ctx;
+    proto::ShutdownRequest request;
+    proto::ShutdownResponse response;
+    grpc::Status status;
+  };
+  std::vector<std::unique_ptr<Call>> calls;
+  for (const std::string& job : cluster.jobs()) {
+    for (int index : cluster.task_indices(job)) {
+      const std::string task = TaskName(job, index);
+      auto address = cluster.task_address(job, index);
+      if (task == skip_task || !address.ok()) continue;
+      auto call = std::make_unique<Call>();
+      call->task = task;
+      call->stub = proto::WorkerService::NewStub(NewChannel(*address, tls));
+      call->ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+      call->request.set_requested_by(skip_task);
+      calls.push_back(std::move(call));
+    }
+  }
+  absl::Mutex mu;
+  size_t pending = calls.size();
+  for (auto& call : calls) {
+    Call* c = call.get();
+    c->stub->async()->Shutdown(&c->ctx, &c->request, &c->response,
+                               [&mu, &pending, c](grpc::Status s) {
+                                 absl::MutexLock lock(&mu);
+                                 c->status = std::move(s);
+                                 --pending;
+                               });
+  }
+  absl::MutexLock lock(&mu);
+  mu.Await(absl::Condition(
+      +[](size_t* p) { return *p == 0; }, &pending));
+  std::vector<std::string> missing;
+  for (auto& call : calls) {
+    if (!call->status.ok())
+      missing.push_back(call->task + " (" + call->status.error_message() + ")");
+  }
+  if (!missing.empty()) {
+    return errors::Unavailable("could not ask ", absl::StrJoin(missing, ", "), " to stop");
+  }
+  return OkStatus();
+}
 
 class GrpcServer final : public Server {
  public:
@@ -25,7 +83,11 @@ class GrpcServer final : public Server {
         requested_port_(port),
         options_(std::move(options)) {}
 
-  ~GrpcServer() override { Stop(); }
+  ~GrpcServer() override {
+    Stop();
+    absl::MutexLock lock(&stop_thread_mu_);
+    if (stop_thread_.joinable()) stop_thread_.join();
+  }
 
   Status Init() {
     TW_ASSIGN_OR_RETURN(device_, CpuDevice::Create(DeviceName::Full(job_, 0, task_, "CPU", 0),
@@ -54,7 +116,11 @@ class GrpcServer final : public Server {
     builder.AddListeningPort(bind, NewServerCredentials(options_.tls), &port_);
     builder.SetMaxReceiveMessageSize(-1);
     builder.SetMaxSendMessageSize(-1);
-    worker_service_ = NewGrpcWorkerService(worker_.get());
+    worker_service_ = NewGrpcWorkerService(worker_.get(), [this](const std::string& by) {
+      Log().info("/job:{}/task:{}: stop requested by {}", job_, task_,
+                 by.empty() ? "a client" : by);
+      StopSoon();
+    });
     master_service_ = NewGrpcMasterService(master_.get(), options_.master_threads);
     builder.RegisterService(worker_service_.get());
     builder.RegisterService(master_service_.get());
@@ -85,12 +151,17 @@ class GrpcServer final : public Server {
           "this task",
           bind, port_);
     }
+    StartChiefWatch();
     return OkStatus();
   }
 
   void Join() override { stopped_.WaitForNotification(); }
 
   void Stop() override {
+    // Serialized: a second caller returns only when the server has really stopped.
+    absl::MutexLock stopping(&stop_mu_);
+    if (!watch_done_.HasBeenNotified()) watch_done_.Notify();
+    if (watcher_.joinable()) watcher_.join();
     std::unique_ptr<grpc::Server> server;
     {
       absl::MutexLock lock(&mu_);
@@ -108,6 +179,12 @@ class GrpcServer final : public Server {
     if (!stopped_.HasBeenNotified()) stopped_.Notify();
   }
 
+  Status StopCluster(absl::Duration timeout) override {
+    Status others = StopTasks(cluster_, TaskName(job_, task_), options_.tls, timeout);
+    Stop();
+    return others;
+  }
+
   std::string target() const override { return "grpc://localhost:" + std::to_string(port()); }
   int port() const override {
     absl::MutexLock lock(&mu_);
@@ -115,6 +192,51 @@ class GrpcServer final : public Server {
   }
 
  private:
+  // Stops on a thread of its own (the caller may be a gRPC or watcher thread Stop waits for).
+  void StopSoon() {
+    absl::MutexLock lock(&stop_thread_mu_);
+    if (stop_thread_.joinable()) return;
+    stop_thread_ = std::thread([this] { Stop(); });
+  }
+
+  // Polls the chief; stops this server once the chief, seen before, has not answered for
+  // options_.stop_when_chief_unreachable.
+  void WatchChief(const std::string& chief, const std::string& address) {
+    auto stub = proto::WorkerService::NewStub(NewChannel(address, options_.tls));
+    const absl::Duration limit = options_.stop_when_chief_unreachable;
+    const absl::Duration poll = std::clamp(limit / 4, absl::Milliseconds(50), absl::Seconds(1));
+    std::optional<absl::Time> last_seen;
+    while (!watch_done_.WaitForNotificationWithTimeout(poll)) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + poll));
+      proto::GetStatusRequest req;
+      proto::GetStatusResponse resp;
+      if (stub->GetStatus(&ctx, req, &resp).ok()) {
+        last_seen = absl::Now();
+      } else if (last_seen && absl::Now() - *last_seen > limit) {
+        Log().info("/job:{}/task:{}: the chief {} has not answered for {}; stopping", job_, task_,
+                   chief, absl::FormatDuration(absl::Now() - *last_seen));
+        StopSoon();
+        return;
+      }
+    }
+  }
+
+  void StartChiefWatch() {
+    if (options_.stop_when_chief_unreachable == absl::InfiniteDuration()) return;
+    const std::string chief_job =
+        cluster_.HasJob("chief") ? "chief" : (cluster_.HasJob("worker") ? "worker" : "");
+    if (chief_job.empty()) {
+      Log().warn("stop_when_chief_unreachable is set but the cluster has no chief or worker job");
+      return;
+    }
+    if (chief_job == job_ && task_ == 0) return;  // this task is the chief
+    auto address = cluster_.task_address(chief_job, 0);
+    if (!address.ok()) return;
+    watcher_ =
+        std::thread([this, chief = TaskName(chief_job, 0), a = *address] { WatchChief(chief, a); });
+  }
+
   const ClusterSpec cluster_;
   const std::string job_;
   const int task_;
@@ -132,6 +254,11 @@ class GrpcServer final : public Server {
   std::shared_ptr<LocalMaster> local_master_;
   int port_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Notification stopped_;
+  absl::Mutex stop_mu_;  // held for the whole of Stop()
+  absl::Notification watch_done_;
+  std::thread watcher_;  // WatchChief, started by Start, joined by Stop
+  absl::Mutex stop_thread_mu_;
+  std::thread stop_thread_ ABSL_GUARDED_BY(stop_thread_mu_);  // StopSoon's
 };
 
 }  // namespace
@@ -152,6 +279,12 @@ StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster, con
   auto server = std::make_unique<GrpcServer>(cluster, job, task, host_port->port, options);
   TW_RETURN_IF_ERROR(server->Init());
   return std::unique_ptr<Server>(std::move(server));
+}
+
+Status StopClusterServers(const ClusterSpec& cluster, const TlsOptions& tls,
+                          absl::Duration timeout) {
+  TW_RETURN_IF_ERROR(tls.Validate());
+  return StopTasks(cluster, "", tls, timeout);
 }
 
 StatusOr<std::unique_ptr<Server>> Server::CreateLocal(const ServerOptions& options) {

@@ -33,7 +33,8 @@ using MasterServiceBase =
 
 class WorkerServiceImpl final : public WorkerServiceBase {
  public:
-  explicit WorkerServiceImpl(Worker* worker) : worker_(worker) {}
+  WorkerServiceImpl(Worker* worker, std::function<void(const std::string&)> on_shutdown)
+      : worker_(worker), on_shutdown_(std::move(on_shutdown)) {}
 
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
                                       const proto::GetStatusRequest* req,
@@ -97,8 +98,18 @@ class WorkerServiceImpl final : public WorkerServiceBase {
     return r;
   }
 
+  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx,
+                                     const proto::ShutdownRequest* req,
+                                     proto::ShutdownResponse*) override {
+    auto* r = ctx->DefaultReactor();
+    r->Finish(grpc::Status::OK);
+    on_shutdown_(req->requested_by());
+    return r;
+  }
+
  private:
   Worker* const worker_;
+  const std::function<void(const std::string&)> on_shutdown_;
 };
 
 class MasterServiceImpl final : public MasterServiceBase {
@@ -166,8 +177,9 @@ class MasterServiceImpl final : public MasterServiceBase {
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> NewGrpcWorkerService(Worker* worker) {
-  return std::make_unique<WorkerServiceImpl>(worker);
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(
+    Worker* worker, std::function<void(const std::string&)> on_shutdown) {
+  return std::make_unique<WorkerServiceImpl>(worker, std::move(on_shutdown));
 }
 
 std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master, int threads) {

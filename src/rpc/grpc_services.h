@@ -5,7 +5,9 @@
 #ifndef TENSORWEAVE_SRC_RPC_GRPC_SERVICES_H_
 #define TENSORWEAVE_SRC_RPC_GRPC_SERVICES_H_
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "src/distributed/master.h"
 #include "src/distributed/worker.h"
@@ -13,7 +15,10 @@
 
 namespace tw {
 
-std::unique_ptr<grpc::Service> NewGrpcWorkerService(Worker* worker);
+// `on_shutdown(requested_by)` runs for a Shutdown call after its reply is on its way; it
+// must not block (the server stops on a thread of its own).
+std::unique_ptr<grpc::Service> NewGrpcWorkerService(
+    Worker* worker, std::function<void(const std::string&)> on_shutdown);
 // `threads` bounds how many master calls (each waits for its workers) run at once.
 std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master, int threads);
 

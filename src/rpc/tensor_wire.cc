@@ -126,13 +126,8 @@ Status TensorMessageReader::Read(void* dst, size_t n) {
 }
 
 StatusOr<Tensor> TensorMessageReader::ReadTensor(const proto::TensorProto& meta) {
-  return TensorFromMetaProto(meta, [this](void* dst, size_t n) {
-    if (n > remaining_) {
-      return errors::InvalidArgument("its ", n, " bytes are not in the message (", remaining_,
-                                     " bytes left)");
-    }
-    return Read(dst, n);
-  });
+  return TensorFromMetaProto(meta, remaining_,
+                             [this](void* dst, size_t n) { return Read(dst, n); });
 }
 
 Status TensorMessageReader::Finish() const {

@@ -1,5 +1,6 @@
 // Servers of one cluster in this process, talking over gRPC on loopback: the seeds'
 // patterns of shared variables and queues across tasks.
+#include <atomic>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -149,6 +150,58 @@ TEST_F(ClusterTest, StoppingTheMasterCancelsItsRunningSteps) {
   servers_["worker0"]->Stop();  // would hang if the step kept waiting on the ps task
   consumer.join();
   EXPECT_FALSE(out.ok());
+}
+
+TEST_F(ClusterTest, StopClusterEndsEveryTasksJoin) {
+  std::vector<std::thread> joiners;
+  std::atomic<int> joined{0};
+  for (const char* name : {"ps0", "worker1"}) {
+    Server* s = servers_[name].get();
+    joiners.emplace_back([s, &joined] {
+      s->Join();
+      ++joined;
+    });
+  }
+  EXPECT_TRUE(servers_["worker0"]->StopCluster(absl::Seconds(10)).ok());
+  for (auto& j : joiners) j.join();  // would hang if a task kept serving
+  EXPECT_EQ(joined.load(), 2);
+  servers_["worker0"]->Join();  // the caller stopped too
+}
+
+TEST_F(ClusterTest, StopClusterNamesTasksItCouldNotReach) {
+  servers_["worker1"]->Stop();
+  Status s = servers_["worker0"]->StopCluster(absl::Seconds(5));
+  EXPECT_TRUE(IsUnavailable(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("/job:worker/replica:0/task:1"));
+  EXPECT_THAT(std::string(s.message()), ::testing::Not(HasSubstr("/job:ps")));
+  servers_["ps0"]->Join();  // reached, so stopped
+}
+
+TEST_F(ClusterTest, StopClusterServersWorksFromAProcessWithoutAServer) {
+  EXPECT_TRUE(StopClusterServers(cluster_, {}, absl::Seconds(10)).ok());
+  for (auto& [name, server] : servers_) server->Join();
+}
+
+TEST(ChiefWatchTest, TasksStopWhenTheChiefIsGone) {
+  ClusterSpec cluster;
+  const std::string chief = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  const std::string ps = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  ASSERT_TRUE(cluster.AddJob("chief", std::vector<std::string>{chief}).ok());
+  ASSERT_TRUE(cluster.AddJob("ps", std::vector<std::string>{ps}).ok());
+  auto chief_server = Server::Create(cluster, "chief", 0, {.bind_host = "127.0.0.1"});
+  auto ps_server = Server::Create(
+      cluster, "ps", 0,
+      {.bind_host = "127.0.0.1", .stop_when_chief_unreachable = absl::Milliseconds(300)});
+  ASSERT_TRUE(chief_server.ok() && ps_server.ok());
+  ASSERT_TRUE((*chief_server)->Start().ok());
+  ASSERT_TRUE((*ps_server)->Start().ok());
+  absl::SleepFor(absl::Milliseconds(300));  // the ps task sees the chief at least once
+  const absl::Time gone = absl::Now();
+  (*chief_server)->Stop();
+  (*ps_server)->Join();  // would hang if the ps task did not watch the chief
+  // Not before the limit, counted from the chief's last answer (at most one 75 ms poll
+  // before it stopped).
+  EXPECT_GE(absl::Now() - gone, absl::Milliseconds(300 - 75));
 }
 
 TEST(DeviceFilterTest, ASessionNeverWaitsForTasksOutsideItsFilters) {

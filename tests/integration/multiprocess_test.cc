@@ -2,6 +2,7 @@
 // the worker task (server and client).
 #include <signal.h>
 
+#include <cstring>
 #include <thread>
 
 #include "gmock/gmock.h"
@@ -23,11 +24,11 @@ class MultiProcessTest : public ::testing::Test {
   void SetUp() override {
     ps_address_ = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
     worker_address_ = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
-    const std::string tf_config = R"({"cluster":{"ps":[")" + ps_address_ + R"("],"worker":[")" +
-                                  worker_address_ + R"("]},"task":{"type":"ps","index":0}})";
+    ps_tf_config_ = R"({"cluster":{"ps":[")" + ps_address_ + R"("],"worker":[")" + worker_address_ +
+                    R"("]},"task":{"type":"ps","index":0}})";
     auto ps = ChildProcess::Start(
         {BuiltProgram("tools/tw"), "server", "--bind-host", "127.0.0.1", "--threads", "2"},
-        {{"TF_CONFIG", tf_config}}, ::testing::TempDir() + "/ps_server.log");
+        {{"TF_CONFIG", ps_tf_config_}}, ::testing::TempDir() + "/ps_server.log");
     ASSERT_TRUE(ps.ok()) << ps.status();
     ps_ = *std::move(ps);
     ASSERT_TRUE(cluster_.AddJob("ps", std::vector<std::string>{ps_address_}).ok());
@@ -40,7 +41,7 @@ class MultiProcessTest : public ::testing::Test {
     worker_ = *std::move(worker);
   }
 
-  std::string ps_address_, worker_address_;
+  std::string ps_address_, worker_address_, ps_tf_config_;
   ClusterSpec cluster_;
   std::unique_ptr<ChildProcess> ps_;
   std::unique_ptr<Server> worker_;
@@ -91,6 +92,133 @@ TEST_F(MultiProcessTest, KilledTaskGivesUnavailableNotAHang) {
   EXPECT_TRUE(IsUnavailable(out.status())) << out.status();
   EXPECT_THAT(std::string(out.status().message()),
               ::testing::HasSubstr("/job:ps/replica:0/task:0"));
+}
+
+// Starts a `tw server` for the ps task at `address`, its log at `log`.
+StatusOr<std::unique_ptr<ChildProcess>> StartPs(const std::string& tf_config,
+                                                const std::string& log) {
+  return ChildProcess::Start(
+      {BuiltProgram("tools/tw"), "server", "--bind-host", "127.0.0.1", "--threads", "2"},
+      {{"TF_CONFIG", tf_config}}, log);
+}
+
+TEST_F(MultiProcessTest, StopClusterEndsTheOtherProcess) {
+  Scope root = Scope::NewRootScope();
+  auto c = ops::Identity(root.WithDevice("/job:ps/task:0"), 1.0f);
+  ClientSession session(root, {.target = worker_->target()});
+  ASSERT_TRUE(session.Run({}, {c}).ok());  // the ps process is up
+  Status stopped = worker_->StopCluster(absl::Seconds(10));
+  EXPECT_TRUE(stopped.ok()) << stopped;
+  auto code = ps_->Wait(absl::Seconds(10));
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0);
+}
+
+// A session whose target is the ps process's server: steps, feeds and fetches all cross
+// the network in the tensor wire form, and a 256 MB tensor comes back bit-exact.
+TEST_F(MultiProcessTest, RemoteSession256MbRoundTripIsBitExact) {
+  constexpr int64_t kElements = int64_t{256} << 20 >> 2;
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "big", DT_FLOAT, {kElements});
+  auto value = ops::Placeholder(root, DT_FLOAT);
+  auto set = ops::Assign(root, v, value);
+  auto get = ops::ReadVariable(root, v);
+  ClientSession session(root, {.target = "grpc://" + ps_address_, .device_filters = {"/job:ps"}});
+  Tensor t(DT_FLOAT, TensorShape({kElements}));
+  auto* bits = static_cast<uint32_t*>(t.raw_data());
+  uint32_t x = 12345;
+  for (int64_t i = 0; i < kElements; ++i) {
+    x = x * 1664525u + 1013904223u;  // every bit pattern matters, NaNs included
+    bits[i] = x;
+  }
+  auto pushed = session.Run({{value, t}}, {}, {set.op()});
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  auto out = session.Run({}, {get});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ((*out)[0].TotalBytes(), t.TotalBytes());
+  EXPECT_EQ(std::memcmp((*out)[0].raw_data(), t.raw_data(), t.TotalBytes()), 0);
+}
+
+TEST_F(MultiProcessTest, RestartedTaskGivesAbortedThenANewSessionWorks) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {});
+  auto init = ops::Assign(root, v, 1.0f);
+  auto read = ops::ReadVariable(root, v);
+  ClientSession session(root, {.target = worker_->target()});
+  ASSERT_TRUE(session.Run({}, {}, {init.op()}).ok());
+  ASSERT_TRUE(session.Run({}, {read}).ok());
+  ps_->Signal(SIGKILL);
+  ASSERT_TRUE(ps_->Wait(absl::Seconds(10)).ok());
+  auto again = StartPs(ps_tf_config_, ::testing::TempDir() + "/ps_server_again.log");
+  ASSERT_TRUE(again.ok()) << again.status();
+  ps_ = *std::move(again);
+
+  // A new session waits for the new process and works (the variable is gone with the old
+  // process, so it initializes again).
+  ClientSession fresh(root, {.target = worker_->target()});
+  auto first = fresh.Run({}, {}, {init.op()});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ((*fresh.Run({}, {read}))[0].scalar<float>(), 1.0f);
+
+  // The old session planned for the dead process: Aborted, saying the task restarted.
+  auto stale = session.Run({}, {read}, {}, {.timeout = absl::Seconds(20)});
+  ASSERT_FALSE(stale.ok());
+  EXPECT_TRUE(IsAborted(stale.status())) << stale.status().ToString();
+  EXPECT_THAT(std::string(stale.status().message()), ::testing::HasSubstr("restarted"));
+}
+
+// The seeds' shared counter: two worker processes, 10,000 AssignAdd steps each, on a
+// variable held by a third (the ps process); the total is exact.
+TEST(SharedCounterTest, TwoProcessesTimesTenThousandAssignAddIsExact) {
+  const std::string ps = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  std::vector<std::string> workers;
+  for (int i = 0; i < 3; ++i) {
+    workers.push_back("127.0.0.1:" + std::to_string(testing::PickUnusedPort()));
+  }
+  auto cluster_json = [&](const std::string& type, int index) {
+    return R"({"cluster":{"ps":[")" + ps + R"("],"worker":[")" + workers[0] + R"(",")" +
+           workers[1] + R"(",")" + workers[2] + R"("]},"task":{"type":")" + type + R"(","index":)" +
+           std::to_string(index) + "}}";
+  };
+  auto ps_process = StartPs(cluster_json("ps", 0), ::testing::TempDir() + "/counter_ps.log");
+  ASSERT_TRUE(ps_process.ok()) << ps_process.status();
+  ClusterSpec cluster;
+  ASSERT_TRUE(cluster.AddJob("ps", std::vector<std::string>{ps}).ok());
+  ASSERT_TRUE(cluster.AddJob("worker", workers).ok());
+  auto chief = Server::Create(cluster, "worker", 0, {.bind_host = "127.0.0.1", .num_threads = 1});
+  ASSERT_TRUE(chief.ok() && (*chief)->Start().ok());
+  Scope root = Scope::NewRootScope();
+  auto total = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "total", DT_INT64, {});
+  auto init = ops::Assign(root, total, int64_t{0});
+  auto read = ops::ReadVariable(root, total);
+  ClientSession session(
+      root, {.target = (*chief)->target(), .device_filters = {"/job:ps", "/job:worker/task:0"}});
+  ASSERT_TRUE(session.Run({}, {}, {init.op()}).ok());
+
+  constexpr int kSteps = 10000;
+  std::vector<std::unique_ptr<ChildProcess>> clients;
+  for (int i = 1; i <= 2; ++i) {
+    auto client = ChildProcess::Start(
+        {BuiltProgram("tests/integration/assign_add_client"), std::to_string(kSteps)},
+        {{"TF_CONFIG", cluster_json("worker", i)}},
+        ::testing::TempDir() + "/counter_worker" + std::to_string(i) + ".log");
+    ASSERT_TRUE(client.ok()) << client.status();
+    clients.push_back(*std::move(client));
+  }
+  for (auto& client : clients) {
+    auto code = client->Wait(absl::Seconds(90));
+    ASSERT_TRUE(code.ok()) << code.status();
+    EXPECT_EQ(*code, 0);
+  }
+  auto out = session.Run({}, {read});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int64_t>(), 2 * kSteps);
+  // The client tasks have exited, so only the ps task can still acknowledge.
+  Status stopped = (*chief)->StopCluster(absl::Seconds(10));
+  EXPECT_THAT(std::string(stopped.message()), ::testing::Not(::testing::HasSubstr("/job:ps")));
+  auto code = (*ps_process)->Wait(absl::Seconds(10));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 0);
 }
 
 }  // namespace

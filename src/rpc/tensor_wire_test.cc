@@ -1,0 +1,150 @@
+// The wire form of tensor-carrying calls: round trips of every dtype, and malformed bytes
+// from the network rejected with InvalidArgument, never a crash.
+#include "src/rpc/tensor_wire.h"
+
+#include <cstring>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tw {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The buffer's bytes, flattened.
+std::string Flatten(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(buffer.Dump(&slices).ok());
+  std::string out;
+  for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return out;
+}
+
+grpc::ByteBuffer FromBytes(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+RunGraphArgs ArgsWithEveryKind() {
+  RunGraphArgs args;
+  args.proto.set_graph_handle("g1");
+  args.proto.set_step_id(42);
+  args.proto.add_recv_key("fetch");
+  Tensor floats(DT_FLOAT, TensorShape({2, 3}));
+  for (int i = 0; i < 6; ++i) floats.flat<float>()[i] = 0.5f * i;
+  args.send.push_back({"f", floats});
+  args.send.push_back({"s", Tensor::FromVector<std::string>({"a", std::string("b\0c", 3), ""})});
+  args.send.push_back({"i", Tensor::Scalar<int64_t>(-7)});
+  args.send.push_back({"empty", Tensor(DT_INT32, TensorShape({0, 4}))});
+  args.send.push_back({"b", Tensor::FromVector<bool>({true, false})});
+  return args;
+}
+
+TEST(TensorWireTest, RunGraphArgsRoundTripEveryKindOfTensor) {
+  RunGraphArgs in = ArgsWithEveryKind();
+  RunGraphArgs out;
+  ASSERT_TRUE(DecodeRunGraphArgs(EncodeRunGraphArgs(in), &out).ok());
+  EXPECT_EQ(out.proto.graph_handle(), "g1");
+  EXPECT_EQ(out.proto.step_id(), 42);
+  EXPECT_EQ(out.proto.recv_key(0), "fetch");
+  EXPECT_EQ(out.proto.send_size(), 0);  // tensors live in `send`
+  ASSERT_EQ(out.send.size(), in.send.size());
+  for (size_t i = 0; i < in.send.size(); ++i) {
+    EXPECT_EQ(out.send[i].name, in.send[i].name);
+    EXPECT_EQ(out.send[i].tensor, in.send[i].tensor) << in.send[i].name;
+    EXPECT_FALSE(out.send[i].tensor.SharesBufferWith(in.send[i].tensor));
+  }
+}
+
+TEST(TensorWireTest, PayloadsAreNotCopiedIntoTheHeader) {
+  Tensor big(DT_FLOAT, TensorShape({1 << 16}));
+  std::memset(big.raw_data(), 0, big.TotalBytes());
+  RunStepResult result;
+  result.tensor.push_back({"x:0", big});
+  const grpc::ByteBuffer buffer = EncodeRunStepResult(result);
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(buffer.Dump(&slices).ok());
+  ASSERT_EQ(slices.size(), 2u);  // header, then the tensor's own memory
+  EXPECT_EQ(slices[1].begin(), static_cast<const uint8_t*>(big.raw_data()));
+  EXPECT_EQ(slices[1].size(), big.TotalBytes());
+  EXPECT_LT(slices[0].size(), 64u);
+}
+
+TEST(TensorWireTest, EveryCallRoundTrips) {
+  RunStepArgs step;
+  step.proto.set_session_handle("s");
+  step.proto.add_fetch("y:0");
+  step.feed.push_back({"x:0", Tensor::Scalar<double>(2.5)});
+  RunStepArgs step_out;
+  ASSERT_TRUE(DecodeRunStepArgs(EncodeRunStepArgs(step), &step_out).ok());
+  EXPECT_EQ(step_out.proto.session_handle(), "s");
+  EXPECT_EQ(step_out.feed[0].tensor.scalar<double>(), 2.5);
+
+  RunGraphResult graph;
+  graph.recv.push_back({"k", Tensor::Scalar<int32_t>(3)});
+  RunGraphResult graph_out;
+  ASSERT_TRUE(DecodeRunGraphResult(EncodeRunGraphResult(graph), &graph_out).ok());
+  EXPECT_EQ(graph_out.recv[0].tensor.scalar<int32_t>(), 3);
+
+  RecvTensorResult recv{Tensor::FromVector<float>({1, 2, 3})};
+  RecvTensorResult recv_out;
+  ASSERT_TRUE(DecodeRecvTensorResult(EncodeRecvTensorResult(recv), &recv_out).ok());
+  EXPECT_EQ(recv_out.tensor, recv.tensor);
+
+  proto::RecvTensorRequest request;
+  request.set_rendezvous_key("key");
+  proto::RecvTensorRequest request_out;
+  ASSERT_TRUE(DecodeProto(EncodeProto(request), &request_out).ok());
+  EXPECT_EQ(request_out.rendezvous_key(), "key");
+}
+
+TEST(TensorWireTest, TruncatedMessagesAreInvalidArgument) {
+  const std::string bytes = Flatten(EncodeRunGraphArgs(ArgsWithEveryKind()));
+  // Every proper prefix fails cleanly.
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    RunGraphArgs out;
+    Status s = DecodeRunGraphArgs(FromBytes(bytes.substr(0, n)), &out);
+    EXPECT_TRUE(IsInvalidArgument(s)) << n << ": " << s;
+  }
+}
+
+TEST(TensorWireTest, TrailingBytesAndBadHeadersAreInvalidArgument) {
+  const std::string bytes = Flatten(EncodeRunGraphArgs(ArgsWithEveryKind()));
+  RunGraphArgs out;
+  Status extra = DecodeRunGraphArgs(FromBytes(bytes + "xyz"), &out);
+  EXPECT_TRUE(IsInvalidArgument(extra));
+  EXPECT_THAT(std::string(extra.message()), HasSubstr("3 bytes after its last tensor"));
+
+  std::string huge_header = bytes;
+  huge_header[3] = '\x7f';  // header size far beyond the message
+  Status header = DecodeRunGraphArgs(FromBytes(huge_header), &out);
+  EXPECT_TRUE(IsInvalidArgument(header));
+  EXPECT_THAT(std::string(header.message()), HasSubstr("message header of"));
+
+  std::string garbage = std::string("\x04\x00\x00\x00", 4) + "\xff\xff\xff\xff";
+  EXPECT_TRUE(IsInvalidArgument(DecodeRunGraphArgs(FromBytes(garbage), &out)));
+}
+
+TEST(TensorWireTest, AHostileShapeCannotAllocateBeyondTheMessage) {
+  proto::RecvTensorResponse header;
+  header.mutable_tensor()->set_dtype(proto::DT_FLOAT);
+  header.mutable_tensor()->mutable_shape()->add_dim(int64_t{1} << 40);
+  RecvTensorResult out;
+  Status s = DecodeRecvTensorResult(EncodeTensorMessage(header, {}), &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(IsInvalidArgument(s) || IsResourceExhausted(s)) << s;
+}
+
+TEST(TensorWireTest, BoolBytesOtherThanZeroOrOneAreRejected) {
+  RecvTensorResult in{Tensor::FromVector<bool>({true, false})};
+  std::string bytes = Flatten(EncodeRecvTensorResult(in));
+  bytes.back() = '\x05';
+  RecvTensorResult out;
+  Status s = DecodeRecvTensorResult(FromBytes(bytes), &out);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+}
+
+}  // namespace
+}  // namespace tw
