@@ -33,6 +33,10 @@ struct SessionOptions {
   // so it never waits for others (an evaluator, another worker). Empty: every task.
   // RunConfig::device_filters() gives TensorFlow's defaults for this task.
   std::vector<std::string> device_filters;
+  // For grpc:// targets: the variables and queues this session creates on the cluster's
+  // tasks are its own (other sessions never see them, even under the same shared_name) and
+  // go away when it closes. By default they are shared by every session of every master.
+  bool isolate_session = false;
   // For grpc:// targets: transport security, default insecure. A server with TLS refuses
   // a session that does not present a certificate signed by its cluster CA; with TLS the
   // session checks the server's certificate against `tls.ca_cert_pem` and the target's

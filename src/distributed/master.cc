@@ -68,8 +68,9 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
  public:
   using StatusCallback = std::function<void(const Status&)>;
   MasterSession(std::string handle, const MasterOptions& options, WorkerCache* workers,
-                std::vector<proto::DeviceAttributes> devices)
-      : handle_(std::move(handle)),
+                std::vector<proto::DeviceAttributes> devices, bool isolate)
+      : isolate_(isolate),
+        handle_(std::move(handle)),
         options_(options),
         workers_(workers),
         devices_(std::move(devices)) {}
@@ -156,6 +157,7 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
 
   StatusOr<std::shared_ptr<const Executable>> GetExecutable(const RunStepArgs& args);
 
+  const bool isolate_;  // the session's resources are its own on every task
   const std::string handle_;
   const MasterOptions& options_;
   WorkerCache* const workers_;
@@ -205,6 +207,7 @@ StatusOr<std::shared_ptr<const MasterSession::Executable>> MasterSession::GetExe
     }
     proto::RegisterGraphRequest reg;
     reg.set_session_handle(handle_);
+    reg.set_isolate_session(isolate_);
     *reg.mutable_graph_def() = std::move(part);
     proto::RegisterGraphResponse registered;
     Status s = CallAndWait([&](auto done) { worker->RegisterGraphAsync(&reg, &registered, done); });
@@ -458,7 +461,8 @@ Status Master::CreateSession(const proto::CreateSessionRequest& request,
   }
   char handle[17];
   std::snprintf(handle, sizeof(handle), "%016llx", static_cast<unsigned long long>(Random64()));
-  auto session = std::make_shared<MasterSession>(handle, options_, workers_, std::move(devices));
+  auto session = std::make_shared<MasterSession>(handle, options_, workers_, std::move(devices),
+                                                 request.isolate_session());
   TW_RETURN_IF_ERROR(session->Extend(request.graph_def()));
   {
     absl::MutexLock lock(&mu_);

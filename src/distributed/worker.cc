@@ -1,5 +1,6 @@
 #include "src/distributed/worker.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -71,6 +72,25 @@ class StepRendezvous final : public Rendezvous {
   LocalRendezvous local_;
 };
 
+// The worker's device as an isolated session sees it: the same device, except that its
+// variables and queues are the session's own.
+class IsolatedDevice final : public DeviceBase {
+ public:
+  explicit IsolatedDevice(DeviceBase* base)
+      : base_(base), resources_(base->resource_manager()->default_container()) {}
+  const std::string& name() const override { return base_->name(); }
+  const DeviceName& parsed_name() const override { return base_->parsed_name(); }
+  const std::string& device_type() const override { return base_->device_type(); }
+  uint64_t incarnation() const override { return base_->incarnation(); }
+  ResourceMgr* resource_manager() override { return &resources_; }
+  void Schedule(std::function<void()> fn) override { base_->Schedule(std::move(fn)); }
+  int NumThreads() const override { return base_->NumThreads(); }
+
+ private:
+  DeviceBase* const base_;
+  ResourceMgr resources_;
+};
+
 Worker::Worker(DeviceBase* device, WorkerCache* peers) : device_(device), peers_(peers) {}
 
 Worker::~Worker() {
@@ -132,7 +152,15 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     done(graph.status());
     return;
   }
-  auto executor = Executor::Create(*std::move(graph), device_);
+  std::shared_ptr<IsolatedDevice> isolated;
+  if (request->isolate_session()) {
+    absl::MutexLock lock(&mu_);
+    std::shared_ptr<IsolatedDevice>& d = isolated_[request->session_handle()];
+    if (d == nullptr) d = std::make_shared<IsolatedDevice>(device_);
+    isolated = d;
+  }
+  auto executor = Executor::Create(
+      *std::move(graph), isolated != nullptr ? static_cast<DeviceBase*>(isolated.get()) : device_);
   if (!executor.ok()) {
     done(executor.status());
     return;
@@ -146,6 +174,7 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     }
   }
   item->executor = *std::move(executor);
+  item->isolated = std::move(isolated);
   // The incarnation makes handles unique across restarts of this task: a master holding a
   // handle from an earlier process must get "not found" (Aborted), never another graph.
   char handle[34];
@@ -168,6 +197,12 @@ void Worker::DeregisterGraphAsync(const proto::DeregisterGraphRequest* request,
     if (it != graphs_.end()) {
       doomed = std::move(it->second);
       graphs_.erase(it);
+    }
+    // An isolated session's resources go when its last graph here goes.
+    if (doomed != nullptr && doomed->isolated != nullptr &&
+        std::none_of(graphs_.begin(), graphs_.end(),
+                     [&](const auto& g) { return g.second->isolated == doomed->isolated; })) {
+      isolated_.erase(doomed->session_handle);
     }
   }
   done(OkStatus());

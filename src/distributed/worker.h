@@ -17,6 +17,7 @@
 namespace tw {
 
 class StepRendezvous;
+class IsolatedDevice;
 
 // Thread-safe. `device` and `peers` must outlive the worker.
 class Worker final : public WorkerInterface {
@@ -49,6 +50,9 @@ class Worker final : public WorkerInterface {
  private:
   struct GraphItem {
     std::string session_handle;
+    // For a session that asked for isolation: the device view holding its resources
+    // (declared before the executor, which uses it, so it is destroyed after it).
+    std::shared_ptr<IsolatedDevice> isolated;
     std::unique_ptr<Executor> executor;
     // Whether a _Send of the partition feeds another task (which pulls with RecvTensor).
     bool sends_to_peers = false;
@@ -63,6 +67,8 @@ class Worker final : public WorkerInterface {
   int64_t next_graph_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::shared_ptr<StepRendezvous>> steps_ ABSL_GUARDED_BY(mu_);
+  // Isolated sessions' devices, by session handle, while the session has graphs here.
+  std::map<std::string, std::shared_ptr<IsolatedDevice>> isolated_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tw

@@ -34,6 +34,8 @@ class GrpcSession final : public Session {
         local_master_(std::move(local_master)),
         device_filters_(std::move(device_filters)) {}
   ~GrpcSession() override { Close().IgnoreError(); }
+  // Before the first call.
+  void set_isolate_session(bool isolate) { isolate_session_ = isolate; }
 
   Status Extend(const proto::GraphDef& graph) override {
     absl::MutexLock lock(&mu_);
@@ -42,6 +44,7 @@ class GrpcSession final : public Session {
       proto::CreateSessionRequest req;
       *req.mutable_graph_def() = graph;
       for (const auto& f : device_filters_) req.add_device_filters(f);
+      req.set_isolate_session(isolate_session_);
       proto::CreateSessionResponse resp;
       TW_RETURN_IF_ERROR(FromGrpcStatus(stub_->CreateSession(&ctx, req, &resp)));
       handle_ = resp.session_handle();
@@ -106,6 +109,7 @@ class GrpcSession final : public Session {
     grpc::ClientContext ctx;
     proto::CreateSessionRequest req;
     for (const auto& f : device_filters_) req.add_device_filters(f);
+    req.set_isolate_session(isolate_session_);
     proto::CreateSessionResponse resp;
     TW_RETURN_IF_ERROR(FromGrpcStatus(stub_->CreateSession(&ctx, req, &resp)));
     handle_ = resp.session_handle();
@@ -137,6 +141,7 @@ class GrpcSession final : public Session {
   // The master of a server in this process named by the target, or null.
   const std::shared_ptr<LocalMaster> local_master_;
   const std::vector<std::string> device_filters_;
+  bool isolate_session_ = false;
   absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
@@ -148,8 +153,10 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const SessionOptions& options
   if (options.target.starts_with("grpc://")) {
     TW_RETURN_IF_ERROR(options.tls.Validate());
     KeepFreedMemory();
-    return std::unique_ptr<Session>(
-        new GrpcSession(options.target.substr(7), options.device_filters, options.tls));
+    auto session = std::make_unique<GrpcSession>(options.target.substr(7), options.device_filters,
+                                                 options.tls);
+    session->set_isolate_session(options.isolate_session);
+    return std::unique_ptr<Session>(std::move(session));
   }
   if (!options.target.empty()) {
     return errors::InvalidArgument(

@@ -3,7 +3,10 @@
 #include <atomic>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/server.h"
@@ -180,6 +183,52 @@ TEST_F(ClusterTest, StopClusterNamesTasksItCouldNotReach) {
 TEST_F(ClusterTest, StopClusterServersWorksFromAProcessWithoutAServer) {
   EXPECT_TRUE(StopClusterServers(cluster_, {}, absl::Seconds(10)).ok());
   for (auto& [name, server] : servers_) server->Join();
+}
+
+TEST_F(ClusterTest, IsolatedSessionsKeepTheirResourcesToThemselves) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {});
+  auto value = ops::Placeholder(root, DT_FLOAT);
+  auto set = ops::Assign(root, v, value);
+  auto read = ops::ReadVariable(root, v);
+  ClientSession a(root, {.target = Target("worker0"), .isolate_session = true});
+  ClientSession b(root, {.target = Target("worker1"), .isolate_session = true});
+  ClientSession shared(root, {.target = Target("worker0")});
+  ASSERT_TRUE(a.Run({{value, Tensor::Scalar(1.0f)}}, {}, {set.op()}).ok());
+  ASSERT_TRUE(b.Run({{value, Tensor::Scalar(2.0f)}}, {}, {set.op()}).ok());
+  EXPECT_EQ((*a.Run({}, {read}))[0].scalar<float>(), 1.0f);
+  EXPECT_EQ((*b.Run({}, {read}))[0].scalar<float>(), 2.0f);
+  // Neither isolated variable is the shared one, which nobody has initialized.
+  auto unseen = shared.Run({}, {read});
+  EXPECT_TRUE(IsFailedPrecondition(unseen.status())) << unseen.status();
+  ASSERT_TRUE(shared.Run({{value, Tensor::Scalar(3.0f)}}, {}, {set.op()}).ok());
+  EXPECT_EQ((*a.Run({}, {read}))[0].scalar<float>(), 1.0f);
+}
+
+// What a Kubernetes gRPC probe does: grpc.health.v1.Health/Check with an empty service name.
+TEST_F(ClusterTest, ServesTheStandardHealthService) {
+  auto channel = grpc::CreateChannel(cluster_.task_address("ps", 0).value(),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::Slice empty("");  // HealthCheckRequest{service: ""} encodes to no bytes
+  grpc::ByteBuffer request(&empty, 1), response;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  absl::Notification done;
+  grpc::Status status;
+  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) {
+                   status = std::move(s);
+                   done.Notify();
+                 });
+  done.WaitForNotification();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const auto& slice : slices)
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  EXPECT_EQ(bytes, std::string("\x08\x01"));  // HealthCheckResponse{status: SERVING}
 }
 
 TEST(ChiefWatchTest, TasksStopWhenTheChiefIsGone) {
