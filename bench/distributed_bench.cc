@@ -2,20 +2,27 @@
 // gRPC unary round trip (the worker service's GetStatus) measured in the same run.
 //
 //   build/bench/distributed_bench [iterations]
-// Prints a table; the ps and worker tasks are servers in this process talking over TCP.
-#include <unistd.h>
-
+// Prints tables; the ps task is a `tw server` process, the worker task (master and client)
+// is this process. Also: iperf3 one-stream loopback figures (Debian's iperf3) and the ps
+// process's resident memory.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
 #include "tensorweave/ops.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
+#include "testing/ports.h"
+#include "testing/subprocess.h"
 
 namespace tw {
 namespace {
@@ -40,40 +47,59 @@ Percentiles Measure(int iterations, Fn&& fn) {
   return {us[us.size() / 2], us[us.size() * 99 / 100]};
 }
 
-int FreePort() {
-  // Let the OS choose by starting a throwaway local server would be heavier; a fixed base
-  // offset by the process id avoids collisions between concurrent runs.
-  return 20000 + static_cast<int>(getpid() % 20000);
+// Resident memory of a process, from /proc (0 when unreadable).
+long RssKiB(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
+// One-stream loopback throughput of iperf3 with `write` bytes per write, GB/s; 0 when
+// iperf3 is not installed or fails.
+double Iperf3GBps(const std::string& write) {
+  const int port = testing::PickUnusedPort();
+  auto server = testing::ChildProcess::Start(
+      {"/usr/bin/iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", std::to_string(port)}, {},
+      "/dev/null");
+  if (!server.ok()) return 0;
+  absl::SleepFor(absl::Milliseconds(300));  // iperf3 has no readiness signal but its port
+  auto client = testing::RunProcess({"/usr/bin/iperf3", "-c", "127.0.0.1", "-p",
+                                     std::to_string(port), "-l", write, "-t", "3", "-J"},
+                                    {}, absl::Seconds(30));
+  if (!client.ok() || client->exit_code != 0) return 0;
+  auto json = nlohmann::json::parse(client->out, nullptr, false);
+  if (json.is_discarded()) return 0;
+  return json["end"]["sum_received"]["bits_per_second"].get<double>() / 8 / 1e9;
 }
 
 int Main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 2000;
-  const int base = FreePort();
+  const std::string ps_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  const std::string worker_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  const std::string tf_config = R"({"cluster":{"ps":[")" + ps_address + R"("],"worker":[")" +
+                                worker_address + R"("]},"task":{"type":"ps","index":0}})";
+  // The ps task is a `tw server` process beside this benchmark's binary directory.
+  const std::string tw = std::filesystem::path(argv[0]).parent_path().parent_path() / "tools/tw";
+  auto ps =
+      testing::ChildProcess::Start({tw, "server", "--bind-host", "127.0.0.1"},
+                                   {{"TF_CONFIG", tf_config}}, "/tmp/distributed_bench_ps.log");
+  if (!ps.ok()) {
+    std::fprintf(stderr, "cannot start %s: %s\n", tw.c_str(), ps.status().ToString().c_str());
+    return 1;
+  }
   ClusterSpec cluster;
-  if (!cluster.AddJob("ps", std::vector<std::string>{"127.0.0.1:" + std::to_string(base)}).ok() ||
-      !cluster.AddJob("worker", std::vector<std::string>{"127.0.0.1:" + std::to_string(base + 1)})
-           .ok()) {
+  if (!cluster.AddJob("ps", std::vector<std::string>{ps_address}).ok() ||
+      !cluster.AddJob("worker", std::vector<std::string>{worker_address}).ok()) {
     return 1;
   }
-  ServerOptions options{.bind_host = "127.0.0.1", .num_threads = 1};
-  auto ps = Server::Create(cluster, "ps", 0, options);
-  auto worker = Server::Create(cluster, "worker", 0, options);
-  if (!ps.ok() || !worker.ok() || !(*ps)->Start().ok() || !(*worker)->Start().ok()) {
-    std::fprintf(stderr, "cannot start the servers\n");
+  auto worker = Server::Create(cluster, "worker", 0, {.bind_host = "127.0.0.1"});
+  if (!worker.ok() || !(*worker)->Start().ok()) {
+    std::fprintf(stderr, "cannot start the worker server\n");
     return 1;
   }
-
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(base),
-                                           grpc::InsecureChannelCredentials(), args);
-  auto stub = proto::WorkerService::NewStub(channel);
-  const Percentiles raw = Measure(iterations, [&] {
-    grpc::ClientContext ctx;
-    proto::GetStatusRequest req;
-    proto::GetStatusResponse resp;
-    (void)stub->GetStatus(&ctx, req, &resp);
-  });
 
   Scope root = Scope::NewRootScope();
   Scope on_ps = root.WithDevice("/job:ps/task:0");
@@ -82,11 +108,23 @@ int Main(int argc, char** argv) {
   auto read = ops::ReadVariable(root, scalar);
   auto add = ops::AssignAdd(root, scalar, 1.0f);
   ClientSession session(root, {.target = (*worker)->target()});
-  if (!session.Run({}, {}, {init.op()}).ok()) return 1;
+  if (!session.Run({}, {}, {init.op()}).ok()) return 1;  // waits for the ps process
+  const long idle_rss_kib = RssKiB((*ps)->pid());
+
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(ps_address, grpc::InsecureChannelCredentials(), args);
+  auto stub = proto::WorkerService::NewStub(channel);
+  const Percentiles raw = Measure(iterations, [&] {
+    grpc::ClientContext ctx;
+    proto::GetStatusRequest req;
+    proto::GetStatusResponse resp;
+    (void)stub->GetStatus(&ctx, req, &resp);
+  });
   const Percentiles fetch = Measure(iterations, [&] { (void)session.Run({}, {read}); });
   const Percentiles update = Measure(iterations, [&] { (void)session.Run({}, {}, {add.op()}); });
 
-  std::printf("| Measurement (loopback, this process) | p50 | p99 |\n|---|---|---|\n");
+  std::printf("| Measurement (loopback, ps in another process) | p50 | p99 |\n|---|---|---|\n");
   std::printf("| raw gRPC unary round trip (GetStatus) | %.0f us | %.0f us |\n", raw.p50_us,
               raw.p99_us);
   std::printf(
@@ -96,7 +134,7 @@ int Main(int argc, char** argv) {
               update.p50_us, update.p50_us / raw.p50_us, update.p99_us);
 
   std::printf("\n| Tensor (float32) | push GB/s | pull GB/s |\n|---|---|---|\n");
-  for (int mb : {1, 16, 64}) {
+  for (int mb : {1, 16, 64, 256}) {
     const int64_t n = int64_t{mb} * 1024 * 1024 / 4;
     Scope g = Scope::NewRootScope();
     auto big = ops::MakeVariable(g.WithDevice("/job:ps/task:0"), "big" + std::to_string(mb),
@@ -107,7 +145,7 @@ int Main(int argc, char** argv) {
     ClientSession s(g, {.target = (*worker)->target()});
     Tensor t(DT_FLOAT, TensorShape({n}));
     std::fill(t.flat<float>().begin(), t.flat<float>().end(), 1.0f);
-    const int reps = mb >= 64 ? 3 : 10;
+    const int reps = mb >= 64 ? 5 : 20;
     if (!s.Run({{value, t}}, {}, {set.op()}).ok()) return 1;
     const Percentiles push = Measure(reps, [&] { (void)s.Run({{value, t}}, {}, {set.op()}); });
     const Percentiles pull = Measure(reps, [&] { (void)s.Run({}, {get}); });
@@ -115,8 +153,18 @@ int Main(int argc, char** argv) {
     std::printf("| %d MB | %.2f | %.2f |\n", mb, bytes / push.p50_us / 1e3,
                 bytes / pull.p50_us / 1e3);
   }
-  (*worker)->Stop();
-  (*ps)->Stop();
+  const long busy_rss_kib = RssKiB((*ps)->pid());
+  (*worker)->StopCluster(absl::Seconds(10)).IgnoreError();
+  (void)(*ps)->Wait(absl::Seconds(10));
+
+  std::printf("\n| iperf3, one loopback stream | GB/s |\n|---|---|\n");
+  std::printf("| 128 KiB writes | %.2f |\n| 1 MiB writes | %.2f |\n", Iperf3GBps("128K"),
+              Iperf3GBps("1M"));
+  std::printf("\n| ps process resident memory | MB |\n|---|---|\n");
+  std::printf(
+      "| idle (after start and one step) | %.1f |\n| after the transfers "
+      "(BufferPool keeps up to 1 GiB) | %.1f |\n",
+      idle_rss_kib / 1024.0, busy_rss_kib / 1024.0);
   return 0;
 }
 

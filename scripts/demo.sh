@@ -1,27 +1,48 @@
 #!/usr/bin/env bash
-# The demo: how every task of a Kubeflow TFJob (chief=1, worker=2, ps=1) resolves its role
-# from the TF_CONFIG the operator injects, using `tw cluster` from build dir $1.
+# The demo (`make demo`): the seeds' MapReduce word count as a real cluster on this machine.
+# `tw launch` starts the tasks files:0, reduce:0, map:0 and map:1 of examples/wordcount,
+# each learning its role from TF_CONFIG as in a Kubeflow TFJob; they count the words of the
+# Linux kernel documentation (Debian's linux-doc-6.1, installed by scripts/setup.sh), and
+# the total is checked against `LC_ALL=C wc -w` on the same files.
+#
+#   bash scripts/demo.sh [BUILD_DIR]    (make demo builds first, then runs this)
 set -euo pipefail
-tw="${1:-build}/tools/tw"
-cluster='{"chief":["mnist-chief-0.kubeflow.svc:2222"],"ps":["mnist-ps-0.kubeflow.svc:2222"],"worker":["mnist-worker-0.kubeflow.svc:2222","mnist-worker-1.kubeflow.svc:2222"]}'
+build="${1:-build}"
+tw="$build/tools/tw"
+wordcount="$build/examples/wordcount"
+corpus=/usr/share/doc/linux-doc-6.1
 
-echo "A TFJob with chief=1, worker=2, ps=1. The operator gives each pod this TF_CONFIG:"
-echo
-for task in chief:0 worker:0 worker:1 ps:0; do
-  type=${task%%:*}; index=${task##*:}
-  tf_config="{\"cluster\":$cluster,\"task\":{\"type\":\"$type\",\"index\":$index},\"environment\":\"cloud\"}"
-  if [ "$task" = chief:0 ]; then
-    echo "  TF_CONFIG='$tf_config'"
-    echo
-    echo "and \`tw cluster\` in the chief's pod prints:"
-    TF_CONFIG="$tf_config" "$tw" cluster | sed 's/^/  /'
-    echo
-    echo "Every task, one line each (is_chief, target, bind address, the tasks it talks to):"
-  fi
-  TF_CONFIG="$tf_config" "$tw" cluster | tr -d '\n ' | sed -E \
-    's/.*"bind_address":"([^"]*)".*"device_filters":\[([^]]*)\].*"is_chief":([a-z]*).*"target":"([^"]*)".*/\3 \4 \1 [\2]/' \
-    | awk -v t="$task" '{printf "  %-9s is_chief=%-5s target=%-42s bind=%-13s talks to %s\n", t, $1, $2, $3, $4}'
+bash "$(dirname "$0")/setup.sh"  # installs linux-doc-6.1 if it is missing
+for program in "$tw" "$wordcount"; do
+  [ -x "$program" ] || { echo "demo: $program is not built (run make demo)" >&2; exit 1; }
 done
+
+list="$build/wordcount-corpus.list"
+find "$corpus" -type f -name '*.rst.txt' | LC_ALL=C sort > "$list"
+files=$(wc -l < "$list")
+bytes=$(tr '\n' '\0' < "$list" | wc -c --files0-from=- | tail -n 1 | awk '{print $1}')
+echo "Corpus: $files files of $corpus ($((bytes / 1000000)) MB), listed in $list"
 echo
-echo "Bad input is one clear line and exit code 1:"
-TF_CONFIG='{"cluster":{"worker":["w-0:2222"]},"task":{"type":"worker","index":3}}' "$tw" cluster 2>&1 | sed 's/^/  /' || true
+echo "\$ tw launch --cluster files=1,reduce=1,map=2 -- $wordcount $list"
+out="$build/wordcount-demo.out"
+start=$(date +%s%N)
+status=0
+"$tw" launch --cluster files=1,reduce=1,map=2 -- "$wordcount" "$list" | tee "$out" || status=$?
+end=$(date +%s%N)
+if [ "$status" -ne 0 ]; then
+  echo "demo: the word count failed (exit code $status)" >&2
+  exit "$status"
+fi
+
+total=$(sed -n 's/^\[reduce:0\] final total: \([0-9]*\)$/\1/p' "$out")
+wc_total=$(tr '\n' '\0' < "$list" | LC_ALL=C wc -w --files0-from=- | tail -n 1 | awk '{print $1}')
+echo
+echo "word count total:      $total"
+echo "LC_ALL=C wc -w total:  $wc_total"
+if [ "$total" = "$wc_total" ]; then
+  echo "match:                 yes"
+else
+  echo "match:                 NO"
+fi
+awk -v a="$start" -v b="$end" 'BEGIN {printf "time:                  %.2f s (tw launch, start to exit of every task)\n", (b - a) / 1e9}'
+[ "$total" = "$wc_total" ]

@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libyaml-cpp-dev
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
+  linux-doc-6.1  # the word-count corpus: examples, tests, make demo, bench (24 MB of .rst.txt)
 )
 
 missing=()

@@ -99,11 +99,14 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
                   "always, if-not-present or never (default: Kubernetes' own)");
   cmd->add_option("--cpu", flags->cpu, "CPU request of every task, e.g. 2 or 500m");
   cmd->add_option("--memory", flags->memory, "Memory request of every task, e.g. 4Gi");
-  // One value per --env: a vector option that took several would also swallow the `--`
-  // before the command (CLI11 ends an option's values there), and the command's own flags
-  // would then be read as ours.
-  cmd->add_option("--env", flags->env, "NAME=VALUE set in every task; repeat for more")
-      ->allow_extra_args(false);
+  // One value per --env, collected as each is parsed: a vector option would end its values
+  // at the `--` before the command and so consume it, and the command's own flags would
+  // then be read as ours.
+  cmd->add_option_function<std::string>(
+         "--env", [flags](const std::string& v) { flags->env.push_back(v); },
+         "NAME=VALUE set in every task; repeat for more")
+      ->trigger_on_parse()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("--readiness-probe", flags->readiness_probe,
                 "Add a gRPC readiness probe on port 2222 (Kubernetes >= 1.24)");
   cmd->add_flag("--no-istio-sidecar", flags->no_istio_sidecar,

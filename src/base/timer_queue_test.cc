@@ -37,7 +37,8 @@ TEST(TimerQueueTest, RunsCallbacksInTimeOrder) {
 TEST(TimerQueueTest, CancelledCallbackNeverRuns) {
   TimerQueue queue;
   std::atomic<bool> ran{false};
-  const TimerQueue::Id id = queue.Schedule(absl::Now() + absl::Milliseconds(50), [&] { ran = true; });
+  const TimerQueue::Id id =
+      queue.Schedule(absl::Now() + absl::Milliseconds(50), [&] { ran = true; });
   EXPECT_TRUE(queue.Cancel(id));
   EXPECT_FALSE(queue.Cancel(id));
   absl::Notification later;

@@ -136,6 +136,8 @@ class OpKernelContext {
     // Names the session running the step; resources private to a session (queues without
     // a shared_name) are keyed by it.
     std::string_view session_handle;
+    // Per output: whether anything in the graph consumes it (null: all are).
+    const std::vector<bool>* outputs_used = nullptr;
   };
 
   explicit OpKernelContext(const Params& params);
@@ -149,6 +151,11 @@ class OpKernelContext {
   CallFrame* call_frame() const { return params_.call_frame; }
   absl::Time deadline() const { return params_.deadline; }
   std::string_view session_handle() const { return params_.session_handle; }
+  // False when no node of the graph reads output `i`: a kernel may then skip producing it
+  // (AssignAdd does not copy the variable for nobody).
+  bool output_required(int i) const {
+    return params_.outputs_used == nullptr || (*params_.outputs_used)[i];
+  }
   const OpKernel& op_kernel() const { return *params_.kernel; }
 
   int num_inputs() const { return static_cast<int>(params_.inputs->size()); }

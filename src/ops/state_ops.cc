@@ -179,7 +179,9 @@ class AssignUpdateOp : public OpKernel {
           Dispatch(TypeList<float, double, int32_t, int64_t, uint8_t>{}, value->dtype(),
                    [&](auto tag) { Update<typename decltype(tag)::type>(value, delta); });
       TW_OP_REQUIRES(ctx, numeric, UnsupportedType(*this, value->dtype()));
-      ctx->set_output(0, value->Copy());
+      // The new value, as a snapshot (the variable changes in place later); skipped when
+      // nothing reads it, which saves a full copy of the variable per step.
+      if (ctx->output_required(0)) ctx->set_output(0, value->Copy());
     });
   }
 
@@ -285,7 +287,9 @@ class ScatterOp : public OpKernel {
         Apply<typename decltype(tag)::type>(value, updates, idx, row_size);
       });
       TW_OP_REQUIRES(ctx, numeric, UnsupportedType(*this, value->dtype()));
-      ctx->set_output(0, value->Copy());
+      // The new value, as a snapshot (the variable changes in place later); skipped when
+      // nothing reads it, which saves a full copy of the variable per step.
+      if (ctx->output_required(0)) ctx->set_output(0, value->Copy());
     });
   }
 

@@ -25,9 +25,12 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<const Graph
     if (item.initial_pending == 0) ex->roots_.push_back(n.id);
   }
   for (const Node& n : nodes) {
+    NodeItem& item = ex->items_[n.id];
+    item.outputs_used.assign(n.output_types.size(), false);
     for (const Edge& e : n.out_edges) {
       const int slot = e.IsControl() ? -1 : ex->items_[e.dst].input_start + e.dst_input;
-      ex->items_[n.id].out.push_back({e.dst, slot, e.src_output});
+      item.out.push_back({e.dst, slot, e.src_output});
+      if (!e.IsControl()) item.outputs_used[e.src_output] = true;
     }
   }
   return ex;
@@ -87,6 +90,7 @@ class ExecutorStep {
     p.call_frame = args_.call_frame;
     p.deadline = args_.deadline;
     p.session_handle = args_.session_handle;
+    p.outputs_used = &ex_->items_[id].outputs_used;
     return p;
   }
 

@@ -61,6 +61,7 @@ class Executor {
     int input_start = 0;  // first slot of this node's inputs in the step's input buffer
     int initial_pending = 0;
     std::vector<OutEdge> out;
+    std::vector<bool> outputs_used;  // per output: has a data consumer
   };
 
   Executor(std::unique_ptr<const Graph> graph, DeviceBase* device)

@@ -1,7 +1,11 @@
 #include "src/runtime/executor.h"
 
+#include <atomic>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/framework/op_def.h"
+#include "src/framework/op_kernel.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"
@@ -57,6 +61,38 @@ TEST(ExecutorTest, RunsDirectlyWithACallFrame) {
   Status s = (*executor)->Run(args);
   EXPECT_TRUE(IsCancelled(s)) << s;
   EXPECT_FALSE(frame.retvals()[0].IsInitialized());
+}
+
+// Records, per step, whether its output was required.
+TW_REGISTER_OP("TestOutputProbe").Output("out: int32").SetIsStateful().Doc("Test only.");
+std::atomic<int> probe_required{-1};
+class TestOutputProbeOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    probe_required = ctx->output_required(0) ? 1 : 0;
+    ctx->set_output(0, Tensor::Scalar<int32_t>(5));
+  }
+};
+TW_REGISTER_KERNEL("TestOutputProbe", "CPU", TestOutputProbeOp);
+
+TEST(ExecutorTest, KernelsLearnWhetherTheirOutputsAreRead) {
+  Scope root = Scope::NewRootScope();
+  proto::NodeDef probe;
+  probe.set_name("probe");
+  probe.set_op("TestOutputProbe");
+  auto graph_def = root.ToGraphDef();
+  ASSERT_TRUE(graph_def.ok());
+  *graph_def->add_node() = probe;
+  auto session = Session::Create();
+  ASSERT_TRUE(session.ok());
+  ASSERT_TRUE((*session)->Extend(*graph_def).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*session)->Run({}, {}, {"probe"}, &out).ok());  // a target only
+  EXPECT_EQ(probe_required.load(), 0);
+  ASSERT_TRUE((*session)->Run({}, {"probe:0"}, {}, &out).ok());  // fetched
+  EXPECT_EQ(probe_required.load(), 1);
+  EXPECT_EQ(out[0].scalar<int32_t>(), 5);
 }
 
 TEST(ExecutorTest, KernelCreationErrorNamesTheNode) {
