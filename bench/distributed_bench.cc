@@ -140,7 +140,7 @@ int Main(int argc, char** argv) {
     auto big = ops::MakeVariable(g.WithDevice("/job:ps/task:0"), "big" + std::to_string(mb),
                                  DT_FLOAT, {n});
     auto value = ops::Placeholder(g, DT_FLOAT);
-    auto set = ops::Assign(g, big, value);
+    auto set = ops::AssignAdd(g, big, value);  // push: the "AssignAdd of a fed tensor"
     auto get = ops::ReadVariable(g, big);
     ClientSession s(g, {.target = (*worker)->target()});
     Tensor t(DT_FLOAT, TensorShape({n}));

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/yaml_test_util.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tw::tools {
@@ -26,18 +27,6 @@ YAML::Node Parse(const TfJobSpec& spec) {
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) return YAML::Node();
   return YAML::Load(*text);
-}
-
-std::vector<std::string> Keys(const YAML::Node& map) {
-  std::vector<std::string> keys;
-  for (const auto& kv : map) keys.push_back(kv.first.as<std::string>());
-  return keys;
-}
-
-std::vector<std::string> Strings(const YAML::Node& seq) {
-  std::vector<std::string> out;
-  for (const auto& item : seq) out.push_back(item.as<std::string>());
-  return out;
 }
 
 // The one container of a replica spec.

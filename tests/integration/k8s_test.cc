@@ -4,7 +4,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/cli_expectations.h"
 #include "testing/subprocess.h"
+#include "tools/yaml_test_util.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tw {
@@ -12,10 +14,13 @@ namespace {
 
 using testing::BuiltProgram;
 using ::testing::ElementsAre;
+using testing::ExpectCleanFailure;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::ProcessResult;
 using testing::RunProcess;
+using tools::Keys;
+using tools::Strings;
 
 ProcessResult Tw(std::vector<std::string> args) {
   args.insert(args.begin(), BuiltProgram("tools/tw"));
@@ -23,28 +28,6 @@ ProcessResult Tw(std::vector<std::string> args) {
   EXPECT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result.ok() && result->timed_out);
   return result.ok() ? *result : ProcessResult{};
-}
-
-std::vector<std::string> Keys(const YAML::Node& map) {
-  std::vector<std::string> keys;
-  for (const auto& kv : map) keys.push_back(kv.first.as<std::string>());
-  return keys;
-}
-
-std::vector<std::string> Strings(const YAML::Node& seq) {
-  std::vector<std::string> out;
-  for (const auto& item : seq) out.push_back(item.as<std::string>());
-  return out;
-}
-
-// Bad input: exit 1 and one line on stderr naming the problem, nothing on stdout (so
-// `tw k8s tfjob ... | kubectl apply -f -` applies nothing).
-void ExpectCleanFailure(const ProcessResult& r, const std::string& message) {
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(message));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_THAT(r.err, Not(HasSubstr("terminate")));
-  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 TEST(TwK8sTfJobTest, PrintsATfJobWithEveryReplicaRunningTheCommand) {

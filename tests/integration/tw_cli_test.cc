@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tensorweave/ops.h"
+#include "testing/cli_expectations.h"
 #include "testing/subprocess.h"
 
 namespace tw {
@@ -13,6 +14,7 @@ namespace {
 
 using testing::BuiltProgram;
 using testing::EnvOverrides;
+using testing::ExpectCleanFailure;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::ProcessResult;
@@ -24,15 +26,6 @@ ProcessResult Tw(std::vector<std::string> args, EnvOverrides env = {{"TF_CONFIG"
   EXPECT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result->timed_out);
   return result.ok() ? *result : ProcessResult{};
-}
-
-// Bad input must give one line on stderr and exit 1: no abort, no stack trace.
-void ExpectCleanFailure(const ProcessResult& r, const std::string& message) {
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(message));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_THAT(r.err, Not(HasSubstr("terminate")));
-  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 TEST(TwClusterTest, ResolvesATfJobTfConfig) {
