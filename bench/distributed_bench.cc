@@ -140,13 +140,14 @@ int Main(int argc, char** argv) {
     auto big = ops::MakeVariable(g.WithDevice("/job:ps/task:0"), "big" + std::to_string(mb),
                                  DT_FLOAT, {n});
     auto value = ops::Placeholder(g, DT_FLOAT);
+    auto init_big = ops::Assign(g, big, value);
     auto set = ops::AssignAdd(g, big, value);  // push: the "AssignAdd of a fed tensor"
     auto get = ops::ReadVariable(g, big);
     ClientSession s(g, {.target = (*worker)->target()});
     Tensor t(DT_FLOAT, TensorShape({n}));
     std::fill(t.flat<float>().begin(), t.flat<float>().end(), 1.0f);
     const int reps = mb >= 64 ? 5 : 20;
-    if (!s.Run({{value, t}}, {}, {set.op()}).ok()) return 1;
+    if (!s.Run({{value, t}}, {}, {init_big.op()}).ok()) return 1;
     const Percentiles push = Measure(reps, [&] { (void)s.Run({{value, t}}, {}, {set.op()}); });
     const Percentiles pull = Measure(reps, [&] { (void)s.Run({}, {get}); });
     const double bytes = static_cast<double>(n) * 4;
