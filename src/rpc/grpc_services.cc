@@ -2,6 +2,7 @@
 
 #define EIGEN_USE_THREADS
 #include "src/rpc/grpc_util.h"
+#include "src/rpc/tensor_chunks.h"
 #include "src/rpc/tensor_wire.h"
 #include "unsupported/Eigen/CXX11/ThreadPool"
 
@@ -27,7 +28,10 @@ class CancellableReactor final : public grpc::ServerUnaryReactor {
 
 // Tensor-carrying methods take raw byte buffers (src/rpc/tensor_wire.h).
 using WorkerServiceBase = proto::WorkerService::WithRawCallbackMethod_RunGraph<
-    proto::WorkerService::WithRawCallbackMethod_RecvTensor<proto::WorkerService::CallbackService>>;
+    proto::WorkerService::WithRawCallbackMethod_RecvTensor<
+        proto::WorkerService::WithRawCallbackMethod_PutChunk<
+            proto::WorkerService::WithRawCallbackMethod_RecvChunk<
+                proto::WorkerService::CallbackService>>>>;
 using MasterServiceBase =
     proto::MasterService::WithRawCallbackMethod_RunStep<proto::MasterService::CallbackService>;
 
@@ -60,14 +64,59 @@ class WorkerServiceImpl final : public WorkerServiceBase {
   grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
                                      grpc::ByteBuffer* resp) override {
     auto* r = new CancellableReactor<RunGraphArgs, RunGraphResult>();
-    if (Status s = DecodeRunGraphArgs(*req, &r->args); !s.ok()) {
+    std::vector<ChunkedTensor> chunked;
+    if (Status s = DecodeRunGraphArgs(*req, &r->args, &chunked); !s.ok()) {
       r->Done(s);
       return r;
     }
-    worker_->RunGraphAsync(&r->args, &r->result, r->cm(), [r, resp](const Status& s) {
-      if (s.ok()) *resp = EncodeRunGraphResult(r->result);
+    const int64_t step = r->args.proto.step_id();
+    // Large feeds arrived as chunks (PutChunk) before this request.
+    for (const ChunkedTensor& c : chunked) {
+      NamedTensor& feed = r->args.send[c.index];
+      auto tensor = chunks_.TakePut(step, feed.name);
+      if (!tensor.ok()) {
+        r->Done(tensor.status());
+        return r;
+      }
+      feed.tensor = *std::move(tensor);
+    }
+    worker_->RunGraphAsync(&r->args, &r->result, r->cm(), [this, r, resp, step](const Status& s) {
+      if (s.ok()) {
+        *resp = EncodeRunGraphResult(r->result, /*chunk_large=*/true);
+        // Large fetches wait here for the caller's RecvChunk calls.
+        for (const NamedTensor& t : r->result.recv) {
+          if (ShouldChunk(t.tensor)) chunks_.Offer(step, t.name, t.tensor);
+        }
+      }
       r->Done(s);
     });
+    return r;
+  }
+  grpc::ServerUnaryReactor* PutChunk(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+                                     grpc::ByteBuffer* resp) override {
+    auto* r = ctx->DefaultReactor();
+    proto::TensorChunk chunk;
+    TensorMessageReader reader;
+    Status s = reader.Open(*req, &chunk);
+    if (s.ok()) {
+      s = chunks_.Put(chunk, reader.remaining(),
+                      [&reader](void* dst, size_t n) { return reader.ReadBytes(dst, n); });
+    }
+    if (s.ok()) s = reader.Finish();
+    if (s.ok()) *resp = EncodeProto(proto::TensorChunkAck());
+    r->Finish(ToGrpcStatus(s));
+    return r;
+  }
+  grpc::ServerUnaryReactor* RecvChunk(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+                                      grpc::ByteBuffer* resp) override {
+    auto* r = ctx->DefaultReactor();
+    proto::TensorChunk chunk;
+    Status s = DecodeProto(*req, &chunk);
+    StatusOr<Tensor> tensor = s.ok() ? chunks_.Serve(chunk) : StatusOr<Tensor>(s);
+    if (tensor.ok()) {
+      *resp = EncodeBytesMessage(proto::TensorChunkAck(), *tensor, chunk.offset(), chunk.length());
+    }
+    r->Finish(ToGrpcStatus(tensor.status()));
     return r;
   }
   grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
@@ -110,6 +159,7 @@ class WorkerServiceImpl final : public WorkerServiceBase {
  private:
   Worker* const worker_;
   const std::function<void(const std::string&)> on_shutdown_;
+  ChunkStore chunks_;  // large tensors of RunGraph calls in flight
 };
 
 class MasterServiceImpl final : public MasterServiceBase {

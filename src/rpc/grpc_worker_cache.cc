@@ -2,6 +2,7 @@
 
 #include "grpcpp/generic/generic_stub.h"
 #include "src/rpc/grpc_util.h"
+#include "src/rpc/tensor_chunks.h"
 #include "src/rpc/tensor_wire.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
@@ -44,13 +45,42 @@ class GrpcRemoteWorker final : public WorkerInterface {
         },
         nullptr, std::move(done));
   }
+  // Large feeds go first as chunks (PutChunk, all at once), then the RunGraph call; large
+  // fetches come back marked chunked and are pulled with RecvChunk into their tensors.
+  // No deadline of its own: the master's step timeout cancels `cm`.
   void RunGraphAsync(const RunGraphArgs* req, RunGraphResult* resp, CancellationManager* cm,
                      StatusCallback done) override {
-    // No deadline of its own: the master's step timeout cancels `cm`.
-    RawCall(
-        "/tw.proto.WorkerService/RunGraph", EncodeRunGraphArgs(*req),
-        [resp](const grpc::ByteBuffer& reply) { return DecodeRunGraphResult(reply, resp); }, cm,
-        std::move(done));
+    auto run = [this, req, resp, cm, done]() {
+      auto chunked = std::make_shared<std::vector<ChunkedTensor>>();
+      RawCall(
+          "/tw.proto.WorkerService/RunGraph", EncodeRunGraphArgs(*req, /*chunk_large=*/true),
+          [resp, chunked](const grpc::ByteBuffer& reply) {
+            return DecodeRunGraphResult(reply, resp, chunked.get());
+          },
+          cm,
+          [this, req, resp, chunked, cm, done](const Status& s) {
+            if (!s.ok() || chunked->empty()) {
+              done(s);
+              return;
+            }
+            RecvChunks(req->proto.step_id(), *chunked, resp, cm, done);
+          });
+    };
+    std::vector<const NamedTensor*> large;
+    for (const NamedTensor& t : req->send) {
+      if (ShouldChunk(t.tensor)) large.push_back(&t);
+    }
+    if (large.empty()) {
+      run();
+      return;
+    }
+    PutChunks(req->proto.step_id(), large, cm, [run, done](const Status& s) {
+      if (s.ok()) {
+        run();
+      } else {
+        done(s);
+      }
+    });
   }
   void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* resp,
                        CancellationManager* cm, StatusCallback done) override {
@@ -124,6 +154,91 @@ class GrpcRemoteWorker final : public WorkerInterface {
         [buffers, decode, done = std::move(done)](const Status& s) {
           done(s.ok() ? decode(buffers->reply) : s);
         });
+  }
+
+  // Calls `done` once, with the first error, after `count` calls of Done.
+  class Join {
+   public:
+    Join(size_t count, StatusCallback done) : pending_(count), done_(std::move(done)) {}
+    void Done(const Status& s) {
+      StatusCallback finish;
+      Status result;
+      {
+        absl::MutexLock lock(&mu_);
+        if (!s.ok() && first_.ok()) first_ = s;
+        if (--pending_ > 0) return;
+        finish = std::move(done_);
+        result = first_;
+      }
+      finish(result);
+    }
+
+   private:
+    absl::Mutex mu_;
+    size_t pending_ ABSL_GUARDED_BY(mu_);
+    Status first_ ABSL_GUARDED_BY(mu_);
+    StatusCallback done_ ABSL_GUARDED_BY(mu_);
+  };
+
+  void PutChunks(int64_t step, const std::vector<const NamedTensor*>& tensors,
+                 CancellationManager* cm, StatusCallback done) {
+    size_t count = 0;
+    for (const NamedTensor* t : tensors) count += ChunksOf(t->tensor.TotalBytes()).size();
+    auto join = std::make_shared<Join>(count, std::move(done));
+    for (const NamedTensor* t : tensors) {
+      proto::TensorChunk chunk;
+      chunk.set_step_id(step);
+      chunk.set_key(t->name);
+      TensorMetaToProto(t->tensor, chunk.mutable_meta());
+      for (const auto& [offset, length] : ChunksOf(t->tensor.TotalBytes())) {
+        chunk.set_offset(offset);
+        chunk.set_length(length);
+        RawCall(
+            "/tw.proto.WorkerService/PutChunk",
+            EncodeBytesMessage(chunk, t->tensor, offset, length),
+            [](const grpc::ByteBuffer&) { return OkStatus(); }, cm,
+            [join](const Status& s) { join->Done(s); });
+      }
+    }
+  }
+
+  void RecvChunks(int64_t step, const std::vector<ChunkedTensor>& chunked, RunGraphResult* resp,
+                  CancellationManager* cm, StatusCallback done) {
+    for (const ChunkedTensor& c : chunked) {
+      auto tensor = TensorFromMetaProto(c.meta, SIZE_MAX, [](void*, size_t) { return OkStatus(); });
+      if (!tensor.ok()) {
+        done(tensor.status());
+        return;
+      }
+      resp->recv[c.index].tensor = *std::move(tensor);
+    }
+    size_t count = 0;
+    for (const ChunkedTensor& c : chunked) {
+      count += ChunksOf(resp->recv[c.index].tensor.TotalBytes()).size();
+    }
+    auto join = std::make_shared<Join>(count, std::move(done));
+    for (const ChunkedTensor& c : chunked) {
+      NamedTensor& target = resp->recv[c.index];
+      for (const auto& [offset, length] : ChunksOf(target.tensor.TotalBytes())) {
+        proto::TensorChunk chunk;
+        chunk.set_step_id(step);
+        chunk.set_key(target.name);
+        chunk.set_offset(offset);
+        chunk.set_length(length);
+        // Each reply is copied straight into its range of the fetched tensor.
+        char* dst = static_cast<char*>(target.tensor.raw_data()) + offset;
+        RawCall(
+            "/tw.proto.WorkerService/RecvChunk", EncodeProto(chunk),
+            [dst, length = length](const grpc::ByteBuffer& reply) {
+              proto::TensorChunkAck ack;
+              TensorMessageReader reader;
+              TW_RETURN_IF_ERROR(reader.Open(reply, &ack));
+              TW_RETURN_IF_ERROR(reader.ReadBytes(dst, length));
+              return reader.Finish();
+            },
+            cm, [join](const Status& s) { join->Done(s); });
+      }
+    }
   }
 
   std::unique_ptr<proto::WorkerService::Stub> stub_;

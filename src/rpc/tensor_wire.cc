@@ -12,8 +12,9 @@ using NamedTensorProtos = google::protobuf::RepeatedPtrField<proto::NamedTensorP
 
 void ReleaseTensor(void* tensor) { delete static_cast<Tensor*>(tensor); }
 
-// Header metadata for `tensors`, and the tensors whose bytes follow the header.
-void AddTensors(const std::vector<NamedTensor>& tensors, NamedTensorProtos* metas,
+// Header metadata for `tensors`, and the tensors whose bytes follow the header; with
+// `chunk_large`, tensors that ShouldChunk are marked chunked and their bytes left out.
+void AddTensors(const std::vector<NamedTensor>& tensors, bool chunk_large, NamedTensorProtos* metas,
                 std::vector<const Tensor*>* payloads) {
   metas->Clear();
   metas->Reserve(static_cast<int>(tensors.size()));
@@ -21,15 +22,30 @@ void AddTensors(const std::vector<NamedTensor>& tensors, NamedTensorProtos* meta
     proto::NamedTensorProto* meta = metas->Add();
     meta->set_name(t.name);
     TensorMetaToProto(t.tensor, meta->mutable_tensor());
-    payloads->push_back(&t.tensor);
+    if (chunk_large && ShouldChunk(t.tensor)) {
+      meta->set_chunked(true);
+    } else {
+      payloads->push_back(&t.tensor);
+    }
   }
 }
 
+// Chunked entries (only accepted when `chunks` is given) get an empty tensor and their
+// index and metadata in `chunks`.
 Status ReadTensors(TensorMessageReader& reader, NamedTensorProtos* metas,
-                   std::vector<NamedTensor>* out) {
+                   std::vector<NamedTensor>* out, std::vector<ChunkedTensor>* chunks) {
   out->clear();
   out->reserve(metas->size());
-  for (const proto::NamedTensorProto& meta : *metas) {
+  for (proto::NamedTensorProto& meta : *metas) {
+    if (meta.chunked()) {
+      if (chunks == nullptr) {
+        return errors::InvalidArgument("tensor ", meta.name(), " is chunked in a message that ",
+                                       "carries its tensors whole");
+      }
+      chunks->push_back({out->size(), std::move(*meta.mutable_tensor())});
+      out->push_back({meta.name(), Tensor()});
+      continue;
+    }
     auto tensor = reader.ReadTensor(meta.tensor());
     if (!tensor.ok()) return errors::Annotate(tensor.status(), "tensor " + meta.name() + ": ");
     out->push_back({meta.name(), *std::move(tensor)});
@@ -40,41 +56,57 @@ Status ReadTensors(TensorMessageReader& reader, NamedTensorProtos* metas,
 
 template <typename Proto>
 grpc::ByteBuffer EncodeNamed(const Proto& header, NamedTensorProtos* (Proto::*field)(),
-                             const std::vector<NamedTensor>& tensors) {
+                             const std::vector<NamedTensor>& tensors, bool chunk_large = false) {
   Proto copy = header;
   std::vector<const Tensor*> payloads;
-  AddTensors(tensors, (copy.*field)(), &payloads);
+  AddTensors(tensors, chunk_large, (copy.*field)(), &payloads);
   return EncodeTensorMessage(copy, payloads);
 }
 
 template <typename Proto>
 Status DecodeNamed(const grpc::ByteBuffer& buffer, Proto* header,
-                   NamedTensorProtos* (Proto::*field)(), std::vector<NamedTensor>* out) {
+                   NamedTensorProtos* (Proto::*field)(), std::vector<NamedTensor>* out,
+                   std::vector<ChunkedTensor>* chunks = nullptr) {
   TensorMessageReader reader;
   TW_RETURN_IF_ERROR(reader.Open(buffer, header));
-  return ReadTensors(reader, (header->*field)(), out);
+  return ReadTensors(reader, (header->*field)(), out, chunks);
+}
+
+// The fixed32 size and the header, as the message's first slice.
+grpc::Slice HeaderSlice(const google::protobuf::MessageLite& header) {
+  const size_t header_size = header.ByteSizeLong();
+  std::string head(4 + header_size, '\0');
+  const uint32_t size32 = static_cast<uint32_t>(header_size);
+  for (int i = 0; i < 4; ++i) head[i] = static_cast<char>((size32 >> (8 * i)) & 0xff);
+  header.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(head.data() + 4));
+  return grpc::Slice(head);
+}
+
+// A slice over bytes of `owner`, holding a reference to its buffer until gRPC is done.
+grpc::Slice TensorSlice(const Tensor& owner, size_t offset, size_t length) {
+  auto* holder = new Tensor(owner);
+  return grpc::Slice(static_cast<char*>(const_cast<void*>(holder->raw_data())) + offset, length,
+                     &ReleaseTensor, holder);
 }
 
 }  // namespace
 
 grpc::ByteBuffer EncodeTensorMessage(const google::protobuf::MessageLite& header,
                                      const std::vector<const Tensor*>& payloads) {
-  const size_t header_size = header.ByteSizeLong();
-  std::string head(4 + header_size, '\0');
-  const uint32_t size32 = static_cast<uint32_t>(header_size);
-  for (int i = 0; i < 4; ++i) head[i] = static_cast<char>((size32 >> (8 * i)) & 0xff);
-  header.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(head.data() + 4));
   std::vector<grpc::Slice> slices;
   slices.reserve(1 + payloads.size());
-  slices.emplace_back(head);
+  slices.push_back(HeaderSlice(header));
   for (const Tensor* t : payloads) {
     if (!CarriesPayload(t->dtype()) || t->TotalBytes() == 0) continue;
-    // The slice owns a reference to the tensor's buffer until gRPC is done with it.
-    auto* holder = new Tensor(*t);
-    slices.emplace_back(const_cast<void*>(holder->raw_data()), holder->TotalBytes(), &ReleaseTensor,
-                        holder);
+    slices.push_back(TensorSlice(*t, 0, t->TotalBytes()));
   }
   return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+grpc::ByteBuffer EncodeBytesMessage(const google::protobuf::MessageLite& header,
+                                    const Tensor& owner, size_t offset, size_t length) {
+  grpc::Slice slices[2] = {HeaderSlice(header), TensorSlice(owner, offset, length)};
+  return grpc::ByteBuffer(slices, 2);
 }
 
 Status TensorMessageReader::Open(const grpc::ByteBuffer& buffer,
@@ -103,6 +135,8 @@ Status TensorMessageReader::Open(const grpc::ByteBuffer& buffer,
   }
   return OkStatus();
 }
+
+Status TensorMessageReader::ReadBytes(void* dst, size_t n) { return Read(dst, n); }
 
 Status TensorMessageReader::Read(void* dst, size_t n) {
   if (n > remaining_) {
@@ -151,19 +185,23 @@ Status DecodeRunStepResult(const grpc::ByteBuffer& buffer, RunStepResult* result
   proto::RunStepResponse header;
   return DecodeNamed(buffer, &header, &proto::RunStepResponse::mutable_tensor, &result->tensor);
 }
-grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args) {
-  return EncodeNamed(args.proto, &proto::RunGraphRequest::mutable_send, args.send);
+grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args, bool chunk_large) {
+  return EncodeNamed(args.proto, &proto::RunGraphRequest::mutable_send, args.send, chunk_large);
 }
-Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args) {
-  return DecodeNamed(buffer, &args->proto, &proto::RunGraphRequest::mutable_send, &args->send);
+Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args,
+                          std::vector<ChunkedTensor>* chunks) {
+  return DecodeNamed(buffer, &args->proto, &proto::RunGraphRequest::mutable_send, &args->send,
+                     chunks);
 }
-grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result) {
-  return EncodeNamed(proto::RunGraphResponse(), &proto::RunGraphResponse::mutable_recv,
-                     result.recv);
+grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result, bool chunk_large) {
+  return EncodeNamed(proto::RunGraphResponse(), &proto::RunGraphResponse::mutable_recv, result.recv,
+                     chunk_large);
 }
-Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result) {
+Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
+                            std::vector<ChunkedTensor>* chunks) {
   proto::RunGraphResponse header;
-  return DecodeNamed(buffer, &header, &proto::RunGraphResponse::mutable_recv, &result->recv);
+  return DecodeNamed(buffer, &header, &proto::RunGraphResponse::mutable_recv, &result->recv,
+                     chunks);
 }
 
 grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result) {

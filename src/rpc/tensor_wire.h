@@ -14,6 +14,7 @@
 
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "src/core/tensor_coding.h"
 #include "src/distributed/messages.h"
 #include "tensorweave/status.h"
 
@@ -24,6 +25,11 @@ namespace tw {
 grpc::ByteBuffer EncodeTensorMessage(const google::protobuf::MessageLite& header,
                                      const std::vector<const Tensor*>& payloads);
 
+// A message whose payload is bytes [offset, offset + length) of `owner` (a chunk), without
+// copying them.
+grpc::ByteBuffer EncodeBytesMessage(const google::protobuf::MessageLite& header,
+                                    const Tensor& owner, size_t offset, size_t length);
+
 // Reads one message: Open parses the header, ReadTensor then decodes each tensor in header
 // order, Finish checks that nothing is left over. Every error is InvalidArgument naming what
 // is wrong (never a crash: the bytes come from the network).
@@ -31,6 +37,9 @@ class TensorMessageReader {
  public:
   Status Open(const grpc::ByteBuffer& buffer, google::protobuf::MessageLite* header);
   StatusOr<Tensor> ReadTensor(const proto::TensorProto& meta);
+  // The next `n` raw bytes (a chunk's payload). InvalidArgument when fewer are left.
+  Status ReadBytes(void* dst, size_t n);
+  size_t remaining() const { return remaining_; }
   Status Finish() const;
 
  private:
@@ -49,10 +58,25 @@ grpc::ByteBuffer EncodeRunStepArgs(const RunStepArgs& args);
 Status DecodeRunStepArgs(const grpc::ByteBuffer& buffer, RunStepArgs* args);
 grpc::ByteBuffer EncodeRunStepResult(const RunStepResult& result);
 Status DecodeRunStepResult(const grpc::ByteBuffer& buffer, RunStepResult* result);
-grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args);
-Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args);
-grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result);
-Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result);
+//
+// RunGraph messages may leave large tensors out (`chunk_large`: those that ShouldChunk are
+// marked chunked and travel as TensorChunks, src/rpc/tensor_chunks.h). Decoding accepts
+// chunked entries only when `chunks` is given: each gets an empty tensor, and its index
+// and metadata are appended to `chunks`.
+struct ChunkedTensor {
+  size_t index;
+  proto::TensorProto meta;
+};
+// Numeric tensors above 4 MiB (bools excepted: their bytes are checked as a whole).
+inline bool ShouldChunk(const Tensor& t) {
+  return CarriesPayload(t.dtype()) && t.dtype() != DT_BOOL && t.TotalBytes() > (size_t{4} << 20);
+}
+grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args, bool chunk_large = false);
+Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args,
+                          std::vector<ChunkedTensor>* chunks = nullptr);
+grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result, bool chunk_large = false);
+Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
+                            std::vector<ChunkedTensor>* chunks = nullptr);
 grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result);
 Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result);
 

@@ -139,6 +139,33 @@ TEST_F(MultiProcessTest, RemoteSession256MbRoundTripIsBitExact) {
   EXPECT_EQ(std::memcmp((*out)[0].raw_data(), t.raw_data(), t.TotalBytes()), 0);
 }
 
+// Tensors above 4 MiB between the worker (this process) and the ps process travel as
+// chunks in both directions: a feed pushed to the ps task and a variable pulled back, of a
+// size whose last chunk is partial.
+TEST_F(MultiProcessTest, ChunkedPushAndPullAreBitExact) {
+  constexpr int64_t kElements = 5'000'003;  // 20 MB: four full chunks and a partial one
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "chunked", DT_INT32, {kElements});
+  auto value = ops::Placeholder(root, DT_INT32);
+  auto set = ops::Assign(root, v, value);
+  auto add = ops::AssignAdd(root, v, value);
+  auto get = ops::ReadVariable(root, v);
+  ClientSession session(root, {.target = worker_->target()});
+  Tensor t(DT_INT32, TensorShape({kElements}));
+  for (int64_t i = 0; i < kElements; ++i) t.flat<int32_t>()[i] = static_cast<int32_t>(i * 7919);
+  ASSERT_TRUE(session.Run({{value, t}}, {}, {set.op()}).ok());
+  ASSERT_TRUE(session.Run({{value, t}}, {}, {add.op()}).ok());
+  auto out = session.Run({}, {get});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto got = (*out)[0].flat<int32_t>();
+  ASSERT_EQ(got.size(), static_cast<size_t>(kElements));
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < kElements; ++i) {
+    wrong += got[i] != static_cast<int32_t>(static_cast<uint32_t>(i * 7919) * 2u);
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
 TEST_F(MultiProcessTest, RestartedTaskGivesAbortedThenANewSessionWorks) {
   Scope root = Scope::NewRootScope();
   auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {});
