@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -40,7 +41,7 @@ void* BufferPool::Allocate(size_t bytes) {
     absl::MutexLock lock(&mu_);
     auto it = free_.find(size);
     if (it != free_.end()) {
-      void* p = it->second;
+      void* p = it->second.data;
       free_.erase(it);
       cached_bytes_ -= size;
       return p;
@@ -61,15 +62,28 @@ void BufferPool::Free(void* data, size_t bytes) {
     return;
   }
   const size_t size = BlockSize(bytes);
+  std::vector<std::pair<size_t, void*>> evicted;
+  bool cached = false;
   {
     absl::MutexLock lock(&mu_);
-    if (cached_bytes_ + size <= max_cached_bytes_) {
-      free_.emplace(size, data);
+    if (size <= max_cached_bytes_) {
+      // The block just freed is the likeliest to be wanted again (steps repeat their
+      // shapes): make room by dropping the oldest blocks of other sizes.
+      while (cached_bytes_ + size > max_cached_bytes_ && !free_.empty()) {
+        auto oldest = std::min_element(
+            free_.begin(), free_.end(),
+            [](const auto& a, const auto& b) { return a.second.freed < b.second.freed; });
+        evicted.emplace_back(oldest->first, oldest->second.data);
+        cached_bytes_ -= oldest->first;
+        free_.erase(oldest);
+      }
+      free_.emplace(size, Block{data, next_tick_++});
       cached_bytes_ += size;
-      return;
+      cached = true;
     }
   }
-  munmap(data, size);
+  for (auto& [s, p] : evicted) munmap(p, s);
+  if (!cached) munmap(data, size);
 }
 
 size_t BufferPool::cached_bytes() const {
@@ -78,13 +92,13 @@ size_t BufferPool::cached_bytes() const {
 }
 
 void BufferPool::Trim() {
-  std::multimap<size_t, void*> blocks;
+  std::multimap<size_t, Block> blocks;
   {
     absl::MutexLock lock(&mu_);
     blocks.swap(free_);
     cached_bytes_ = 0;
   }
-  for (auto& [size, p] : blocks) munmap(p, size);
+  for (auto& [size, block] : blocks) munmap(block.data, size);
 }
 
 BufferPool* BufferPool::Default() {

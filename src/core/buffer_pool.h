@@ -10,6 +10,7 @@
 #define TENSORWEAVE_SRC_CORE_BUFFER_POOL_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 
 #include "absl/synchronization/mutex.h"
@@ -22,7 +23,8 @@ class BufferPool {
   static constexpr size_t kMinPooledBytes = size_t{1} << 20;
   static constexpr size_t kAlignment = 64;
 
-  // `max_cached_bytes`: freed memory kept for reuse; beyond it blocks are unmapped.
+  // `max_cached_bytes`: freed memory kept for reuse; a block freed when the cache is full
+  // replaces the oldest cached blocks (a block larger than the whole cache is unmapped).
   explicit BufferPool(size_t max_cached_bytes) : max_cached_bytes_(max_cached_bytes) {}
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
@@ -49,7 +51,12 @@ class BufferPool {
   const size_t max_cached_bytes_;
   mutable absl::Mutex mu_;
   size_t cached_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  std::multimap<size_t, void*> free_ ABSL_GUARDED_BY(mu_);  // by block size
+  struct Block {
+    void* data;
+    uint64_t freed;  // when it was freed, in Free calls: the oldest go first
+  };
+  std::multimap<size_t, Block> free_ ABSL_GUARDED_BY(mu_);  // by block size
+  uint64_t next_tick_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tw

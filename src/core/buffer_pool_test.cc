@@ -42,15 +42,24 @@ TEST(BufferPoolTest, FreedLargeBlockIsReusedForASimilarSize) {
   EXPECT_EQ(pool.cached_bytes(), 0u);
 }
 
-TEST(BufferPoolTest, CacheNeverExceedsItsLimit) {
+TEST(BufferPoolTest, CacheNeverExceedsItsLimitAndKeepsTheNewestBlocks) {
   BufferPool pool(20 * kMiB);
   void* a = pool.Allocate(16 * kMiB);
-  void* b = pool.Allocate(16 * kMiB);
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
+  void* b = pool.Allocate(4 * kMiB);
+  void* c = pool.Allocate(8 * kMiB);
+  ASSERT_TRUE(a != nullptr && b != nullptr && c != nullptr);
   pool.Free(a, 16 * kMiB);
-  pool.Free(b, 16 * kMiB);  // would exceed 20 MiB: unmapped
-  EXPECT_EQ(pool.cached_bytes(), 16 * kMiB);
+  pool.Free(b, 4 * kMiB);  // 20 MiB cached
+  pool.Free(c, 8 * kMiB);  // replaces the oldest (a): 12 MiB cached
+  EXPECT_EQ(pool.cached_bytes(), 12 * kMiB);
+  EXPECT_EQ(pool.Allocate(8 * kMiB), c);
+  EXPECT_EQ(pool.Allocate(4 * kMiB), b);
+  void* huge = pool.Allocate(32 * kMiB);
+  ASSERT_NE(huge, nullptr);
+  pool.Free(huge, 32 * kMiB);  // larger than the whole cache: unmapped
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+  pool.Free(c, 8 * kMiB);
+  pool.Free(b, 4 * kMiB);
 }
 
 TEST(BufferPoolTest, BlockSizesWasteAtMostAnEighth) {
