@@ -39,17 +39,8 @@ class GrpcSession final : public Session {
 
   Status Extend(const proto::GraphDef& graph) override {
     absl::MutexLock lock(&mu_);
+    if (handle_.empty()) return CreateLocked(&graph);
     grpc::ClientContext ctx;
-    if (handle_.empty()) {
-      proto::CreateSessionRequest req;
-      *req.mutable_graph_def() = graph;
-      for (const auto& f : device_filters_) req.add_device_filters(f);
-      req.set_isolate_session(isolate_session_);
-      proto::CreateSessionResponse resp;
-      TW_RETURN_IF_ERROR(FromGrpcStatus(stub_->CreateSession(&ctx, req, &resp)));
-      handle_ = resp.session_handle();
-      return OkStatus();
-    }
     proto::ExtendSessionRequest req;
     req.set_session_handle(handle_);
     *req.mutable_graph_def() = graph;
@@ -65,7 +56,7 @@ class GrpcSession final : public Session {
     {
       absl::MutexLock lock(&mu_);
       if (closed_) return errors::Cancelled("Session has been closed");
-      if (handle_.empty()) TW_RETURN_IF_ERROR(CreateEmptyLocked());
+      if (handle_.empty()) TW_RETURN_IF_ERROR(CreateLocked(nullptr));
       args.proto.set_session_handle(handle_);
     }
     args.feed.reserve(feeds.size());
@@ -105,9 +96,11 @@ class GrpcSession final : public Session {
   }
 
  private:
-  Status CreateEmptyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Creates the master session, with `graph` when given.
+  Status CreateLocked(const proto::GraphDef* graph) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     grpc::ClientContext ctx;
     proto::CreateSessionRequest req;
+    if (graph != nullptr) *req.mutable_graph_def() = *graph;
     for (const auto& f : device_filters_) req.add_device_filters(f);
     req.set_isolate_session(isolate_session_);
     proto::CreateSessionResponse resp;
