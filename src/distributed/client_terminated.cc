@@ -5,6 +5,18 @@
 
 namespace tw {
 
+bool IsClientTerminated(const proto::NodeDef& node) {
+  auto it = node.attr().find("client_terminated");
+  return it != node.attr().end() && it->second.b();
+}
+
+bool SendsToPeers(const proto::GraphDef& partition) {
+  for (const proto::NodeDef& node : partition.node()) {
+    if (node.op() == "_Send" && !IsClientTerminated(node)) return true;
+  }
+  return false;
+}
+
 StatusOr<ClientTerminatedKeys> MakeClientTerminated(
     const std::vector<std::string>& feeds, const std::vector<std::string>& fetches,
     const std::string& client_device,

@@ -29,6 +29,12 @@ StatusOr<ClientTerminatedKeys> MakeClientTerminated(
     const std::string& client_device,
     const std::function<uint64_t(const std::string&)>& incarnation, proto::GraphDef* graph);
 
+// Whether `node` is a client-terminated _Send or _Recv (its value rides a RunGraph message).
+bool IsClientTerminated(const proto::NodeDef& node);
+// Whether a partition sends tensors to other tasks (a _Send that is not client-terminated):
+// its step must outlive its RunGraph, since peers pull those tensors with RecvTensor.
+bool SendsToPeers(const proto::GraphDef& partition);
+
 }  // namespace tw
 
 #endif  // TENSORWEAVE_SRC_DISTRIBUTED_CLIENT_TERMINATED_H_

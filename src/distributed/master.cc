@@ -198,13 +198,7 @@ StatusOr<std::shared_ptr<const MasterSession::Executable>> MasterSession::GetExe
   for (auto& [device, part] : parts) {
     const std::string task = TaskOfDevice(device);
     TW_ASSIGN_OR_RETURN(WorkerInterface * worker, workers_->GetWorker(task));
-    bool sends_to_peers = false;
-    for (const proto::NodeDef& node : part.node()) {
-      if (node.op() == "_Send" &&
-          !(node.attr().count("client_terminated") && node.attr().at("client_terminated").b())) {
-        sends_to_peers = true;
-      }
-    }
+    const bool sends_to_peers = SendsToPeers(part);
     proto::RegisterGraphRequest reg;
     reg.set_session_handle(handle_);
     reg.set_isolate_session(isolate_);

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "src/distributed/client_terminated.h"
 #include "src/graph/graph.h"
 
 namespace tw {
@@ -136,9 +137,7 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     }
     // A partition planned against an earlier incarnation of this task would wait forever
     // for tensors that process will never send.
-    const bool client_terminated =
-        n.attr().count("client_terminated") && n.attr().at("client_terminated").b();
-    if ((n.op() == "_Send" || n.op() == "_Recv") && !client_terminated &&
+    if ((n.op() == "_Send" || n.op() == "_Recv") && !IsClientTerminated(n) &&
         n.attr().count("send_device") && n.attr().at("send_device").s() == device_->name() &&
         static_cast<uint64_t>(n.attr().at("send_device_incarnation").i()) !=
             device_->incarnation()) {
@@ -167,12 +166,7 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
   }
   auto item = std::make_shared<GraphItem>();
   item->session_handle = request->session_handle();
-  for (const proto::NodeDef& n : request->graph_def().node()) {
-    if (n.op() == "_Send" &&
-        !(n.attr().count("client_terminated") && n.attr().at("client_terminated").b())) {
-      item->sends_to_peers = true;
-    }
-  }
+  item->sends_to_peers = SendsToPeers(request->graph_def());
   item->executor = *std::move(executor);
   item->isolated = std::move(isolated);
   // The incarnation makes handles unique across restarts of this task: a master holding a
