@@ -51,7 +51,7 @@ Status CheckBools(const Tensor& tensor) {
 // Decodes `proto`; numeric content comes from `proto.tensor_content()` or, when `read` is
 // given, from `read` (the bytes travel outside the proto; `available` of them are left).
 StatusOr<Tensor> DecodeTensor(const proto::TensorProto& proto, const ContentReader* read,
-                              size_t available) {
+                              size_t available, bool allocate_only = false) {
   const int dtype_value = static_cast<int>(proto.dtype());
   if (!IsValidDataType(dtype_value)) {
     return errors::InvalidArgument("TensorProto has unknown dtype ", dtype_value);
@@ -107,6 +107,11 @@ StatusOr<Tensor> DecodeTensor(const proto::TensorProto& proto, const ContentRead
   size_t expected = 0;
   const bool overflow = __builtin_mul_overflow(static_cast<size_t>(shape.num_elements()),
                                                DataTypeSize(dtype), &expected);
+  if (allocate_only) {
+    if (overflow)
+      return errors::InvalidArgument("tensor of shape ", shape.DebugString(), " is too large");
+    return Tensor::Allocate(dtype, shape);
+  }
   if (read != nullptr) {
     if (overflow || !proto.tensor_content().empty()) {
       return errors::InvalidArgument("TensorProto of dtype ", DataTypeName(dtype), " and shape ",
@@ -150,6 +155,17 @@ void TensorMetaToProto(const Tensor& tensor, proto::TensorProto* proto) {
   proto->Clear();
   proto->set_dtype(static_cast<proto::DataType>(tensor.dtype()));
   ShapeToProto(tensor.shape(), proto->mutable_shape());
+}
+
+StatusOr<Tensor> AllocateFromMetaProto(const proto::TensorProto& meta) {
+  const int dtype = static_cast<int>(meta.dtype());
+  if (!IsValidDataType(dtype) || !CarriesPayload(static_cast<DataType>(dtype)) ||
+      dtype == DT_BOOL) {
+    return errors::InvalidArgument("a tensor of dtype ", dtype,
+                                   " cannot be allocated to be filled in pieces");
+  }
+  // The same checks as any tensor header; the "reader" leaves the bytes as allocated.
+  return DecodeTensor(meta, nullptr, 0, /*allocate_only=*/true);
 }
 
 StatusOr<Tensor> TensorFromMetaProto(const proto::TensorProto& meta, size_t available,

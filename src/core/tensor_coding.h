@@ -34,6 +34,11 @@ using ContentReader = absl::FunctionRef<Status(void* dst, size_t bytes)>;
 StatusOr<Tensor> TensorFromMetaProto(const proto::TensorProto& meta, size_t available,
                                      ContentReader read);
 
+// An uninitialized tensor of the numeric, non-bool dtype and the shape `meta` describes
+// (for bytes that arrive in pieces). InvalidArgument for any other dtype or a bad shape;
+// ResourceExhausted when the memory cannot be had.
+StatusOr<Tensor> AllocateFromMetaProto(const proto::TensorProto& meta);
+
 // Shape conversions; ShapeFromProto accepts -1 for unknown dimensions.
 void ShapeToProto(const TensorShape& shape, proto::TensorShapeProto* proto);
 StatusOr<TensorShape> ShapeFromProto(const proto::TensorShapeProto& proto);

@@ -109,3 +109,25 @@ TEST(TensorCodingTest, RejectsBoolBytesOtherThanZeroAndOne) {
 
 }  // namespace
 }  // namespace tw
+
+namespace tw {
+namespace {
+
+TEST(TensorCodingTest, AllocateFromMetaProtoTakesNumericHeadersOnly) {
+  proto::TensorProto meta;
+  TensorMetaToProto(Tensor(DT_FLOAT, TensorShape({3, 5})), &meta);
+  auto tensor = AllocateFromMetaProto(meta);
+  ASSERT_TRUE(tensor.ok()) << tensor.status();
+  EXPECT_EQ(tensor->dtype(), DT_FLOAT);
+  EXPECT_EQ(tensor->shape(), TensorShape({3, 5}));
+  for (DataType dtype : {DT_STRING, DT_BOOL, DT_RESOURCE}) {
+    meta.set_dtype(static_cast<proto::DataType>(dtype));
+    EXPECT_TRUE(IsInvalidArgument(AllocateFromMetaProto(meta).status())) << dtype;
+  }
+  meta.set_dtype(proto::DT_FLOAT);
+  meta.mutable_shape()->set_dim(0, -1);
+  EXPECT_TRUE(IsInvalidArgument(AllocateFromMetaProto(meta).status()));
+}
+
+}  // namespace
+}  // namespace tw

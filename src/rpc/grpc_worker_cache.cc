@@ -205,7 +205,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   void RecvChunks(int64_t step, const std::vector<ChunkedTensor>& chunked, RunGraphResult* resp,
                   CancellationManager* cm, StatusCallback done) {
     for (const ChunkedTensor& c : chunked) {
-      auto tensor = TensorFromMetaProto(c.meta, SIZE_MAX, [](void*, size_t) { return OkStatus(); });
+      auto tensor = AllocateFromMetaProto(c.meta);
       if (!tensor.ok()) {
         done(tensor.status());
         return;

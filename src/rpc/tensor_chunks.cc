@@ -39,10 +39,8 @@ Status ChunkStore::Put(const proto::TensorChunk& chunk, size_t available, Conten
     auto it = puts_.find(key);
     if (it == puts_.end()) {
       // Allocates from the metadata; the bytes come chunk by chunk below.
-      TW_ASSIGN_OR_RETURN(
-          Tensor fresh,
-          TensorFromMetaProto(chunk.meta(), SIZE_MAX, [](void*, size_t) { return OkStatus(); }));
-      if (!CarriesPayload(fresh.dtype()) || fresh.TotalBytes() == 0) {
+      TW_ASSIGN_OR_RETURN(Tensor fresh, AllocateFromMetaProto(chunk.meta()));
+      if (fresh.TotalBytes() == 0) {
         return errors::InvalidArgument("chunk of ", chunk.key(), ": its tensor has no payload");
       }
       Entry entry;
