@@ -61,6 +61,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "examples/example_server.h"
 #include "examples/word_counter.h"
 #include "examples/wordcount_pipeline.h"
 #include "tensorweave/tensorweave.h"
@@ -392,12 +393,6 @@ constexpr char kUsage[] =
     "  tw launch --cluster files=1,reduce=1,map=2 -- wordcount LIST_FILE\n"
     "LIST_FILE: one input path per line. --verbose: maps print each file's count.";
 
-// The host part of "host:port" (brackets of an IPv6 address kept).
-std::string HostOf(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  return colon == std::string::npos ? address : address.substr(0, colon);
-}
-
 int Main(int argc, char** argv) {
   auto config = RunConfig::FromEnvironment(argc, argv);
   if (!config.ok()) {
@@ -442,11 +437,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
-  ServerOptions options;
-  // Under tw launch every address is on this machine: then listen on loopback only.
-  auto own = cluster.task_address(role, config->task_index());
-  const std::string host = own.ok() ? HostOf(*own) : "";
-  if (host == "localhost" || host.rfind("127.", 0) == 0) options.bind_host = "127.0.0.1";
+  const ServerOptions options = ExampleServerOptions(cluster, role, config->task_index());
   auto server = Server::Create(cluster, role, config->task_index(), options);
   if (!server.ok()) {
     Complain("wordcount: " + Describe(server.status()));

@@ -4,7 +4,19 @@
 # Idempotent: it asks dpkg first and runs `apt-get update` / `apt-get install`
 # only when something is missing, so a second run takes well under a second.
 # Needs root (or sudo) only when it has something to install.
+#
+#   bash scripts/setup.sh          what building, testing and the demo need
+#   bash scripts/setup.sh bench    also what only the peer benchmarks need (PyTorch for
+#                                  bench/mnist_torch.py); TW_SETUP_BENCH=1 does the same
 set -euo pipefail
+
+with_bench=${TW_SETUP_BENCH:-0}
+for arg in "$@"; do
+  case "$arg" in
+    bench) with_bench=1 ;;
+    *) echo "usage: bash scripts/setup.sh [bench]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -15,7 +27,17 @@ packages=(
   zlib1g-dev libyaml-cpp-dev
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
   linux-doc-6.1  # the word-count corpus: examples, tests, make demo, bench (24 MB of .rst.txt)
+  dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: src/train reader, its tests, training
 )
+# Only for the peer baselines in bench/ (PyTorch pulls in a few hundred MB), not for building.
+# libopenblas0-openmp becomes the system's libblas.so.3: without it Debian's torch calls the
+# reference BLAS and its steps are ~8x slower, which would make the baseline a straw man.
+bench_packages=(
+  python3-torch python3-numpy libopenblas0-openmp  # bench/mnist_torch.py
+)
+if [ "$with_bench" = 1 ]; then
+  packages+=("${bench_packages[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,8 @@
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
 #include "tensorweave/ops/queue_ops.h"
+#include "tensorweave/ops/random_ops.h"
 #include "tensorweave/ops/state_ops.h"
+#include "tensorweave/ops/training_ops.h"
 
 #endif  // TENSORWEAVE_OPS_H_

@@ -109,7 +109,8 @@ class Scope {
   Scope WithDeviceFunction(DeviceFunction fn) const;
   // Nodes made with this scope run after `ops`.
   Scope WithControlDependencies(const std::vector<Operation>& ops) const;
-  // Nodes made with this scope are placed where `op` is.
+  // Nodes made with this scope are placed where `op` is: they take its device (overriding
+  // the scope's device and device functions) and join its colocation group.
   Scope ColocateWith(const Operation& op) const;
 
   // The first error met while building, naming the node.

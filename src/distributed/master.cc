@@ -185,14 +185,32 @@ StatusOr<std::shared_ptr<const MasterSession::Executable>> MasterSession::GetExe
     if (auto it = executables_.find(key); it != executables_.end()) return it->second;
     graph = graph_;
   }
-  TW_ASSIGN_OR_RETURN(proto::GraphDef step, PruneForStep(graph, feeds, fetches, targets));
+  // A tensor fetched more than once is received once: repeated fetches share its key.
+  std::vector<std::string> unique_fetches;
+  std::vector<size_t> fetch_slot;
+  for (const std::string& f : fetches) {
+    auto it = std::find(unique_fetches.begin(), unique_fetches.end(), f);
+    fetch_slot.push_back(static_cast<size_t>(it - unique_fetches.begin()));
+    if (it == unique_fetches.end()) unique_fetches.push_back(f);
+  }
+  TW_ASSIGN_OR_RETURN(proto::GraphDef step, PruneForStep(graph, feeds, unique_fetches, targets));
   std::vector<std::string> device_names;
   for (const auto& d : devices_) device_names.push_back(d.name());
   TW_RETURN_IF_ERROR(PlaceGraph(device_names, options_.local_device, &step));
   auto incarnation = [this](const std::string& d) { return Incarnation(d); };
   auto e = std::make_shared<Executable>();
-  TW_ASSIGN_OR_RETURN(
-      e->keys, MakeClientTerminated(feeds, fetches, options_.local_device, incarnation, &step));
+  TW_ASSIGN_OR_RETURN(e->keys, MakeClientTerminated(feeds, unique_fetches, options_.local_device,
+                                                    incarnation, &step));
+  if (unique_fetches.size() != fetches.size()) {
+    ClientTerminatedKeys expanded = e->keys;
+    expanded.fetch_devices.clear();
+    expanded.fetch_keys.clear();
+    for (size_t slot : fetch_slot) {
+      expanded.fetch_devices.push_back(e->keys.fetch_devices[slot]);
+      expanded.fetch_keys.push_back(e->keys.fetch_keys[slot]);
+    }
+    e->keys = std::move(expanded);
+  }
   TW_ASSIGN_OR_RETURN(auto parts, PartitionGraph(step, {.incarnation = incarnation}));
   std::map<std::string, int> part_of_device;
   for (auto& [device, part] : parts) {
@@ -270,7 +288,11 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result, Sta
     step->requests[part].send.push_back({e.keys.feed_keys[i], args->feed[i].tensor});
   }
   for (int i = 0; i < header.fetch_size(); ++i) {
-    step->requests[e.fetch_part[i]].proto.add_recv_key(e.keys.fetch_keys[i]);
+    proto::RunGraphRequest& r = step->requests[e.fetch_part[i]].proto;
+    const std::string& key = e.keys.fetch_keys[i];
+    if (std::find(r.recv_key().begin(), r.recv_key().end(), key) == r.recv_key().end()) {
+      r.add_recv_key(key);
+    }
   }
   {
     absl::MutexLock lock(&mu_);

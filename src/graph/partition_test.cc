@@ -82,8 +82,13 @@ TEST(PlacerTest, ImpossibleOrConflictingPlacementNamesTheNode) {
 
   Scope other = Scope::NewRootScope();
   auto a = ops::Const(other.WithOpName("a").WithDevice("/job:ps"), Tensor::Scalar<float>(1));
-  ops::NoOp(other.WithOpName("b").WithDevice("/job:worker").ColocateWith(a.op()));
+  ops::NoOp(other.WithOpName("b").ColocateWith(a.op()));
   proto::GraphDef h = *other.ToGraphDef();
+  // The builder gives a colocated node its target's device; a GraphDef from elsewhere may
+  // ask for another.
+  for (auto& node : *h.mutable_node()) {
+    if (node.name() == "b") node.set_device("/job:worker");
+  }
   EXPECT_THAT(
       std::string(PlaceGraph({kPs, kWorker}, kWorker, &h).message()),
       HasSubstr("Cannot colocate nodes 'b' and 'a': conflicting device jobs: ps and worker"));

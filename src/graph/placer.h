@@ -12,7 +12,8 @@ namespace tw {
 
 // Sets each node's device to one of `devices` (full names):
 //  - nodes are grouped with the nodes they must run beside: a "_class" attribute
-//    "loc:@other" and any DT_RESOURCE input join the group of that node;
+//    "loc:@other" and any DT_RESOURCE input join the group of that node (a "_class" naming
+//    a node absent from `graph`, pruned from the step, is ignored);
 //  - a node without inputs or a device of its own (a constant, a feed) whose consumers are
 //    all in one group joins that group, so its value never crosses tasks;
 //  - a group's requested devices are merged (partial specs like "/job:ps" or "/task:1");

@@ -199,12 +199,20 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
   types = ArgTypesForNode(op_def, node, /*outputs=*/true, &outputs);
   if (!types.ok()) return fail(types);
 
-  for (auto it = state_.device_functions.rbegin(); it != state_.device_functions.rend(); ++it) {
+  // Colocated nodes skip the device functions, so a setter's round robin does not count them.
+  for (auto it = state_.device_functions.rbegin();
+       !state_.colocate_with && it != state_.device_functions.rend(); ++it) {
     const std::string device = (*it)(node);
     if (!device.empty()) {
       node.set_device(device);
       break;
     }
+  }
+  // An op colocated with another (ColocateWith) takes that node's device, not the one its
+  // scope or device functions chose: an optimizer's slot variables follow their variable.
+  if (state_.colocate_with && !resource_producer) {
+    auto it = b.node_index.find(*state_.colocate_with);
+    if (it != b.node_index.end()) node.set_device(b.graph.node(it->second).device());
   }
   // An op that uses a resource runs where the resource lives, whatever scope built it.
   if (resource_producer) {

@@ -1,19 +1,24 @@
 // Array ops of the basic family, those that move elements between tensors without looking at
-// their values: Reshape, Fill, Concat, Slice, Pack, Gather. Definitions, CPU kernels and
-// graph-building functions (declared in tensorweave/ops/basic_ops.h).
+// their values: Reshape, Fill, Concat, Slice, Pack, Gather, Pad, UnsortedSegmentSum, Unpack,
+// ConcatOffset. Definitions, CPU kernels, gradients and graph-building functions (declared
+// in tensorweave/ops/basic_ops.h).
 //
 // The kernels work for every element type, strings and resource handles included: they are
 // written once as templates over the C++ element type and dispatched on the dtype at run time.
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "src/framework/gradient_registry.h"
 #include "src/framework/op_kernel.h"
+#include "src/ops/array_grad.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"
+#include "tensorweave/ops/math_ops.h"
 
 namespace tw {
 namespace {
@@ -432,7 +437,388 @@ class GatherOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("Gather", "CPU", GatherOp);
 
+// ---- Pad ----
+TW_REGISTER_OP("Pad")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: {float, double, int32, int64, uint8, bool}")
+    .Attr("Tpaddings: {int32, int64} = int32")
+    .Doc(
+        "input surrounded by zeros: paddings [rank, 2] gives the elements added before and "
+        "after each dimension.");
+
+class PadOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& paddings_t = ctx->input(1);
+    const int rank = input.rank();
+    TW_OP_REQUIRES(
+        ctx, paddings_t.rank() == 2 && paddings_t.dim(0) == rank && paddings_t.dim(1) == 2,
+        errors::InvalidArgument("node ", name(), ": Pad of input shape ",
+                                input.shape().DebugString(), " needs paddings of shape [", rank,
+                                ",2], got ", paddings_t.shape().DebugString()));
+    const std::vector<int64_t> paddings = IndexValues(paddings_t);
+    std::vector<int64_t> out_dims(rank);
+    for (int d = 0; d < rank; ++d) {
+      const int64_t before = paddings[2 * d], after = paddings[2 * d + 1];
+      TW_OP_REQUIRES(ctx, before >= 0 && after >= 0,
+                     errors::InvalidArgument("node ", name(), ": Pad paddings must be >= 0, got [",
+                                             before, ",", after, "] for dimension ", d));
+      out_dims[d] = input.dim(d) + before + after;
+    }
+    auto shape = TensorShape::Create(out_dims);
+    TW_OP_REQUIRES_OK(ctx, errors::Annotate(shape.status(), "node " + name() + ": Pad: "));
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &out));
+    DispatchNumeric(input.dtype(), [&]<typename T>() {
+      auto dst = out->flat<T>();
+      std::fill(dst.begin(), dst.end(), T(0));
+      auto src = input.flat<T>();
+      if (src.empty()) return;
+      if (rank == 0) {
+        dst[0] = src[0];
+        return;
+      }
+      // Copy the input row by row (its innermost dimension) into the box at `before`.
+      std::vector<int64_t> stride(rank, 1);  // of the output
+      for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * out_dims[d + 1];
+      const int64_t row = input.dim(rank - 1);
+      std::vector<int64_t> idx(rank - 1, 0);
+      for (int64_t from = 0; from < static_cast<int64_t>(src.size()); from += row) {
+        int64_t to = paddings[2 * (rank - 1)];
+        for (int d = 0; d < rank - 1; ++d) to += (idx[d] + paddings[2 * d]) * stride[d];
+        std::copy_n(src.begin() + from, row, dst.begin() + to);
+        for (int d = rank - 2; d >= 0; --d) {
+          if (++idx[d] < input.dim(d)) break;
+          idx[d] = 0;
+        }
+      }
+    });
+  }
+};
+TW_REGISTER_KERNEL("Pad", "CPU", PadOp);
+
+// ---- UnsortedSegmentSum ----
+TW_REGISTER_OP("UnsortedSegmentSum")
+    .Input("data: T")
+    .Input("segment_ids: Tindices")
+    .Input("num_segments: Tnumsegments")
+    .Output("output: T")
+    .Attr("T: {float, double, int32, int64}")
+    .Attr("Tindices: {int32, int64}")
+    .Attr("Tnumsegments: {int32, int64} = int32")
+    .Doc(
+        "output[k] = the sum of the rows data[i] with segment_ids[i] == k (0 for none); "
+        "data.shape starts with segment_ids.shape and output has shape "
+        "[num_segments] + data.shape[segment_ids.rank:]. Negative ids drop their rows.");
+
+class UnsortedSegmentSumOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& data = ctx->input(0);
+    const Tensor& ids_t = ctx->input(1);
+    const Tensor& num_t = ctx->input(2);
+    TW_OP_REQUIRES(ctx, num_t.rank() == 0,
+                   errors::InvalidArgument("node ", name(), ": num_segments must be a scalar, ",
+                                           "got shape ", num_t.shape().DebugString()));
+    const int64_t num = IndexValues(num_t)[0];
+    TW_OP_REQUIRES(ctx, num >= 0,
+                   errors::InvalidArgument("node ", name(), ": num_segments = ", num, " < 0"));
+    const std::vector<int64_t>& data_dims = data.shape().dims();
+    const std::vector<int64_t>& id_dims = ids_t.shape().dims();
+    TW_OP_REQUIRES(ctx,
+                   id_dims.size() <= data_dims.size() &&
+                       std::equal(id_dims.begin(), id_dims.end(), data_dims.begin()),
+                   errors::InvalidArgument("node ", name(), ": data shape ",
+                                           data.shape().DebugString(), " does not start with ",
+                                           "segment_ids shape ", ids_t.shape().DebugString()));
+    const std::vector<int64_t> ids = IndexValues(ids_t);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      TW_OP_REQUIRES(ctx, ids[i] < num,
+                     errors::InvalidArgument("node ", name(), ": segment_ids",
+                                             PositionString(ids_t.shape(), static_cast<int64_t>(i)),
+                                             " = ", ids[i], " is not in [0, ", num, ")"));
+    }
+    std::vector<int64_t> out_dims{num};
+    out_dims.insert(out_dims.end(), data_dims.begin() + static_cast<int64_t>(id_dims.size()),
+                    data_dims.end());
+    auto shape = TensorShape::Create(out_dims);
+    TW_OP_REQUIRES_OK(ctx, errors::Annotate(shape.status(), "node " + name() + ": "));
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &out));
+    const int64_t row = num == 0 ? 0 : out->num_elements() / num;
+    Dispatch(TypeList<float, double, int32_t, int64_t>{}, data.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto dst = out->flat<T>();
+      std::fill(dst.begin(), dst.end(), T(0));
+      auto src = data.flat<T>();
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0) continue;
+        T* o = dst.data() + ids[i] * row;
+        const T* in = src.data() + static_cast<int64_t>(i) * row;
+        if constexpr (std::is_floating_point_v<T>) {
+          for (int64_t k = 0; k < row; ++k) o[k] += in[k];
+        } else {  // integers wrap, as Add does
+          for (int64_t k = 0; k < row; ++k) {
+            o[k] = static_cast<T>(static_cast<std::make_unsigned_t<T>>(o[k]) +
+                                  static_cast<std::make_unsigned_t<T>>(in[k]));
+          }
+        }
+      }
+    });
+  }
+};
+TW_REGISTER_KERNEL("UnsortedSegmentSum", "CPU", UnsortedSegmentSumOp);
+
+// ---- ConcatOffset ----
+TW_REGISTER_OP("ConcatOffset")
+    .Input("concat_dim: Tidx")
+    .Input("shape: N * T")
+    .Output("offset: N * T")
+    .Attr("N: int >= 1")
+    .Attr("T: {int32, int64} = int32")
+    .Attr("Tidx: {int32, int64} = int32")
+    .Doc(
+        "Where each of N tensors of the given shapes starts in their Concat along concat_dim: "
+        "offset[i] is 0 except along concat_dim, the sum of the earlier sizes there.");
+
+class ConcatOffsetOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const int n = num_inputs() - 1;
+    const Tensor& axis_t = ctx->input(0);
+    TW_OP_REQUIRES(ctx, axis_t.rank() == 0,
+                   errors::InvalidArgument("node ", name(), ": concat_dim must be a scalar"));
+    const std::vector<int64_t> first = IndexValues(ctx->input(1));
+    const int rank = static_cast<int>(first.size());
+    const int64_t axis_value = IndexValues(axis_t)[0];
+    TW_OP_REQUIRES(
+        ctx, ctx->input(1).rank() == 1 && axis_value >= -rank && axis_value < rank,
+        errors::InvalidArgument("node ", name(), ": concat_dim ", axis_value, " is not in [", -rank,
+                                ", ", rank, ") for shapes of rank ", rank));
+    const int64_t axis = axis_value < 0 ? axis_value + rank : axis_value;
+    int64_t offset = 0;
+    for (int i = 0; i < n; ++i) {
+      const Tensor& s = ctx->input(1 + i);
+      const std::vector<int64_t> dims = IndexValues(s);
+      bool match = s.rank() == 1 && static_cast<int>(dims.size()) == rank;
+      for (int d = 0; match && d < rank; ++d) match = d == axis || dims[d] == first[d];
+      TW_OP_REQUIRES(ctx, match,
+                     errors::InvalidArgument(
+                         "node ", name(), ": shape[", i, "] = ", VectorString(dims),
+                         " does not match shape[0] = ", VectorString(first), " except at ", axis));
+      Tensor* out = nullptr;
+      TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape({rank}), &out));
+      Dispatch(TypeList<int32_t, int64_t>{}, output_type(i), [&](auto tag) {
+        using I = typename decltype(tag)::type;
+        auto o = out->flat<I>();
+        std::fill(o.begin(), o.end(), I(0));
+        o[axis] = static_cast<I>(offset);
+      });
+      offset += dims[axis];
+    }
+  }
+};
+TW_REGISTER_KERNEL("ConcatOffset", "CPU", ConcatOffsetOp);
+
+// ---- Unpack ----
+TW_REGISTER_OP("Unpack")
+    .Input("value: T")
+    .Output("output: num * T")
+    .Attr("num: int >= 1")
+    .Attr("T: type")
+    .Attr("axis: int = 0")
+    .Doc(
+        "The num tensors of value along dimension axis (negative counts from the end), each "
+        "without that dimension: the inverse of Pack.");
+
+class UnpackOp : public OpKernel {
+ public:
+  explicit UnpackOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("axis", &axis_));
+  }
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& value = ctx->input(0);
+    const int rank = value.rank();
+    const int n = num_outputs();
+    TW_OP_REQUIRES(
+        ctx, axis_ >= -rank && axis_ < rank,
+        errors::InvalidArgument("node ", name(), ": Unpack axis ", axis_, " is not in [", -rank,
+                                ", ", rank, ") for value of shape ", value.shape().DebugString()));
+    const int axis = static_cast<int>(axis_ < 0 ? axis_ + rank : axis_);
+    TW_OP_REQUIRES(
+        ctx, value.dim(axis) == n,
+        errors::InvalidArgument("node ", name(), ": Unpack of ", n, " tensors along ", "axis ",
+                                axis, " of shape ", value.shape().DebugString()));
+    std::vector<int64_t> dims = value.shape().dims();
+    dims.erase(dims.begin() + axis);
+    auto shape = TensorShape::Create(dims);
+    TW_OP_REQUIRES_OK(ctx, shape.status());
+    if (axis == 0) {  // each piece is contiguous: views, no copies
+      for (int i = 0; i < n; ++i) {
+        auto piece = value.Slice(i, i + 1);
+        TW_OP_REQUIRES_OK(ctx, piece.status());
+        auto view = piece->Reshaped(*shape);
+        TW_OP_REQUIRES_OK(ctx, view.status());
+        ctx->set_output(i, *std::move(view));
+      }
+      return;
+    }
+    int64_t outer = 1;
+    for (int d = 0; d < axis; ++d) outer *= value.dim(d);
+    const int64_t inner = shape->num_elements() / std::max<int64_t>(outer, 1);
+    for (int i = 0; i < n; ++i) {
+      Tensor* out = nullptr;
+      TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(i, *shape, &out));
+      if (out->num_elements() == 0) continue;
+      DispatchType(value.dtype(), [&]<typename T>() {
+        auto src = value.flat<T>();
+        auto it = out->flat<T>().begin();
+        for (int64_t o = 0; o < outer; ++o) {
+          it = std::copy_n(src.begin() + (o * n + i) * inner, inner, it);
+        }
+      });
+    }
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+TW_REGISTER_KERNEL("Unpack", "CPU", UnpackOp);
+
+// ---- Gradients ----
+
+Status ReshapeGradient(const Scope& scope, const ForwardOp& op,
+                       const std::vector<Gradient>& grad_outputs,
+                       std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense =
+      ops::Reshape(scope, grad_outputs[0].dense, ops::Shape(scope, op.input(0)));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Reshape", ReshapeGradient);
+
+// Each value's gradient is its box of the output gradient: ConcatOffset finds the corners.
+Status ConcatGradient(const Scope& scope, const ForwardOp& op,
+                      const std::vector<Gradient>& grad_outputs,
+                      std::vector<Gradient>* grad_inputs) {
+  const int n = op.num_inputs() - 1;
+  const Output& g = grad_outputs[0].dense;
+  if (n == 1) {
+    (*grad_inputs)[0].dense = g;
+    return OkStatus();
+  }
+  std::vector<Output> shapes;
+  for (int i = 0; i < n; ++i) shapes.push_back(ops::Shape(scope, op.input(i)));
+  const std::vector<Output> offsets =
+      ops::ConcatOffset(scope, op.input(n), InputList(shapes.begin(), shapes.end()));
+  if (static_cast<int>(offsets.size()) != n) return scope.status();
+  for (int i = 0; i < n; ++i) {
+    if (!op.needs_gradient(i)) continue;
+    (*grad_inputs)[i].dense = ops::Slice(scope, g, offsets[i], shapes[i]);
+  }
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Concat", ConcatGradient);
+
+// The output gradient padded back to the input's shape with zeros.
+Status SliceGradient(const Scope& scope, const ForwardOp& op,
+                     const std::vector<Gradient>& grad_outputs,
+                     std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  const Output& begin = op.input(1);
+  const Output after = ops::Sub(scope,
+                                ops::Sub(scope, ops::Shape(scope, op.input(0), begin.type()),
+                                         ops::Shape(scope, g, begin.type())),
+                                begin);
+  (*grad_inputs)[0].dense = ops::Pad(scope, g, ops::Pack(scope, {begin, after}, 1));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Slice", SliceGradient);
+
+Status PackGradient(const Scope& scope, const ForwardOp& op,
+                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  int64_t axis = 0;
+  TW_RETURN_IF_ERROR(op.GetAttr("axis", &axis));
+  const std::vector<Output> pieces =
+      ops::Unpack(scope, grad_outputs[0].dense, op.num_inputs(), static_cast<int>(axis));
+  if (static_cast<int>(pieces.size()) != op.num_inputs()) return scope.status();
+  for (int i = 0; i < op.num_inputs(); ++i) (*grad_inputs)[i].dense = pieces[i];
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Pack", PackGradient);
+
+Status UnpackGradient(const Scope& scope, const ForwardOp& op,
+                      const std::vector<Gradient>& grad_outputs,
+                      std::vector<Gradient>* grad_inputs) {
+  int64_t axis = 0;
+  TW_RETURN_IF_ERROR(op.GetAttr("axis", &axis));
+  InputList pieces;
+  for (int k = 0; k < op.num_outputs(); ++k) {
+    pieces.push_back(grad_outputs[k].exists() ? grad_outputs[k].dense
+                                              : ops::ZerosLike(scope, op.output(k)));
+  }
+  (*grad_inputs)[0].dense = ops::Pack(scope, pieces, static_cast<int>(axis));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Unpack", UnpackGradient);
+
+// Rows of params picked by indices: the gradient touches those rows only, so it stays
+// sparse. Indices of any shape are flattened, with the gradient's rows to match.
+Status GatherGradient(const Scope& scope, const ForwardOp& op,
+                      const std::vector<Gradient>& grad_outputs,
+                      std::vector<Gradient>* grad_inputs) {
+  const Output dense_shape = ops::Shape(scope, op.input(0), DT_INT64);
+  (*grad_inputs)[0].sparse =
+      GatherGradientSlices(scope, grad_outputs[0].dense, op.input(1), dense_shape);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Gather", GatherGradient);
+
+Status FillGradient(const Scope& scope, const ForwardOp&, const std::vector<Gradient>& grad_outputs,
+                    std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[1].dense = ops::Sum(scope, ops::Reshape(scope, grad_outputs[0].dense, {-1}), 0);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Fill", FillGradient);
+
+// The input's box of the output gradient, at the `before` paddings.
+Status PadGradient(const Scope& scope, const ForwardOp& op,
+                   const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  const Output& paddings = op.input(1);
+  const Output begin = ops::Reshape(scope, ops::Slice(scope, paddings, {0, 0}, {-1, 1}), {-1});
+  (*grad_inputs)[0].dense = ops::Slice(scope, grad_outputs[0].dense, begin,
+                                       ops::Shape(scope, op.input(0), paddings.type()));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Pad", PadGradient);
+
+// Each row of data went to one segment; rows with negative ids were dropped and are not
+// supported here (Gather rejects them).
+Status UnsortedSegmentSumGradient(const Scope& scope, const ForwardOp& op,
+                                  const std::vector<Gradient>& grad_outputs,
+                                  std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::Gather(scope, grad_outputs[0].dense, op.input(1));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("UnsortedSegmentSum", UnsortedSegmentSumGradient);
+
+TW_NO_GRADIENT("ConcatOffset");
+
 }  // namespace
+
+IndexedSlices GatherGradientSlices(const Scope& scope, const Output& grad, const Output& indices,
+                                   const Output& dense_shape) {
+  // Shape [-1] + dense_shape[1:]: one row of values per index.
+  const Output row_shape = ops::Slice(scope, dense_shape, {1}, {-1});
+  const Output values_shape = ops::Concat(scope, {Tensor::FromVector<int64_t>({-1}), row_shape}, 0);
+  return IndexedSlices{ops::Reshape(scope, indices, {-1}), ops::Reshape(scope, grad, values_shape),
+                       dense_shape};
+}
 
 namespace ops {
 
@@ -458,6 +844,31 @@ Output Pack(const Scope& scope, const InputList& values, int axis) {
 
 Output Gather(const Scope& scope, Input params, Input indices) {
   return scope.AddNodeOutput("Gather", {{params}, {indices}});
+}
+
+Output Pad(const Scope& scope, Input input, Input paddings) {
+  return scope.AddNodeOutput("Pad", {{input}, {paddings}});
+}
+
+Output UnsortedSegmentSum(const Scope& scope, Input data, Input segment_ids, Input num_segments) {
+  return scope.AddNodeOutput("UnsortedSegmentSum", {{data}, {segment_ids}, {num_segments}});
+}
+
+namespace {
+std::vector<Output> AllOutputs(const Operation& op) {
+  std::vector<Output> outputs;
+  for (int i = 0; i < op.num_outputs(); ++i) outputs.emplace_back(op, i);
+  return outputs;
+}
+}  // namespace
+
+std::vector<Output> ConcatOffset(const Scope& scope, Input concat_dim, const InputList& shapes) {
+  return AllOutputs(scope.AddNode("ConcatOffset", {{concat_dim}, shapes}));
+}
+
+std::vector<Output> Unpack(const Scope& scope, Input value, int num, int axis) {
+  return AllOutputs(
+      scope.AddNode("Unpack", {{value}}, {{"num", MakeAttr(num)}, {"axis", MakeAttr(axis)}}));
 }
 
 }  // namespace ops

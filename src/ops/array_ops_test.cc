@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensorweave/ops/basic_ops.h"
+#include "tensorweave/session.h"
 #include "testing/kernel_test_fixture.h"
 
 namespace tw {
@@ -578,6 +579,78 @@ TEST(ArrayBuilderTest, TypeErrorsAreRecordedInTheScope) {
   EXPECT_FALSE(e.op().valid());
   EXPECT_THAT(std::string(empty.status().message()), HasSubstr("node e: "));
   EXPECT_FALSE(empty.ToGraphDef().ok());
+}
+
+// ---- Pad, UnsortedSegmentSum, ConcatOffset, Unpack ----
+
+TEST(PadOpTest, SurroundsWithZeros) {
+  Scope root = Scope::NewRootScope();
+  auto p = ops::Pad(root, Tensor::FromVector<int32_t>({1, 2, 3, 4}, {2, 2}),
+                    Tensor::FromVector<int64_t>({1, 0, 0, 1}, {2, 2}));
+  auto bad = ops::Pad(root.WithOpName("bad"), Tensor::FromVector<float>({1, 2}),
+                      Tensor::FromVector<int32_t>({-1, 0}, {1, 2}));
+  ClientSession s(root);
+  auto out = s.Run({}, {p});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<int32_t>({0, 0, 0, 1, 2, 0, 3, 4, 0}, {3, 3}));
+  out = s.Run({}, {bad});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("node bad: Pad paddings must be >= 0"));
+}
+
+TEST(UnsortedSegmentSumOpTest, SumsRowsBySegment) {
+  Scope root = Scope::NewRootScope();
+  const Tensor data = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2});
+  auto sum = ops::UnsortedSegmentSum(root, data, {2, 0, 2, -1}, 3);
+  auto bad = ops::UnsortedSegmentSum(root.WithOpName("bad"), data, {0, 1, 3, 0}, 3);
+  ClientSession s(root);
+  auto out = s.Run({}, {sum});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Row 3 has id -1 and is dropped; segment 1 is empty.
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>({3, 4, 0, 0, 6, 8}, {3, 2}));
+  out = s.Run({}, {bad});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("node bad: segment_ids[2] = 3 is not in [0, 3)"));
+}
+
+TEST(ConcatOffsetOpTest, WhereEachPieceStarts) {
+  Scope root = Scope::NewRootScope();
+  auto offsets = ops::ConcatOffset(root, 1, {Input({2, 3}), Input({2, 1}), Input({2, 4})});
+  ASSERT_EQ(offsets.size(), 3u);
+  auto bad = ops::ConcatOffset(root.WithOpName("bad"), 0, {Input({2, 3}), Input({1, 2})});
+  ClientSession s(root);
+  auto out = s.Run({}, offsets);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], I32({0, 0}));
+  EXPECT_EQ((*out)[1], I32({0, 3}));
+  EXPECT_EQ((*out)[2], I32({0, 4}));
+  out = s.Run({}, {bad[0]});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("shape[1] = [1,2] does not match"));
+}
+
+TEST(UnpackOpTest, SplitsAlongAnAxis) {
+  Scope root = Scope::NewRootScope();
+  auto rows = ops::Unpack(root, Iota({2, 3}), 2, 0);
+  auto cols = ops::Unpack(root, Iota({2, 3}), 3, -1);
+  auto bad = ops::Unpack(root.WithOpName("bad"), Iota({2, 3}), 2, 1);
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(cols.size(), 3u);
+  ClientSession s(root);
+  auto out = s.Run({}, {rows[1], cols[0], cols[2]});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Floats({3, 4, 5}, {3}));
+  EXPECT_EQ((*out)[1], Floats({0, 3}, {2}));
+  EXPECT_EQ((*out)[2], Floats({2, 5}, {2}));
+  out = s.Run({}, {bad[0]});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node bad: Unpack of 2 tensors"));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Basic ops: definitions, CPU kernels and graph-building functions. The ops that move
+// Basic ops: definitions, CPU kernels, gradients and graph-building functions. The ops that move
 // elements between tensors (Reshape, Fill, Concat, Slice, Pack, Gather) are in array_ops.cc.
 #include "tensorweave/ops/basic_ops.h"
 
@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "src/framework/gradient_registry.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/type_dispatch.h"
 
@@ -192,6 +193,37 @@ class CastOp : public OpKernel {
   }
 };
 TW_REGISTER_KERNEL("Cast", "CPU", CastOp);
+
+// ---- Gradients ----
+
+// Identity passes the gradient on as it is, IndexedSlices included.
+Status IdentityGradient(const Scope&, const ForwardOp&, const std::vector<Gradient>& grad_outputs,
+                        std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0] = grad_outputs[0];
+  return OkStatus();
+}
+TW_REGISTER_SPARSE_GRADIENT("Identity", IdentityGradient);
+
+// Between floating-point types the gradient is cast back; a cast from or to an integer or
+// bool ends the path (the driver never asks for integer gradients).
+Status CastGradient(const Scope& scope, const ForwardOp& op,
+                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  DataType src = DT_INVALID, dst = DT_INVALID;
+  TW_RETURN_IF_ERROR(op.GetAttr("SrcT", &src));
+  TW_RETURN_IF_ERROR(op.GetAttr("DstT", &dst));
+  auto is_float = [](DataType t) { return t == DT_FLOAT || t == DT_DOUBLE; };
+  if (is_float(src) && is_float(dst)) {
+    (*grad_inputs)[0].dense = ops::Cast(scope, grad_outputs[0].dense, src);
+  }
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Cast", CastGradient);
+
+TW_NO_GRADIENT("Const");
+TW_NO_GRADIENT("Placeholder");
+TW_NO_GRADIENT("Shape");
+TW_NO_GRADIENT("ZerosLike");
+TW_NO_GRADIENT("OnesLike");
 
 }  // namespace
 

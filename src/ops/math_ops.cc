@@ -14,9 +14,12 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "absl/strings/str_join.h"
+#include "src/framework/gradient_registry.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
+#include "tensorweave/ops/basic_ops.h"
 
 namespace tw {
 namespace {
@@ -447,6 +450,306 @@ class MatMulOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("MatMul", "CPU", MatMulOp);
 
+// ---- AddN ----
+TW_REGISTER_OP("AddN")
+    .Input("inputs: N * T")
+    .Output("sum: T")
+    .Attr("N: int >= 1")
+    .Attr("T: " TW_NUMERIC)
+    .Doc("The element-wise sum of N tensors of one shape (no broadcasting).");
+
+class AddNOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& first = ctx->input(0);
+    for (int i = 1; i < num_inputs(); ++i) {
+      TW_OP_REQUIRES(ctx, ctx->input(i).shape() == first.shape(),
+                     errors::InvalidArgument("node ", name(),
+                                             ": AddN inputs must have one shape: ", "inputs[0] is ",
+                                             first.shape().DebugString(), ", inputs[", i, "] is ",
+                                             ctx->input(i).shape().DebugString()));
+    }
+    if (num_inputs() == 1) {
+      ctx->set_output(0, first);
+      return;
+    }
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, first.shape(), &out));
+    const bool known = Dispatch(NumericTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const auto n = static_cast<Eigen::Index>(first.num_elements());
+      MutArray<T> o(out->flat<T>().data(), n);
+      auto in = [&](int i) { return ConstArray<T>(ctx->input(i).flat<T>().data(), n); };
+      if constexpr (std::is_floating_point_v<T>) {
+        // Two inputs per pass: one read of the output per pair.
+        int i = 2;
+        o = in(0) + in(1);
+        for (; i + 1 < num_inputs(); i += 2) o += in(i) + in(i + 1);
+        if (i < num_inputs()) o += in(i);
+      } else {
+        for (Eigen::Index j = 0; j < n; ++j) o[j] = in(0)[j];
+        for (int i = 1; i < num_inputs(); ++i) {
+          const ConstArray<T> x = in(i);
+          for (Eigen::Index j = 0; j < n; ++j) o[j] = WrapAdd(o[j], x[j]);
+        }
+      }
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+};
+TW_REGISTER_KERNEL("AddN", "CPU", AddNOp);
+
+// ---- BroadcastGradientArgs ----
+TW_REGISTER_OP("BroadcastGradientArgs")
+    .Input("s0: T")
+    .Input("s1: T")
+    .Output("r0: T")
+    .Output("r1: T")
+    .Attr("T: {int32, int64} = int32")
+    .Doc(
+        "For shapes s0 and s1 broadcast against each other, the axes of the broadcast shape "
+        "along which each was stretched: summing a gradient over r0 (then reshaping to s0) "
+        "gives the gradient of the first input.");
+
+class BroadcastGradientArgsOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    std::array<std::vector<int64_t>, 2> shapes;
+    for (int k = 0; k < 2; ++k) {
+      const Tensor& s = ctx->input(k);
+      TW_OP_REQUIRES(
+          ctx, s.rank() == 1,
+          errors::InvalidArgument("node ", name(), ": BroadcastGradientArgs s", k,
+                                  " must be a shape vector, got shape ", s.shape().DebugString()));
+      Dispatch(TypeList<int32_t, int64_t>{}, s.dtype(), [&](auto tag) {
+        using I = typename decltype(tag)::type;
+        for (I v : s.flat<I>()) shapes[k].push_back(static_cast<int64_t>(v));
+      });
+    }
+    const size_t rank = std::max(shapes[0].size(), shapes[1].size());
+    std::array<std::vector<int64_t>, 2> reduce;
+    for (size_t d = 0; d < rank; ++d) {
+      std::array<int64_t, 2> dim;
+      for (int k = 0; k < 2; ++k) {
+        const size_t pad = rank - shapes[k].size();
+        dim[k] = d < pad ? 1 : shapes[k][d - pad];
+      }
+      TW_OP_REQUIRES(ctx, dim[0] == dim[1] || dim[0] == 1 || dim[1] == 1,
+                     errors::InvalidArgument("node ", name(), ": Incompatible shapes: [",
+                                             absl::StrJoin(shapes[0], ","), "] vs. [",
+                                             absl::StrJoin(shapes[1], ","), "]"));
+      const int64_t out = std::max(dim[0], dim[1]);
+      for (int k = 0; k < 2; ++k) {
+        if (dim[k] == 1 && out != 1) reduce[k].push_back(static_cast<int64_t>(d));
+      }
+    }
+    for (int k = 0; k < 2; ++k) {
+      Tensor* r = nullptr;
+      TW_OP_REQUIRES_OK(
+          ctx, ctx->allocate_output(k, TensorShape({static_cast<int64_t>(reduce[k].size())}), &r));
+      Dispatch(TypeList<int32_t, int64_t>{}, output_type(k), [&](auto tag) {
+        using I = typename decltype(tag)::type;
+        std::transform(reduce[k].begin(), reduce[k].end(), r->flat<I>().begin(),
+                       [](int64_t v) { return static_cast<I>(v); });
+      });
+    }
+  }
+};
+TW_REGISTER_KERNEL("BroadcastGradientArgs", "CPU", BroadcastGradientArgsOp);
+
+// ---- Gradients ----
+// Every shape is known only when the graph runs, so gradients of broadcasting ops reduce
+// to their input's shape with BroadcastGradientArgs, Sum and Reshape; Sum over no axes
+// and Reshape share the buffer, so inputs of the output's shape pay only for the nodes.
+
+// A scalar constant of a floating-point `dtype`.
+Output FloatConst(const Scope& scope, double v, DataType dtype) {
+  return ops::Const(scope,
+                    dtype == DT_FLOAT ? Tensor::Scalar(static_cast<float>(v)) : Tensor::Scalar(v));
+}
+
+// Sets (*grad_inputs)[0] and [1] to gx and gy (each the shape of the broadcast output)
+// summed back to the shapes of the op's inputs 0 and 1. Invalid gx/gy are skipped.
+void ReduceToInputShapes(const Scope& scope, const ForwardOp& op, const Output& gx,
+                         const Output& gy, std::vector<Gradient>* grad_inputs) {
+  const Output sx = ops::Shape(scope, op.input(0));
+  const Output sy = ops::Shape(scope, op.input(1));
+  const auto r = ops::BroadcastGradientArgs(scope, sx, sy);
+  if (gx.op().valid()) (*grad_inputs)[0].dense = ops::Reshape(scope, ops::Sum(scope, gx, r.r0), sx);
+  if (gy.op().valid()) (*grad_inputs)[1].dense = ops::Reshape(scope, ops::Sum(scope, gy, r.r1), sy);
+}
+
+// Builds gx only when input 0 needs it, gy only when input 1 does.
+template <typename GxFn, typename GyFn>
+void BinaryGrad(const Scope& scope, const ForwardOp& op, std::vector<Gradient>* grad_inputs,
+                GxFn gx, GyFn gy) {
+  ReduceToInputShapes(scope, op, op.needs_gradient(0) ? gx() : Output(),
+                      op.needs_gradient(1) ? gy() : Output(), grad_inputs);
+}
+
+Status AddGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  BinaryGrad(
+      scope, op, grad_inputs, [&] { return g; }, [&] { return g; });
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Add", AddGrad);
+
+Status SubGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  BinaryGrad(
+      scope, op, grad_inputs, [&] { return g; }, [&] { return ops::Neg(scope, g); });
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Sub", SubGrad);
+
+Status MulGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  BinaryGrad(
+      scope, op, grad_inputs, [&] { return ops::Mul(scope, g, op.input(1)); },
+      [&] { return ops::Mul(scope, op.input(0), g); });
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Mul", MulGrad);
+
+// d(x/y)/dx = 1/y; d(x/y)/dy = -x/y^2.
+Status DivGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  const Output& x = op.input(0);
+  const Output& y = op.input(1);
+  BinaryGrad(
+      scope, op, grad_inputs, [&] { return ops::Div(scope, g, y); },
+      [&] {
+        return ops::Mul(scope, g, ops::Neg(scope, ops::Div(scope, ops::Div(scope, x, y), y)));
+      });
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Div", DivGrad);
+
+// The gradient goes to the input that was picked; on a tie, to x (as in TensorFlow).
+// `y_wins` is where y was picked.
+Status PickGrad(const Scope& scope, const ForwardOp& op, const Output& g, const Output& y_wins,
+                std::vector<Gradient>* grad_inputs) {
+  const Output zeros = ops::ZerosLike(scope, g);
+  BinaryGrad(
+      scope, op, grad_inputs, [&] { return ops::Select(scope, y_wins, zeros, g); },
+      [&] { return ops::Select(scope, y_wins, g, zeros); });
+  return OkStatus();
+}
+Status MaximumGrad(const Scope& scope, const ForwardOp& op,
+                   const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  return PickGrad(scope, op, grad_outputs[0].dense, ops::Less(scope, op.input(0), op.input(1)),
+                  grad_inputs);
+}
+TW_REGISTER_GRADIENT("Maximum", MaximumGrad);
+Status MinimumGrad(const Scope& scope, const ForwardOp& op,
+                   const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  return PickGrad(scope, op, grad_outputs[0].dense, ops::Greater(scope, op.input(0), op.input(1)),
+                  grad_inputs);
+}
+TW_REGISTER_GRADIENT("Minimum", MinimumGrad);
+
+Status NegGrad(const Scope& scope, const ForwardOp&, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::Neg(scope, grad_outputs[0].dense);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Neg", NegGrad);
+
+Status SquareGrad(const Scope& scope, const ForwardOp& op,
+                  const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  const Output two_x = ops::Mul(scope, op.input(0), FloatConst(scope, 2, op.input(0).type()));
+  (*grad_inputs)[0].dense = ops::Mul(scope, grad_outputs[0].dense, two_x);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Square", SquareGrad);
+
+// d sqrt(x) = 1 / (2 sqrt(x)), from the output.
+Status SqrtGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+                std::vector<Gradient>* grad_inputs) {
+  const Output two_y = ops::Mul(scope, op.output(0), FloatConst(scope, 2, op.output(0).type()));
+  (*grad_inputs)[0].dense = ops::Div(scope, grad_outputs[0].dense, two_y);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Sqrt", SqrtGrad);
+
+Status ExpGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::Mul(scope, grad_outputs[0].dense, op.output(0));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Exp", ExpGrad);
+
+Status LogGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::Div(scope, grad_outputs[0].dense, op.input(0));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Log", LogGrad);
+
+// The gradient of t where the condition holds and of e elsewhere, each summed back to its
+// input's shape (the three inputs broadcast).
+Status SelectGrad(const Scope& scope, const ForwardOp& op,
+                  const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  const Output& cond = op.input(0);
+  const Output zeros = ops::ZerosLike(scope, g);
+  const Output sg = ops::Shape(scope, g);
+  for (int i = 1; i <= 2; ++i) {
+    if (!op.needs_gradient(i)) continue;
+    const Output picked =
+        i == 1 ? ops::Select(scope, cond, g, zeros) : ops::Select(scope, cond, zeros, g);
+    const Output si = ops::Shape(scope, op.input(i));
+    const auto r = ops::BroadcastGradientArgs(scope, si, sg);
+    (*grad_inputs)[i].dense = ops::Reshape(scope, ops::Sum(scope, picked, r.r0), si);
+  }
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Select", SelectGrad);
+
+// MatMul's gradients are MatMuls with transpose flags; the kernel reads transposed operands
+// in place, so no transpose is ever materialized.
+Status MatMulGrad(const Scope& scope, const ForwardOp& op,
+                  const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  bool ta = false, tb = false;
+  TW_RETURN_IF_ERROR(op.GetAttr("transpose_a", &ta));
+  TW_RETURN_IF_ERROR(op.GetAttr("transpose_b", &tb));
+  const Output& g = grad_outputs[0].dense;
+  const Output& a = op.input(0);
+  const Output& b = op.input(1);
+  auto matmul = [&](const Output& p, const Output& q, bool tp, bool tq) {
+    return ops::MatMul(scope, p, q, {.transpose_a = tp, .transpose_b = tq});
+  };
+  if (op.needs_gradient(0)) {
+    (*grad_inputs)[0].dense = !ta ? (!tb ? matmul(g, b, false, true) : matmul(g, b, false, false))
+                                  : (!tb ? matmul(b, g, false, true) : matmul(b, g, true, true));
+  }
+  if (op.needs_gradient(1)) {
+    (*grad_inputs)[1].dense = !tb ? (!ta ? matmul(a, g, true, false) : matmul(a, g, false, false))
+                                  : (!ta ? matmul(g, a, true, false) : matmul(g, a, true, true));
+  }
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("MatMul", MatMulGrad);
+
+Status AddNGrad(const Scope&, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+                std::vector<Gradient>* grad_inputs) {
+  for (int i = 0; i < op.num_inputs(); ++i) (*grad_inputs)[i] = grad_outputs[0];
+  return OkStatus();
+}
+TW_REGISTER_SPARSE_GRADIENT("AddN", AddNGrad);
+
+TW_NO_GRADIENT("Equal");
+TW_NO_GRADIENT("Less");
+TW_NO_GRADIENT("Greater");
+TW_NO_GRADIENT("BroadcastGradientArgs");
+
 #undef TW_NUMERIC
 #undef TW_BINARY_OP
 #undef TW_UNARY_OP
@@ -454,6 +757,16 @@ TW_REGISTER_KERNEL("MatMul", "CPU", MatMulOp);
 }  // namespace
 
 namespace ops {
+
+Output AddN(const Scope& scope, const InputList& inputs) {
+  return scope.AddNodeOutput("AddN", {inputs});
+}
+
+BroadcastGradientArgsOutputs BroadcastGradientArgs(const Scope& scope, Input s0, Input s1) {
+  const Operation op = scope.AddNode("BroadcastGradientArgs", {{s0}, {s1}});
+  if (!op.valid()) return {};
+  return {Output(op, 0), Output(op, 1)};
+}
 
 Output Add(const Scope& scope, Input x, Input y) { return scope.AddNodeOutput("Add", {{x}, {y}}); }
 Output Sub(const Scope& scope, Input x, Input y) { return scope.AddNodeOutput("Sub", {{x}, {y}}); }

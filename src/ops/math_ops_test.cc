@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensorweave/ops/basic_ops.h"
+#include "tensorweave/session.h"
 #include "testing/kernel_test_fixture.h"
 
 namespace tw {
@@ -383,6 +384,63 @@ TEST(MathBuilderTest, MismatchedTypesAreReported) {
   Scope other = Scope::NewRootScope();
   ops::Sqrt(other, 4);  // Sqrt has no int32 kernel
   EXPECT_FALSE(other.ok());
+}
+
+// ---- AddN and BroadcastGradientArgs (helper ops of the gradients) ----
+
+TEST(AddNOpTest, SumsAnyNumberOfInputs) {
+  Scope root = Scope::NewRootScope();
+  auto one = ops::AddN(root, {Tensor::FromVector<float>({1, 2})});
+  auto three =
+      ops::AddN(root, {Tensor::FromVector<float>({1, 2}), Tensor::FromVector<float>({10, 20}),
+                       Tensor::FromVector<float>({100, 200})});
+  auto ints = ops::AddN(root, {Tensor::FromVector<int32_t>({1}), Tensor::FromVector<int32_t>({2})});
+  ClientSession s(root);
+  auto out = s.Run({}, {one, three, ints});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>({1, 2}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<float>({111, 222}));
+  EXPECT_EQ((*out)[2], Tensor::FromVector<int32_t>({3}));
+}
+
+TEST(AddNOpTest, RejectsShapesThatDiffer) {
+  Scope root = Scope::NewRootScope();
+  auto sum = ops::AddN(root.WithOpName("sum"),
+                       {Tensor::FromVector<float>({1, 2}), Tensor::FromVector<float>({1, 2, 3})});
+  ClientSession s(root);
+  auto out = s.Run({}, {sum});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node sum"));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("inputs[1] is [3]"));
+}
+
+TEST(BroadcastGradientArgsOpTest, AxesEachInputWasStretchedAlong) {
+  Scope root = Scope::NewRootScope();
+  auto a = ops::BroadcastGradientArgs(root, {2, 3}, {3});
+  auto b = ops::BroadcastGradientArgs(root, {3, 1}, {1, 4});
+  auto c = ops::BroadcastGradientArgs(root, Tensor::FromVector<int64_t>({}),
+                                      Tensor::FromVector<int64_t>({2, 1}));
+  ClientSession s(root);
+  auto out = s.Run({}, {a.r0, a.r1, b.r0, b.r1, c.r0, c.r1});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<int32_t>({}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<int32_t>({0}));
+  EXPECT_EQ((*out)[2], Tensor::FromVector<int32_t>({1}));
+  EXPECT_EQ((*out)[3], Tensor::FromVector<int32_t>({0}));
+  EXPECT_EQ((*out)[4], Tensor::FromVector<int64_t>({0}));  // dimension 1 is 1 in both
+  EXPECT_EQ((*out)[5], Tensor::FromVector<int64_t>({}));
+}
+
+TEST(BroadcastGradientArgsOpTest, RejectsIncompatibleShapes) {
+  Scope root = Scope::NewRootScope();
+  auto r = ops::BroadcastGradientArgs(root.WithOpName("bga"), {2, 3}, {2});
+  ClientSession s(root);
+  auto out = s.Run({}, {r.r0});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node bga"));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("Incompatible shapes: [2,3] vs. [2]"));
 }
 
 }  // namespace

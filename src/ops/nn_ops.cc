@@ -1,14 +1,17 @@
 // Neural-network ops: activations (Relu, Sigmoid, Tanh), Softmax and LogSoftmax over the
-// last dimension, and SparseSoftmaxCrossEntropyWithLogits. Definitions, CPU kernels and
+// last dimension, SparseSoftmaxCrossEntropyWithLogits, BiasAdd. Definitions, CPU kernels,
+// gradients (with their helper ops ReluGrad, SigmoidGrad, TanhGrad, BiasAddGrad) and
 // graph-building functions.
 #include <cmath>
 #include <type_traits>
 #include <vector>
 
 #include "Eigen/Core"
+#include "src/framework/gradient_registry.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
+#include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
 
 namespace tw {
@@ -193,6 +196,222 @@ class SparseSoftmaxCrossEntropyOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("SparseSoftmaxCrossEntropyWithLogits", "CPU", SparseSoftmaxCrossEntropyOp);
 
+// ---- Activation gradients ----
+
+// out = f(a, b) element-wise for two inputs of one shape. Functor has
+// `template <typename T> static void Apply(ConstArray<T> a, ConstArray<T> b, MutArray<T> out)`.
+template <typename Functor>
+class SameShapeBinaryOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    TW_OP_REQUIRES(ctx, a.shape() == b.shape(),
+                   errors::InvalidArgument(
+                       "node ", name(), ": ", type_string(), " inputs must have one shape, got ",
+                       a.shape().DebugString(), " and ", b.shape().DebugString()));
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, a.shape(), &out));
+    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const auto n = static_cast<Eigen::Index>(a.num_elements());
+      Functor::template Apply<T>(ConstArray<T>(a.flat<T>().data(), n),
+                                 ConstArray<T>(b.flat<T>().data(), n),
+                                 MutArray<T>(out->flat<T>().data(), n));
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+};
+
+struct ReluGradF {
+  template <typename T>
+  static void Apply(ConstArray<T> g, ConstArray<T> y, MutArray<T> out) {
+    out = (y > T(0)).select(g, T(0));
+  }
+};
+struct SigmoidGradF {
+  template <typename T>
+  static void Apply(ConstArray<T> y, ConstArray<T> dy, MutArray<T> out) {
+    out = dy * y * (T(1) - y);
+  }
+};
+struct TanhGradF {
+  template <typename T>
+  static void Apply(ConstArray<T> y, ConstArray<T> dy, MutArray<T> out) {
+    out = dy * (T(1) - y.square());
+  }
+};
+
+TW_REGISTER_OP("ReluGrad")
+    .Input("gradients: T")
+    .Input("features: T")
+    .Output("backprops: T")
+    .Attr("T: {float, double}")
+    .Doc("gradients where features > 0, else 0 (features may be Relu's input or output).");
+TW_REGISTER_KERNEL("ReluGrad", "CPU", SameShapeBinaryOp<ReluGradF>);
+
+TW_REGISTER_OP("SigmoidGrad")
+    .Input("y: T")
+    .Input("dy: T")
+    .Output("z: T")
+    .Attr("T: {float, double}")
+    .Doc("dy * y * (1 - y): the gradient of y = Sigmoid(x) from y.");
+TW_REGISTER_KERNEL("SigmoidGrad", "CPU", SameShapeBinaryOp<SigmoidGradF>);
+
+TW_REGISTER_OP("TanhGrad")
+    .Input("y: T")
+    .Input("dy: T")
+    .Output("z: T")
+    .Attr("T: {float, double}")
+    .Doc("dy * (1 - y^2): the gradient of y = Tanh(x) from y.");
+TW_REGISTER_KERNEL("TanhGrad", "CPU", SameShapeBinaryOp<TanhGradF>);
+
+// ---- BiasAdd and BiasAddGrad ----
+TW_REGISTER_OP("BiasAdd")
+    .Input("value: T")
+    .Input("bias: T")
+    .Output("output: T")
+    .Attr("T: {float, double}")
+    .Doc("value + bias, bias a vector added along value's last dimension.");
+
+class BiasAddOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& value = ctx->input(0);
+    const Tensor& bias = ctx->input(1);
+    TW_OP_REQUIRES(
+        ctx, value.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == value.dim(value.rank() - 1),
+        errors::InvalidArgument("node ", name(), ": BiasAdd needs a bias vector as ",
+                                "long as value's last dimension, got value ",
+                                value.shape().DebugString(), " and bias ",
+                                bias.shape().DebugString()));
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, value.shape(), &out));
+    const int64_t cols = bias.dim(0);
+    if (out->num_elements() == 0) return;
+    const int64_t rows = value.num_elements() / cols;
+    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const ConstArray<T> b(bias.flat<T>().data(), cols);
+      const T* in = value.flat<T>().data();
+      T* o = out->flat<T>().data();
+      for (int64_t r = 0; r < rows; ++r) {
+        MutArray<T>(o + r * cols, cols) = ConstArray<T>(in + r * cols, cols) + b;
+      }
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+};
+TW_REGISTER_KERNEL("BiasAdd", "CPU", BiasAddOp);
+
+TW_REGISTER_OP("BiasAddGrad")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {float, double}")
+    .Doc("The sum of out_backprop over every dimension but the last: BiasAdd's bias gradient.");
+
+class BiasAddGradOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& g = ctx->input(0);
+    TW_OP_REQUIRES(ctx, g.rank() >= 1,
+                   errors::InvalidArgument("node ", name(), ": BiasAddGrad needs at least one ",
+                                           "dimension, got shape ", g.shape().DebugString()));
+    const int64_t cols = g.dim(g.rank() - 1);
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({cols}), &out));
+    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      MutArray<T> o(out->flat<T>().data(), cols);
+      o.setZero();
+      if (cols == 0) return;
+      const int64_t rows = g.num_elements() / cols;
+      const T* in = g.flat<T>().data();
+      // Row by row, so the additions run along contiguous memory in vector lanes.
+      for (int64_t r = 0; r < rows; ++r) o += ConstArray<T>(in + r * cols, cols);
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+};
+TW_REGISTER_KERNEL("BiasAddGrad", "CPU", BiasAddGradOp);
+
+// ---- Gradients ----
+
+Status ReluGradient(const Scope& scope, const ForwardOp& op,
+                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::ReluGrad(scope, grad_outputs[0].dense, op.output(0));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Relu", ReluGradient);
+
+Status SigmoidGradient(const Scope& scope, const ForwardOp& op,
+                       const std::vector<Gradient>& grad_outputs,
+                       std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::SigmoidGrad(scope, op.output(0), grad_outputs[0].dense);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Sigmoid", SigmoidGradient);
+
+Status TanhGradient(const Scope& scope, const ForwardOp& op,
+                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::TanhGrad(scope, op.output(0), grad_outputs[0].dense);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Tanh", TanhGradient);
+
+// With y = softmax(x) over the last dimension: dx = (g - sum(g * y)) * y.
+Status SoftmaxGradient(const Scope& scope, const ForwardOp& op,
+                       const std::vector<Gradient>& grad_outputs,
+                       std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  const Output& y = op.output(0);
+  const Output dot = ops::Sum(scope, ops::Mul(scope, g, y), -1, {.keep_dims = true});
+  (*grad_inputs)[0].dense = ops::Mul(scope, ops::Sub(scope, g, dot), y);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Softmax", SoftmaxGradient);
+
+// With y = log_softmax(x): dx = g - sum(g) * exp(y).
+Status LogSoftmaxGradient(const Scope& scope, const ForwardOp& op,
+                          const std::vector<Gradient>& grad_outputs,
+                          std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  const Output total = ops::Sum(scope, g, -1, {.keep_dims = true});
+  (*grad_inputs)[0].dense =
+      ops::Sub(scope, g, ops::Mul(scope, total, ops::Exp(scope, op.output(0))));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("LogSoftmax", LogSoftmaxGradient);
+
+// The op computes its own gradient (output 1); scale each example's row by the gradient of
+// its loss. The labels are integers and have none.
+Status SparseSoftmaxCrossEntropyGradient(const Scope& scope, const ForwardOp& op,
+                                         const std::vector<Gradient>& grad_outputs,
+                                         std::vector<Gradient>* grad_inputs) {
+  if (grad_outputs[1].exists()) {
+    return errors::InvalidArgument(
+        "the gradient through output 1 (backprop) of SparseSoftmaxCrossEntropyWithLogits is "
+        "not defined (a second derivative)");
+  }
+  const Output column = ops::Reshape(scope, grad_outputs[0].dense, {-1, 1});
+  (*grad_inputs)[0].dense = ops::Mul(scope, op.output(1), column);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("SparseSoftmaxCrossEntropyWithLogits", SparseSoftmaxCrossEntropyGradient);
+
+Status BiasAddGradient(const Scope& scope, const ForwardOp& op,
+                       const std::vector<Gradient>& grad_outputs,
+                       std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0] = grad_outputs[0];
+  if (op.needs_gradient(1))
+    (*grad_inputs)[1].dense = ops::BiasAddGrad(scope, grad_outputs[0].dense);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("BiasAdd", BiasAddGradient);
+
 }  // namespace
 
 namespace ops {
@@ -207,6 +426,22 @@ Output Softmax(const Scope& scope, Input logits) {
 }
 Output LogSoftmax(const Scope& scope, Input logits) {
   return scope.AddNodeOutput("LogSoftmax", {{logits}});
+}
+
+Output ReluGrad(const Scope& scope, Input gradients, Input activations) {
+  return scope.AddNodeOutput("ReluGrad", {{gradients}, {activations}});
+}
+Output SigmoidGrad(const Scope& scope, Input y, Input dy) {
+  return scope.AddNodeOutput("SigmoidGrad", {{y}, {dy}});
+}
+Output TanhGrad(const Scope& scope, Input y, Input dy) {
+  return scope.AddNodeOutput("TanhGrad", {{y}, {dy}});
+}
+Output BiasAdd(const Scope& scope, Input value, Input bias) {
+  return scope.AddNodeOutput("BiasAdd", {{value}, {bias}});
+}
+Output BiasAddGrad(const Scope& scope, Input out_backprop) {
+  return scope.AddNodeOutput("BiasAddGrad", {{out_backprop}});
 }
 
 SoftmaxCrossEntropyOutputs SparseSoftmaxCrossEntropyWithLogits(const Scope& scope, Input features,

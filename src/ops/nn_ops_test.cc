@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
+#include "tensorweave/session.h"
 #include "testing/kernel_test_fixture.h"
 
 namespace tw {
@@ -200,6 +201,50 @@ TEST(NnBuilderTest, FailedNodeGivesInvalidOutputs) {
   EXPECT_FALSE(root.ok());
   EXPECT_FALSE(xent.loss.op().valid());
   EXPECT_FALSE(xent.backprop.op().valid());
+}
+
+// ---- Activation gradients and BiasAdd ----
+
+TEST(ActivationGradOpTest, FromTheOutputs) {
+  Scope root = Scope::NewRootScope();
+  const Tensor g = Tensor::FromVector<double>({1, 2, 3});
+  auto relu = ops::ReluGrad(root, g, Tensor::FromVector<double>({0, 0.5, 2}));
+  auto sigmoid = ops::SigmoidGrad(root, Tensor::FromVector<double>({0.5, 0.25, 0.9}), g);
+  auto tanh = ops::TanhGrad(root, Tensor::FromVector<double>({0, 0.5, -1}), g);
+  ClientSession s(root);
+  auto out = s.Run({}, {relu, sigmoid, tanh});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<double>({0, 2, 3}));
+  ExpectNear<double>((*out)[1], {0.25, 2 * 0.25 * 0.75, 3 * 0.9 * 0.1}, 1e-12);
+  ExpectNear<double>((*out)[2], {1, 2 * 0.75, 0}, 1e-12);
+}
+
+TEST(ActivationGradOpTest, RejectsShapesThatDiffer) {
+  Scope root = Scope::NewRootScope();
+  auto relu = ops::ReluGrad(root.WithOpName("rg"), Tensor::FromVector<float>({1, 2}),
+                            Tensor::FromVector<float>({1}));
+  ClientSession s(root);
+  auto out = s.Run({}, {relu});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node rg: ReluGrad inputs must"));
+}
+
+TEST(BiasAddOpTest, AddsAlongTheLastDimensionAndSumsBack) {
+  Scope root = Scope::NewRootScope();
+  const Tensor value = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto sum = ops::BiasAdd(root, value, Tensor::FromVector<float>({10, 20, 30}));
+  auto grad = ops::BiasAddGrad(root, value);
+  auto bad = ops::BiasAdd(root.WithOpName("bad"), value, Tensor::FromVector<float>({1, 2}));
+  ClientSession s(root);
+  auto out = s.Run({}, {sum, grad});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>({11, 22, 33, 14, 25, 36}, {2, 3}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<float>({5, 7, 9}));
+  out = s.Run({}, {bad});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node bad: BiasAdd needs a bias"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Reduction ops: Sum, Mean and Max over a set of axes, and ArgMax along one dimension.
-// Definitions, CPU kernels and graph-building functions.
+// Definitions, CPU kernels, gradients (with their helper ops SumGrad, MeanGrad, MaxGrad)
+// and graph-building functions.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,9 +8,11 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "src/framework/gradient_registry.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
+#include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
 
 namespace tw {
@@ -118,6 +121,16 @@ struct SumReducer {
       return acc;
     }
   }
+  // acc[j] += p[j] for j in [0, n): the reduction over an outer axis (a bias gradient's
+  // sum over the batch), in vector lanes.
+  static void CombineRun(T* acc, const T* p, int64_t n) {
+    if constexpr (std::is_floating_point_v<T>) {
+      Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>(acc, n) +=
+          Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(p, n);
+    } else {
+      for (int64_t j = 0; j < n; ++j) acc[j] = WrapAdd(acc[j], p[j]);
+    }
+  }
 };
 
 template <typename T>
@@ -142,30 +155,28 @@ struct MaxReducer {
     for (int64_t i = 0; i < n; ++i) acc = Combine(acc, p[i]);
     return acc;
   }
+  static void CombineRun(T* acc, const T* p, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) acc[j] = Combine(acc[j], p[j]);
+  }
 };
 
-// Folds `in` into `out` (already holding Reducer::Identity()) following the plan.
-template <typename T, typename Reducer>
-void Reduce(const ReductionPlan& plan, absl::Span<const T> in, absl::Span<T> out) {
-  if (in.empty()) return;
+// Calls fn(in_offset, out_offset, run, inner_reduced) for each run of `run` contiguous
+// input elements (of `total`), in order: the run folds into output element out_offset when
+// inner_reduced, else element-wise into the run at out_offset.
+template <typename F>
+void ForEachInputRun(const ReductionPlan& plan, int64_t total, F&& fn) {
+  if (total == 0) return;
   const int r = static_cast<int>(plan.dims.size());
   if (r == 0) {  // one element
-    out[0] = Reducer::Combine(out[0], in[0]);
+    fn(int64_t{0}, int64_t{0}, int64_t{1}, true);
     return;
   }
   const int64_t run = plan.dims[r - 1];
   const bool inner_reduced = plan.reduced[r - 1];
   std::vector<int64_t> index(static_cast<size_t>(r), 0);
   int64_t o = 0;
-  const int64_t total = static_cast<int64_t>(in.size());
   for (int64_t i = 0; i < total; i += run) {
-    const T* p = in.data() + i;
-    if (inner_reduced) {
-      out[o] = Reducer::Combine(out[o], Reducer::ReduceRun(p, run));
-    } else {
-      T* q = out.data() + o;
-      for (int64_t j = 0; j < run; ++j) q[j] = Reducer::Combine(q[j], p[j]);
-    }
+    fn(i, o, run, inner_reduced);
     // Advance the odometer over the outer dimensions, tracking the output offset.
     for (int d = r - 2; d >= 0; --d) {
       o += plan.out_strides[d];
@@ -174,6 +185,20 @@ void Reduce(const ReductionPlan& plan, absl::Span<const T> in, absl::Span<T> out
       index[d] = 0;
     }
   }
+}
+
+// Folds `in` into `out` (already holding Reducer::Identity()) following the plan.
+template <typename T, typename Reducer>
+void Reduce(const ReductionPlan& plan, absl::Span<const T> in, absl::Span<T> out) {
+  ForEachInputRun(plan, static_cast<int64_t>(in.size()),
+                  [&](int64_t i, int64_t o, int64_t run, bool inner_reduced) {
+                    const T* p = in.data() + i;
+                    if (inner_reduced) {
+                      out[o] = Reducer::Combine(out[o], Reducer::ReduceRun(p, run));
+                    } else {
+                      Reducer::CombineRun(out.data() + o, p, run);
+                    }
+                  });
 }
 
 enum class ReductionKind { kSum, kMean, kMax };
@@ -314,6 +339,177 @@ class ArgMaxOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("ArgMax", "CPU", ArgMaxOp);
 
+// ---- Gradients of the reductions ----
+
+// Reads a shape vector input; InvalidArgument for another rank or a negative dimension.
+Status ReadShape(const OpKernel& kernel, const Tensor& t, TensorShape* shape) {
+  if (t.rank() != 1) {
+    return errors::InvalidArgument("node ", kernel.name(), ": input_shape must be a vector, got ",
+                                   "shape ", t.shape().DebugString());
+  }
+  const std::vector<int64_t> dims = ReadIndices(t);
+  for (int64_t d : dims) {
+    if (d < 0) {
+      return errors::InvalidArgument("node ", kernel.name(), ": input_shape has negative ",
+                                     "dimension ", d);
+    }
+  }
+  auto created = TensorShape::Create(dims);
+  if (!created.ok()) return errors::Annotate(created.status(), "node " + kernel.name() + ": ");
+  *shape = *std::move(created);
+  return OkStatus();
+}
+
+// Plans the reduction of `input_shape` over `axis` and checks that `grad` (any shape) has
+// one element per output element.
+Status PlanGradient(const OpKernel& kernel, const TensorShape& input_shape, const Tensor& axis,
+                    const std::vector<const Tensor*>& reduced, ReductionPlan* plan) {
+  TW_RETURN_IF_ERROR(PlanReduction(kernel, input_shape, axis, /*keep_dims=*/true, plan));
+  for (const Tensor* t : reduced) {
+    if (t->num_elements() != plan->output_shape.num_elements()) {
+      return errors::InvalidArgument(
+          "node ", kernel.name(), ": a tensor of shape ", t->shape().DebugString(),
+          " is not the reduction of shape ", input_shape.DebugString(), " over axes ",
+          axis.DebugString(), " (", plan->output_shape.DebugString(), " with kept dimensions)");
+    }
+  }
+  return OkStatus();
+}
+
+template <bool kMean>
+class SumGradOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& grad = ctx->input(0);
+    TensorShape shape;
+    TW_OP_REQUIRES_OK(ctx, ReadShape(*this, ctx->input(1), &shape));
+    ReductionPlan plan;
+    TW_OP_REQUIRES_OK(ctx, PlanGradient(*this, shape, ctx->input(2), {&grad}, &plan));
+    if (!kMean && grad.num_elements() == shape.num_elements()) {
+      auto view = grad.Reshaped(shape);  // reduced nothing (or only size-1 dimensions)
+      TW_OP_REQUIRES_OK(ctx, view.status());
+      ctx->set_output(0, *std::move(view));
+      return;
+    }
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
+    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T scale = kMean ? T(1) / static_cast<T>(plan.count) : T(1);
+      const T* g = grad.flat<T>().data();
+      T* dst = out->flat<T>().data();
+      ForEachInputRun(plan, shape.num_elements(),
+                      [&](int64_t i, int64_t o, int64_t run, bool inner_reduced) {
+                        MutArray<T> p(dst + i, run);
+                        if (inner_reduced) {
+                          p.setConstant(g[o] * scale);
+                        } else {
+                          p = ConstArray<T>(g + o, run) * scale;
+                        }
+                      });
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+};
+
+#define TW_SUM_GRAD_OP(NAME, MEAN, DOC)       \
+  TW_REGISTER_OP(NAME)                        \
+      .Input("grad: T")                       \
+      .Input("input_shape: Tshape")           \
+      .Input("axis: Tidx")                    \
+      .Output("output: T")                    \
+      .Attr("T: {float, double}")             \
+      .Attr("Tshape: {int32, int64} = int32") \
+      .Attr("Tidx: {int32, int64} = int32")   \
+      .Doc(DOC);                              \
+  TW_REGISTER_KERNEL(NAME, "CPU", SumGradOp<MEAN>)
+
+TW_SUM_GRAD_OP("SumGrad", false,
+               "The gradient of Sum(input, axis) with respect to an input of shape input_shape: "
+               "grad (with or without the reduced dimensions) repeated along the axes.");
+TW_SUM_GRAD_OP("MeanGrad", true,
+               "The gradient of Mean(input, axis): SumGrad divided by the reduced count.");
+#undef TW_SUM_GRAD_OP
+
+TW_REGISTER_OP("MaxGrad")
+    .Input("input: T")
+    .Input("output: T")
+    .Input("grad: T")
+    .Input("axis: Tidx")
+    .Output("backprop: T")
+    .Attr("T: {float, double}")
+    .Attr("Tidx: {int32, int64} = int32")
+    .Doc(
+        "The gradient of output = Max(input, axis): each element equal to its maximum gets "
+        "that maximum's gradient, divided by the number of such elements; the others 0.");
+
+class MaxGradOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& output = ctx->input(1);
+    const Tensor& grad = ctx->input(2);
+    ReductionPlan plan;
+    TW_OP_REQUIRES_OK(ctx,
+                      PlanGradient(*this, input.shape(), ctx->input(3), {&output, &grad}, &plan));
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, input.shape(), &out));
+    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* x = input.flat<T>().data();
+      const T* y = output.flat<T>().data();
+      const T* g = grad.flat<T>().data();
+      T* dst = out->flat<T>().data();
+      const int64_t total = input.num_elements();
+      // Pass 1 counts the elements equal to each maximum; pass 2 shares its gradient.
+      std::vector<T> ties(static_cast<size_t>(output.num_elements()), T(0));
+      ForEachInputRun(plan, total, [&](int64_t i, int64_t o, int64_t run, bool inner_reduced) {
+        for (int64_t j = 0; j < run; ++j) {
+          const int64_t k = inner_reduced ? o : o + j;
+          if (x[i + j] == y[k]) ties[k] += T(1);
+        }
+      });
+      ForEachInputRun(plan, total, [&](int64_t i, int64_t o, int64_t run, bool inner_reduced) {
+        for (int64_t j = 0; j < run; ++j) {
+          const int64_t k = inner_reduced ? o : o + j;
+          dst[i + j] = x[i + j] == y[k] ? g[k] / ties[k] : T(0);
+        }
+      });
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+};
+TW_REGISTER_KERNEL("MaxGrad", "CPU", MaxGradOp);
+
+// The reductions' gradient functions: one node each besides the input's Shape.
+Status SumGradient(const Scope& scope, const ForwardOp& op,
+                   const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense =
+      ops::SumGrad(scope, grad_outputs[0].dense, ops::Shape(scope, op.input(0)), op.input(1));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Sum", SumGradient);
+
+Status MeanGradient(const Scope& scope, const ForwardOp& op,
+                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense =
+      ops::MeanGrad(scope, grad_outputs[0].dense, ops::Shape(scope, op.input(0)), op.input(1));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Mean", MeanGradient);
+
+Status MaxGradient(const Scope& scope, const ForwardOp& op,
+                   const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense =
+      ops::MaxGrad(scope, op.input(0), op.output(0), grad_outputs[0].dense, op.input(1));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Max", MaxGradient);
+
+TW_NO_GRADIENT("ArgMax");
+
 }  // namespace
 
 namespace ops {
@@ -329,6 +525,15 @@ Output Mean(const Scope& scope, Input input, Input axis, const ReduceOptions& op
 Output Max(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
   return scope.AddNodeOutput("Max", {{input}, {axis}},
                              {{"keep_dims", MakeAttr(options.keep_dims)}});
+}
+Output SumGrad(const Scope& scope, Input grad, Input input_shape, Input axis) {
+  return scope.AddNodeOutput("SumGrad", {{grad}, {input_shape}, {axis}});
+}
+Output MeanGrad(const Scope& scope, Input grad, Input input_shape, Input axis) {
+  return scope.AddNodeOutput("MeanGrad", {{grad}, {input_shape}, {axis}});
+}
+Output MaxGrad(const Scope& scope, Input input, Input output, Input grad, Input axis) {
+  return scope.AddNodeOutput("MaxGrad", {{input}, {output}, {grad}, {axis}});
 }
 Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxOptions& options) {
   return scope.AddNodeOutput("ArgMax", {{input}, {dimension}},

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
+#include "tensorweave/session.h"
 #include "testing/kernel_test_fixture.h"
 
 namespace tw {
@@ -206,6 +207,57 @@ TEST(ReductionBuilderTest, BuildsNodesWithAttrs) {
   EXPECT_EQ(nodes["am"].op(), "ArgMax");
   EXPECT_EQ(nodes["am"].attr().at("output_type").type(), proto::DT_INT32);
   EXPECT_TRUE(m.op().valid() && mx.op().valid());
+}
+
+// ---- SumGrad, MeanGrad, MaxGrad (helper ops of the gradients) ----
+
+TEST(ReductionGradOpTest, SumAndMeanGradRepeatAlongTheAxes) {
+  Scope root = Scope::NewRootScope();
+  const Tensor g = Tensor::FromVector<double>({1, 2});
+  // The gradient of a reduction of [2,3] over axis 1, given without and with keep_dims.
+  auto sum = ops::SumGrad(root, g, {2, 3}, 1);
+  auto sum_kept = ops::SumGrad(root, Tensor::FromVector<double>({1, 2}, {2, 1}), {2, 3}, {-1});
+  auto mean = ops::MeanGrad(root, Tensor::FromVector<double>({3, 6, 9}), {2, 3}, 0);
+  auto all =
+      ops::MeanGrad(root, Tensor::Scalar<double>(8), Tensor::FromVector<int64_t>({2, 2}), {0, 1});
+  ClientSession s(root);
+  auto out = s.Run({}, {sum, sum_kept, mean, all});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<double>({1, 1, 1, 2, 2, 2}, {2, 3}));
+  EXPECT_EQ((*out)[1], (*out)[0]);
+  EXPECT_EQ((*out)[2], Tensor::FromVector<double>({1.5, 3, 4.5, 1.5, 3, 4.5}, {2, 3}));
+  EXPECT_EQ((*out)[3], Tensor::FromVector<double>({2, 2, 2, 2}, {2, 2}));
+}
+
+TEST(ReductionGradOpTest, MaxGradGoesToTheMaxima) {
+  Scope root = Scope::NewRootScope();
+  const Tensor x = Tensor::FromVector<float>({1, 4, 4, 3, 2, 1}, {2, 3});
+  auto g = ops::MaxGrad(root, x, Tensor::FromVector<float>({4, 3}),
+                        Tensor::FromVector<float>({2, 5}), 1);
+  auto cols = ops::MaxGrad(root, x, Tensor::FromVector<float>({3, 4, 4}, {1, 3}),
+                           Tensor::FromVector<float>({1, 1, 1}, {1, 3}), 0);
+  ClientSession s(root);
+  auto out = s.Run({}, {g, cols});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>({0, 1, 1, 5, 0, 0}, {2, 3}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<float>({0, 1, 1, 1, 0, 0}, {2, 3}));
+}
+
+TEST(ReductionGradOpTest, RejectsAGradientOfTheWrongSize) {
+  Scope root = Scope::NewRootScope();
+  auto g = ops::SumGrad(root.WithOpName("sg"), Tensor::FromVector<float>({1, 2, 3}), {2, 3}, 1);
+  auto bad_axis =
+      ops::MeanGrad(root.WithOpName("mg"), Tensor::FromVector<float>({1, 2}), {2, 3}, 2);
+  ClientSession s(root);
+  auto out = s.Run({}, {g});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("node sg"));
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("is not the reduction of shape [2,3]"));
+  out = s.Run({}, {bad_axis});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("Invalid reduction axis 2"));
 }
 
 }  // namespace

@@ -1,10 +1,15 @@
-// Variables: definitions, CPU kernels and graph-building functions.
+// Variables: definitions, CPU kernels, gradients and graph-building functions.
 //
 // A Variable node outputs a handle naming (device, container, name); every op that uses the
 // variable takes the handle and finds the VariableResource in its device's ResourceMgr, so
 // the same name on the same device is the same variable for every graph and session.
 #include "tensorweave/ops/state_ops.h"
 
+#include <algorithm>
+#include <limits>
+
+#include "src/framework/gradient_registry.h"
+#include "src/ops/array_grad.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
 #include "src/ops/variable.h"
@@ -332,6 +337,126 @@ TW_REGISTER_OP("ScatterUpdate")
     .Doc("Writes updates into the variable's rows at indices.");
 TW_REGISTER_KERNEL("ScatterUpdate", "CPU", ScatterOp<false>);
 
+// ---- ResourceGather ----
+TW_REGISTER_OP("ResourceGather")
+    .Input("resource: resource")
+    .Input("indices: Tindices")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("Tindices: {int32, int64}")
+    .SetIsStateful()
+    .Doc(
+        "Rows of the variable (along dimension 0) picked by indices, read where the variable "
+        "lives: output shape indices.shape + variable.shape[1:].");
+
+class ResourceGatherOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& indices = ctx->input(1);
+    WithInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
+      TW_OP_REQUIRES(ctx, value->dtype() == output_type(0),
+                     errors::InvalidArgument("node ", name(), ": variable ", var.name(), " is ",
+                                             DataTypeName(value->dtype()), ", not ",
+                                             DataTypeName(output_type(0))));
+      TW_OP_REQUIRES(
+          ctx, value->rank() >= 1,
+          errors::InvalidArgument("node ", name(), ": ResourceGather from variable ", var.name(),
+                                  " of shape ", value->shape().DebugString(), " (needs rows)"));
+      const int64_t rows = value->dim(0);
+      const int64_t n = indices.num_elements();
+      std::vector<int64_t> idx(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        idx[i] =
+            indices.dtype() == DT_INT32 ? indices.flat<int32_t>()[i] : indices.flat<int64_t>()[i];
+        TW_OP_REQUIRES(
+            ctx, idx[i] >= 0 && idx[i] < rows,
+            errors::InvalidArgument("node ", name(), ": indices[", i, "] = ", idx[i],
+                                    " is not in [0, ", rows, ") for variable ", var.name()));
+      }
+      std::vector<int64_t> dims = indices.shape().dims();
+      dims.insert(dims.end(), value->shape().dims().begin() + 1, value->shape().dims().end());
+      auto shape = TensorShape::Create(dims);
+      TW_OP_REQUIRES_OK(ctx, shape.status());
+      Tensor* out = nullptr;
+      TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &out));
+      const int64_t row = rows == 0 ? 0 : value->num_elements() / rows;
+      if (row == 0) return;
+      // Copies under the variable's lock: a snapshot of the rows, like ReadVariable.
+      DispatchType(value->dtype(), [&]<typename T>() {
+        auto src = value->flat<T>();
+        auto it = out->flat<T>().begin();
+        for (int64_t k : idx) it = std::copy_n(src.begin() + k * row, row, it);
+      });
+    });
+  }
+};
+TW_REGISTER_KERNEL("ResourceGather", "CPU", ResourceGatherOp);
+
+// ---- VariableShape ----
+TW_REGISTER_OP("VariableShape")
+    .Input("resource: resource")
+    .Output("output: out_type")
+    .Attr("out_type: {int32, int64} = int32")
+    .SetIsStateful()
+    .Doc("The shape of the variable's current value, as a vector.");
+
+class VariableShapeOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    WithInitializedVariable(ctx, [&](VariableResource&, Tensor* value) {
+      const std::vector<int64_t>& dims = value->shape().dims();
+      Tensor* out = nullptr;
+      TW_OP_REQUIRES_OK(
+          ctx, ctx->allocate_output(0, TensorShape({static_cast<int64_t>(dims.size())}), &out));
+      if (output_type(0) == DT_INT64) {
+        std::copy(dims.begin(), dims.end(), out->flat<int64_t>().begin());
+        return;
+      }
+      for (size_t d = 0; d < dims.size(); ++d) {
+        TW_OP_REQUIRES(ctx, dims[d] <= std::numeric_limits<int32_t>::max(),
+                       errors::InvalidArgument("node ", name(), ": dimension ", d,
+                                               " does not fit int32; use out_type int64"));
+        out->flat<int32_t>()[d] = static_cast<int32_t>(dims[d]);
+      }
+    });
+  }
+};
+TW_REGISTER_KERNEL("VariableShape", "CPU", VariableShapeOp);
+
+// ---- Gradients ----
+// The gradient with respect to a variable flows to its handle; tw::Gradients sums what
+// reaches a handle from every ReadVariable and ResourceGather of it.
+
+Status ReadVariableGradient(const Scope&, const ForwardOp&,
+                            const std::vector<Gradient>& grad_outputs,
+                            std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0] = grad_outputs[0];  // sparse stays sparse (a Gather of the value)
+  return OkStatus();
+}
+TW_REGISTER_SPARSE_GRADIENT("ReadVariable", ReadVariableGradient);
+
+Status ResourceGatherGradient(const Scope& scope, const ForwardOp& op,
+                              const std::vector<Gradient>& grad_outputs,
+                              std::vector<Gradient>* grad_inputs) {
+  const Output dense_shape =
+      scope.AddNodeOutput("VariableShape", {{op.input(0)}}, {{"out_type", MakeAttr(DT_INT64)}});
+  (*grad_inputs)[0].sparse =
+      GatherGradientSlices(scope, grad_outputs[0].dense, op.input(1), dense_shape);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("ResourceGather", ResourceGatherGradient);
+
+TW_NO_GRADIENT("Variable");
+TW_NO_GRADIENT("VariableShape");
+TW_NO_GRADIENT("IsVariableInitialized");
+TW_NO_GRADIENT("Assign");
+TW_NO_GRADIENT("AssignAdd");
+TW_NO_GRADIENT("AssignSub");
+TW_NO_GRADIENT("ScatterAdd");
+TW_NO_GRADIENT("ScatterUpdate");
+
 }  // namespace
 
 namespace ops {
@@ -367,6 +492,13 @@ Output AssignSub(const Scope& scope, const Variable& var, Input value, const Ass
 }
 Output ReadVariable(const Scope& scope, const Variable& var) {
   return scope.AddNodeOutput("ReadVariable", {{var.handle}}, {{"dtype", MakeAttr(var.dtype)}});
+}
+Output ResourceGather(const Scope& scope, const Variable& var, Input indices) {
+  return scope.AddNodeOutput("ResourceGather", {{var.handle}, {indices}},
+                             {{"dtype", MakeAttr(var.dtype)}});
+}
+Output VariableShape(const Scope& scope, const Variable& var, DataType out_type) {
+  return scope.AddNodeOutput("VariableShape", {{var.handle}}, {{"out_type", MakeAttr(out_type)}});
 }
 Output IsVariableInitialized(const Scope& scope, const Variable& var) {
   return scope.AddNodeOutput("IsVariableInitialized", {{var.handle}});

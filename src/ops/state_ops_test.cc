@@ -164,5 +164,28 @@ TEST(VariableTest, GroupRunsEveryInitializer) {
   EXPECT_EQ((*out)[0].scalar<int32_t>() + (*out)[1].scalar<int32_t>(), 3);
 }
 
+TEST(ResourceGatherTest, ReadsRowsWhereTheVariableLives) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "table", DT_FLOAT, {3, 2});
+  auto rows = ops::ResourceGather(root, v, Tensor::FromVector<int64_t>({2, 0, 2}, {3, 1}));
+  auto shape = ops::VariableShape(root, v, DT_INT64);
+  auto bad = ops::ResourceGather(root.WithOpName("bad"), v, {3});
+  ClientSession s(root);
+  auto uninit = s.Run({}, {rows});
+  ASSERT_FALSE(uninit.ok());
+  EXPECT_TRUE(IsFailedPrecondition(uninit.status()));
+  ASSERT_TRUE(
+      s.Run({}, {ops::Assign(root, v, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {3, 2}))})
+          .ok());
+  auto out = s.Run({}, {rows, shape});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>({5, 6, 1, 2, 5, 6}, {3, 1, 2}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<int64_t>({3, 2}));
+  out = s.Run({}, {bad});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("indices[0] = 3 is not in [0, 3)"));
+}
+
 }  // namespace
 }  // namespace tw

@@ -304,5 +304,23 @@ TEST(ServerCreateTest, BadRoleIsInvalidArgument) {
             "Task 2 was not defined in job \"ps\"");
 }
 
+// A step may fetch one tensor several times (hooks asking for the global step, say); it is
+// received once and returned at every position.
+TEST_F(ClusterTest, ATensorFetchedTwiceIsReturnedTwice) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "twice", DT_INT64, {});
+  auto init = ops::Assign(root, v, int64_t{41});
+  auto read = ops::ReadVariable(root, v);
+  auto plus = ops::Add(root.WithDevice("/job:worker/task:0"), read, int64_t{1});
+  ClientSession session(root, {.target = Target("worker0")});
+  ASSERT_TRUE(session.Run({}, {}, {init.op()}).ok());
+  auto out = session.Run({}, {read, plus, read});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 3u);
+  EXPECT_EQ((*out)[0].scalar<int64_t>(), 41);
+  EXPECT_EQ((*out)[1].scalar<int64_t>(), 42);
+  EXPECT_EQ((*out)[2].scalar<int64_t>(), 41);
+}
+
 }  // namespace
 }  // namespace tw

@@ -45,6 +45,18 @@ Output Slice(const Scope& scope, Input input, Input begin, Input size);
 Output Pack(const Scope& scope, const InputList& values, int axis = 0);
 // Rows of `params` picked by `indices`: shape indices.shape + params.shape[1:].
 Output Gather(const Scope& scope, Input params, Input indices);
+// `input` surrounded by zeros: `paddings` [rank, 2] holds the elements added before and
+// after each dimension (numeric and bool types).
+Output Pad(const Scope& scope, Input input, Input paddings);
+// output[k] = the sum of the rows data[i] with segment_ids[i] == k, zero for none; output
+// shape [num_segments] + data.shape[segment_ids.rank:]. Negative ids drop their rows.
+Output UnsortedSegmentSum(const Scope& scope, Input data, Input segment_ids, Input num_segments);
+// The `num` tensors of `value` along dimension `axis`, each without that dimension (the
+// inverse of Pack). Empty when the node failed to build.
+std::vector<Output> Unpack(const Scope& scope, Input value, int num, int axis = 0);
+// For tensors of the given `shapes` (vectors) joined by Concat along `concat_dim`, where
+// each one starts: a vector per shape, 0 but along concat_dim. Empty when the node failed.
+std::vector<Output> ConcatOffset(const Scope& scope, Input concat_dim, const InputList& shapes);
 
 }  // namespace tw::ops
 

@@ -22,6 +22,18 @@ Output Div(const Scope& scope, Input x, Input y);
 Output Maximum(const Scope& scope, Input x, Input y);
 Output Minimum(const Scope& scope, Input x, Input y);
 
+// The element-wise sum of `inputs`, all of one shape (T: float, double, int32, int64).
+Output AddN(const Scope& scope, const InputList& inputs);
+
+// For shape vectors s0 and s1 (int32 or int64) that broadcast against each other, the axes
+// of the broadcast shape along which each one was stretched. Gradients of broadcasting ops
+// sum over r0 and reshape to s0 to get the first input's gradient.
+struct BroadcastGradientArgsOutputs {
+  Output r0;
+  Output r1;
+};
+BroadcastGradientArgsOutputs BroadcastGradientArgs(const Scope& scope, Input s0, Input s1);
+
 // ---- Comparisons, NumPy broadcasting, bool output ----
 // Equal also takes bool and string; Less and Greater take the numeric types.
 Output Equal(const Scope& scope, Input x, Input y);
@@ -56,6 +68,14 @@ Output Sum(const Scope& scope, Input input, Input axis, const ReduceOptions& opt
 Output Mean(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 Output Max(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 
+// Gradients of the reductions (T: float, double): the gradient `grad` of
+// Sum/Mean/Max(input, axis) (shaped with or without keep_dims) spread back over an input of
+// shape `input_shape` (an int32 or int64 vector). Mean divides by the count of reduced
+// elements; Max gives each maximum the gradient, shared equally among ties.
+Output SumGrad(const Scope& scope, Input grad, Input input_shape, Input axis);
+Output MeanGrad(const Scope& scope, Input grad, Input input_shape, Input axis);
+Output MaxGrad(const Scope& scope, Input input, Input output, Input grad, Input axis);
+
 // Index of the largest element along the scalar `dimension` (first one on ties).
 struct ArgMaxOptions {
   DataType output_type = DT_INT64;  // DT_INT32 or DT_INT64
@@ -66,6 +86,18 @@ Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxOpti
 Output Relu(const Scope& scope, Input features);
 Output Sigmoid(const Scope& scope, Input x);
 Output Tanh(const Scope& scope, Input x);
+// Gradients of the activations from their outputs, element-wise (one shape):
+// ReluGrad = gradients where activations > 0, else 0; SigmoidGrad = dy * y * (1 - y);
+// TanhGrad = dy * (1 - y^2).
+Output ReluGrad(const Scope& scope, Input gradients, Input activations);
+Output SigmoidGrad(const Scope& scope, Input y, Input dy);
+Output TanhGrad(const Scope& scope, Input y, Input dy);
+
+// `value` plus the vector `bias`, added along the last dimension; and its gradient with
+// respect to the bias, the sum of `out_backprop` over every dimension but the last.
+Output BiasAdd(const Scope& scope, Input value, Input bias);
+Output BiasAddGrad(const Scope& scope, Input out_backprop);
+
 // Over the last dimension; numerically stable for large logits.
 Output Softmax(const Scope& scope, Input logits);
 Output LogSoftmax(const Scope& scope, Input logits);

@@ -39,6 +39,11 @@ Output AssignSub(const Scope& scope, const Variable& var, Input value, const Ass
 // The variable's current value (a snapshot); FailedPrecondition when uninitialized.
 Output ReadVariable(const Scope& scope, const Variable& var);
 Output IsVariableInitialized(const Scope& scope, const Variable& var);
+// Rows of the variable picked by `indices` (int32 or int64), read on the variable's device:
+// shape indices.shape + shape[1:]. Its gradient with respect to the handle is sparse.
+Output ResourceGather(const Scope& scope, const Variable& var, Input indices);
+// The shape of the variable's current value, a vector of `out_type` (int32 or int64).
+Output VariableShape(const Scope& scope, const Variable& var, DataType out_type = DT_INT32);
 // Adds `updates` to (or writes them into) the rows `indices` of the variable.
 Output ScatterAdd(const Scope& scope, const Variable& var, Input indices, Input updates);
 Output ScatterUpdate(const Scope& scope, const Variable& var, Input indices, Input updates);

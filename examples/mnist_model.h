@@ -1,0 +1,38 @@
+// The Fashion-MNIST classifier the ps trainer (examples/mnist_ps.cc) and its benchmark
+// train: an MLP 784-256-10 with ReLU and softmax cross-entropy.
+#ifndef TENSORWEAVE_EXAMPLES_MNIST_MODEL_H_
+#define TENSORWEAVE_EXAMPLES_MNIST_MODEL_H_
+
+#include <cstdint>
+
+#include "tensorweave/tensorweave.h"
+#include "tensorweave/train/optimizer.h"
+#include "tensorweave/train/variables.h"
+
+namespace tw::examples {
+
+struct MnistModel {
+  Output images;    // feed: float [batch, 784], pixels in [0, 1]
+  Output labels;    // feed: int32 [batch]
+  Output loss;      // mean cross-entropy of the batch
+  Output correct;   // int32: how many of the batch are classified right
+  Output accuracy;  // float: correct / batch
+  ops::Variable global_step;
+  Output step;  // the global step's value
+};
+
+struct MnistModelOptions {
+  int hidden_units = 256;
+  int64_t seed = 0;  // 0: fresh random initial weights
+};
+
+// Builds the model's variables (weights with truncated-normal values scaled by
+// 1/sqrt(fan-in), zero biases, and the global step) into `variables`, and the forward pass.
+// The variables follow `scope`'s device functions (a replica device setter puts them on
+// the ps tasks).
+MnistModel BuildMnistModel(const Scope& scope, train::ModelVariables* variables,
+                           const MnistModelOptions& options = {});
+
+}  // namespace tw::examples
+
+#endif  // TENSORWEAVE_EXAMPLES_MNIST_MODEL_H_

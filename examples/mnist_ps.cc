@@ -1,0 +1,287 @@
+// The seeds' parameter-server trainer: one program for the ps and worker tasks of a cluster,
+// training a Fashion-MNIST classifier (examples/mnist_model.h) between them.
+//
+//   tw launch --cluster ps=1,worker=2 -- build/examples/mnist_ps --max_steps=3000
+//   mnist_ps --ps_hosts=localhost:2222 --worker_hosts=localhost:2223,localhost:2224
+//            --job_name=worker --task_index=0     (one such command per task)
+//
+// ps tasks serve the model's variables until the chief stops the cluster. Workers (and a
+// chief task, if the cluster has one) each read their own shard of the training set,
+// reshuffled every epoch, and train with a MonitoredTrainingSession: asynchronously with
+// Adagrad by default, or with synchronous replicas (--sync). The chief (chief:0, else
+// worker:0) initializes or restores the model, writes checkpoints into --checkpoint_dir,
+// prints a progress line every --log_every steps, evaluates the 10,000 test images at the
+// end and prints `test accuracy: 0.NNNN` as its last line. It then waits (up to a minute)
+// for the other workers to report that they are done and stops the ps tasks, so every task
+// exits by itself, with code 0 on success.
+#include <stdio.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
+#include "examples/example_server.h"
+#include "examples/mnist_model.h"
+#include "tensorweave/tensorweave.h"
+#include "tensorweave/train/device_setter.h"
+#include "tensorweave/train/fashion_mnist.h"
+#include "tensorweave/train/monitored_session.h"
+#include "tensorweave/train/sync_replicas.h"
+
+namespace tw::examples {
+namespace {
+
+struct Flags {
+  int64_t max_steps = 3000;
+  int64_t batch_size = 100;
+  float learning_rate = 0.1f;
+  std::string data_dir = DefaultFashionMnistDir();
+  std::string checkpoint_dir;
+  bool sync = false;
+  int replicas_to_aggregate = 0;  // 0: every worker
+  int64_t log_every = 200;
+  int64_t eval_every = 0;  // 0: evaluate only at the end
+  int64_t save_every = 1000;
+  int64_t seed = 0;
+};
+
+// Whole lines, one write each, so that tw launch never splits one.
+void Say(const std::string& line) {
+  const std::string text = line + "\n";
+  fwrite(text.data(), 1, text.size(), stdout);
+  fflush(stdout);
+}
+int Fail(const std::string& what, const Status& s) {
+  const std::string text = "mnist_ps: " + what + ": " + std::string(s.message()) + "\n";
+  fwrite(text.data(), 1, text.size(), stderr);
+  fflush(stderr);
+  return 1;
+}
+
+constexpr char kDoneQueue[] = "mnist_ps_workers_done";
+
+// Accuracy of the model on the whole test set, in batches.
+StatusOr<double> Evaluate(ClientSession& session, const MnistModel& model,
+                          const ImageDataset& test) {
+  constexpr int64_t kEvalBatch = 2000;
+  int64_t correct = 0;
+  for (int64_t begin = 0; begin < test.size; begin += kEvalBatch) {
+    TW_ASSIGN_OR_RETURN(Batch batch,
+                        ExampleRange(test, begin, std::min(test.size, begin + kEvalBatch)));
+    TW_ASSIGN_OR_RETURN(
+        std::vector<Tensor> out,
+        session.Run({{model.images, batch.images}, {model.labels, batch.labels}}, {model.correct}));
+    correct += out[0].scalar<int32_t>();
+  }
+  return static_cast<double>(correct) / static_cast<double>(test.size);
+}
+
+int RunPs(Server& server) {
+  Say("ps task serving the model's variables at " + server.target());
+  server.Join();
+  return 0;
+}
+
+int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
+  const ClusterSpec& cluster = config.cluster();
+  const std::string job = config.task_type();
+  const int index = config.task_index();
+  const bool is_chief = config.is_chief();
+  // Workers and the chief share the training set: the chief is shard 0 when it exists.
+  const bool has_chief_job = cluster.HasJob("chief");
+  const int num_workers = config.num_workers();
+  const int shard = (job == "worker" && has_chief_job) ? index + 1 : index;
+
+  auto train = LoadFashionMnist(flags.data_dir, "train");
+  if (!train.ok()) return Fail("loading the training set", train.status());
+  auto data = std::make_shared<const ImageDataset>(std::move(*train));
+  auto batches = BatchIterator::Create(data, {.num_shards = num_workers,
+                                              .shard_index = shard,
+                                              .seed = static_cast<uint64_t>(flags.seed + shard)});
+  if (!batches.ok()) return Fail("sharding the training set", batches.status());
+
+  const std::string worker_device = "/job:" + job + "/task:" + std::to_string(index);
+  auto setter = train::ReplicaDeviceSetter(cluster, {.worker_device = worker_device});
+  if (!setter.ok()) return Fail("device setter", setter.status());
+  Scope root = Scope::NewRootScope();
+  const Scope model_scope = root.WithDeviceFunction(*setter);
+  train::ModelVariables variables;
+  MnistModel model = BuildMnistModel(model_scope, &variables, {.seed = flags.seed});
+  auto optimizer = train::AdagradOptimizer(flags.learning_rate);
+
+  std::vector<std::unique_ptr<train::SessionRunHook>> hooks;
+  hooks.push_back(train::StopAtStepHook(flags.max_steps));
+  hooks.push_back(train::NanTensorHook(model.loss));
+  Operation train_op;
+  std::unique_ptr<train::SyncReplicas> sync;
+  const int aggregate = flags.replicas_to_aggregate > 0 ? flags.replicas_to_aggregate : num_workers;
+  if (flags.sync) {
+    auto grads = optimizer->ComputeGradients(model_scope, model.loss, variables);
+    if (!grads.ok()) return Fail("gradients", grads.status());
+    auto made = train::SyncReplicas::Create(model_scope, optimizer.get(), *grads, &variables,
+                                            model.global_step,
+                                            {.replicas_to_aggregate = aggregate,
+                                             .total_num_replicas = num_workers,
+                                             .worker_device = worker_device});
+    if (!made.ok()) return Fail("synchronous replicas", made.status());
+    sync = std::move(*made);
+    train_op = sync->train_op();
+    hooks.push_back(sync->MakeHook(
+        is_chief, {.target = server.target(), .device_filters = config.device_filters()}));
+  } else {
+    auto op = optimizer->Minimize(model_scope, model.loss, &variables, model.global_step);
+    if (!op.ok()) return Fail("optimizer", op.status());
+    train_op = *op;
+  }
+  // Shared with every worker: each reports here when done, so the chief stops the cluster
+  // only once nobody trains any more.
+  const Scope on_ps0 = root.WithDevice(cluster.HasJob("ps") ? "/job:ps/task:0" : worker_device);
+  ops::Queue done = ops::FIFOQueue(on_ps0, {DT_INT32}, {.shared_name = kDoneQueue});
+  Operation report_done = ops::QueueEnqueue(root, done, {Tensor::Scalar<int32_t>(shard)});
+  auto wait_done = ops::QueueDequeueMany(root, done, std::max(num_workers - 1, 1));
+
+  auto session = train::MonitoredTrainingSession::Create(
+      {.scope = root, .variables = &variables, .global_step = model.global_step},
+      {.target = server.target(),
+       .is_chief = is_chief,
+       .checkpoint_dir = flags.checkpoint_dir,
+       .save_checkpoint_steps = flags.checkpoint_dir.empty() ? 0 : flags.save_every,
+       .session_options = {.device_filters = config.device_filters()}},
+      std::move(hooks));
+  if (!session.ok()) return Fail("creating the training session", session.status());
+
+  StatusOr<ImageDataset> test = errors::Unavailable("no test set: not the chief");
+  if (is_chief) {
+    test = LoadFashionMnist(flags.data_dir, "t10k");
+    if (!test.ok()) return Fail("loading the test set", test.status());
+  }
+  const absl::Time start = absl::Now();
+  absl::Duration evaluating;  // excluded from the training time
+  int64_t local_steps = 0, first_step = -1, last_step = 0, next_eval = flags.eval_every;
+  while (!(*session)->ShouldStop()) {
+    auto batch = batches->Next(flags.batch_size);
+    if (!batch.ok()) return Fail("reading a batch", batch.status());
+    auto out = (*session)->Run({{model.images, batch->images}, {model.labels, batch->labels}},
+                               {model.loss, model.accuracy, model.step}, {train_op});
+    if (!out.ok()) {
+      // Synchronous training ends by closing the token queue: a worker waiting for a token
+      // then learns that training is over.
+      if (sync != nullptr && IsOutOfRange(out.status())) break;
+      return Fail("training step", out.status());
+    }
+    ++local_steps;
+    last_step = (*out)[2].scalar<int64_t>();
+    if (first_step < 0) first_step = last_step;
+    if (is_chief && flags.eval_every > 0 && last_step >= next_eval) {
+      const absl::Time eval_start = absl::Now();
+      const double trained = absl::ToDoubleSeconds(eval_start - start - evaluating);
+      auto accuracy = Evaluate(*(*session)->raw_session(), model, *test);
+      if (!accuracy.ok()) return Fail("evaluating", accuracy.status());
+      evaluating += absl::Now() - eval_start;
+      Say(absl::StrFormat("eval at step %d: test accuracy %.4f after %.1f s of training", last_step,
+                          *accuracy, trained));
+      while (next_eval <= last_step) next_eval += flags.eval_every;
+    }
+    if (is_chief && local_steps % flags.log_every == 0) {
+      const double secs = absl::ToDoubleSeconds(absl::Now() - start - evaluating);
+      Say(absl::StrFormat("step %d: loss %.4f, batch accuracy %.3f, %.0f examples/s (this worker)",
+                          (*out)[2].scalar<int64_t>(), (*out)[0].scalar<float>(),
+                          (*out)[1].scalar<float>(),
+                          static_cast<double>(local_steps * flags.batch_size) / secs));
+    }
+  }
+  if (sync != nullptr) sync->Stop();
+
+  if (!is_chief) {
+    Status closed = (*session)->Close();
+    if (!closed.ok()) return Fail("closing the training session", closed);
+    ClientSession reporter(root,
+                           {.target = server.target(), .device_filters = config.device_filters()});
+    auto reported = reporter.Run({}, {}, {report_done});
+    if (!reported.ok()) return Fail("reporting done", reported.status());
+    Say(absl::StrFormat("worker %d done after %d local steps", index, local_steps));
+    return 0;
+  }
+  // Each global step consumes one batch, or one per aggregated replica when synchronous.
+  const int64_t examples_per_step = flags.batch_size * (sync != nullptr ? aggregate : 1);
+  const double train_secs = absl::ToDoubleSeconds(absl::Now() - start - evaluating);
+  Say(absl::StrFormat(
+      "trained %d global steps in %.1f s: %.0f examples/s (all workers)",
+      last_step - first_step + 1, train_secs,
+      static_cast<double>((last_step - first_step + 1) * examples_per_step) / train_secs));
+  auto accuracy = Evaluate(*(*session)->raw_session(), model, *test);
+  if (!accuracy.ok()) return Fail("evaluating", accuracy.status());
+  Status closed = (*session)->Close();  // the final checkpoint
+  if (!closed.ok()) return Fail("closing the training session", closed);
+  if (num_workers > 1) {
+    ClientSession waiter(root,
+                         {.target = server.target(), .device_filters = config.device_filters()});
+    auto waited = waiter.Run({}, wait_done, {}, {.timeout = absl::Minutes(1)});
+    if (!waited.ok()) Fail("waiting for the other workers (stopping anyway)", waited.status());
+  }
+  // The other workers have reported and are exiting by themselves: stop the ps tasks and
+  // this task's server.
+  if (cluster.HasJob("ps")) {
+    ClusterSpec ps_tasks;
+    Status s = ps_tasks.AddJob("ps", cluster.job_map().find("ps")->second);
+    if (s.ok()) s = StopClusterServers(ps_tasks);
+    if (!s.ok()) Fail("stopping the ps tasks", s);
+  }
+  server.Stop();
+  Say(absl::StrFormat("test accuracy: %.4f", *accuracy));
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  auto config = RunConfig::FromEnvironment(argc, argv);
+  if (!config.ok()) return Fail("configuration", config.status());
+  Flags flags;
+  CLI::App app("mnist_ps: parameter-server training on Fashion-MNIST");
+  app.add_option("--max_steps", flags.max_steps, "global steps to train")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch_size", flags.batch_size, "examples per step and worker")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--learning_rate", flags.learning_rate, "Adagrad's learning rate")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--data_dir", flags.data_dir, "where the Fashion-MNIST .gz files are");
+  app.add_option("--checkpoint_dir", flags.checkpoint_dir, "checkpoints (none when empty)");
+  app.add_flag("--sync", flags.sync, "synchronous replicas instead of asynchronous updates");
+  app.add_option("--replicas_to_aggregate", flags.replicas_to_aggregate,
+                 "with --sync: gradients per update (default: every worker)");
+  app.add_option("--log_every", flags.log_every, "steps between progress lines")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--eval_every", flags.eval_every,
+                 "global steps between test-set evaluations by the chief (0: only at the end)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--save_every", flags.save_every, "steps between checkpoints")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seed", flags.seed, "initial weights and shuffling (0: random weights)");
+  std::vector<std::string> args = config->unused_args();
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+  // CLI11 reports parse problems as exceptions; this is the one place they are caught.
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  const std::string job = config->task_type();
+  ServerOptions options = ExampleServerOptions(config->cluster(), job, config->task_index());
+  if (job == "ps") options.stop_when_chief_unreachable = absl::Seconds(30);
+  auto server = Server::Create(config->cluster(), job, config->task_index(), options);
+  if (!server.ok()) return Fail("creating the server", server.status());
+  Status started = (*server)->Start();
+  if (!started.ok()) return Fail("starting the server", started);
+  if (job == "ps") return RunPs(**server);
+  if (job != "worker" && job != "chief" && job != "master") {
+    return Fail("role", errors::InvalidArgument("job '", job, "' is not ps, worker or chief"));
+  }
+  return RunWorker(*config, **server, flags);
+}
+
+}  // namespace
+}  // namespace tw::examples
+
+int main(int argc, char** argv) { return tw::examples::Main(argc, argv); }

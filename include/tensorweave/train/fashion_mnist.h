@@ -1,0 +1,133 @@
+// Fashion-MNIST input: a reader for IDX files (the format of MNIST and Fashion-MNIST), the
+// dataset as Debian's `dataset-fashion-mnist` installs it, and a sharded, shuffling batch
+// iterator that hands out Tensors ready to feed.
+//
+//   auto train = tw::LoadFashionMnist(tw::DefaultFashionMnistDir(), "train");
+//   if (!train.ok()) return train.status();
+//   auto data = std::make_shared<const tw::ImageDataset>(*std::move(train));
+//   auto it = tw::BatchIterator::Create(data, {.num_shards = 2, .shard_index = task, .seed = 7});
+//   auto batch = it->Next(100);   // batch->images: float [100, 784]; batch->labels: int32 [100]
+//   session.Run({{x, batch->images}, {y, batch->labels}}, ...);
+//
+// Error codes, for every function below: NotFound for a missing file (the message names it);
+// DataLoss when the bytes are damaged (corrupt or truncated gzip, fewer or more data bytes
+// than the IDX header declares); InvalidArgument when the file is readable but not what is
+// expected (bad magic, element type other than unsigned byte, wrong rank, image and label
+// counts that differ, a label outside 0..9, a bad argument). Every message names the file.
+// Sizes in a header are never trusted: nothing is allocated for them beyond what the file
+// can plausibly hold, and they are checked against the bytes actually present.
+#ifndef TENSORWEAVE_TRAIN_FASHION_MNIST_H_
+#define TENSORWEAVE_TRAIN_FASHION_MNIST_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensorweave/status.h"
+#include "tensorweave/tensor.h"
+
+namespace tw {
+
+// The contents of one IDX file of unsigned bytes: `data` holds product(dims) bytes in
+// row-major order. A value type.
+struct IdxArray {
+  std::vector<int64_t> dims;  // 1 to 8 dimensions, each >= 0
+  std::vector<uint8_t> data;
+};
+
+// Reads the IDX file at `path`, gzip-compressed or plain (told apart by the gzip magic bytes,
+// not the name). Only element type 0x08 (unsigned byte) is supported. Errors as above, plus
+// PermissionDenied or Unavailable when the file cannot be opened or read. Thread-safe.
+StatusOr<IdxArray> ReadIdxFile(const std::string& path);
+
+// Labelled grey-scale images, in file order. A value type; immutable once loaded, so one
+// instance may be shared (std::shared_ptr<const ImageDataset>) by any number of threads.
+struct ImageDataset {
+  int64_t size = 0;  // number of examples
+  int rows = 0;
+  int cols = 0;
+  std::vector<float> images;    // size * rows * cols pixels, row-major, scaled to [0, 1]
+  std::vector<int32_t> labels;  // size labels, each in [0, kNumClasses)
+
+  static constexpr int kNumClasses = 10;
+  int64_t example_size() const { return static_cast<int64_t>(rows) * cols; }
+};
+
+// Loads split `split` ("train": 60,000 examples, or "t10k": 10,000) of Fashion-MNIST from
+// `dir`: <split>-images-idx3-ubyte.gz and <split>-labels-idx1-ubyte.gz (the same names
+// without .gz are used when the .gz files are absent). InvalidArgument for another split.
+// Thread-safe. "train" decompresses 47 MB and keeps 188 MB of floats.
+StatusOr<ImageDataset> LoadFashionMnist(const std::string& dir, std::string_view split);
+
+// Where Debian's dataset-fashion-mnist package installs the files:
+// /usr/share/datasets/fashion-mnist.
+std::string DefaultFashionMnistDir();
+
+// A batch of examples as Tensors to feed into a graph.
+struct Batch {
+  Tensor images;                 // DT_FLOAT [B, rows * cols]
+  Tensor labels;                 // DT_INT32 [B]
+  std::vector<int64_t> indices;  // the dataset index of each row, for tests and debugging
+};
+
+// Examples [begin, end) of `dataset` in order (for evaluation). InvalidArgument unless
+// 0 <= begin <= end <= dataset.size.
+StatusOr<Batch> ExampleRange(const ImageDataset& dataset, int64_t begin, int64_t end);
+
+// Hands out batches of one shard of a dataset, epoch after epoch, like TensorFlow's
+// dataset.shard(n, i).shuffle(..., reshuffle_each_iteration=True).repeat().batch(B).
+//
+// Shard i of n holds the examples whose index is i modulo n: the shards are disjoint, cover
+// the dataset, and differ in size by at most one. Each epoch visits every example of the
+// shard once, in an order that is a function of (seed, shard_index, epoch) alone, so runs
+// are reproducible and every epoch has a different order. Batches are always full: a batch
+// that reaches the end of an epoch is completed from the start of the next one.
+//
+// Owns a reference to its dataset. Thread-compatible: one iterator per thread, or
+// synchronize calls externally; iterators over the same dataset are independent.
+class BatchIterator {
+ public:
+  struct Options {
+    int num_shards = 1;   // >= 1, at most the dataset's size
+    int shard_index = 0;  // in [0, num_shards)
+    uint64_t seed = 0;    // the shuffling seed; equal seeds give equal orders
+    bool shuffle = true;  // false: index order every epoch
+  };
+
+  // InvalidArgument when `dataset` is null or the options are out of range (an empty shard
+  // included).
+  static StatusOr<BatchIterator> Create(std::shared_ptr<const ImageDataset> dataset,
+                                        const Options& options);
+
+  // The next `batch_size` examples of the shard (batch_size may exceed the shard's size;
+  // the batch then spans several epochs). InvalidArgument when batch_size <= 0;
+  // ResourceExhausted when the tensors cannot be allocated.
+  StatusOr<Batch> Next(int64_t batch_size);
+
+  // The zero-based epoch the next example comes from: the number of complete passes over
+  // the shard so far.
+  int64_t epoch() const { return epoch_; }
+  // Examples handed out so far.
+  int64_t examples_seen() const { return examples_seen_; }
+  // Number of examples in this shard.
+  int64_t shard_size() const { return static_cast<int64_t>(order_.size()); }
+  const ImageDataset& dataset() const { return *dataset_; }
+
+ private:
+  BatchIterator(std::shared_ptr<const ImageDataset> dataset, const Options& options);
+  // Puts the shard's examples in epoch_'s order.
+  void Reorder();
+
+  std::shared_ptr<const ImageDataset> dataset_;
+  Options options_;
+  std::vector<int64_t> order_;  // the shard's dataset indices in this epoch's order
+  int64_t position_ = 0;        // next entry of order_
+  int64_t epoch_ = 0;
+  int64_t examples_seen_ = 0;
+};
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_TRAIN_FASHION_MNIST_H_

@@ -1,0 +1,76 @@
+// Hooks around the steps of a MonitoredTrainingSession: stopping, checkpoints, step rate
+// and loss logging, NaN guard. Each hook may add fetches to a step and look at their values.
+#ifndef TENSORWEAVE_TRAIN_HOOKS_H_
+#define TENSORWEAVE_TRAIN_HOOKS_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "tensorweave/session.h"
+#include "tensorweave/status.h"
+#include "tensorweave/train/saver.h"
+
+namespace tw::train {
+
+// What hooks see of the model.
+struct HookContext {
+  Output global_step;  // an int64 scalar: the global step's value
+  Saver* saver = nullptr;
+  bool is_chief = false;
+};
+
+// Given to AfterRun: lets a hook end training after this step.
+class RunContext {
+ public:
+  void RequestStop() { stop_requested_ = true; }
+  bool stop_requested() const { return stop_requested_; }
+
+ private:
+  bool stop_requested_ = false;
+};
+
+// Called on the thread running the session; a hook is used by one session.
+class SessionRunHook {
+ public:
+  virtual ~SessionRunHook() = default;
+  // Once, when the monitored session is made (before any session exists).
+  virtual Status Begin(const HookContext&) { return OkStatus(); }
+  // Each time a session is made or remade after a failure, once the model is ready.
+  virtual Status AfterCreateSession(ClientSession&) { return OkStatus(); }
+  // Tensors to fetch with the next step.
+  virtual std::vector<Output> BeforeRun() { return {}; }
+  // Their values, in order. An error ends the step's Run with it.
+  virtual Status AfterRun(const std::vector<Tensor>& values, RunContext* context) {
+    (void)values;
+    (void)context;
+    return OkStatus();
+  }
+  // When the monitored session closes normally.
+  virtual Status End(ClientSession&) { return OkStatus(); }
+};
+
+// Requests stop once the global step reaches `last_step`.
+std::unique_ptr<SessionRunHook> StopAtStepHook(int64_t last_step);
+
+// Saves a checkpoint (chief only) every `every_steps` global steps and/or `every_secs`
+// (0 disables either), after the first step of each session, and at the end.
+std::unique_ptr<SessionRunHook> CheckpointSaverHook(
+    int64_t every_steps, absl::Duration every_secs = absl::ZeroDuration());
+
+// Logs "step N: X steps/s, Y examples/s" every `every_steps` local steps.
+std::unique_ptr<SessionRunHook> StepCounterHook(int64_t every_steps, int64_t examples_per_step);
+
+// Logs "step N: name = value, ..." every `every_steps` local steps (scalars).
+std::unique_ptr<SessionRunHook> LoggingHook(std::map<std::string, Output> tensors,
+                                            int64_t every_steps);
+
+// Fails the step with InvalidArgument ("NaN loss during training") when `loss` is NaN or
+// infinite, or only requests stop when `fail_on_nan` is false.
+std::unique_ptr<SessionRunHook> NanTensorHook(Output loss, bool fail_on_nan = true);
+
+}  // namespace tw::train
+
+#endif  // TENSORWEAVE_TRAIN_HOOKS_H_

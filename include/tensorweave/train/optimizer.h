@@ -1,0 +1,99 @@
+// Optimizers: build the ops that compute gradients and apply them to the model's variables
+// in place, on the devices where the variables live.
+//
+//   auto optimizer = tw::train::AdagradOptimizer(0.1f);
+//   auto train_op = optimizer->Minimize(worker, loss, &vars, global_step);
+//   session.Run({...}, {loss}, {*train_op});
+//
+// Slot variables (accumulators, moments) are created beside their variable (ColocateWith),
+// registered in the ModelVariables (so they are initialized, saved and restored) and named
+// "<variable>/<Optimizer>" or "<variable>/<Optimizer>_1".
+#ifndef TENSORWEAVE_TRAIN_OPTIMIZER_H_
+#define TENSORWEAVE_TRAIN_OPTIMIZER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tensorweave/ops/state_ops.h"
+#include "tensorweave/scope.h"
+#include "tensorweave/status.h"
+#include "tensorweave/train/gradients.h"
+#include "tensorweave/train/variables.h"
+
+namespace tw::train {
+
+struct GradAndVar {
+  Gradient grad;
+  ops::Variable var;
+};
+
+// Builds graph nodes; not thread-safe, like the Scope it builds with. One optimizer may
+// minimize several losses; slots are made once per variable.
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  // Gradients of `loss` with respect to `vars` (all trainable variables when empty).
+  // Variables the loss does not depend on get a Gradient without value.
+  StatusOr<std::vector<GradAndVar>> ComputeGradients(const Scope& scope, const Output& loss,
+                                                     const ModelVariables& variables,
+                                                     std::vector<ops::Variable> vars = {});
+
+  // One op applying every gradient (entries without value are skipped); when `global_step`
+  // is given it is incremented by one after all updates, in the same step.
+  // InvalidArgument when no entry has a gradient.
+  StatusOr<Operation> ApplyGradients(const Scope& scope, const std::vector<GradAndVar>& grads,
+                                     ModelVariables* variables,
+                                     std::optional<ops::Variable> global_step = std::nullopt);
+
+  StatusOr<Operation> Minimize(const Scope& scope, const Output& loss, ModelVariables* variables,
+                               std::optional<ops::Variable> global_step = std::nullopt,
+                               std::vector<ops::Variable> vars = {});
+
+  virtual std::string name() const = 0;
+
+ protected:
+  // Creates the slots of `var` (once) and returns the update op for a dense or sparse
+  // gradient. `scope` is colocated with the variable.
+  virtual Operation ApplyDense(const Scope& scope, const ops::Variable& var, const Output& grad,
+                               ModelVariables* variables) = 0;
+  virtual Operation ApplySparse(const Scope& scope, const ops::Variable& var,
+                                const IndexedSlices& grad, ModelVariables* variables) = 0;
+  // Runs once per ApplyGradients after every update (Adam advances its beta powers here).
+  virtual Operation Finish(const Scope& scope, const std::vector<Operation>& updates,
+                           ModelVariables* variables);
+
+  // A slot variable "<var>/<slot_name>" beside `var`, of its dtype and shape, filled with
+  // `value`; made once.
+  ops::Variable Slot(const ops::Variable& var, const std::string& slot_name, float value,
+                     ModelVariables* variables);
+  // The scope ApplyGradients was given, without the optimizer's name prefix: slots and
+  // other optimizer state are named from it.
+  const Scope& slot_scope() const { return slot_scope_; }
+
+ private:
+  std::vector<std::pair<std::string, ops::Variable>> slots_;  // "<var>/<slot>" -> slot
+  Scope slot_scope_ = Scope::NewRootScope();
+};
+
+struct OptimizerOptions {
+  bool use_locking = true;
+};
+
+std::unique_ptr<Optimizer> GradientDescentOptimizer(float learning_rate,
+                                                    OptimizerOptions options = {});
+std::unique_ptr<Optimizer> MomentumOptimizer(float learning_rate, float momentum,
+                                             bool use_nesterov = false,
+                                             OptimizerOptions options = {});
+std::unique_ptr<Optimizer> AdagradOptimizer(float learning_rate,
+                                            float initial_accumulator_value = 0.1f,
+                                            OptimizerOptions options = {});
+std::unique_ptr<Optimizer> AdamOptimizer(float learning_rate = 0.001f, float beta1 = 0.9f,
+                                         float beta2 = 0.999f, float epsilon = 1e-8f,
+                                         OptimizerOptions options = {});
+
+}  // namespace tw::train
+
+#endif  // TENSORWEAVE_TRAIN_OPTIMIZER_H_

@@ -1,0 +1,86 @@
+// Synchronous replicas: each update of the model averages the gradients of
+// `replicas_to_aggregate` workers; with more workers than that (backup workers), the
+// slowest ones' gradients of a step are dropped as stale instead of holding everyone up.
+//
+// The graph (built by every worker, shared by name):
+//  - beside each variable, a ConditionalAccumulator "<var>/grad_accumulator";
+//  - beside the global step, the FIFO queue "sync_token_queue" of int64 tokens;
+//  - on the worker, its local step "sync_local_step" (not saved).
+// A worker's train op applies its gradients to the accumulators, tagged with its local step,
+// then takes a token (waiting while there is none) and makes the token its local step.
+// The chief runs a loop on a thread of its own (started by MakeHook's hook): take the
+// average from every accumulator (waiting for replicas_to_aggregate fresh gradients), apply
+// it with the optimizer, which increments the global step, raise the accumulators' global
+// step to it, and put total_num_replicas tokens carrying it into the token queue.
+// Gradients computed from parameters older than the latest update are stale and dropped.
+// Stop() closes the token queue: workers waiting for a token then fail with OutOfRange,
+// which tells them that training is over.
+#ifndef TENSORWEAVE_TRAIN_SYNC_REPLICAS_H_
+#define TENSORWEAVE_TRAIN_SYNC_REPLICAS_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "tensorweave/ops/queue_ops.h"
+#include "tensorweave/ops/training_ops.h"
+#include "tensorweave/train/hooks.h"
+#include "tensorweave/train/optimizer.h"
+
+namespace tw::train {
+
+struct SyncReplicasOptions {
+  int replicas_to_aggregate = 1;
+  int total_num_replicas = 1;  // >= replicas_to_aggregate; the rest are backups
+  std::string worker_device;   // where this worker's local step lives, e.g. /job:worker/task:1
+};
+
+// Builds graph nodes in Create; the hook's chief loop runs on a thread of its own.
+// Thread-safe for Stop().
+class SyncReplicas {
+ public:
+  // `grads` from optimizer->ComputeGradients; sparse gradients are aggregated densely.
+  static StatusOr<std::unique_ptr<SyncReplicas>> Create(const Scope& scope, Optimizer* optimizer,
+                                                        const std::vector<GradAndVar>& grads,
+                                                        ModelVariables* variables,
+                                                        const ops::Variable& global_step,
+                                                        SyncReplicasOptions options);
+  ~SyncReplicas();
+
+  // The worker's step: push gradients, wait for the chief's update.
+  Operation train_op() const { return train_op_; }
+  // The chief's update: take, apply, release tokens (what the chief loop runs).
+  Operation chief_update_op() const { return chief_update_op_; }
+
+  // A hook that sets the worker's local step from the global step whenever a session is
+  // made and, on the chief, starts the chief loop after the model is ready, on a session of
+  // its own made with `chief_session` (the training session's target and filters).
+  std::unique_ptr<SessionRunHook> MakeHook(bool is_chief, SessionOptions chief_session = {});
+
+  // Ends the chief loop (if running) and closes the token queue. Idempotent.
+  void Stop();
+
+ private:
+  friend class SyncReplicasHook;
+  SyncReplicas() = default;
+  void StartChiefLoop(const SessionOptions& options);
+  void ChiefLoop(SessionOptions options);
+
+  Scope scope_ = Scope::NewRootScope();
+  SyncReplicasOptions options_;
+  Operation train_op_;
+  Operation chief_update_op_;
+  Operation init_local_step_;
+  Operation close_tokens_;
+
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<ClientSession> chief_session_ ABSL_GUARDED_BY(mu_);
+  std::thread chief_thread_;
+};
+
+}  // namespace tw::train
+
+#endif  // TENSORWEAVE_TRAIN_SYNC_REPLICAS_H_

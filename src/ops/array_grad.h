@@ -1,0 +1,18 @@
+// Gradient pieces shared by the op families (array_ops.cc defines them).
+#ifndef TENSORWEAVE_SRC_OPS_ARRAY_GRAD_H_
+#define TENSORWEAVE_SRC_OPS_ARRAY_GRAD_H_
+
+#include "tensorweave/scope.h"
+#include "tensorweave/train/gradients.h"
+
+namespace tw {
+
+// The gradient of rows picked from a tensor of shape `dense_shape` (an int64 vector) by
+// `indices` (any shape), given the gradient `grad` of the picked rows (shape
+// indices.shape + dense_shape[1:]): indices flattened, grad reshaped to one row per index.
+IndexedSlices GatherGradientSlices(const Scope& scope, const Output& grad, const Output& indices,
+                                   const Output& dense_shape);
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_OPS_ARRAY_GRAD_H_

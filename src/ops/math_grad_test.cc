@@ -1,0 +1,225 @@
+// Numeric checks of the gradient functions of the math family (math_ops.cc,
+// reduction_ops.cc, nn_ops.cc): each symbolic gradient against central differences in
+// double precision, with broadcasting, transposes, keep_dims and negative axes.
+#include <functional>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tensorweave/ops/basic_ops.h"
+#include "tensorweave/ops/math_ops.h"
+#include "tensorweave/session.h"
+#include "tensorweave/train/gradients.h"
+#include "testing/gradient_checker.h"
+
+namespace tw {
+namespace {
+
+using Build = std::function<Output(const Scope&, const std::vector<Output>&)>;
+
+// Distinct values, none near 0 or each other, in `shape`: 0.35, -0.6, 0.85, -1.1, ...
+Tensor Values(const TensorShape& shape, double offset = 0) {
+  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = (i % 2 == 0 ? 1 : -1) * (0.35 + 0.25 * static_cast<double>(i)) + offset;
+  }
+  return Tensor::FromVector<double>(v, shape);
+}
+// Positive distinct values: 0.5, 0.8, 1.1, ...
+Tensor Positive(const TensorShape& shape) {
+  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 0.5 + 0.3 * static_cast<double>(i);
+  return Tensor::FromVector<double>(v, shape);
+}
+
+// The gradient of build(placeholders) with respect to every placeholder, fed `values`.
+void ExpectGradient(const Build& build, const std::vector<Tensor>& values, double tol = 1e-7) {
+  Scope root = Scope::NewRootScope();
+  std::vector<Output> xs;
+  for (const Tensor& v : values) xs.push_back(ops::Placeholder(root, v.dtype()));
+  const Output y = build(root, xs);
+  auto error = testing::MaxGradientError(root, xs, values, y);
+  ASSERT_TRUE(error.ok()) << error.status();
+  EXPECT_LT(*error, tol);
+}
+
+using BinaryBuilder = Output (*)(const Scope&, Input, Input);
+
+void ExpectBinaryGradient(BinaryBuilder op, const TensorShape& sx, const TensorShape& sy,
+                          bool positive_y = false) {
+  SCOPED_TRACE(sx.DebugString() + " with " + sy.DebugString());
+  ExpectGradient([op](const Scope& s, const std::vector<Output>& x) { return op(s, x[0], x[1]); },
+                 {Values(sx), positive_y ? Positive(sy) : Values(sy, 0.1)});
+}
+
+const std::vector<std::pair<TensorShape, TensorShape>>& BroadcastCases() {
+  static const auto* cases = new std::vector<std::pair<TensorShape, TensorShape>>{
+      {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{3}, {2, 3}},
+      {{3, 1}, {1, 4}}, {{}, {2, 2}},  {{2, 1, 3}, {2, 1}}};
+  return *cases;
+}
+
+TEST(MathGradTest, AddBroadcasting) {
+  for (const auto& [sx, sy] : BroadcastCases()) ExpectBinaryGradient(&ops::Add, sx, sy);
+}
+TEST(MathGradTest, SubBroadcasting) {
+  for (const auto& [sx, sy] : BroadcastCases()) ExpectBinaryGradient(&ops::Sub, sx, sy);
+}
+TEST(MathGradTest, MulBroadcasting) {
+  for (const auto& [sx, sy] : BroadcastCases()) ExpectBinaryGradient(&ops::Mul, sx, sy);
+}
+TEST(MathGradTest, DivBroadcasting) {
+  for (const auto& [sx, sy] : BroadcastCases()) ExpectBinaryGradient(&ops::Div, sx, sy, true);
+}
+TEST(MathGradTest, MaximumAndMinimumBroadcasting) {
+  for (const auto& [sx, sy] : BroadcastCases()) {
+    ExpectBinaryGradient(&ops::Maximum, sx, sy);
+    ExpectBinaryGradient(&ops::Minimum, sx, sy);
+  }
+}
+
+TEST(MathGradTest, Unary) {
+  const TensorShape shape({2, 3});
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Neg(s, x[0]); },
+                 {Values(shape)});
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Square(s, x[0]); },
+                 {Values(shape)});
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Sqrt(s, x[0]); },
+                 {Positive(shape)});
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Exp(s, x[0]); },
+                 {Values(shape)}, 1e-6);
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Log(s, x[0]); },
+                 {Positive(shape)});
+}
+
+TEST(MathGradTest, SelectBroadcasting) {
+  const Tensor cond = Tensor::FromVector<bool>({true, false, true, false, false, true}, {2, 3});
+  ExpectGradient(
+      [&](const Scope& s, const std::vector<Output>& x) {
+        return ops::Select(s, ops::Const(s, cond), x[0], x[1]);
+      },
+      {Values({2, 3}), Values({3}, 0.1)});
+}
+
+TEST(MathGradTest, MatMulEveryTranspose) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(std::string("transpose_a=") + (ta ? "1" : "0") +
+                   " transpose_b=" + (tb ? "1" : "0"));
+      const TensorShape sa = ta ? TensorShape({3, 2}) : TensorShape({2, 3});
+      const TensorShape sb = tb ? TensorShape({4, 3}) : TensorShape({3, 4});
+      ExpectGradient(
+          [&](const Scope& s, const std::vector<Output>& x) {
+            return ops::MatMul(s, x[0], x[1], {.transpose_a = ta, .transpose_b = tb});
+          },
+          {Values(sa), Values(sb, 0.2)});
+    }
+  }
+}
+
+TEST(MathGradTest, AddN) {
+  ExpectGradient(
+      [](const Scope& s, const std::vector<Output>& x) {
+        return ops::AddN(s, {x[0], ops::Mul(s, x[1], x[1]), x[0]});
+      },
+      {Values({2, 2}), Values({2, 2}, 0.3)});
+}
+
+// ---- Reductions ----
+
+using ReduceBuilder = Output (*)(const Scope&, Input, Input, const ops::ReduceOptions&);
+
+void ExpectReductionGradient(ReduceBuilder op, const Tensor& axis, bool keep_dims) {
+  SCOPED_TRACE(axis.DebugString() + (keep_dims ? " keep_dims" : ""));
+  ExpectGradient(
+      [&](const Scope& s, const std::vector<Output>& x) {
+        return op(s, x[0], ops::Const(s, axis), {.keep_dims = keep_dims});
+      },
+      {Values({2, 3, 2})});
+}
+
+TEST(ReductionGradTest, SumMeanMaxOverAxes) {
+  const std::vector<Tensor> axes = {Tensor::Scalar<int32_t>(0),
+                                    Tensor::FromVector<int32_t>({1}),
+                                    Tensor::FromVector<int32_t>({0, 2}),
+                                    Tensor::FromVector<int64_t>({-1}),
+                                    Tensor::FromVector<int32_t>({-3, 1, 2}),
+                                    Tensor::FromVector<int32_t>({})};
+  for (ReduceBuilder op : {&ops::Sum, &ops::Mean, &ops::Max}) {
+    for (const Tensor& axis : axes) {
+      ExpectReductionGradient(op, axis, false);
+      ExpectReductionGradient(op, axis, true);
+    }
+  }
+}
+
+TEST(ReductionGradTest, MaxSharesTheGradientAmongTies) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_DOUBLE);
+  auto y = ops::Max(root, x, 1);
+  auto grads = Gradients(root, {y}, {x}, {ops::Const(root, Tensor::FromVector<double>({6, 1}))});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  ClientSession session(root);
+  auto out = session.Run({{x, Tensor::FromVector<double>({5, 2, 5, 1, 7, 7}, {2, 3})}},
+                         {(*grads)[0].dense});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<double>({3, 0, 3, 0, 0.5, 0.5}, {2, 3}));
+}
+
+// ---- Neural-network ops ----
+
+TEST(NnGradTest, Activations) {
+  const TensorShape shape({2, 3});
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Relu(s, x[0]); },
+                 {Values(shape)});
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Sigmoid(s, x[0]); },
+                 {Values(shape)});
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Tanh(s, x[0]); },
+                 {Values(shape)});
+}
+
+TEST(NnGradTest, SoftmaxAndLogSoftmax) {
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Softmax(s, x[0]); },
+                 {Values({2, 4})});
+  ExpectGradient(
+      [](const Scope& s, const std::vector<Output>& x) { return ops::LogSoftmax(s, x[0]); },
+      {Values({2, 4})});
+  // Softmax over the last of three dimensions.
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Softmax(s, x[0]); },
+                 {Values({2, 1, 3})});
+}
+
+TEST(NnGradTest, SparseSoftmaxCrossEntropy) {
+  for (const Tensor& labels :
+       {Tensor::FromVector<int64_t>({2, 0, 1}), Tensor::FromVector<int32_t>({1, 1, 3})}) {
+    ExpectGradient(
+        [&](const Scope& s, const std::vector<Output>& x) {
+          return ops::SparseSoftmaxCrossEntropyWithLogits(s, x[0], ops::Const(s, labels)).loss;
+        },
+        {Values({3, 4})});
+  }
+}
+
+TEST(NnGradTest, BiasAdd) {
+  ExpectGradient(
+      [](const Scope& s, const std::vector<Output>& x) { return ops::BiasAdd(s, x[0], x[1]); },
+      {Values({2, 3}), Values({3}, 0.1)});
+  ExpectGradient(
+      [](const Scope& s, const std::vector<Output>& x) { return ops::BiasAdd(s, x[0], x[1]); },
+      {Values({2, 2, 3}), Values({3}, 0.1)});
+}
+
+// Float graphs get the same gradients, to float precision.
+TEST(NnGradTest, FloatLayer) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Const(root, Tensor::FromVector<float>({0.1f, -0.2f, 0.3f, 0.5f}, {2, 2}));
+  auto w = ops::Placeholder(root, DT_FLOAT);
+  auto y = ops::Tanh(root, ops::MatMul(root, x, w));
+  auto error = testing::MaxGradientError(
+      root, {w}, {Tensor::FromVector<float>({0.3f, -0.4f, 0.6f, 0.2f}, {2, 2})}, y, {},
+      {.delta = 1e-2});
+  ASSERT_TRUE(error.ok()) << error.status();
+  EXPECT_LT(*error, 1e-3);
+}
+
+}  // namespace
+}  // namespace tw

@@ -1,0 +1,123 @@
+// Random ops: RandomUniform, RandomStandardNormal, TruncatedNormal. Definitions, CPU kernels
+// and graph-building functions (declared in tensorweave/ops/random_ops.h).
+#include "tensorweave/ops/random_ops.h"
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "src/framework/op_kernel.h"
+
+namespace tw {
+namespace {
+
+enum class Distribution { kUniform, kNormal, kTruncatedNormal };
+
+// One generator per node, advanced by every run; Compute may run concurrently for
+// overlapping steps, hence the mutex.
+template <Distribution kDistribution>
+class RandomOp : public OpKernel {
+ public:
+  explicit RandomOp(OpKernelConstruction* c) : OpKernel(c) {
+    int64_t seed = 0, seed2 = 0;
+    c->SetStatus(c->GetAttr("seed", &seed));
+    c->SetStatus(c->GetAttr("seed2", &seed2));
+    if (seed == 0 && seed2 == 0) {
+      std::random_device entropy;
+      engine_.seed((static_cast<uint64_t>(entropy()) << 32) | entropy());
+    } else {
+      std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                             static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)};
+      engine_.seed(sequence);
+    }
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& shape_t = ctx->input(0);
+    TW_OP_REQUIRES(ctx, shape_t.rank() == 1,
+                   errors::InvalidArgument("node ", name(), ": shape must be a vector, got shape ",
+                                           shape_t.shape().DebugString()));
+    std::vector<int64_t> dims;
+    for (int64_t i = 0; i < shape_t.num_elements(); ++i) {
+      const int64_t d =
+          shape_t.dtype() == DT_INT32 ? shape_t.flat<int32_t>()[i] : shape_t.flat<int64_t>()[i];
+      TW_OP_REQUIRES(ctx, d >= 0,
+                     errors::InvalidArgument("node ", name(), ": shape has negative dimension ", d,
+                                             " at ", i));
+      dims.push_back(d);
+    }
+    auto shape = TensorShape::Create(dims);
+    TW_OP_REQUIRES_OK(ctx, errors::Annotate(shape.status(), "node " + name() + ": "));
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &out));
+    if (out->dtype() == DT_FLOAT) {
+      Fill<float>(out);
+    } else {
+      Fill<double>(out);
+    }
+  }
+
+ private:
+  template <typename T>
+  void Fill(Tensor* out) {
+    auto values = out->flat<T>();
+    absl::MutexLock lock(&mu_);
+    if constexpr (kDistribution == Distribution::kUniform) {
+      std::uniform_real_distribution<T> dist(0, 1);
+      for (auto& v : values) v = dist(engine_);
+    } else {
+      std::normal_distribution<T> dist(0, 1);
+      for (auto& v : values) {
+        do {
+          v = dist(engine_);
+        } while (kDistribution == Distribution::kTruncatedNormal && std::abs(v) > 2);
+      }
+    }
+  }
+
+  absl::Mutex mu_;
+  std::mt19937_64 engine_ ABSL_GUARDED_BY(mu_);
+};
+
+#define TW_RANDOM_OP(NAME, DOC)       \
+  TW_REGISTER_OP(NAME)                \
+      .Input("shape: T")              \
+      .Output("output: dtype")        \
+      .Attr("dtype: {float, double}") \
+      .Attr("T: {int32, int64}")      \
+      .Attr("seed: int = 0")          \
+      .Attr("seed2: int = 0")         \
+      .SetIsStateful()                \
+      .Doc(DOC)
+
+TW_RANDOM_OP("RandomUniform", "Uniform random values in [0, 1).");
+TW_REGISTER_KERNEL("RandomUniform", "CPU", RandomOp<Distribution::kUniform>);
+TW_RANDOM_OP("RandomStandardNormal", "Normal random values, mean 0, standard deviation 1.");
+TW_REGISTER_KERNEL("RandomStandardNormal", "CPU", RandomOp<Distribution::kNormal>);
+TW_RANDOM_OP("TruncatedNormal",
+             "Normal random values, mean 0, standard deviation 1, redrawn beyond 2 deviations.");
+TW_REGISTER_KERNEL("TruncatedNormal", "CPU", RandomOp<Distribution::kTruncatedNormal>);
+
+AttrMap RandomAttrs(const ops::RandomOptions& o) {
+  return {{"dtype", MakeAttr(o.dtype)}, {"seed", MakeAttr(o.seed)}, {"seed2", MakeAttr(o.seed2)}};
+}
+
+}  // namespace
+
+namespace ops {
+
+Output RandomUniform(const Scope& scope, Input shape, const RandomOptions& options) {
+  return scope.AddNodeOutput("RandomUniform", {{shape}}, RandomAttrs(options));
+}
+Output RandomNormal(const Scope& scope, Input shape, const RandomOptions& options) {
+  return scope.AddNodeOutput("RandomStandardNormal", {{shape}}, RandomAttrs(options));
+}
+Output TruncatedNormal(const Scope& scope, Input shape, const RandomOptions& options) {
+  return scope.AddNodeOutput("TruncatedNormal", {{shape}}, RandomAttrs(options));
+}
+
+}  // namespace ops
+}  // namespace tw

@@ -1,0 +1,109 @@
+#include "src/train/checkpoint_writer.h"
+
+#include <unistd.h>
+
+#include "src/base/crc32c.h"
+#include "src/train/checkpoint_format.h"
+
+namespace tw::checkpoint {
+
+StatusOr<std::unique_ptr<ShardWriter>> ShardWriter::Create(const std::string& prefix, int shard,
+                                                           int num_shards) {
+  if (num_shards < 1 || num_shards > kMaxShards || shard < 0 || shard >= num_shards) {
+    return errors::InvalidArgument("bad checkpoint shard ", shard, " of ", num_shards, " for ",
+                                   prefix);
+  }
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> data,
+                      WritableFile::Create(TempFileName(DataFileName(prefix, shard, num_shards))));
+  return std::unique_ptr<ShardWriter>(new ShardWriter(prefix, shard, num_shards, std::move(data)));
+}
+
+ShardWriter::~ShardWriter() {
+  if (!finished_ && data_ != nullptr) ::unlink(data_->path().c_str());
+}
+
+Status ShardWriter::Add(const std::string& name, const TensorShape& full_shape, int64_t row_offset,
+                        const Tensor& value) {
+  if (finished_) return errors::FailedPrecondition("shard writer for ", prefix_, " is finished");
+  if (name.empty()) return errors::InvalidArgument("a saved tensor needs a name");
+  if (!IsSavableDataType(value.dtype()) || !value.IsInitialized()) {
+    return errors::InvalidArgument("tensor \"", name, "\" of dtype ", DataTypeName(value.dtype()),
+                                   " cannot be saved");
+  }
+  if (!full_shape.IsFullyDefined()) {
+    return errors::InvalidArgument("tensor \"", name, "\": full shape ", full_shape.DebugString(),
+                                   " is not fully defined");
+  }
+  bool fits = value.rank() == full_shape.rank();
+  for (int i = 1; fits && i < value.rank(); ++i) fits = value.dim(i) == full_shape.dim(i);
+  const int64_t rows = value.rank() == 0 ? 1 : value.dim(0);
+  if (!fits || row_offset < 0 || row_offset > NumRows(full_shape) ||
+      rows > NumRows(full_shape) - row_offset) {
+    return errors::InvalidArgument("tensor \"", name, "\": a value of shape ",
+                                   value.shape().DebugString(), " at row ", row_offset,
+                                   " is not a slice of shape ", full_shape.DebugString());
+  }
+  const std::string bytes = EncodeTensorBytes(value);
+  proto::CheckpointEntry* e = index_.add_entry();
+  e->set_name(name);
+  e->set_dtype(static_cast<proto::DataType>(value.dtype()));
+  for (int64_t d : full_shape.dims()) e->add_full_shape(d);
+  e->set_row_offset(row_offset);
+  e->set_row_count(rows);
+  e->set_shard(shard_);
+  e->set_offset(data_->size());
+  e->set_length(bytes.size());
+  e->set_masked_crc32c(crc32c::Mask(crc32c::Value(bytes.data(), bytes.size())));
+  return data_->Append(bytes);
+}
+
+Status ShardWriter::Finish() {
+  if (finished_) return errors::FailedPrecondition("shard writer for ", prefix_, " is finished");
+  index_.set_num_shards(num_shards_);
+  index_.set_shard(shard_);
+  index_.add_shard_size(data_->size());
+  Status s = data_->SyncAndClose();
+  if (s.ok()) s = RenameFile(data_->path(), DataFileName(prefix_, shard_, num_shards_));
+  if (!s.ok()) return s;
+  finished_ = true;  // the temporary name is gone
+  return WriteFileAtomically(ShardIndexFileName(prefix_, shard_, num_shards_),
+                             EncodeIndexFile(index_));
+}
+
+Status MergeShardIndexes(const std::string& prefix, int num_shards) {
+  if (num_shards < 1 || num_shards > kMaxShards) {
+    return errors::InvalidArgument("bad checkpoint shard count ", num_shards, " for ", prefix);
+  }
+  proto::CheckpointIndex merged;
+  merged.set_num_shards(num_shards);
+  merged.set_shard(-1);
+  for (int i = 0; i < num_shards; ++i) {
+    const std::string file = ShardIndexFileName(prefix, i, num_shards);
+    TW_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(file, kMaxIndexBytes));
+    TW_ASSIGN_OR_RETURN(proto::CheckpointIndex shard, DecodeIndexFile(bytes, file));
+    if (shard.shard() != i || shard.num_shards() != num_shards) {
+      return errors::DataLoss("checkpoint shard index ", file, " describes shard ", shard.shard(),
+                              " of ", shard.num_shards());
+    }
+    const std::string data = DataFileName(prefix, i, num_shards);
+    TW_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> f, RandomAccessFile::Open(data));
+    if (f->size() != shard.shard_size(0)) {
+      return errors::DataLoss("checkpoint data file ", data, " has ", f->size(),
+                              " bytes; its index says ", shard.shard_size(0));
+    }
+    merged.add_shard_size(shard.shard_size(0));
+    for (auto& e : *shard.mutable_entry()) *merged.add_entry() = std::move(e);
+  }
+  const std::string index_file = IndexFileName(prefix);
+  if (Status s = ValidateIndex(merged, index_file, /*merged=*/true); !s.ok()) {
+    return errors::InvalidArgument("cannot merge the shards of checkpoint ", prefix, ": ",
+                                   s.message());
+  }
+  TW_RETURN_IF_ERROR(WriteFileAtomically(index_file, EncodeIndexFile(merged)));
+  for (int i = 0; i < num_shards; ++i) {
+    TW_RETURN_IF_ERROR(RemoveFileIfExists(ShardIndexFileName(prefix, i, num_shards)));
+  }
+  return OkStatus();
+}
+
+}  // namespace tw::checkpoint

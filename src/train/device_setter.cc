@@ -1,0 +1,86 @@
+#include "tensorweave/train/device_setter.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "src/framework/attr_value.h"
+#include "tensorweave/device_name.h"
+
+namespace tw::train {
+namespace {
+
+// What the setter remembers between nodes: the next task for round robin, the bytes given
+// to each task for the greedy strategy.
+struct PsLoad {
+  int next_task = 0;
+  std::vector<int64_t> bytes;
+};
+
+// The bytes a variable-like node will hold; unknown shapes count as one element, so greedy
+// placement still spreads them.
+int64_t NodeBytes(const proto::NodeDef& node) {
+  DataType dtype = DT_FLOAT;
+  (void)GetNodeAttr(node, "dtype", &dtype);
+  PartialShape shape;
+  int64_t elements = 1;
+  if (GetNodeAttr(node, "shape", &shape).ok() && !shape.unknown_rank) {
+    for (int64_t d : shape.dims) elements *= std::max<int64_t>(d, 1);
+  }
+  return elements * static_cast<int64_t>(DataTypeSize(dtype));
+}
+
+int ChooseTask(const ReplicaDeviceSetterOptions& options, const proto::NodeDef& node,
+               PsLoad* load) {
+  if (node.name() == options.global_step_name) return 0;
+  if (options.strategy == PsStrategy::kRoundRobin) {
+    const int task = load->next_task;
+    load->next_task = (load->next_task + 1) % options.ps_tasks;
+    return task;
+  }
+  const auto least = std::min_element(load->bytes.begin(), load->bytes.end());
+  *least += NodeBytes(node);
+  return static_cast<int>(least - load->bytes.begin());
+}
+
+}  // namespace
+
+StatusOr<Scope::DeviceFunction> ReplicaDeviceSetter(const ReplicaDeviceSetterOptions& options) {
+  if (options.ps_tasks < 0) {
+    return errors::InvalidArgument("ReplicaDeviceSetter: ps_tasks must be >= 0, got ",
+                                   options.ps_tasks);
+  }
+  if (options.ps_job.empty()) {
+    return errors::InvalidArgument("ReplicaDeviceSetter: ps_job must not be empty");
+  }
+  auto worker = DeviceName::Parse(options.worker_device);
+  if (!worker.ok()) {
+    return errors::InvalidArgument("ReplicaDeviceSetter: worker_device '", options.worker_device,
+                                   "': ", worker.status().message());
+  }
+  auto load = std::make_shared<PsLoad>();
+  load->bytes.assign(static_cast<size_t>(options.ps_tasks), 0);
+  return Scope::DeviceFunction([options, worker = *worker,
+                                load](const proto::NodeDef& node) -> std::string {
+    // The scope already validated the node's own device string.
+    DeviceName current = DeviceName::Parse(node.device()).value_or(DeviceName());
+    DeviceName chosen;
+    const bool is_ps_op =
+        std::find(options.ps_ops.begin(), options.ps_ops.end(), node.op()) != options.ps_ops.end();
+    if (is_ps_op && options.ps_tasks > 0) {
+      chosen.job = options.ps_job;
+      chosen.task = ChooseTask(options, node, load.get());
+    } else {
+      chosen = worker;
+    }
+    chosen.OverrideWith(current);
+    return chosen.ToString();
+  });
+}
+
+StatusOr<Scope::DeviceFunction> ReplicaDeviceSetter(const ClusterSpec& cluster,
+                                                    ReplicaDeviceSetterOptions options) {
+  options.ps_tasks = cluster.HasJob(options.ps_job) ? cluster.num_tasks(options.ps_job) : 0;
+  return ReplicaDeviceSetter(options);
+}
+
+}  // namespace tw::train

@@ -1,0 +1,221 @@
+#include "tensorweave/train/hooks.h"
+
+#include <cmath>
+
+#include "absl/strings/str_join.h"
+#include "src/base/logging.h"
+
+namespace tw::train {
+namespace {
+
+class StopAtStep : public SessionRunHook {
+ public:
+  explicit StopAtStep(int64_t last_step) : last_step_(last_step) {}
+  Status Begin(const HookContext& context) override {
+    global_step_ = context.global_step;
+    return OkStatus();
+  }
+  Status AfterCreateSession(ClientSession& session) override {
+    session_ = &session;
+    return OkStatus();
+  }
+  std::vector<Output> BeforeRun() override { return {global_step_}; }
+  Status AfterRun(const std::vector<Tensor>& values, RunContext* context) override {
+    // The value fetched with the step may have been read before the step's increment; near
+    // the end, read it again so training stops at last_step, not one step later.
+    int64_t step = values[0].scalar<int64_t>();
+    if (step + 1 == last_step_) {
+      auto now = session_->Run({}, {global_step_});
+      if (!now.ok()) return now.status();
+      step = (*now)[0].scalar<int64_t>();
+    }
+    if (step >= last_step_) context->RequestStop();
+    return OkStatus();
+  }
+
+ private:
+  const int64_t last_step_;
+  Output global_step_;
+  ClientSession* session_ = nullptr;
+};
+
+class CheckpointSaver : public SessionRunHook {
+ public:
+  CheckpointSaver(int64_t every_steps, absl::Duration every_secs)
+      : every_steps_(every_steps), every_secs_(every_secs) {}
+  Status Begin(const HookContext& context) override {
+    if (context.saver == nullptr) {
+      return errors::FailedPrecondition("CheckpointSaverHook needs a checkpoint_dir");
+    }
+    context_ = context;
+    return OkStatus();
+  }
+  Status AfterCreateSession(ClientSession& session) override {
+    session_ = &session;
+    saved_this_session_ = false;
+    return OkStatus();
+  }
+  std::vector<Output> BeforeRun() override { return {context_.global_step}; }
+  Status AfterRun(const std::vector<Tensor>& values, RunContext*) override {
+    if (!context_.is_chief) return OkStatus();
+    step_ = values[0].scalar<int64_t>();
+    const bool due_by_steps = every_steps_ > 0 && step_ >= last_saved_step_ + every_steps_;
+    const bool due_by_time =
+        every_secs_ > absl::ZeroDuration() && absl::Now() >= last_saved_time_ + every_secs_;
+    if (!saved_this_session_ || due_by_steps || due_by_time) return Save(*session_);
+    return OkStatus();
+  }
+  Status End(ClientSession& session) override {
+    if (!context_.is_chief || step_ == last_saved_step_) return OkStatus();
+    return Save(session);
+  }
+
+ private:
+  Status Save(ClientSession& session) {
+    // The step fetched with the train op may have been read before its increment: read it
+    // again, so the checkpoint's name is the step its values belong to.
+    auto now = session.Run({}, {context_.global_step});
+    if (!now.ok()) return now.status();
+    step_ = (*now)[0].scalar<int64_t>();
+    auto prefix = context_.saver->Save(session, step_);
+    if (!prefix.ok()) return prefix.status();
+    Log().info("saved checkpoint {} at global step {}", *prefix, step_);
+    last_saved_step_ = step_;
+    last_saved_time_ = absl::Now();
+    saved_this_session_ = true;
+    return OkStatus();
+  }
+
+  const int64_t every_steps_;
+  const absl::Duration every_secs_;
+  HookContext context_;
+  ClientSession* session_ = nullptr;
+  bool saved_this_session_ = false;
+  int64_t step_ = -1;
+  int64_t last_saved_step_ = -1;
+  absl::Time last_saved_time_ = absl::Now();
+};
+
+class StepCounter : public SessionRunHook {
+ public:
+  StepCounter(int64_t every_steps, int64_t examples_per_step)
+      : every_steps_(every_steps), examples_per_step_(examples_per_step) {}
+  Status Begin(const HookContext& context) override {
+    global_step_ = context.global_step;
+    return OkStatus();
+  }
+  std::vector<Output> BeforeRun() override { return {global_step_}; }
+  Status AfterRun(const std::vector<Tensor>& values, RunContext*) override {
+    const int64_t step = values[0].scalar<int64_t>();
+    if (local_steps_++ == 0) {
+      start_ = absl::Now();
+      start_step_ = step;
+      return OkStatus();
+    }
+    if (local_steps_ % every_steps_ == 0) {
+      const double secs = absl::ToDoubleSeconds(absl::Now() - start_);
+      const double local_rate = static_cast<double>(every_steps_) / std::max(secs, 1e-9);
+      Log().info("global step {}: {:.1f} global steps/s, {:.0f} examples/s on this worker", step,
+                 static_cast<double>(step - start_step_) / std::max(secs, 1e-9),
+                 local_rate * static_cast<double>(examples_per_step_));
+      start_ = absl::Now();
+      start_step_ = step;
+    }
+    return OkStatus();
+  }
+
+ private:
+  const int64_t every_steps_, examples_per_step_;
+  Output global_step_;
+  int64_t local_steps_ = 0;
+  int64_t start_step_ = 0;
+  absl::Time start_;
+};
+
+std::string ScalarString(const Tensor& t) {
+  switch (t.dtype()) {
+    case DT_FLOAT:
+      return std::to_string(t.flat<float>()[0]);
+    case DT_DOUBLE:
+      return std::to_string(t.flat<double>()[0]);
+    case DT_INT32:
+      return std::to_string(t.flat<int32_t>()[0]);
+    case DT_INT64:
+      return std::to_string(t.flat<int64_t>()[0]);
+    default:
+      return t.DebugString();
+  }
+}
+
+class Logging : public SessionRunHook {
+ public:
+  Logging(std::map<std::string, Output> tensors, int64_t every_steps)
+      : tensors_(std::move(tensors)), every_steps_(every_steps) {}
+  std::vector<Output> BeforeRun() override {
+    if (local_steps_ % every_steps_ != 0) return {};
+    std::vector<Output> out;
+    for (const auto& [name, output] : tensors_) out.push_back(output);
+    return out;
+  }
+  Status AfterRun(const std::vector<Tensor>& values, RunContext*) override {
+    if (local_steps_++ % every_steps_ != 0) return OkStatus();
+    std::vector<std::string> parts;
+    size_t i = 0;
+    for (const auto& [name, output] : tensors_) {
+      parts.push_back(
+          name + " = " +
+          (values[i].num_elements() == 1 ? ScalarString(values[i]) : values[i].DebugString()));
+      ++i;
+    }
+    Log().info("{}", absl::StrJoin(parts, ", "));
+    return OkStatus();
+  }
+
+ private:
+  const std::map<std::string, Output> tensors_;
+  const int64_t every_steps_;
+  int64_t local_steps_ = 0;
+};
+
+class NanTensor : public SessionRunHook {
+ public:
+  NanTensor(Output loss, bool fail) : loss_(std::move(loss)), fail_(fail) {}
+  std::vector<Output> BeforeRun() override { return {loss_}; }
+  Status AfterRun(const std::vector<Tensor>& values, RunContext* context) override {
+    const Tensor& loss = values[0];
+    const double v = loss.dtype() == DT_DOUBLE ? loss.flat<double>()[0] : loss.flat<float>()[0];
+    if (std::isfinite(v)) return OkStatus();
+    if (fail_) {
+      return errors::InvalidArgument("NaN loss during training: ", loss_.name(), " = ", v);
+    }
+    Log().warn("NaN loss during training ({} = {}); stopping", loss_.name(), v);
+    context->RequestStop();
+    return OkStatus();
+  }
+
+ private:
+  const Output loss_;
+  const bool fail_;
+};
+
+}  // namespace
+
+std::unique_ptr<SessionRunHook> StopAtStepHook(int64_t last_step) {
+  return std::make_unique<StopAtStep>(last_step);
+}
+std::unique_ptr<SessionRunHook> CheckpointSaverHook(int64_t every_steps,
+                                                    absl::Duration every_secs) {
+  return std::make_unique<CheckpointSaver>(every_steps, every_secs);
+}
+std::unique_ptr<SessionRunHook> StepCounterHook(int64_t every_steps, int64_t examples_per_step) {
+  return std::make_unique<StepCounter>(std::max<int64_t>(every_steps, 1), examples_per_step);
+}
+std::unique_ptr<SessionRunHook> LoggingHook(std::map<std::string, Output> tensors,
+                                            int64_t every_steps) {
+  return std::make_unique<Logging>(std::move(tensors), std::max<int64_t>(every_steps, 1));
+}
+std::unique_ptr<SessionRunHook> NanTensorHook(Output loss, bool fail_on_nan) {
+  return std::make_unique<NanTensor>(std::move(loss), fail_on_nan);
+}
+
+}  // namespace tw::train

@@ -1,0 +1,197 @@
+#include "tensorweave/train/monitored_session.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_join.h"
+#include "src/base/logging.h"
+#include "tensorweave/ops.h"
+
+namespace tw::train {
+namespace {
+
+// Errors a restarted or lost task produces; a new session gets past them.
+bool IsRecoverable(const Status& s) { return IsAborted(s) || IsUnavailable(s); }
+
+constexpr absl::Duration kPollInterval = absl::Milliseconds(200);
+constexpr absl::Duration kLogInterval = absl::Seconds(10);
+
+}  // namespace
+
+StatusOr<std::unique_ptr<MonitoredTrainingSession>> MonitoredTrainingSession::Create(
+    const Model& model, MonitoredTrainingSessionOptions options,
+    std::vector<std::unique_ptr<SessionRunHook>> hooks) {
+  if (model.variables == nullptr) {
+    return errors::InvalidArgument("MonitoredTrainingSession: model.variables is null");
+  }
+  std::unique_ptr<MonitoredTrainingSession> session(
+      new MonitoredTrainingSession(model, std::move(options), std::move(hooks)));
+  TW_RETURN_IF_ERROR(session->Init());
+  return session;
+}
+
+MonitoredTrainingSession::MonitoredTrainingSession(
+    const Model& model, MonitoredTrainingSessionOptions options,
+    std::vector<std::unique_ptr<SessionRunHook>> hooks)
+    : model_(model), options_(std::move(options)), hooks_(std::move(hooks)) {}
+
+MonitoredTrainingSession::~MonitoredTrainingSession() {
+  if (session_ != nullptr) (void)session_->Close();
+}
+
+Status MonitoredTrainingSession::Init() {
+  // Every node the session will run is built now, before the first session sends the graph.
+  const Scope scope = model_.scope.NewSubScope("monitored_session");
+  init_op_ = model_.variables->InitOp(scope.WithOpName("init"));
+  initialized_ = model_.variables->InitializedOp(scope.WithOpName("initialized"));
+  global_step_value_ = ops::ReadVariable(scope.WithOpName("global_step_value"), model_.global_step);
+  if (!options_.checkpoint_dir.empty()) {
+    std::vector<SaveableVariable> saveables;
+    for (const ModelVariable& v : model_.variables->all()) {
+      saveables.push_back(
+          {.name = v.name, .var = v.var, .full_shape = v.full_shape, .row_offset = v.row_offset});
+    }
+    TW_ASSIGN_OR_RETURN(saver_, Saver::Create(model_.scope, std::move(saveables),
+                                              {.checkpoint_dir = options_.checkpoint_dir,
+                                               .max_to_keep = options_.max_checkpoints_to_keep}));
+    if (options_.save_checkpoint_steps > 0 ||
+        options_.save_checkpoint_secs > absl::ZeroDuration()) {
+      hooks_.push_back(
+          CheckpointSaverHook(options_.save_checkpoint_steps, options_.save_checkpoint_secs));
+    }
+  }
+  const HookContext context{
+      .global_step = global_step_value_, .saver = saver_.get(), .is_chief = options_.is_chief};
+  for (auto& hook : hooks_) TW_RETURN_IF_ERROR(hook->Begin(context));
+  TW_RETURN_IF_ERROR(model_.scope.status());
+  return CreateSession(absl::Now() + options_.wait_for_model_timeout);
+}
+
+Status MonitoredTrainingSession::CreateSession(absl::Time deadline) {
+  if (session_ != nullptr) (void)session_->Close();
+  SessionOptions session_options = options_.session_options;
+  session_options.target = options_.target;
+  session_ = std::make_unique<ClientSession>(model_.scope, session_options);
+  TW_RETURN_IF_ERROR(options_.is_chief ? PrepareAsChief() : WaitForModel(deadline));
+  for (auto& hook : hooks_) TW_RETURN_IF_ERROR(hook->AfterCreateSession(*session_));
+  return OkStatus();
+}
+
+StatusOr<std::vector<std::string>> MonitoredTrainingSession::Uninitialized() {
+  TW_ASSIGN_OR_RETURN(std::vector<Tensor> flags, session_->Run({}, {initialized_}));
+  std::vector<std::string> names;
+  const auto& all = model_.variables->all();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!flags[0].flat<bool>()[i]) names.push_back(all[i].var.op().name());
+  }
+  return names;
+}
+
+Status MonitoredTrainingSession::PrepareAsChief() {
+  TW_ASSIGN_OR_RETURN(std::vector<std::string> missing, Uninitialized());
+  if (missing.empty()) {
+    Log().info("model is ready: every variable is initialized");
+    return OkStatus();
+  }
+  if (saver_ != nullptr) {
+    StatusOr<std::string> latest = LatestCheckpoint(options_.checkpoint_dir);
+    if (latest.ok()) {
+      TW_RETURN_IF_ERROR(saver_->Restore(*session_, *latest));
+      Log().info("restored the model from {}", *latest);
+      return OkStatus();
+    }
+    if (!IsNotFound(latest.status())) return latest.status();
+  }
+  TW_RETURN_IF_ERROR(session_->Run({}, {}, {init_op_}).status());
+  Log().info("initialized the model ({} variables)", model_.variables->all().size());
+  return OkStatus();
+}
+
+Status MonitoredTrainingSession::WaitForModel(absl::Time deadline) {
+  absl::Time next_log = absl::Now() + kLogInterval;
+  while (true) {
+    StatusOr<std::vector<std::string>> missing = Uninitialized();
+    if (missing.ok() && missing->empty()) return OkStatus();
+    if (!missing.ok() && !IsRecoverable(missing.status())) return missing.status();
+    const std::string waiting_for = missing.ok() ? "variables " + absl::StrJoin(*missing, ", ")
+                                                 : std::string(missing.status().message());
+    if (absl::Now() >= deadline) {
+      return errors::DeadlineExceeded("the model was not ready within the wait; still waiting for ",
+                                      waiting_for);
+    }
+    if (absl::Now() >= next_log) {
+      Log().info("waiting for the chief to prepare the model: {}", waiting_for);
+      next_log = absl::Now() + kLogInterval;
+    }
+    absl::SleepFor(kPollInterval);
+    if (!missing.ok()) {
+      // The failed session may be bound to a task incarnation that is gone.
+      (void)session_->Close();
+      SessionOptions session_options = options_.session_options;
+      session_options.target = options_.target;
+      session_ = std::make_unique<ClientSession>(model_.scope, session_options);
+    }
+  }
+}
+
+Status MonitoredTrainingSession::Recover(const Status& cause) {
+  Log().warn("step failed ({}); making a new session", cause.ToString());
+  const absl::Time deadline = absl::Now() + options_.recovery_timeout;
+  Status last = cause;
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (absl::Now() < deadline) {
+    last = CreateSession(deadline);
+    if (last.ok()) {
+      ++recoveries_;
+      Log().info("recovered after {} (recovery {})", cause.ToString(), recoveries_);
+      return OkStatus();
+    }
+    if (!IsRecoverable(last)) return last;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Seconds(2));
+  }
+  return errors::Annotate(last, "could not recover the training session within " +
+                                    absl::FormatDuration(options_.recovery_timeout) + ": ");
+}
+
+StatusOr<std::vector<Tensor>> MonitoredTrainingSession::Run(const ClientSession::FeedList& feeds,
+                                                            const std::vector<Output>& fetches,
+                                                            const std::vector<Operation>& targets) {
+  if (closed_) return errors::FailedPrecondition("MonitoredTrainingSession is closed");
+  std::vector<Output> all_fetches = fetches;
+  std::vector<size_t> hook_offsets;
+  for (auto& hook : hooks_) {
+    hook_offsets.push_back(all_fetches.size());
+    for (Output& o : hook->BeforeRun()) all_fetches.push_back(std::move(o));
+  }
+  hook_offsets.push_back(all_fetches.size());
+  StatusOr<std::vector<Tensor>> values = session_->Run(feeds, all_fetches, targets);
+  while (!values.ok() && IsRecoverable(values.status())) {
+    TW_RETURN_IF_ERROR(Recover(values.status()));
+    values = session_->Run(feeds, all_fetches, targets);
+  }
+  if (!values.ok()) return values.status();
+  RunContext context;
+  for (size_t h = 0; h < hooks_.size(); ++h) {
+    std::vector<Tensor> mine(values->begin() + static_cast<std::ptrdiff_t>(hook_offsets[h]),
+                             values->begin() + static_cast<std::ptrdiff_t>(hook_offsets[h + 1]));
+    TW_RETURN_IF_ERROR(hooks_[h]->AfterRun(mine, &context));
+  }
+  if (context.stop_requested()) stop_requested_ = true;
+  values->resize(fetches.size());
+  return values;
+}
+
+Status MonitoredTrainingSession::Close() {
+  if (closed_) return OkStatus();
+  closed_ = true;
+  Status status;
+  for (auto& hook : hooks_) {
+    Status s = hook->End(*session_);
+    if (status.ok()) status = s;
+  }
+  Status closed = session_->Close();
+  session_.reset();
+  return status.ok() ? closed : status;
+}
+
+}  // namespace tw::train

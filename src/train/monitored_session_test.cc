@@ -1,0 +1,132 @@
+#include "tensorweave/train/monitored_session.h"
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensorweave/ops.h"
+#include "tensorweave/train/optimizer.h"
+
+namespace tw::train {
+namespace {
+
+using ::testing::HasSubstr;
+
+// x is pulled towards the fed target: loss = (x - target)^2, gradient descent at 0.25.
+struct Toy {
+  Scope root = Scope::NewRootScope();
+  ModelVariables vars;
+  ops::Variable x, step;
+  Output target, loss, x_value;
+  Operation train;
+  Toy() {
+    step = CreateGlobalStep(root, &vars);
+    x = vars.Add(root, "x", DT_FLOAT, {}, 0.0f);
+    target = ops::Placeholder(root.WithOpName("target"), DT_FLOAT);
+    x_value = ops::ReadVariable(root, x);
+    loss = ops::Square(root, ops::Sub(root, x_value, target));
+    auto op = GradientDescentOptimizer(0.25f)->Minimize(root, loss, &vars, step);
+    EXPECT_TRUE(op.ok()) << op.status();
+    train = *op;
+  }
+  Model model() { return {.scope = root, .variables = &vars, .global_step = step}; }
+};
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(MonitoredTrainingSessionTest, StopsAtTheStepAndCheckpointsAtTheEnd) {
+  const std::string dir = FreshDir("monitored_stop");
+  Toy toy;
+  std::vector<std::unique_ptr<SessionRunHook>> hooks;
+  hooks.push_back(StopAtStepHook(5));
+  auto session = MonitoredTrainingSession::Create(
+      toy.model(), {.checkpoint_dir = dir, .save_checkpoint_steps = 100}, std::move(hooks));
+  ASSERT_TRUE(session.ok()) << session.status();
+  int runs = 0;
+  while (!(*session)->ShouldStop() && runs < 100) {
+    auto out = (*session)->Run({{toy.target, Tensor::Scalar<float>(1)}}, {toy.loss}, {toy.train});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 1u);  // the hooks' fetches are not returned
+    ++runs;
+  }
+  EXPECT_EQ(runs, 5);
+  ASSERT_TRUE((*session)->Close().ok());
+  auto latest = LatestCheckpoint(dir);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_THAT(*latest, HasSubstr("model.ckpt-5"));
+}
+
+// A new session (as after a crash of everything) restores the latest checkpoint instead of
+// initializing: the global step and x continue.
+TEST(MonitoredTrainingSessionTest, TheChiefRestoresTheLatestCheckpoint) {
+  const std::string dir = FreshDir("monitored_restore");
+  float x_after_first = 0;
+  {
+    Toy toy;
+    std::vector<std::unique_ptr<SessionRunHook>> hooks;
+    hooks.push_back(StopAtStepHook(3));
+    auto session =
+        MonitoredTrainingSession::Create(toy.model(), {.checkpoint_dir = dir}, std::move(hooks));
+    ASSERT_TRUE(session.ok()) << session.status();
+    while (!(*session)->ShouldStop()) {
+      ASSERT_TRUE((*session)->Run({{toy.target, Tensor::Scalar<float>(2)}}, {}, {toy.train}).ok());
+    }
+    auto x = (*session)->raw_session()->Run({}, {toy.x_value});
+    ASSERT_TRUE(x.ok());
+    x_after_first = (*x)[0].scalar<float>();
+    ASSERT_TRUE((*session)->Close().ok());
+  }
+  EXPECT_NEAR(x_after_first, 2 - 2 * std::pow(0.5f, 3), 1e-6);  // each step halves the gap
+  Toy toy;
+  auto session = MonitoredTrainingSession::Create(toy.model(), {.checkpoint_dir = dir});
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto state =
+      (*session)->raw_session()->Run({}, {toy.x_value, ops::ReadVariable(toy.root, toy.step)});
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ((*state)[0].scalar<float>(), x_after_first);
+  EXPECT_EQ((*state)[1].scalar<int64_t>(), 3);
+}
+
+TEST(MonitoredTrainingSessionTest, ANanLossFailsTheStepNamingIt) {
+  Toy toy;
+  std::vector<std::unique_ptr<SessionRunHook>> hooks;
+  hooks.push_back(NanTensorHook(toy.loss));
+  auto session = MonitoredTrainingSession::Create(toy.model(), {}, std::move(hooks));
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto out = (*session)->Run(
+      {{toy.target, Tensor::Scalar<float>(std::numeric_limits<float>::quiet_NaN())}}, {},
+      {toy.train});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("NaN loss during training"));
+}
+
+// A worker that is not the chief waits for the model instead of failing, and says what it
+// still waits for when the wait ends.
+TEST(MonitoredTrainingSessionTest, AWorkerWaitsForTheModelAndNamesWhatIsMissing) {
+  Toy toy;
+  auto session = MonitoredTrainingSession::Create(
+      toy.model(), {.is_chief = false, .wait_for_model_timeout = absl::Milliseconds(300)});
+  ASSERT_FALSE(session.ok());
+  EXPECT_TRUE(IsDeadlineExceeded(session.status())) << session.status();
+  EXPECT_THAT(std::string(session.status().message()),
+              HasSubstr("still waiting for variables global_step, x"));
+}
+
+TEST(MonitoredTrainingSessionTest, ACheckpointSaverHookNeedsADirectory) {
+  Toy toy;
+  std::vector<std::unique_ptr<SessionRunHook>> hooks;
+  hooks.push_back(CheckpointSaverHook(10));
+  auto session = MonitoredTrainingSession::Create(toy.model(), {}, std::move(hooks));
+  ASSERT_FALSE(session.ok());
+  EXPECT_THAT(std::string(session.status().message()), HasSubstr("needs a checkpoint_dir"));
+}
+
+}  // namespace
+}  // namespace tw::train

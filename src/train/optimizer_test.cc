@@ -1,0 +1,146 @@
+#include "tensorweave/train/optimizer.h"
+
+#include <cmath>
+#include <functional>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensorweave/ops.h"
+#include "tensorweave/session.h"
+
+namespace tw::train {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// y = x . [2, -3] + 1 on a fixed design; the model is w (2) and b (scalar).
+struct Regression {
+  Scope root = Scope::NewRootScope();
+  ModelVariables vars;
+  ops::Variable w, b, step;
+  Output loss;
+  Regression() {
+    step = CreateGlobalStep(root, &vars);
+    w = vars.Add(root, "w", DT_FLOAT, {2, 1},
+                 Tensor::FromVector<float>({0, 0}, TensorShape({2, 1})));
+    b = vars.Add(root, "b", DT_FLOAT, {}, 0.0f);
+    const Tensor x = Tensor::FromVector<float>({1, 0, 0, 1, 1, 1, 2, -1}, TensorShape({4, 2}));
+    const Tensor y = Tensor::FromVector<float>({3, -2, 0, 8}, TensorShape({4, 1}));
+    Output pred = ops::Add(root, ops::MatMul(root, x, ops::ReadVariable(root, w)),
+                           ops::ReadVariable(root, b));
+    loss = ops::Mean(root, ops::Square(root, ops::Sub(root, pred, y)), {0, 1});
+  }
+};
+
+float Train(Regression& r, Optimizer& optimizer, int steps, ClientSession& s) {
+  auto train = optimizer.Minimize(r.root, r.loss, &r.vars, r.step);
+  EXPECT_TRUE(train.ok()) << train.status();
+  EXPECT_TRUE(s.Run({}, {}, {r.vars.InitOp(r.root)}).ok());
+  for (int i = 0; i < steps; ++i) EXPECT_TRUE(s.Run({}, {}, {*train}).ok());
+  auto out = s.Run({}, {r.loss, ops::ReadVariable(r.root, r.step)});
+  EXPECT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[1].scalar<int64_t>(), steps);
+  return (*out)[0].scalar<float>();
+}
+
+TEST(OptimizerTest, EveryOptimizerFitsTheRegression) {
+  struct Case {
+    const char* name;
+    std::function<std::unique_ptr<Optimizer>()> make;
+    int steps;
+  };
+  const Case cases[] = {
+      {"GradientDescent", [] { return GradientDescentOptimizer(0.1f); }, 300},
+      {"Momentum", [] { return MomentumOptimizer(0.05f, 0.9f); }, 300},
+      {"Nesterov", [] { return MomentumOptimizer(0.05f, 0.9f, /*use_nesterov=*/true); }, 300},
+      {"Adagrad", [] { return AdagradOptimizer(0.5f); }, 500},
+      {"Adam", [] { return AdamOptimizer(0.1f); }, 500},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Regression r;
+    auto optimizer = c.make();
+    ClientSession s(r.root);
+    const float loss = Train(r, *optimizer, c.steps, s);
+    EXPECT_LT(loss, 1e-3f);
+  }
+}
+
+TEST(OptimizerTest, OneGradientDescentStepIsHandComputed) {
+  Regression r;
+  auto optimizer = GradientDescentOptimizer(0.1f);
+  ClientSession s(r.root);
+  Train(r, *optimizer, 1, s);
+  // loss = mean((x.w + b - y)^2) at w = 0, b = 0: d/dw = 2/4 * x^T (-y) = [-9.5, 5] and
+  // d/db = 2/4 * sum(-y) = -4.5, so one step of 0.1 gives w = [0.95, -0.5], b = 0.45.
+  auto out = s.Run({}, {ops::ReadVariable(r.root, r.w), ops::ReadVariable(r.root, r.b)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NEAR((*out)[0].flat<float>()[0], 0.95f, 1e-6);
+  EXPECT_NEAR((*out)[0].flat<float>()[1], -0.5f, 1e-6);
+  EXPECT_NEAR((*out)[1].scalar<float>(), 0.45f, 1e-6);
+}
+
+TEST(OptimizerTest, SlotsAreRegisteredBesideTheirVariables) {
+  Regression r;
+  auto optimizer = AdamOptimizer();
+  ASSERT_TRUE(optimizer->Minimize(r.root, r.loss, &r.vars, r.step).ok());
+  std::vector<std::string> names;
+  for (const ModelVariable& v : r.vars.all()) names.push_back(v.name);
+  EXPECT_THAT(names, ElementsAre("global_step", "w", "b", "beta1_power", "beta2_power", "w/Adam",
+                                 "w/Adam_1", "b/Adam", "b/Adam_1"));
+  EXPECT_EQ(r.vars.trainable().size(), 2u);
+}
+
+TEST(OptimizerTest, ALossWithoutTheVariablesIsAnError) {
+  Regression r;
+  auto unrelated = r.vars.Add(r.root, "unrelated", DT_FLOAT, {}, 1.0f);
+  auto optimizer = GradientDescentOptimizer(0.1f);
+  auto train = optimizer->Minimize(r.root, r.loss, &r.vars, r.step, {unrelated});
+  ASSERT_FALSE(train.ok());
+  EXPECT_THAT(std::string(train.status().message()), HasSubstr("no gradient for any variable"));
+}
+
+// An embedding split over three parts: a lookup touches only some rows, the gradient stays
+// sparse, and only the looked-up rows change.
+TEST(OptimizerTest, PartitionedLookupTrainsOnlyTheRowsItTouches) {
+  Scope root = Scope::NewRootScope();
+  ModelVariables vars;
+  auto step = CreateGlobalStep(root, &vars);
+  auto table = vars.AddPartitioned(root, "table", DT_FLOAT, {7, 2}, 3,
+                                   [](const Scope& s, std::vector<int64_t> shape) {
+                                     return ops::Fill(s, Tensor::FromVector<int64_t>(shape), 1.0f);
+                                   });
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->parts.size(), 3u);
+  EXPECT_EQ(table->parts[0].shape[0], 3);  // 7 rows: 3 + 2 + 2
+  EXPECT_EQ(table->row_offsets[2], 5);
+  auto ids = Tensor::FromVector<int32_t>({0, 4, 6, 4});
+  Output rows = table->Lookup(root, ids);
+  Output loss = ops::Sum(root, rows, {0, 1});
+  auto optimizer = GradientDescentOptimizer(0.5f);
+  auto train = optimizer->Minimize(root, loss, &vars, step);
+  ASSERT_TRUE(train.ok()) << train.status();
+  ClientSession s(root);
+  ASSERT_TRUE(s.Run({}, {}, {vars.InitOp(root)}).ok());
+  auto looked_up = s.Run({}, {rows});
+  ASSERT_TRUE(looked_up.ok()) << looked_up.status();
+  EXPECT_EQ((*looked_up)[0].shape(), TensorShape({4, 2}));
+  ASSERT_TRUE(s.Run({}, {}, {*train}).ok());
+  auto value = s.Run({}, {table->Value(root)});
+  ASSERT_TRUE(value.ok()) << value.status();
+  // d(sum)/d(row) is 1 per lookup: row 4 was looked up twice.
+  EXPECT_EQ((*value)[0],
+            Tensor::FromVector<float>({0.5f, 0.5f, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0.5f, 0.5f},
+                                      TensorShape({7, 2})));
+  auto bad = vars.AddPartitioned(root, "too_many", DT_FLOAT, {2, 2}, 3,
+                                 [](const Scope& sc, std::vector<int64_t> shape) {
+                                   return ops::Fill(sc, Tensor::FromVector<int64_t>(shape), 0.0f);
+                                 });
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("cannot split dimension 0 of size 2 into 3 parts"));
+}
+
+}  // namespace
+}  // namespace tw::train

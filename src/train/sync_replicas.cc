@@ -1,0 +1,151 @@
+#include "tensorweave/train/sync_replicas.h"
+
+#include "src/base/logging.h"
+#include "tensorweave/ops.h"
+
+namespace tw::train {
+
+StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
+    const Scope& scope, Optimizer* optimizer, const std::vector<GradAndVar>& grads,
+    ModelVariables* variables, const ops::Variable& global_step, SyncReplicasOptions options) {
+  if (options.replicas_to_aggregate < 1 ||
+      options.total_num_replicas < options.replicas_to_aggregate) {
+    return errors::InvalidArgument("SyncReplicas: need 1 <= replicas_to_aggregate (",
+                                   options.replicas_to_aggregate, ") <= total_num_replicas (",
+                                   options.total_num_replicas, ")");
+  }
+  if (options.worker_device.empty()) {
+    return errors::InvalidArgument("SyncReplicas: worker_device must name this worker's device");
+  }
+  std::unique_ptr<SyncReplicas> sync(new SyncReplicas());
+  sync->scope_ = scope;
+  sync->options_ = options;
+  const Scope s = scope.NewSubScope("sync_replicas");
+
+  const ops::Queue tokens = ops::FIFOQueue(s.ColocateWith(global_step.op()), {DT_INT64},
+                                           {.shapes = {{}}, .shared_name = "sync_token_queue"});
+  const ops::Variable local_step =
+      ops::MakeVariable(s.WithDevice(options.worker_device), "sync_local_step", DT_INT64, {});
+  const Output local_step_value = ops::ReadVariable(s, local_step);
+
+  std::vector<Operation> pushes;
+  std::vector<GradAndVar> averaged;
+  std::vector<ops::Accumulator> accumulators;
+  for (const GradAndVar& g : grads) {
+    if (!g.grad.exists()) continue;
+    TW_ASSIGN_OR_RETURN(Output dense, ToDense(s, g.grad));
+    const Scope beside = s.ColocateWith(g.var.op());
+    ops::Accumulator acc = ops::ConditionalAccumulator(
+        beside, g.var.dtype, g.var.shape, {.shared_name = g.var.op().name() + "/grad_accumulator"});
+    pushes.push_back(ops::AccumulatorApplyGradient(s, acc, local_step_value, dense));
+    averaged.push_back({Gradient{.dense = ops::AccumulatorTakeGradient(
+                                     beside, acc, options.replicas_to_aggregate)},
+                        g.var});
+    accumulators.push_back(acc);
+  }
+  if (pushes.empty()) {
+    return errors::InvalidArgument("SyncReplicas: no variable has a gradient");
+  }
+  // Worker: push, wait for a token, continue from the step it carries.
+  const Output token = ops::QueueDequeue(s.WithControlDependencies(pushes), tokens)[0];
+  sync->train_op_ = ops::Assign(s.WithOpName("train"), local_step, token).op();
+  sync->init_local_step_ =
+      ops::Assign(s.WithOpName("init_local_step"), local_step, ops::ReadVariable(s, global_step))
+          .op();
+
+  // Chief: apply the averages, then move the accumulators on and release the workers.
+  TW_ASSIGN_OR_RETURN(Operation apply,
+                      optimizer->ApplyGradients(s, averaged, variables, global_step));
+  const Scope after_apply = s.WithControlDependencies({apply});
+  const Output new_step = ops::ReadVariable(after_apply, global_step);
+  std::vector<Operation> moved;
+  for (const ops::Accumulator& acc : accumulators) {
+    moved.push_back(ops::AccumulatorSetGlobalStep(s, acc, new_step));
+  }
+  const Output released =
+      ops::Fill(s, Tensor::FromVector<int32_t>({options.total_num_replicas}), new_step);
+  sync->chief_update_op_ = ops::QueueEnqueueMany(
+      s.WithControlDependencies(moved).WithOpName("chief_update"), tokens, {released});
+  sync->close_tokens_ = ops::QueueClose(s.WithOpName("close_tokens"), tokens,
+                                        /*cancel_pending_enqueues=*/true);
+  TW_RETURN_IF_ERROR(scope.status());
+  return sync;
+}
+
+SyncReplicas::~SyncReplicas() { Stop(); }
+
+void SyncReplicas::StartChiefLoop(const SessionOptions& options) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_ || chief_thread_.joinable()) return;
+  chief_session_ = std::make_unique<ClientSession>(scope_, options);
+  chief_thread_ = std::thread([this, options] { ChiefLoop(options); });
+}
+
+void SyncReplicas::ChiefLoop(SessionOptions options) {
+  int64_t updates = 0;
+  while (true) {
+    ClientSession* session;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopped_) break;
+      session = chief_session_.get();
+    }
+    auto done = session->Run({}, {}, {chief_update_op_});
+    if (done.ok()) {
+      ++updates;
+      continue;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopped_) break;
+    }
+    // A lost or restarted ps task: try again on a new session, like the workers do.
+    Log().warn("synchronous update failed ({}); retrying", done.status().ToString());
+    absl::SleepFor(absl::Milliseconds(200));
+    absl::MutexLock lock(&mu_);
+    if (stopped_) break;
+    (void)chief_session_->Close();
+    chief_session_ = std::make_unique<ClientSession>(scope_, options);
+  }
+  Log().info("synchronous updates: {} applied by the chief", updates);
+}
+
+void SyncReplicas::Stop() {
+  std::unique_ptr<ClientSession> session;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    session = std::move(chief_session_);
+  }
+  if (session != nullptr) {
+    // Workers waiting for a token learn that training is over; then the chief loop's
+    // pending take is cancelled by closing its session.
+    (void)session->Run({}, {}, {close_tokens_});
+    (void)session->Close();
+  }
+  if (chief_thread_.joinable()) chief_thread_.join();
+}
+
+class SyncReplicasHook : public SessionRunHook {
+ public:
+  SyncReplicasHook(SyncReplicas* sync, bool is_chief, SessionOptions options)
+      : sync_(sync), is_chief_(is_chief), options_(std::move(options)) {}
+  Status AfterCreateSession(ClientSession& session) override {
+    TW_RETURN_IF_ERROR(session.Run({}, {}, {sync_->init_local_step_}).status());
+    if (is_chief_) sync_->StartChiefLoop(options_);
+    return OkStatus();
+  }
+
+ private:
+  SyncReplicas* sync_;
+  const bool is_chief_;
+  const SessionOptions options_;
+};
+
+std::unique_ptr<SessionRunHook> SyncReplicas::MakeHook(bool is_chief,
+                                                       SessionOptions chief_session) {
+  return std::make_unique<SyncReplicasHook>(this, is_chief, std::move(chief_session));
+}
+
+}  // namespace tw::train
