@@ -21,7 +21,7 @@ Dense MakeDense(const Scope& scope, train::ModelVariables* variables, const std:
   const float scale = 1.0f / std::sqrt(static_cast<float>(in));
   Output init = ops::Mul(s,
                          ops::TruncatedNormal(s, {static_cast<int>(in), static_cast<int>(out)},
-                                              {.seed = seed, .seed2 = in * out}),
+                                              {.seed = seed, .seed2 = seed == 0 ? 0 : in * out}),
                          scale);
   return Dense{
       .weights = variables->Add(s, "weights", DT_FLOAT, {in, out}, init),

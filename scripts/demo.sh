@@ -20,7 +20,7 @@ done
 
 checkpoints="$build/mnist-demo-checkpoints"
 rm -rf "$checkpoints"
-flags=(--max_steps=6000 --batch_size=100 --learning_rate=0.1 --log_every=500
+flags=(--max_steps=12000 --batch_size=100 --learning_rate=0.1 --log_every=1000 --eval_every=2000
        --checkpoint_dir="$checkpoints" "$@")
 echo "\$ tw launch --cluster ps=1,worker=2 -- $trainer ${flags[*]}"
 out="$build/mnist-demo.out"

@@ -26,7 +26,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libyaml-cpp-dev
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
-  linux-doc-6.1  # the word-count corpus: examples, tests, make demo, bench (24 MB of .rst.txt)
+  linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: src/train reader, its tests, training
 )
 # Only for the peer baselines in bench/ (PyTorch pulls in a few hundred MB), not for building.

@@ -161,19 +161,31 @@ TW_REGISTER_KERNEL("AccumulatorTakeGradient", "CPU", AccumulatorTakeGradientOp);
 TW_REGISTER_OP("AccumulatorSetGlobalStep")
     .Input("handle: resource")
     .Input("new_global_step: int64")
+    .Attr("reset: bool = false")
     .SetIsStateful()
-    .Doc("Raises the global step below which gradients are stale; never lowers it.");
+    .Doc(
+        "Raises the global step below which gradients are stale; never lowers it. With reset, "
+        "sets it exactly, also lower (after a restore from an older checkpoint).");
 
 class AccumulatorSetGlobalStepOp : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  explicit AccumulatorSetGlobalStepOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("reset", &reset_));
+  }
   void Compute(OpKernelContext* ctx) override {
     auto acc = LookupAccumulator(ctx);
     TW_OP_REQUIRES_OK(ctx, acc.status());
     auto step = ScalarInput<int64_t>(ctx, 1, "new_global_step");
     TW_OP_REQUIRES_OK(ctx, step.status());
-    (*acc)->SetGlobalStep(*step);
+    if (reset_) {
+      (*acc)->Reset(*step);
+    } else {
+      (*acc)->SetGlobalStep(*step);
+    }
   }
+
+ private:
+  bool reset_ = false;
 };
 TW_REGISTER_KERNEL("AccumulatorSetGlobalStep", "CPU", AccumulatorSetGlobalStepOp);
 
@@ -223,8 +235,9 @@ Output AccumulatorTakeGradient(const Scope& scope, const Accumulator& acc, Input
 }
 
 Operation AccumulatorSetGlobalStep(const Scope& scope, const Accumulator& acc,
-                                   Input new_global_step) {
-  return scope.AddNode("AccumulatorSetGlobalStep", {{acc.handle}, {new_global_step}});
+                                   Input new_global_step, bool reset) {
+  return scope.AddNode("AccumulatorSetGlobalStep", {{acc.handle}, {new_global_step}},
+                       {{"reset", MakeAttr(reset)}});
 }
 
 Output AccumulatorNumAccumulated(const Scope& scope, const Accumulator& acc) {

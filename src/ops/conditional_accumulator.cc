@@ -104,24 +104,31 @@ void ConditionalAccumulatorResource::TakeGradient(int32_t num_required, Cancella
   taker->num_required = num_required;
   taker->cm = cm;
   taker->done = std::move(done_cb);
-  std::vector<Completion> done;
   int64_t id = 0;
-  bool waiting = false;
-  CancellationManager::Token token = 0;
   {
     absl::MutexLock lock(&mu_);
     id = taker->id = next_id_++;
-    if (cm != nullptr) token = taker->token = cm->NewToken();
-    takers_.push_back(std::move(taker));
-    FlushLocked(&done);
-    for (const auto& t : takers_) waiting |= t->id == id;
   }
-  if (waiting && cm != nullptr) {
+  // Listen for the step's cancellation before the take is listed: once it is, an apply on
+  // another thread may complete it, and the step (with `cm`) may end at any moment.
+  bool cancelled = false;
+  if (cm != nullptr) {
+    taker->token = cm->NewToken();
     std::weak_ptr<ConditionalAccumulatorResource> self = weak_from_this();
-    if (!cm->RegisterCallback(token, [self, id] {
-          if (auto acc = self.lock()) acc->Cancel(id);
-        })) {
-      Cancel(id);  // the step was cancelled before we could listen for it
+    cancelled = !cm->RegisterCallback(taker->token, [self, id] {
+      if (auto acc = self.lock()) acc->Cancel(id);
+    });
+  }
+  std::vector<Completion> done;
+  {
+    absl::MutexLock lock(&mu_);
+    if (cancelled || (cm != nullptr && cm->IsCancelled())) {
+      // The cancellation came before the take was listed, so its callback found nothing.
+      done.push_back({std::move(taker),
+                      errors::Cancelled("AccumulatorTakeGradient on '", name_, "' was cancelled")});
+    } else {
+      takers_.push_back(std::move(taker));
+      FlushLocked(&done);
     }
   }
   RunCompletions(std::move(done));
@@ -152,6 +159,11 @@ void ConditionalAccumulatorResource::SetGlobalStep(int64_t step) {
                 step);
     return;
   }
+  global_step_ = step;
+}
+
+void ConditionalAccumulatorResource::Reset(int64_t step) {
+  absl::MutexLock lock(&mu_);
   global_step_ = step;
 }
 

@@ -65,6 +65,9 @@ class ConditionalAccumulatorResource
 
   // Raises the global step to `step`; a smaller value is ignored (the step never moves back).
   void SetGlobalStep(int64_t step);
+  // Sets the global step to `step`, even below the current one (for a model restored from
+  // an older checkpoint). Gradients already accumulated stay.
+  void Reset(int64_t step);
 
   int32_t num_accumulated() const;
   int64_t global_step() const;

@@ -75,31 +75,34 @@ void FIFOQueueResource::Dequeue(int64_t n, bool allow_partial, CancellationManag
 
 void FIFOQueueResource::Start(std::unique_ptr<Attempt> a) {
   std::vector<Completion> done;
-  int64_t id = 0;
-  bool waiting = false;
   CancellationManager* cm = a->cm;
-  CancellationManager::Token token = 0;
+  int64_t id = 0;
   {
     absl::MutexLock lock(&mu_);
     id = a->id = next_id_++;
-    if (a->is_enqueue && closed_) {
+  }
+  // Listen for the step's cancellation before the attempt is listed: once it is, another
+  // thread may complete it, and the step (with `cm`) may end at any moment.
+  bool cancelled = false;
+  if (cm != nullptr) {
+    a->token = cm->NewToken();
+    std::weak_ptr<FIFOQueueResource> self = weak_from_this();
+    cancelled = !cm->RegisterCallback(a->token, [self, id] {
+      if (auto q = self.lock()) q->Cancel(id);
+    });
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (cancelled || (cm != nullptr && cm->IsCancelled())) {
+      // The cancellation came before the attempt was listed, so its callback found nothing.
+      const bool enqueue = a->is_enqueue;
+      done.push_back({std::move(a), errors::Cancelled(enqueue ? "Enqueue" : "Dequeue",
+                                                      " operation was cancelled")});
+    } else if (a->is_enqueue && closed_) {
       done.push_back({std::move(a), errors::Cancelled("FIFOQueue '", name_, "' is closed.")});
     } else {
-      if (cm != nullptr) token = a->token = cm->NewToken();
       (a->is_enqueue ? enqueuers_ : dequeuers_).push_back(std::move(a));
       FlushLocked(&done);
-      // Still waiting if it was not completed by the flush.
-      for (const auto& list : {&enqueuers_, &dequeuers_}) {
-        for (const auto& w : *list) waiting |= w->id == id;
-      }
-    }
-  }
-  if (waiting && cm != nullptr) {
-    std::weak_ptr<FIFOQueueResource> self = weak_from_this();
-    if (!cm->RegisterCallback(token, [self, id] {
-          if (auto q = self.lock()) q->Cancel(id);
-        })) {
-      Cancel(id);  // the step was cancelled before we could listen for it
     }
   }
   RunCompletions(std::move(done));

@@ -66,7 +66,10 @@ class CheckpointSaver : public SessionRunHook {
     return OkStatus();
   }
   Status End(ClientSession& session) override {
-    if (!context_.is_chief || step_ == last_saved_step_) return OkStatus();
+    if (!context_.is_chief) return OkStatus();
+    auto now = session.Run({}, {context_.global_step});
+    if (!now.ok()) return now.status();
+    if ((*now)[0].scalar<int64_t>() == last_saved_step_) return OkStatus();
     return Save(session);
   }
 

@@ -1,6 +1,7 @@
 #include "tensorweave/train/monitored_session.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_join.h"
 #include "src/base/logging.h"
@@ -133,9 +134,8 @@ Status MonitoredTrainingSession::WaitForModel(absl::Time deadline) {
   }
 }
 
-Status MonitoredTrainingSession::Recover(const Status& cause) {
+Status MonitoredTrainingSession::Recover(const Status& cause, absl::Time deadline) {
   Log().warn("step failed ({}); making a new session", cause.ToString());
-  const absl::Time deadline = absl::Now() + options_.recovery_timeout;
   Status last = cause;
   absl::Duration backoff = absl::Milliseconds(100);
   while (absl::Now() < deadline) {
@@ -165,8 +165,14 @@ StatusOr<std::vector<Tensor>> MonitoredTrainingSession::Run(const ClientSession:
   }
   hook_offsets.push_back(all_fetches.size());
   StatusOr<std::vector<Tensor>> values = session_->Run(feeds, all_fetches, targets);
+  // One recovery deadline per step, however many times the step fails after a recovery.
+  std::optional<absl::Time> deadline;
+  auto recover = [&](const Status& cause) {
+    if (!deadline) deadline = absl::Now() + options_.recovery_timeout;
+    return Recover(cause, *deadline);
+  };
   while (!values.ok() && IsRecoverable(values.status())) {
-    TW_RETURN_IF_ERROR(Recover(values.status()));
+    TW_RETURN_IF_ERROR(recover(values.status()));
     values = session_->Run(feeds, all_fetches, targets);
   }
   if (!values.ok()) return values.status();
@@ -174,7 +180,11 @@ StatusOr<std::vector<Tensor>> MonitoredTrainingSession::Run(const ClientSession:
   for (size_t h = 0; h < hooks_.size(); ++h) {
     std::vector<Tensor> mine(values->begin() + static_cast<std::ptrdiff_t>(hook_offsets[h]),
                              values->begin() + static_cast<std::ptrdiff_t>(hook_offsets[h + 1]));
-    TW_RETURN_IF_ERROR(hooks_[h]->AfterRun(mine, &context));
+    Status s = hooks_[h]->AfterRun(mine, &context);
+    // A hook's own step (a checkpoint, a re-read of the global step) can meet a lost task
+    // too; the training step itself is done, so only the session is remade.
+    if (!s.ok() && IsRecoverable(s)) s = recover(s);
+    TW_RETURN_IF_ERROR(s);
   }
   if (context.stop_requested()) stop_requested_ = true;
   values->resize(fetches.size());

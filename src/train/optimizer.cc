@@ -87,6 +87,17 @@ ops::Variable Optimizer::Slot(const ops::Variable& var, const std::string& slot_
   Output init = ops::Fill(root.WithOpName(key + "/init_value"), Tensor::FromVector<int64_t>(dims),
                           ScalarLike(var, value));
   ops::Variable slot = variables->Add(root, key, var.dtype, var.shape, init, /*trainable=*/false);
+  // The slot of a part of a partitioned variable is the same part of a partitioned slot, so
+  // checkpoints restore it onto another partitioning like the variable itself.
+  const auto& all = variables->all();
+  for (const ModelVariable& primary : all) {
+    if (primary.var.op().name() != var.op().name() || primary.full_shape.empty()) continue;
+    ModelVariable& registered = variables->mutable_last();
+    registered.name = primary.name + "/" + slot_name;
+    registered.full_shape = primary.full_shape;
+    registered.row_offset = primary.row_offset;
+    break;
+  }
   slots_.emplace_back(key, slot);
   return slot;
 }

@@ -1,12 +1,14 @@
 #include "tensorweave/train/optimizer.h"
 
 #include <cmath>
+#include <filesystem>
 #include <functional>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"
+#include "tensorweave/train/saver.h"
 
 namespace tw::train {
 namespace {
@@ -140,6 +142,69 @@ TEST(OptimizerTest, PartitionedLookupTrainsOnlyTheRowsItTouches) {
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()),
               HasSubstr("cannot split dimension 0 of size 2 into 3 parts"));
+}
+
+// An Adagrad slot of a partitioned variable is saved as a slice of one "table/Adagrad", so a
+// model partitioned in two parts restores what a model in three parts saved.
+TEST(OptimizerTest, SlotsOfPartitionedVariablesRestoreOntoAnotherPartitioning) {
+  const std::string dir = ::testing::TempDir() + "/partitioned_slots";
+  std::filesystem::remove_all(dir);
+  struct Embedding {
+    Scope root = Scope::NewRootScope();
+    ModelVariables vars;
+    StatusOr<PartitionedVariable> table = errors::Unknown("unset");
+    Operation train;
+    std::unique_ptr<Saver> saver;
+    Embedding(int parts, const std::string& dir) {
+      auto step = CreateGlobalStep(root, &vars);
+      table = vars.AddPartitioned(root, "table", DT_FLOAT, {7, 2}, parts,
+                                  [](const Scope& s, std::vector<int64_t> shape) {
+                                    return ops::Fill(s, Tensor::FromVector<int64_t>(shape), 1.0f);
+                                  });
+      EXPECT_TRUE(table.ok()) << table.status();
+      Output loss =
+          ops::Sum(root, table->Lookup(root, Tensor::FromVector<int32_t>({0, 4, 6})), {0, 1});
+      auto op = AdagradOptimizer(0.5f)->Minimize(root, loss, &vars, step);
+      EXPECT_TRUE(op.ok()) << op.status();
+      train = *op;
+      std::vector<SaveableVariable> saveables;
+      for (const ModelVariable& v : vars.all()) {
+        saveables.push_back(
+            {.name = v.name, .var = v.var, .full_shape = v.full_shape, .row_offset = v.row_offset});
+      }
+      auto made = Saver::Create(root, saveables, {.checkpoint_dir = dir});
+      EXPECT_TRUE(made.ok()) << made.status();
+      saver = std::move(*made);
+    }
+    // The whole table and its whole accumulator.
+    std::vector<Tensor> Values(ClientSession& s) {
+      InputList accumulators;
+      for (const ModelVariable& v : vars.all()) {
+        if (v.name == "table/Adagrad") accumulators.push_back(ops::ReadVariable(root, v.var));
+      }
+      auto out = s.Run({}, {table->Value(root), ops::Concat(root, accumulators, 0)});
+      EXPECT_TRUE(out.ok()) << out.status();
+      return out.ok() ? *out : std::vector<Tensor>{};
+    }
+  };
+  Embedding three(3, dir);
+  ClientSession first(three.root);
+  ASSERT_TRUE(first.Run({}, {}, {three.vars.InitOp(three.root)}).ok());
+  ASSERT_TRUE(first.Run({}, {}, {three.train}).ok());
+  auto saved = three.saver->Save(first, 1);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const std::vector<Tensor> expected = three.Values(first);
+
+  Embedding two(2, dir);
+  ClientSession second(two.root);
+  ASSERT_TRUE(two.saver->Restore(second, *saved).ok());
+  const std::vector<Tensor> restored = two.Values(second);
+  ASSERT_EQ(restored.size(), 2u);
+  EXPECT_EQ(restored[0], expected[0]);
+  EXPECT_EQ(restored[1], expected[1]);
+  // The looked-up rows moved and their accumulators grew; the others did not.
+  EXPECT_FLOAT_EQ(restored[1].flat<float>()[0], 1.1f);
+  EXPECT_FLOAT_EQ(restored[1].flat<float>()[2], 0.1f);
 }
 
 }  // namespace

@@ -58,10 +58,13 @@ StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
                       optimizer->ApplyGradients(s, averaged, variables, global_step));
   const Scope after_apply = s.WithControlDependencies({apply});
   const Output new_step = ops::ReadVariable(after_apply, global_step);
-  std::vector<Operation> moved;
+  std::vector<Operation> moved, reset;
+  const Output current_step = ops::ReadVariable(s, global_step);
   for (const ops::Accumulator& acc : accumulators) {
     moved.push_back(ops::AccumulatorSetGlobalStep(s, acc, new_step));
+    reset.push_back(ops::AccumulatorSetGlobalStep(s, acc, current_step, /*reset=*/true));
   }
+  sync->reset_accumulators_ = ops::Group(s.WithOpName("reset_accumulators"), reset);
   const Output released =
       ops::Fill(s, Tensor::FromVector<int32_t>({options.total_num_replicas}), new_step);
   sync->chief_update_op_ = ops::QueueEnqueueMany(
@@ -99,13 +102,25 @@ void SyncReplicas::ChiefLoop(SessionOptions options) {
       absl::MutexLock lock(&mu_);
       if (stopped_) break;
     }
-    // A lost or restarted ps task: try again on a new session, like the workers do.
+    if (!IsAborted(done.status()) && !IsUnavailable(done.status())) {
+      // Not a lost or restarted task: retrying cannot help. Close the token queue so that
+      // the workers stop instead of waiting for an update that will not come.
+      Log().error("synchronous updates stop: {}", done.status().ToString());
+      (void)session->Run({}, {}, {close_tokens_});
+      break;
+    }
+    // A lost or restarted ps task: go on with a new session, as the workers do.
     Log().warn("synchronous update failed ({}); retrying", done.status().ToString());
     absl::SleepFor(absl::Milliseconds(200));
-    absl::MutexLock lock(&mu_);
-    if (stopped_) break;
-    (void)chief_session_->Close();
-    chief_session_ = std::make_unique<ClientSession>(scope_, options);
+    std::unique_ptr<ClientSession> fresh = std::make_unique<ClientSession>(scope_, options);
+    std::unique_ptr<ClientSession> old;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopped_) break;
+      old = std::move(chief_session_);
+      chief_session_ = std::move(fresh);
+    }
+    (void)old->Close();
   }
   Log().info("synchronous updates: {} applied by the chief", updates);
 }
@@ -132,6 +147,13 @@ class SyncReplicasHook : public SessionRunHook {
   SyncReplicasHook(SyncReplicas* sync, bool is_chief, SessionOptions options)
       : sync_(sync), is_chief_(is_chief), options_(std::move(options)) {}
   Status AfterCreateSession(ClientSession& session) override {
+    // After a restore from an older checkpoint, accumulators on ps tasks that kept running
+    // hold a newer global step, and every fresh gradient would look stale to them. A
+    // gradient that reaches such an accumulator before this reset is still dropped as
+    // stale. TODO(#6): synchronous recovery with surviving ps tasks has no test yet.
+    if (is_chief_) {
+      TW_RETURN_IF_ERROR(session.Run({}, {}, {sync_->reset_accumulators_}).status());
+    }
     TW_RETURN_IF_ERROR(session.Run({}, {}, {sync_->init_local_step_}).status());
     if (is_chief_) sync_->StartChiefLoop(options_);
     return OkStatus();

@@ -233,7 +233,7 @@ TEST(WordcountUsageTest, WithoutAClusterItSaysHowToRunIt) {
   EXPECT_THAT(r->err, HasSubstr("tw launch --cluster files=1,reduce=1,map=2 -- wordcount"));
 }
 
-// The real corpus of `make demo` and the benchmark, when the package is installed
+// The real corpus of `make wordcount-demo` and the benchmark, when the package is installed
 // (scripts/setup.sh installs it): about 3,200 files, 24 MB.
 TEST_F(ExamplesTest, TotalEqualsWcOnTheLinuxDocumentation) {
   if (!fs::exists(kCorpusDir)) GTEST_SKIP() << kCorpusDir << " is missing (package linux-doc-6.1)";

@@ -214,8 +214,9 @@ TEST_F(TrainingTest, SyncReplicasDropStaleGradientsAndUseBackupWorkers) {
     ASSERT_TRUE(hooks[i]->AfterCreateSession(*sessions[i]).ok());  // local steps = 0
   }
   auto push = [&](int i, float g) {
+    // Bounded: a protocol regression fails the test (DeadlineExceeded) instead of hanging it.
     auto out = sessions[i]->Run({{probes[i]->g, Tensor::Scalar<float>(g)}}, {},
-                                {probes[i]->sync->train_op()});
+                                {probes[i]->sync->train_op()}, {.timeout = absl::Seconds(30)});
     EXPECT_TRUE(out.ok()) << "worker " << i << ": " << out.status();
   };
   auto read = [&] {

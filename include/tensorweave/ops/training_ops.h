@@ -93,8 +93,10 @@ Operation AccumulatorApplyGradient(const Scope& scope, const Accumulator& acc, I
 // num_required: int32 scalar >= 1 (else InvalidArgument). Outputs a tensor of acc.dtype.
 Output AccumulatorTakeGradient(const Scope& scope, const Accumulator& acc, Input num_required);
 // Sets the global step (int64 scalar) below which gradients are stale; never moves it back.
+// With `reset`, sets it exactly, also lower (for a model restored from an older checkpoint);
+// gradients already accumulated stay.
 Operation AccumulatorSetGlobalStep(const Scope& scope, const Accumulator& acc,
-                                   Input new_global_step);
+                                   Input new_global_step, bool reset = false);
 // How many gradients wait in the accumulator (int32).
 Output AccumulatorNumAccumulated(const Scope& scope, const Accumulator& acc);
 

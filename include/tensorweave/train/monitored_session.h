@@ -87,8 +87,8 @@ class MonitoredTrainingSession {
   Status WaitForModel(absl::Time deadline);
   // Names of the variables not initialized yet.
   StatusOr<std::vector<std::string>> Uninitialized();
-  // Remakes the session after `cause`, within the recovery timeout.
-  Status Recover(const Status& cause);
+  // Remakes the session after `cause`, giving up at `deadline`.
+  Status Recover(const Status& cause, absl::Time deadline);
 
   Model model_;
   MonitoredTrainingSessionOptions options_;

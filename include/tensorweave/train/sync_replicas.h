@@ -73,6 +73,7 @@ class SyncReplicas {
   Operation train_op_;
   Operation chief_update_op_;
   Operation init_local_step_;
+  Operation reset_accumulators_;
   Operation close_tokens_;
 
   absl::Mutex mu_;

@@ -65,6 +65,9 @@ class ModelVariables {
   void Register(ModelVariable variable) { variables_.push_back(std::move(variable)); }
 
   const std::vector<ModelVariable>& all() const { return variables_; }
+  // The variable added last (Add, Register), to adjust its checkpoint name or slice.
+  // Precondition: not empty.
+  ModelVariable& mutable_last() { return variables_.back(); }
   std::vector<ops::Variable> trainable() const;
 
   // One op running every initializer.
