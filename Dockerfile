@@ -14,7 +14,7 @@ COPY scripts/setup.sh scripts/setup.sh
 RUN bash scripts/setup.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr/local \
-        -DTW_BUILD_TESTS=OFF -DTW_BUILD_BENCHMARKS=OFF \
+        -DTW_BUILD_TESTS=OFF -DTW_BUILD_BENCHMARKS=OFF -DTW_ARCH=x86-64-v3 \
     && cmake --build /build -j "$(nproc)" \
     && DESTDIR=/staging cmake --install /build
 

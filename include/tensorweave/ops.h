@@ -3,6 +3,7 @@
 #define TENSORWEAVE_OPS_H_
 
 #include "tensorweave/ops/basic_ops.h"
+#include "tensorweave/ops/io_ops.h"
 #include "tensorweave/ops/math_ops.h"
 #include "tensorweave/ops/queue_ops.h"
 #include "tensorweave/ops/random_ops.h"

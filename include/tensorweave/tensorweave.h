@@ -12,6 +12,15 @@
 #include "tensorweave/status.h"
 #include "tensorweave/tensor.h"
 #include "tensorweave/tensor_shape.h"
+#include "tensorweave/train/device_setter.h"
+#include "tensorweave/train/fashion_mnist.h"
+#include "tensorweave/train/gradients.h"
+#include "tensorweave/train/hooks.h"
+#include "tensorweave/train/monitored_session.h"
+#include "tensorweave/train/optimizer.h"
+#include "tensorweave/train/saver.h"
+#include "tensorweave/train/sync_replicas.h"
+#include "tensorweave/train/variables.h"
 #include "tensorweave/types.h"
 
 #endif  // TENSORWEAVE_TENSORWEAVE_H_

@@ -20,6 +20,20 @@ int main() {
   }
   auto device = tw::DeviceName::Parse("/job:ps/task:0");
   if (!device.ok() || device->ToString() != "/job:ps/task:0") return 1;
+  // The training API: a gradient built and run in one process.
+  tw::Scope root = tw::Scope::NewRootScope();
+  tw::train::ModelVariables vars;
+  auto w = vars.Add(root, "w", tw::DT_FLOAT, {}, 3.0f);
+  auto loss = tw::ops::Square(root, tw::ops::ReadVariable(root, w));
+  auto grads = tw::Gradients(root, {loss}, {w.handle});
+  if (!grads.ok() || !(*grads)[0].exists()) return 1;
+  tw::ClientSession session(root);
+  if (!session.Run({}, {}, {vars.InitOp(root)}).ok()) return 1;
+  auto g = session.Run({}, {(*grads)[0].dense});
+  if (!g.ok() || (*g)[0].scalar<float>() != 6.0f) {
+    std::fprintf(stderr, "consumer: unexpected gradient\n");
+    return 1;
+  }
   std::printf("consumer: %s\n", config->Summary().c_str());
   return 0;
 }
