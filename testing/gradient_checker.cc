@@ -143,4 +143,12 @@ StatusOr<double> MaxGradientError(const Scope& scope, const std::vector<Output>&
   return error;
 }
 
+Tensor DistinctValues(const TensorShape& shape, double offset) {
+  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = (i % 2 == 0 ? 1 : -1) * (0.35 + 0.25 * static_cast<double>(i)) + offset;
+  }
+  return Tensor::FromVector<double>(v, shape);
+}
+
 }  // namespace tw::testing

@@ -35,6 +35,10 @@ StatusOr<double> MaxGradientError(const Scope& scope, const std::vector<Output>&
                                   const ClientSession::FeedList& feeds = {},
                                   const GradientCheckOptions& options = {});
 
+// Distinct double values, none near 0 or each other, in `shape`: 0.35, -0.6, 0.85, -1.1,
+// ... (plus `offset`): inputs for numeric gradient checks that avoid kinks and ties.
+Tensor DistinctValues(const TensorShape& shape, double offset = 0);
+
 }  // namespace tw::testing
 
 #endif  // TENSORWEAVE_TESTING_GRADIENT_CHECKER_H_

@@ -14,15 +14,6 @@ namespace {
 
 using Build = std::function<Output(const Scope&, const std::vector<Output>&)>;
 
-// Distinct values in `shape`: 0.35, -0.6, 0.85, -1.1, ...
-Tensor Values(const TensorShape& shape, double offset = 0) {
-  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = (i % 2 == 0 ? 1 : -1) * (0.35 + 0.25 * static_cast<double>(i)) + offset;
-  }
-  return Tensor::FromVector<double>(v, shape);
-}
-
 // The gradient of build(placeholders) with respect to every placeholder. The result is
 // squared so that the Jacobian depends on the values (a permutation bug cannot hide).
 void ExpectGradient(const Build& build, const std::vector<Tensor>& values, double tol = 1e-7) {
@@ -40,7 +31,7 @@ TEST(ArrayGradTest, Reshape) {
       [](const Scope& s, const std::vector<Output>& x) {
         return ops::Reshape(s, x[0], {3, -1});
       },
-      {Values({2, 3})});
+      {testing::DistinctValues({2, 3})});
 }
 
 TEST(ArrayGradTest, ConcatAlongEachAxis) {
@@ -51,12 +42,13 @@ TEST(ArrayGradTest, ConcatAlongEachAxis) {
         [axis](const Scope& s, const std::vector<Output>& x) {
           return ops::Concat(s, {x[0], x[1], x[2]}, axis);
         },
-        {Values({2, 2}), Values(rows ? TensorShape({1, 2}) : TensorShape({2, 1}), 0.1),
-         Values(rows ? TensorShape({3, 2}) : TensorShape({2, 3}), 0.2)});
+        {testing::DistinctValues({2, 2}),
+         testing::DistinctValues(rows ? TensorShape({1, 2}) : TensorShape({2, 1}), 0.1),
+         testing::DistinctValues(rows ? TensorShape({3, 2}) : TensorShape({2, 3}), 0.2)});
   }
   ExpectGradient(
       [](const Scope& s, const std::vector<Output>& x) { return ops::Concat(s, {x[0]}, 0); },
-      {Values({3})});
+      {testing::DistinctValues({3})});
 }
 
 TEST(ArrayGradTest, Slice) {
@@ -64,13 +56,13 @@ TEST(ArrayGradTest, Slice) {
       [](const Scope& s, const std::vector<Output>& x) {
         return ops::Slice(s, x[0], {1, 0, 1}, {1, -1, 2});
       },
-      {Values({3, 2, 4})});
+      {testing::DistinctValues({3, 2, 4})});
   ExpectGradient(
       [](const Scope& s, const std::vector<Output>& x) {
         return ops::Slice(s, x[0], Tensor::FromVector<int64_t>({1}),
                           Tensor::FromVector<int64_t>({2}));
       },
-      {Values({4})});
+      {testing::DistinctValues({4})});
 }
 
 TEST(ArrayGradTest, PackAndUnpack) {
@@ -80,7 +72,7 @@ TEST(ArrayGradTest, PackAndUnpack) {
         [axis](const Scope& s, const std::vector<Output>& x) {
           return ops::Pack(s, {x[0], x[1]}, axis);
         },
-        {Values({2, 3}), Values({2, 3}, 0.1)});
+        {testing::DistinctValues({2, 3}), testing::DistinctValues({2, 3}, 0.1)});
     ExpectGradient(
         [axis](const Scope& s, const std::vector<Output>& x) {
           const int n = axis == 0 ? 2 : 3;
@@ -88,7 +80,7 @@ TEST(ArrayGradTest, PackAndUnpack) {
           // Only some pieces are used: the others get zeros.
           return ops::Mul(s, pieces[0], pieces[n - 1]);
         },
-        {Values({2, 3})});
+        {testing::DistinctValues({2, 3})});
   }
 }
 
@@ -98,12 +90,12 @@ TEST(ArrayGradTest, Gather) {
       [](const Scope& s, const std::vector<Output>& x) {
         return ops::Gather(s, x[0], {2, 0, 2});
       },
-      {Values({3, 2})});
+      {testing::DistinctValues({3, 2})});
   ExpectGradient(
       [](const Scope& s, const std::vector<Output>& x) {
         return ops::Gather(s, x[0], Tensor::FromVector<int64_t>({1, 0, 1, 3}, {2, 2}));
       },
-      {Values({4})});
+      {testing::DistinctValues({4})});
 }
 
 TEST(ArrayGradTest, FillPadAndUnsortedSegmentSum) {
@@ -116,23 +108,24 @@ TEST(ArrayGradTest, FillPadAndUnsortedSegmentSum) {
       [](const Scope& s, const std::vector<Output>& x) {
         return ops::Pad(s, x[0], Tensor::FromVector<int32_t>({1, 0, 2, 1}, {2, 2}));
       },
-      {Values({2, 3})});
+      {testing::DistinctValues({2, 3})});
   ExpectGradient(
       [](const Scope& s, const std::vector<Output>& x) {
         return ops::UnsortedSegmentSum(s, x[0], {2, 0, 2}, 4);
       },
-      {Values({3, 2})});
+      {testing::DistinctValues({3, 2})});
 }
 
 TEST(BasicGradTest, IdentityAndCast) {
   ExpectGradient(
       [](const Scope& s, const std::vector<Output>& x) { return ops::Identity(s, x[0]); },
-      {Values({2})});
+      {testing::DistinctValues({2})});
   // double -> float -> double: float precision in the middle.
   Scope root = Scope::NewRootScope();
   auto x = ops::Placeholder(root, DT_DOUBLE);
   auto y = ops::Cast(root, ops::Mul(root, ops::Cast(root, x, DT_FLOAT), 3.0f), DT_DOUBLE);
-  auto error = testing::MaxGradientError(root, {x}, {Values({3})}, y, {}, {.delta = 1e-2});
+  auto error =
+      testing::MaxGradientError(root, {x}, {testing::DistinctValues({3})}, y, {}, {.delta = 1e-2});
   ASSERT_TRUE(error.ok()) << error.status();
   EXPECT_LT(*error, 1e-4);
 }
@@ -146,7 +139,7 @@ TEST(StateGradTest, ReadVariableAndResourceGather) {
   auto whole = ops::ReadVariable(root, v);
   auto y = ops::Add(root, ops::Sum(root, ops::Square(root, rows), 0),
                     ops::Sum(root, ops::Mul(root, whole, whole), 0));
-  auto error = testing::MaxGradientError(root, {v.handle}, {Values({3, 2})}, y);
+  auto error = testing::MaxGradientError(root, {v.handle}, {testing::DistinctValues({3, 2})}, y);
   ASSERT_TRUE(error.ok()) << error.status();
   EXPECT_LT(*error, 1e-7);
 }

@@ -16,14 +16,6 @@ namespace {
 
 using Build = std::function<Output(const Scope&, const std::vector<Output>&)>;
 
-// Distinct values, none near 0 or each other, in `shape`: 0.35, -0.6, 0.85, -1.1, ...
-Tensor Values(const TensorShape& shape, double offset = 0) {
-  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = (i % 2 == 0 ? 1 : -1) * (0.35 + 0.25 * static_cast<double>(i)) + offset;
-  }
-  return Tensor::FromVector<double>(v, shape);
-}
 // Positive distinct values: 0.5, 0.8, 1.1, ...
 Tensor Positive(const TensorShape& shape) {
   std::vector<double> v(static_cast<size_t>(shape.num_elements()));
@@ -47,8 +39,9 @@ using BinaryBuilder = Output (*)(const Scope&, Input, Input);
 void ExpectBinaryGradient(BinaryBuilder op, const TensorShape& sx, const TensorShape& sy,
                           bool positive_y = false) {
   SCOPED_TRACE(sx.DebugString() + " with " + sy.DebugString());
-  ExpectGradient([op](const Scope& s, const std::vector<Output>& x) { return op(s, x[0], x[1]); },
-                 {Values(sx), positive_y ? Positive(sy) : Values(sy, 0.1)});
+  ExpectGradient(
+      [op](const Scope& s, const std::vector<Output>& x) { return op(s, x[0], x[1]); },
+      {testing::DistinctValues(sx), positive_y ? Positive(sy) : testing::DistinctValues(sy, 0.1)});
 }
 
 const std::vector<std::pair<TensorShape, TensorShape>>& BroadcastCases() {
@@ -80,13 +73,13 @@ TEST(MathGradTest, MaximumAndMinimumBroadcasting) {
 TEST(MathGradTest, Unary) {
   const TensorShape shape({2, 3});
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Neg(s, x[0]); },
-                 {Values(shape)});
+                 {testing::DistinctValues(shape)});
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Square(s, x[0]); },
-                 {Values(shape)});
+                 {testing::DistinctValues(shape)});
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Sqrt(s, x[0]); },
                  {Positive(shape)});
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Exp(s, x[0]); },
-                 {Values(shape)}, 1e-6);
+                 {testing::DistinctValues(shape)}, 1e-6);
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Log(s, x[0]); },
                  {Positive(shape)});
 }
@@ -97,7 +90,7 @@ TEST(MathGradTest, SelectBroadcasting) {
       [&](const Scope& s, const std::vector<Output>& x) {
         return ops::Select(s, ops::Const(s, cond), x[0], x[1]);
       },
-      {Values({2, 3}), Values({3}, 0.1)});
+      {testing::DistinctValues({2, 3}), testing::DistinctValues({3}, 0.1)});
 }
 
 TEST(MathGradTest, MatMulEveryTranspose) {
@@ -111,7 +104,7 @@ TEST(MathGradTest, MatMulEveryTranspose) {
           [&](const Scope& s, const std::vector<Output>& x) {
             return ops::MatMul(s, x[0], x[1], {.transpose_a = ta, .transpose_b = tb});
           },
-          {Values(sa), Values(sb, 0.2)});
+          {testing::DistinctValues(sa), testing::DistinctValues(sb, 0.2)});
     }
   }
 }
@@ -121,7 +114,7 @@ TEST(MathGradTest, AddN) {
       [](const Scope& s, const std::vector<Output>& x) {
         return ops::AddN(s, {x[0], ops::Mul(s, x[1], x[1]), x[0]});
       },
-      {Values({2, 2}), Values({2, 2}, 0.3)});
+      {testing::DistinctValues({2, 2}), testing::DistinctValues({2, 2}, 0.3)});
 }
 
 // ---- Reductions ----
@@ -134,7 +127,7 @@ void ExpectReductionGradient(ReduceBuilder op, const Tensor& axis, bool keep_dim
       [&](const Scope& s, const std::vector<Output>& x) {
         return op(s, x[0], ops::Const(s, axis), {.keep_dims = keep_dims});
       },
-      {Values({2, 3, 2})});
+      {testing::DistinctValues({2, 3, 2})});
 }
 
 TEST(ReductionGradTest, SumMeanMaxOverAxes) {
@@ -170,22 +163,22 @@ TEST(ReductionGradTest, MaxSharesTheGradientAmongTies) {
 TEST(NnGradTest, Activations) {
   const TensorShape shape({2, 3});
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Relu(s, x[0]); },
-                 {Values(shape)});
+                 {testing::DistinctValues(shape)});
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Sigmoid(s, x[0]); },
-                 {Values(shape)});
+                 {testing::DistinctValues(shape)});
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Tanh(s, x[0]); },
-                 {Values(shape)});
+                 {testing::DistinctValues(shape)});
 }
 
 TEST(NnGradTest, SoftmaxAndLogSoftmax) {
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Softmax(s, x[0]); },
-                 {Values({2, 4})});
+                 {testing::DistinctValues({2, 4})});
   ExpectGradient(
       [](const Scope& s, const std::vector<Output>& x) { return ops::LogSoftmax(s, x[0]); },
-      {Values({2, 4})});
+      {testing::DistinctValues({2, 4})});
   // Softmax over the last of three dimensions.
   ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Softmax(s, x[0]); },
-                 {Values({2, 1, 3})});
+                 {testing::DistinctValues({2, 1, 3})});
 }
 
 TEST(NnGradTest, SparseSoftmaxCrossEntropy) {
@@ -195,17 +188,17 @@ TEST(NnGradTest, SparseSoftmaxCrossEntropy) {
         [&](const Scope& s, const std::vector<Output>& x) {
           return ops::SparseSoftmaxCrossEntropyWithLogits(s, x[0], ops::Const(s, labels)).loss;
         },
-        {Values({3, 4})});
+        {testing::DistinctValues({3, 4})});
   }
 }
 
 TEST(NnGradTest, BiasAdd) {
   ExpectGradient(
       [](const Scope& s, const std::vector<Output>& x) { return ops::BiasAdd(s, x[0], x[1]); },
-      {Values({2, 3}), Values({3}, 0.1)});
+      {testing::DistinctValues({2, 3}), testing::DistinctValues({3}, 0.1)});
   ExpectGradient(
       [](const Scope& s, const std::vector<Output>& x) { return ops::BiasAdd(s, x[0], x[1]); },
-      {Values({2, 2, 3}), Values({3}, 0.1)});
+      {testing::DistinctValues({2, 2, 3}), testing::DistinctValues({3}, 0.1)});
 }
 
 // Float graphs get the same gradients, to float precision.
