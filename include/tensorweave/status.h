@@ -73,6 +73,7 @@ Status Annotate(const Status& status, std::string_view prefix);
 // Code predicates, the same functions as absl's (so unqualified calls are not ambiguous).
 using absl::IsAborted;
 using absl::IsCancelled;
+using absl::IsDataLoss;
 using absl::IsDeadlineExceeded;
 using absl::IsFailedPrecondition;
 using absl::IsInvalidArgument;

@@ -8,6 +8,7 @@
 
 #define EIGEN_USE_THREADS
 #include "src/rpc/grpc_util.h"
+#include "src/rpc/shared_memory.h"
 #include "src/rpc/tensor_chunks.h"
 #include "src/rpc/tensor_wire.h"
 #include "unsupported/Eigen/CXX11/ThreadPool"
@@ -88,10 +89,15 @@ class WorkerServiceImpl final : public WorkerServiceBase {
     }
     worker_->RunGraphAsync(&r->args, &r->result, r->cm(), [this, r, resp, step](const Status& s) {
       if (s.ok()) {
-        *resp = EncodeRunGraphResult(r->result, /*chunk_large=*/true);
-        // Large fetches wait here for the caller's RecvChunk calls.
-        for (const NamedTensor& t : r->result.recv) {
-          if (ShouldChunk(t.tensor)) chunks_.Offer(step, t.name, t.tensor);
+        std::vector<size_t> chunked_fetches;
+        *resp = EncodeRunGraphResult(
+            r->result, {.chunk_large = true,
+                        .shared_memory = shm::SameHost(r->args.proto.shared_memory_host()),
+                        .chunked = &chunked_fetches});
+        // Large fetches not in shared memory wait here for the caller's RecvChunk calls.
+        for (size_t i : chunked_fetches) {
+          const NamedTensor& t = r->result.recv[i];
+          chunks_.Offer(step, t.name, t.tensor);
         }
       }
       r->Done(s);
@@ -133,7 +139,9 @@ class WorkerServiceImpl final : public WorkerServiceBase {
       return r;
     }
     worker_->RecvTensorAsync(&r->args, &r->result, r->cm(), [r, resp](const Status& s) {
-      if (s.ok()) *resp = EncodeRecvTensorResult(r->result);
+      if (s.ok()) {
+        *resp = EncodeRecvTensorResult(r->result, shm::SameHost(r->args.shared_memory_host()));
+      }
       r->Done(s);
     });
     return r;

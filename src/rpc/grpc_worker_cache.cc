@@ -1,7 +1,10 @@
 #include "src/rpc/grpc_worker_cache.h"
 
+#include <atomic>
+
 #include "grpcpp/generic/generic_stub.h"
 #include "src/rpc/grpc_util.h"
+#include "src/rpc/shared_memory.h"
 #include "src/rpc/tensor_chunks.h"
 #include "src/rpc/tensor_wire.h"
 #include "tensorweave/device_name.h"
@@ -45,17 +48,27 @@ class GrpcRemoteWorker final : public WorkerInterface {
         },
         nullptr, std::move(done));
   }
-  // Large feeds go first as chunks (PutChunk, all at once), then the RunGraph call; large
-  // fetches come back marked chunked and are pulled with RecvChunk into their tensors.
+  // Feeds go in shared memory when the server is on this host (learned from its earlier
+  // replies); otherwise large ones go first as chunks (PutChunk, all at once), then the
+  // RunGraph call. Large fetches come back in shared memory or marked chunked, and are then
+  // pulled with RecvChunk into their tensors.
   // No deadline of its own: the master's step timeout cancels `cm`.
   void RunGraphAsync(const RunGraphArgs* req, RunGraphResult* resp, CancellationManager* cm,
                      StatusCallback done) override {
-    auto run = [this, req, resp, cm, done]() {
+    std::vector<size_t> chunked_feeds;
+    grpc::ByteBuffer request =
+        EncodeRunGraphArgs(*req, {.chunk_large = true,
+                                  .shared_memory = peer_same_host_.load(std::memory_order_relaxed),
+                                  .chunked = &chunked_feeds});
+    auto run = [this, req, resp, cm, done, request = std::move(request)]() mutable {
       auto chunked = std::make_shared<std::vector<ChunkedTensor>>();
+      auto peer_host = std::make_shared<std::string>();
       RawCall(
-          "/tw.proto.WorkerService/RunGraph", EncodeRunGraphArgs(*req, /*chunk_large=*/true),
-          [resp, chunked](const grpc::ByteBuffer& reply) {
-            return DecodeRunGraphResult(reply, resp, chunked.get());
+          "/tw.proto.WorkerService/RunGraph", std::move(request),
+          [this, resp, chunked, peer_host](const grpc::ByteBuffer& reply) {
+            Status s = DecodeRunGraphResult(reply, resp, chunked.get(), peer_host.get());
+            peer_same_host_.store(shm::SameHost(*peer_host), std::memory_order_relaxed);
+            return s;
           },
           cm,
           [this, req, resp, chunked, cm, done](const Status& s) {
@@ -66,26 +79,25 @@ class GrpcRemoteWorker final : public WorkerInterface {
             RecvChunks(req->proto.step_id(), *chunked, resp, cm, done);
           });
     };
-    std::vector<const NamedTensor*> large;
-    for (const NamedTensor& t : req->send) {
-      if (ShouldChunk(t.tensor)) large.push_back(&t);
-    }
-    if (large.empty()) {
+    if (chunked_feeds.empty()) {
       run();
       return;
     }
-    PutChunks(req->proto.step_id(), large, cm, [run, done](const Status& s) {
-      if (s.ok()) {
-        run();
-      } else {
-        done(s);
-      }
-    });
+    std::vector<const NamedTensor*> large;
+    for (size_t i : chunked_feeds) large.push_back(&req->send[i]);
+    PutChunks(req->proto.step_id(), large, cm,
+              [run = std::move(run), done](const Status& s) mutable {
+                if (s.ok()) {
+                  run();
+                } else {
+                  done(s);
+                }
+              });
   }
   void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* resp,
                        CancellationManager* cm, StatusCallback done) override {
     RawCall(
-        "/tw.proto.WorkerService/RecvTensor", EncodeProto(*req),
+        "/tw.proto.WorkerService/RecvTensor", EncodeRecvTensorRequest(*req),
         [resp](const grpc::ByteBuffer& reply) { return DecodeRecvTensorResult(reply, resp); }, cm,
         std::move(done));
   }
@@ -243,6 +255,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
   std::unique_ptr<proto::WorkerService::Stub> stub_;
   grpc::GenericStub raw_;
+  // Whether the server said (in its last RunGraph reply) that it is on this host.
+  std::atomic<bool> peer_same_host_{false};
 };
 
 }  // namespace

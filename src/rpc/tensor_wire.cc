@@ -4,6 +4,7 @@
 #include <string>
 
 #include "src/core/tensor_coding.h"
+#include "src/rpc/shared_memory.h"
 
 namespace tw {
 namespace {
@@ -12,22 +13,43 @@ using NamedTensorProtos = google::protobuf::RepeatedPtrField<proto::NamedTensorP
 
 void ReleaseTensor(void* tensor) { delete static_cast<Tensor*>(tensor); }
 
-// Header metadata for `tensors`, and the tensors whose bytes follow the header; with
-// `chunk_large`, tensors that ShouldChunk are marked chunked and their bytes left out.
-void AddTensors(const std::vector<NamedTensor>& tensors, bool chunk_large, NamedTensorProtos* metas,
-                std::vector<const Tensor*>* payloads) {
+// Whether `t` goes in a shared-memory block when the receiver is on this host.
+bool FitsSharedMemory(const Tensor& t) {
+  return CarriesPayload(t.dtype()) && t.dtype() != DT_BOOL &&
+         t.TotalBytes() >= shm::kMinSharedBytes;
+}
+
+// Header metadata for `tensors`, and the tensors whose bytes follow the header; see
+// TensorTransport for the ones that travel otherwise.
+void AddTensors(const std::vector<NamedTensor>& tensors, const TensorTransport& transport,
+                NamedTensorProtos* metas, std::vector<const Tensor*>* payloads) {
   metas->Clear();
   metas->Reserve(static_cast<int>(tensors.size()));
-  for (const NamedTensor& t : tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const NamedTensor& t = tensors[i];
     proto::NamedTensorProto* meta = metas->Add();
     meta->set_name(t.name);
     TensorMetaToProto(t.tensor, meta->mutable_tensor());
-    if (chunk_large && ShouldChunk(t.tensor)) {
+    if (transport.shared_memory && FitsSharedMemory(t.tensor)) {
+      if (shm::Export(t.tensor.raw_data(), t.tensor.TotalBytes(), meta->mutable_shared()).ok()) {
+        continue;
+      }
+      meta->clear_shared();  // no block to be had: the bytes go as usual
+    }
+    if (transport.chunk_large && ShouldChunk(t.tensor)) {
       meta->set_chunked(true);
+      if (transport.chunked != nullptr) transport.chunked->push_back(i);
     } else {
       payloads->push_back(&t.tensor);
     }
   }
+}
+
+// A tensor whose bytes are in a peer's shared-memory block.
+StatusOr<Tensor> ImportTensor(const proto::TensorProto& meta, const proto::SharedMemoryRef& ref) {
+  TW_ASSIGN_OR_RETURN(Tensor tensor, AllocateFromMetaProto(meta));
+  TW_RETURN_IF_ERROR(shm::Import(ref, tensor.raw_data(), tensor.TotalBytes()));
+  return tensor;
 }
 
 // Chunked entries (only accepted when `chunks` is given) get an empty tensor and their
@@ -46,7 +68,8 @@ Status ReadTensors(TensorMessageReader& reader, NamedTensorProtos* metas,
       out->push_back({meta.name(), Tensor()});
       continue;
     }
-    auto tensor = reader.ReadTensor(meta.tensor());
+    auto tensor = meta.has_shared() ? ImportTensor(meta.tensor(), meta.shared())
+                                    : reader.ReadTensor(meta.tensor());
     if (!tensor.ok()) return errors::Annotate(tensor.status(), "tensor " + meta.name() + ": ");
     out->push_back({meta.name(), *std::move(tensor)});
   }
@@ -55,12 +78,12 @@ Status ReadTensors(TensorMessageReader& reader, NamedTensorProtos* metas,
 }
 
 template <typename Proto>
-grpc::ByteBuffer EncodeNamed(const Proto& header, NamedTensorProtos* (Proto::*field)(),
-                             const std::vector<NamedTensor>& tensors, bool chunk_large = false) {
-  Proto copy = header;
+grpc::ByteBuffer EncodeNamed(Proto header, NamedTensorProtos* (Proto::*field)(),
+                             const std::vector<NamedTensor>& tensors,
+                             const TensorTransport& transport = {}) {
   std::vector<const Tensor*> payloads;
-  AddTensors(tensors, chunk_large, (copy.*field)(), &payloads);
-  return EncodeTensorMessage(copy, payloads);
+  AddTensors(tensors, transport, (header.*field)(), &payloads);
+  return EncodeTensorMessage(header, payloads);
 }
 
 template <typename Proto>
@@ -185,35 +208,59 @@ Status DecodeRunStepResult(const grpc::ByteBuffer& buffer, RunStepResult* result
   proto::RunStepResponse header;
   return DecodeNamed(buffer, &header, &proto::RunStepResponse::mutable_tensor, &result->tensor);
 }
-grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args, bool chunk_large) {
-  return EncodeNamed(args.proto, &proto::RunGraphRequest::mutable_send, args.send, chunk_large);
+grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args, const TensorTransport& transport) {
+  proto::RunGraphRequest header = args.proto;
+  header.set_shared_memory_host(shm::HostIdentity());
+  return EncodeNamed(std::move(header), &proto::RunGraphRequest::mutable_send, args.send,
+                     transport);
 }
 Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args,
                           std::vector<ChunkedTensor>* chunks) {
   return DecodeNamed(buffer, &args->proto, &proto::RunGraphRequest::mutable_send, &args->send,
                      chunks);
 }
-grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result, bool chunk_large) {
-  return EncodeNamed(proto::RunGraphResponse(), &proto::RunGraphResponse::mutable_recv, result.recv,
-                     chunk_large);
+grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result,
+                                      const TensorTransport& transport) {
+  proto::RunGraphResponse header;
+  header.set_shared_memory_host(shm::HostIdentity());
+  return EncodeNamed(std::move(header), &proto::RunGraphResponse::mutable_recv, result.recv,
+                     transport);
 }
 Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
-                            std::vector<ChunkedTensor>* chunks) {
+                            std::vector<ChunkedTensor>* chunks, std::string* peer_host) {
   proto::RunGraphResponse header;
-  return DecodeNamed(buffer, &header, &proto::RunGraphResponse::mutable_recv, &result->recv,
-                     chunks);
+  TW_RETURN_IF_ERROR(
+      DecodeNamed(buffer, &header, &proto::RunGraphResponse::mutable_recv, &result->recv, chunks));
+  if (peer_host != nullptr) *peer_host = header.shared_memory_host();
+  return OkStatus();
 }
 
-grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result) {
+grpc::ByteBuffer EncodeRecvTensorRequest(const proto::RecvTensorRequest& request) {
+  proto::RecvTensorRequest copy = request;
+  copy.set_shared_memory_host(shm::HostIdentity());
+  return EncodeProto(copy);
+}
+grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool shared_memory) {
   proto::RecvTensorResponse header;
   TensorMetaToProto(result.tensor, header.mutable_tensor());
+  if (shared_memory && FitsSharedMemory(result.tensor)) {
+    if (shm::Export(result.tensor.raw_data(), result.tensor.TotalBytes(), header.mutable_shared())
+            .ok()) {
+      return EncodeTensorMessage(header, {});
+    }
+    header.clear_shared();
+  }
   return EncodeTensorMessage(header, {&result.tensor});
 }
 Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result) {
   proto::RecvTensorResponse header;
   TensorMessageReader reader;
   TW_RETURN_IF_ERROR(reader.Open(buffer, &header));
-  TW_ASSIGN_OR_RETURN(result->tensor, reader.ReadTensor(header.tensor()));
+  if (header.has_shared()) {
+    TW_ASSIGN_OR_RETURN(result->tensor, ImportTensor(header.tensor(), header.shared()));
+  } else {
+    TW_ASSIGN_OR_RETURN(result->tensor, reader.ReadTensor(header.tensor()));
+  }
   return reader.Finish();
 }
 

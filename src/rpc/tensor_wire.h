@@ -10,6 +10,7 @@
 #define TENSORWEAVE_SRC_RPC_TENSOR_WIRE_H_
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "google/protobuf/message_lite.h"
@@ -58,26 +59,44 @@ grpc::ByteBuffer EncodeRunStepArgs(const RunStepArgs& args);
 Status DecodeRunStepArgs(const grpc::ByteBuffer& buffer, RunStepArgs* args);
 grpc::ByteBuffer EncodeRunStepResult(const RunStepResult& result);
 Status DecodeRunStepResult(const grpc::ByteBuffer& buffer, RunStepResult* result);
-//
-// RunGraph messages may leave large tensors out (`chunk_large`: those that ShouldChunk are
-// marked chunked and travel as TensorChunks, src/rpc/tensor_chunks.h). Decoding accepts
-// chunked entries only when `chunks` is given: each gets an empty tensor, and its index
-// and metadata are appended to `chunks`.
-struct ChunkedTensor {
-  size_t index;
-  proto::TensorProto meta;
+
+// How the tensors of a RunGraph or RecvTensor message travel besides inline:
+// - `shared_memory` (the receiver is on this host, shm::SameHost): tensors of at least
+//   shm::kMinSharedBytes go in shared-memory blocks (src/rpc/shared_memory.h) when a block
+//   can be had;
+// - `chunk_large`: the others that ShouldChunk are marked chunked and travel as TensorChunks
+//   (src/rpc/tensor_chunks.h).
+// Encoding appends the positions of the chunked tensors to `chunked` when given.
+struct TensorTransport {
+  bool chunk_large = false;
+  bool shared_memory = false;
+  std::vector<size_t>* chunked = nullptr;
 };
 // Numeric tensors above 4 MiB (bools excepted: their bytes are checked as a whole).
 inline bool ShouldChunk(const Tensor& t) {
   return CarriesPayload(t.dtype()) && t.dtype() != DT_BOOL && t.TotalBytes() > (size_t{4} << 20);
 }
-grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args, bool chunk_large = false);
+
+// Decoding accepts chunked entries only when `chunks` is given: each gets an empty tensor,
+// and its index and metadata are appended to `chunks`. Shared-memory entries are read from
+// their blocks (and the blocks released).
+struct ChunkedTensor {
+  size_t index;
+  proto::TensorProto meta;
+};
+// Requests carry the caller's host identity, RunGraph replies the server's.
+grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args,
+                                    const TensorTransport& transport = {});
 Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args,
                           std::vector<ChunkedTensor>* chunks = nullptr);
-grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result, bool chunk_large = false);
+grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result,
+                                      const TensorTransport& transport = {});
+// `peer_host`, when given, receives the server's host identity.
 Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
-                            std::vector<ChunkedTensor>* chunks = nullptr);
-grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result);
+                            std::vector<ChunkedTensor>* chunks = nullptr,
+                            std::string* peer_host = nullptr);
+grpc::ByteBuffer EncodeRecvTensorRequest(const proto::RecvTensorRequest& request);
+grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool shared_memory = false);
 Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result);
 
 // A plain protobuf message as a ByteBuffer and back (for the raw gRPC methods' requests).

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/rpc/shared_memory.h"
 
 namespace tw {
 namespace {
@@ -144,6 +145,69 @@ TEST(TensorWireTest, BoolBytesOtherThanZeroOrOneAreRejected) {
   RecvTensorResult out;
   Status s = DecodeRecvTensorResult(FromBytes(bytes), &out);
   EXPECT_TRUE(IsInvalidArgument(s)) << s;
+}
+
+}  // namespace
+}  // namespace tw
+
+namespace tw {
+namespace {
+
+Tensor Iota(int64_t n) {
+  Tensor t(DT_FLOAT, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) t.flat<float>()[i] = static_cast<float>(i) * 0.25f;
+  return t;
+}
+
+// Shared memory (the receiver is on this host): tensors of kMinSharedBytes and more leave
+// the message, small ones, bools and strings stay inline, and nothing is chunked. Without
+// it, only the tensor above 4 MiB is chunked and its position reported.
+TEST(TensorWireTest, TransportPutsLargeTensorsInSharedMemoryOrChunks) {
+  RunGraphArgs in = ArgsWithEveryKind();
+  const int64_t shared_elements = shm::kMinSharedBytes / 4;
+  in.send.push_back({"shared", Iota(shared_elements)});
+  in.send.push_back({"large", Iota(int64_t{5} << 20 >> 2 << 2)});
+  in.send.push_back({"bools", Tensor(DT_BOOL, TensorShape({int64_t{1} << 20}))});
+
+  std::vector<size_t> chunked;
+  grpc::ByteBuffer buffer =
+      EncodeRunGraphArgs(in, {.chunk_large = true, .shared_memory = true, .chunked = &chunked});
+  EXPECT_TRUE(chunked.empty());
+  EXPECT_LT(Flatten(buffer).size(), (size_t{1} << 20) + 4096) << "only the bools are inline";
+  RunGraphArgs out;
+  ASSERT_TRUE(DecodeRunGraphArgs(buffer, &out).ok());
+  EXPECT_EQ(out.proto.shared_memory_host(), shm::HostIdentity());
+  ASSERT_EQ(out.send.size(), in.send.size());
+  for (size_t i = 0; i < in.send.size(); ++i) {
+    EXPECT_EQ(out.send[i].tensor, in.send[i].tensor) << in.send[i].name;
+  }
+
+  chunked.clear();
+  buffer = EncodeRunGraphArgs(in, {.chunk_large = true, .chunked = &chunked});
+  EXPECT_EQ(chunked, std::vector<size_t>{in.send.size() - 2});
+  std::vector<ChunkedTensor> chunks;
+  ASSERT_TRUE(DecodeRunGraphArgs(buffer, &out, &chunks).ok());
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].index, in.send.size() - 2);
+  EXPECT_EQ(out.send[in.send.size() - 3].tensor, in.send[in.send.size() - 3].tensor);
+}
+
+TEST(TensorWireTest, RecvTensorReplyInSharedMemoryRoundTrips) {
+  RecvTensorResult in{Iota(100'000)};
+  grpc::ByteBuffer buffer = EncodeRecvTensorResult(in, /*shared_memory=*/true);
+  EXPECT_LT(Flatten(buffer).size(), 200u);
+  RecvTensorResult out;
+  ASSERT_TRUE(DecodeRecvTensorResult(buffer, &out).ok());
+  EXPECT_EQ(out.tensor, in.tensor);
+  // The block was released by the first decode: a replayed reply is an error, not stale data.
+  Status replay = DecodeRecvTensorResult(buffer, &out);
+  EXPECT_TRUE(IsDataLoss(replay)) << replay;
+
+  proto::RecvTensorRequest request;
+  request.set_rendezvous_key("k");
+  proto::RecvTensorRequest decoded;
+  ASSERT_TRUE(DecodeProto(EncodeRecvTensorRequest(request), &decoded).ok());
+  EXPECT_EQ(decoded.shared_memory_host(), shm::HostIdentity());
 }
 
 }  // namespace

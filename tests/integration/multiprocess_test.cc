@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/rpc/shared_memory.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
@@ -28,7 +29,7 @@ class MultiProcessTest : public ::testing::Test {
                     R"("]},"task":{"type":"ps","index":0}})";
     auto ps = ChildProcess::Start(
         {BuiltProgram("tools/tw"), "server", "--bind-host", "127.0.0.1", "--threads", "2"},
-        {{"TF_CONFIG", ps_tf_config_}}, ::testing::TempDir() + "/ps_server.log");
+        PsEnvironment(), ::testing::TempDir() + "/ps_server.log");
     ASSERT_TRUE(ps.ok()) << ps.status();
     ps_ = *std::move(ps);
     ASSERT_TRUE(cluster_.AddJob("ps", std::vector<std::string>{ps_address_}).ok());
@@ -40,6 +41,8 @@ class MultiProcessTest : public ::testing::Test {
     ASSERT_TRUE((*worker)->Start().ok());
     worker_ = *std::move(worker);
   }
+
+  virtual testing::EnvOverrides PsEnvironment() const { return {{"TF_CONFIG", ps_tf_config_}}; }
 
   std::string ps_address_, worker_address_, ps_tf_config_;
   ClusterSpec cluster_;
@@ -139,31 +142,78 @@ TEST_F(MultiProcessTest, RemoteSession256MbRoundTripIsBitExact) {
   EXPECT_EQ(std::memcmp((*out)[0].raw_data(), t.raw_data(), t.TotalBytes()), 0);
 }
 
-// Tensors above 4 MiB between the worker (this process) and the ps process travel as
-// chunks in both directions: a feed pushed to the ps task and a variable pulled back, of a
-// size whose last chunk is partial.
-TEST_F(MultiProcessTest, ChunkedPushAndPullAreBitExact) {
-  constexpr int64_t kElements = 5'000'003;  // 20 MB: four full chunks and a partial one
+// The ps process has shared memory off, as a task on another host would: tensors cross in
+// gRPC messages only.
+class TcpOnlyMultiProcessTest : public MultiProcessTest {
+ protected:
+  testing::EnvOverrides PsEnvironment() const override {
+    return {{"TF_CONFIG", ps_tf_config_}, {"TW_SHARED_MEMORY", "0"}};
+  }
+};
+
+// Pushes `t` into a variable on the ps task (Assign, then AssignAdd) and pulls it back twice:
+// the variable itself, and doubled by an Add on this (the worker) task, which receives the
+// variable through RecvTensor. Expects every element of both to be exactly 2 * t and 4 * t.
+void PushAndPullAreBitExact(const std::string& target, const Tensor& t) {
+  const int64_t n = t.num_elements();
   Scope root = Scope::NewRootScope();
-  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "chunked", DT_INT32, {kElements});
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "pushed_" + std::to_string(n),
+                             DT_INT32, {n});
   auto value = ops::Placeholder(root, DT_INT32);
   auto set = ops::Assign(root, v, value);
   auto add = ops::AssignAdd(root, v, value);
   auto get = ops::ReadVariable(root, v);
-  ClientSession session(root, {.target = worker_->target()});
-  Tensor t(DT_INT32, TensorShape({kElements}));
-  for (int64_t i = 0; i < kElements; ++i) t.flat<int32_t>()[i] = static_cast<int32_t>(i * 7919);
-  ASSERT_TRUE(session.Run({{value, t}}, {}, {set.op()}).ok());
-  ASSERT_TRUE(session.Run({{value, t}}, {}, {add.op()}).ok());
-  auto out = session.Run({}, {get});
+  const Scope on_worker = root.WithDevice("/job:worker/task:0");
+  auto doubled = ops::Add(on_worker, ops::Identity(on_worker, get), ops::Identity(on_worker, get));
+  ClientSession session(root, {.target = target});
+  auto assigned = session.Run({{value, t}}, {}, {set.op()});
+  ASSERT_TRUE(assigned.ok()) << assigned.status();
+  auto added = session.Run({{value, t}}, {}, {add.op()});
+  ASSERT_TRUE(added.ok()) << added.status();
+  auto out = session.Run({}, {get, doubled});
   ASSERT_TRUE(out.ok()) << out.status();
-  const auto got = (*out)[0].flat<int32_t>();
-  ASSERT_EQ(got.size(), static_cast<size_t>(kElements));
-  int64_t wrong = 0;
-  for (int64_t i = 0; i < kElements; ++i) {
-    wrong += got[i] != static_cast<int32_t>(static_cast<uint32_t>(i * 7919) * 2u);
+  for (int k : {0, 1}) {
+    const auto got = (*out)[k].flat<int32_t>();
+    ASSERT_EQ(got.size(), static_cast<size_t>(n));
+    const uint32_t times = k == 0 ? 2u : 4u;
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      wrong += got[i] != static_cast<int32_t>(static_cast<uint32_t>(t.flat<int32_t>()[i]) * times);
+    }
+    EXPECT_EQ(wrong, 0) << (k == 0 ? "pulled variable" : "received by the worker task");
   }
-  EXPECT_EQ(wrong, 0);
+}
+
+Tensor Sequence(int64_t n) {
+  Tensor t(DT_INT32, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) t.flat<int32_t>()[i] = static_cast<int32_t>(i * 7919);
+  return t;
+}
+
+// Tensors above 4 MiB between the worker (this process) and the ps process travel as
+// chunks in both directions when shared memory is not possible: a feed pushed to the ps
+// task and a variable pulled back, of a size whose last chunk is partial.
+TEST_F(TcpOnlyMultiProcessTest, ChunkedPushAndPullAreBitExact) {
+  const shm::Stats before = shm::GetStats();
+  PushAndPullAreBitExact(worker_->target(), Sequence(5'000'003));  // 4 full chunks + 1 partial
+  const shm::Stats after = shm::GetStats();
+  EXPECT_EQ(after.exported, before.exported) << "the ps task cannot read shared memory";
+  EXPECT_EQ(after.imported, before.imported) << "the ps task has no shared memory";
+}
+
+// Between processes of one host, large tensors cross in shared-memory blocks: pushes from
+// the second step on (the first RunGraph reply tells this process that the ps task shares
+// its host), pulls and RecvTensor replies from the first. Sizes: a partial 4 MiB chunk's
+// worth, and just above the shared-memory threshold.
+TEST_F(MultiProcessTest, SharedMemoryPushAndPullAreBitExact) {
+  for (int64_t n : {int64_t{5'000'003}, int64_t{40'000}}) {
+    SCOPED_TRACE(n);
+    const shm::Stats before = shm::GetStats();
+    PushAndPullAreBitExact(worker_->target(), Sequence(n));
+    const shm::Stats after = shm::GetStats();
+    EXPECT_GE(after.exported - before.exported, 1u) << "the AssignAdd feed";
+    EXPECT_GE(after.imported - before.imported, 2u) << "the pulled variable and the RecvTensor";
+  }
 }
 
 TEST_F(MultiProcessTest, RestartedTaskGivesAbortedThenANewSessionWorks) {
