@@ -11,8 +11,9 @@
 #
 # In the same run, the tensorweave trainer (examples/mnist_ps from BUILD_DIR) trains the same
 # model with the same batch size, learning rate and number of examples: once as a cluster
-# under `tw launch` (1 ps + 2 workers, asynchronous) and once as a single process (no
-# cluster: every op on its own task). Time to the target counts training time only (the
+# under `tw launch` (1 ps + 2 workers, asynchronous; with same-host shared memory, and with
+# it off so tensors cross in gRPC messages) and once as a single process (no cluster: every
+# op on its own task). Time to the target counts training time only (the
 # chief's evaluations are excluded), as in mnist_torch.py.
 set -euo pipefail
 
@@ -67,6 +68,8 @@ echo "| Trainer | examples/s (steady) | time to $(field target_accuracy) test ac
 echo "|---|---|---|---|---|---|"
 echo "| PyTorch (baseline, same run) | $(field examples_per_sec) | $(field seconds_to_target) s | $(field steps_to_target) | $(field train_seconds) s | $(field final_test_accuracy) |"
 run_ours "tensorweave, 1 process" env -u TF_CONFIG "$build/examples/mnist_ps"
+run_ours "tensorweave, 1 ps + 2 workers, gRPC only (TW_SHARED_MEMORY=0)" env TW_SHARED_MEMORY=0 \
+  "$build/tools/tw" launch --cluster ps=1,worker=2 -- "$build/examples/mnist_ps"
 run_ours "tensorweave, 1 ps + 2 workers (tw launch)" "$build/tools/tw" launch --cluster ps=1,worker=2 -- "$build/examples/mnist_ps"
 awk -v a="$ours_rate" -v b="$(field examples_per_sec)" \
   'BEGIN {printf "\ndistributed / PyTorch examples/s: %.2fx (goal >= 1.0x)\n", a / b}'
