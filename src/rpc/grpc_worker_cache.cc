@@ -62,12 +62,12 @@ class GrpcRemoteWorker final : public WorkerInterface {
                                   .chunked = &chunked_feeds});
     auto run = [this, req, resp, cm, done, request = std::move(request)]() mutable {
       auto chunked = std::make_shared<std::vector<ChunkedTensor>>();
-      auto peer_host = std::make_shared<std::string>();
       RawCall(
           "/tw.proto.WorkerService/RunGraph", std::move(request),
-          [this, resp, chunked, peer_host](const grpc::ByteBuffer& reply) {
-            Status s = DecodeRunGraphResult(reply, resp, chunked.get(), peer_host.get());
-            peer_same_host_.store(shm::SameHost(*peer_host), std::memory_order_relaxed);
+          [this, resp, chunked](const grpc::ByteBuffer& reply) {
+            std::string peer_host;
+            Status s = DecodeRunGraphResult(reply, resp, chunked.get(), &peer_host);
+            peer_same_host_.store(shm::SameHost(peer_host), std::memory_order_relaxed);
             return s;
           },
           cm,

@@ -110,9 +110,8 @@ class Owner {
     }
     // A much larger idle block would waste memory for as long as this transfer runs.
     if (best == nullptr || best->capacity > 2 * n) {
-      auto made = CreateLocked(n);
-      if (!made.ok() && best == nullptr) return made.status();
-      if (made.ok()) best = *made;
+      // CreateLocked may drop idle blocks to make room, `best` among them.
+      TW_ASSIGN_OR_RETURN(best, CreateLocked(n));
     }
     if (best->ticket == kMaxTicket) best->ticket = 0;
     ++best->ticket;

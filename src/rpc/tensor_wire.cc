@@ -1,6 +1,7 @@
 #include "src/rpc/tensor_wire.h"
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "src/core/tensor_coding.h"
@@ -13,10 +14,17 @@ using NamedTensorProtos = google::protobuf::RepeatedPtrField<proto::NamedTensorP
 
 void ReleaseTensor(void* tensor) { delete static_cast<Tensor*>(tensor); }
 
-// Whether `t` goes in a shared-memory block when the receiver is on this host.
-bool FitsSharedMemory(const Tensor& t) {
-  return CarriesPayload(t.dtype()) && t.dtype() != DT_BOOL &&
-         t.TotalBytes() >= shm::kMinSharedBytes;
+// With `shared_memory` (the receiver is on this host), a large enough tensor's bytes copied
+// into a shared-memory block; nothing when they are to travel otherwise (also when no block
+// can be had).
+std::optional<proto::SharedMemoryRef> SharedCopy(const Tensor& t, bool shared_memory) {
+  if (!shared_memory || !CarriesPayload(t.dtype()) || t.dtype() == DT_BOOL ||
+      t.TotalBytes() < shm::kMinSharedBytes) {
+    return std::nullopt;
+  }
+  proto::SharedMemoryRef ref;
+  if (!shm::Export(t.raw_data(), t.TotalBytes(), &ref).ok()) return std::nullopt;
+  return ref;
 }
 
 // Header metadata for `tensors`, and the tensors whose bytes follow the header; see
@@ -30,11 +38,9 @@ void AddTensors(const std::vector<NamedTensor>& tensors, const TensorTransport& 
     proto::NamedTensorProto* meta = metas->Add();
     meta->set_name(t.name);
     TensorMetaToProto(t.tensor, meta->mutable_tensor());
-    if (transport.shared_memory && FitsSharedMemory(t.tensor)) {
-      if (shm::Export(t.tensor.raw_data(), t.tensor.TotalBytes(), meta->mutable_shared()).ok()) {
-        continue;
-      }
-      meta->clear_shared();  // no block to be had: the bytes go as usual
+    if (auto ref = SharedCopy(t.tensor, transport.shared_memory)) {
+      *meta->mutable_shared() = *std::move(ref);
+      continue;
     }
     if (transport.chunk_large && ShouldChunk(t.tensor)) {
       meta->set_chunked(true);
@@ -243,12 +249,9 @@ grpc::ByteBuffer EncodeRecvTensorRequest(const proto::RecvTensorRequest& request
 grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool shared_memory) {
   proto::RecvTensorResponse header;
   TensorMetaToProto(result.tensor, header.mutable_tensor());
-  if (shared_memory && FitsSharedMemory(result.tensor)) {
-    if (shm::Export(result.tensor.raw_data(), result.tensor.TotalBytes(), header.mutable_shared())
-            .ok()) {
-      return EncodeTensorMessage(header, {});
-    }
-    header.clear_shared();
+  if (auto ref = SharedCopy(result.tensor, shared_memory)) {
+    *header.mutable_shared() = *std::move(ref);
+    return EncodeTensorMessage(header, {});
   }
   return EncodeTensorMessage(header, {&result.tensor});
 }
