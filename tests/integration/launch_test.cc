@@ -34,10 +34,14 @@ using testing::RunProcess;
 //   $task      "worker-1", from TF_CONFIG (the launcher writes it compact, type before index)
 //   wait_for F waits up to 20 s for file F to exist, else exits 99
 //   ready      writes the shell's pid to $D/$task.pid (the pid the launcher started)
+//   wait_gone T  waits up to 20 s for task T's process (from its pid file) to have ended and
+//              been reaped by the launcher, else exits 99
 constexpr char kPrelude[] = R"sh(
 task=$(printf '%s' "$TF_CONFIG" | sed -n 's/.*"task":{"type":"\([a-z_]*\)","index":\([0-9]*\)}.*/\1-\2/p')
 wait_for() { n=0; while [ ! -e "$1" ]; do n=$((n+1)); [ $n -gt 400 ] && exit 99; sleep 0.05; done; }
 ready() { echo $$ > "$D/$task.pid.tmp" && mv "$D/$task.pid.tmp" "$D/$task.pid"; }
+wait_gone() { wait_for "$D/$1.pid"; p=$(cat "$D/$1.pid"); n=0
+  while kill -0 "$p" 2>/dev/null; do n=$((n+1)); [ $n -gt 400 ] && exit 99; sleep 0.05; done; }
 )sh";
 
 class LaunchTest : public ::testing::Test {
@@ -217,11 +221,12 @@ esac)sh");
 
 TEST_F(LaunchTest, WithoutChiefOrWorkerEveryTaskMustExitZero) {
   // The word count's shape: files and maps finish first, reduce last; the job is not done
-  // until reduce is.
+  // until reduce is. Reduce waits until the others' processes are gone, so it is the last.
   ProcessResult r = Launch({"--cluster", "files=1,reduce=1,map=2"}, R"sh(
+ready
 case $task in
-  reduce-0) wait_for "$D/map-0.done"; wait_for "$D/map-1.done"; echo reduced;;
-  map-*) touch "$D/$task.done"; echo mapped;;
+  reduce-0) wait_gone map-0; wait_gone map-1; wait_gone files-0; echo reduced;;
+  map-*) echo mapped;;
   *) echo listed;;
 esac)sh");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -239,9 +244,7 @@ TEST_F(LaunchTest, AllWorkersPolicyWaitsForEveryWorker) {
 ready
 case $task in
   worker-0) exit 0;;
-  worker-1) wait_for "$D/worker-0.pid"; w0=$(cat "$D/worker-0.pid")
-            n=0; while kill -0 "$w0" 2>/dev/null; do n=$((n+1)); [ $n -gt 400 ] && exit 99; sleep 0.05; done
-            echo "finishing after worker-0"; exit 0;;
+  worker-1) wait_gone worker-0; echo "finishing after worker-0"; exit 0;;
   *) exec sleep 60;;
 esac)sh");
   ASSERT_EQ(r.exit_code, 0) << r.err;
