@@ -1,7 +1,9 @@
 // Cross-task step latency and tensor throughput over loopback, beside the floor: a raw
 // gRPC unary round trip (the worker service's GetStatus) measured in the same run.
 //
-//   build/bench/distributed_bench [iterations]
+//   build/bench/distributed_bench [iterations [sizes]]
+// `sizes`: the tensor sizes in MB to push and pull, comma-separated (default 1,16,64,256);
+// handy for profiling one size.
 // Prints tables; the ps task is a `tw server` process, the worker task (master and client)
 // is this process. Also: iperf3 one-stream loopback figures (Debian's iperf3) and the ps
 // process's resident memory.
@@ -14,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
@@ -77,6 +81,18 @@ double Iperf3GBps(const std::string& write) {
 
 int Main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 2000;
+  std::vector<int> sizes_mb = {1, 16, 64, 256};
+  if (argc > 2) {
+    sizes_mb.clear();
+    for (absl::string_view mb : absl::StrSplit(argv[2], ',')) {
+      int v = 0;
+      if (!absl::SimpleAtoi(mb, &v) || v <= 0) {
+        std::fprintf(stderr, "sizes: '%s' is not a positive number of MB\n", argv[2]);
+        return 2;
+      }
+      sizes_mb.push_back(v);
+    }
+  }
   const std::string ps_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
   const std::string worker_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
   const std::string tf_config = R"({"cluster":{"ps":[")" + ps_address + R"("],"worker":[")" +
@@ -134,7 +150,7 @@ int Main(int argc, char** argv) {
               update.p50_us, update.p50_us / raw.p50_us, update.p99_us);
 
   std::printf("\n| Tensor (float32) | push GB/s | pull GB/s |\n|---|---|---|\n");
-  for (int mb : {1, 16, 64, 256}) {
+  for (int mb : sizes_mb) {
     const int64_t n = int64_t{mb} * 1024 * 1024 / 4;
     Scope g = Scope::NewRootScope();
     auto big = ops::MakeVariable(g.WithDevice("/job:ps/task:0"), "big" + std::to_string(mb),

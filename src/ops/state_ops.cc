@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "src/framework/gradient_registry.h"
 #include "src/ops/array_grad.h"
@@ -191,11 +192,20 @@ class AssignUpdateOp : public OpKernel {
   }
 
  private:
+  // Vectorized through Eigen (a plain loop is not: the compiler cannot rule out that the
+  // two buffers overlap). Integers are updated as their unsigned type, which wraps.
   template <typename T>
   static void Update(Tensor* value, const Tensor& delta) {
-    auto v = value->flat<T>();
-    auto d = delta.flat<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = kAdd ? WrapAdd(v[i], d[i]) : WrapSub(v[i], d[i]);
+    using E = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
+                                          std::type_identity<T>>::type;
+    const Eigen::Index n = value->num_elements();
+    MutArray<E> v(reinterpret_cast<E*>(value->flat<T>().data()), n);
+    ConstArray<E> d(reinterpret_cast<const E*>(delta.flat<T>().data()), n);
+    if constexpr (kAdd) {
+      v += d;
+    } else {
+      v -= d;
+    }
   }
 };
 

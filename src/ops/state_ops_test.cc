@@ -1,6 +1,8 @@
 #include "tensorweave/ops/state_ops.h"
 
+#include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -34,6 +36,36 @@ TEST(VariableTest, AssignReadAndUpdate) {
   EXPECT_EQ((*s.Run({}, {add}))[0], Tensor::FromVector<float>({11, 22}));
   EXPECT_EQ((*s.Run({}, {sub}))[0], Tensor::FromVector<float>({10, 21}));
   EXPECT_EQ((*s.Run({}, {read}))[0], Tensor::FromVector<float>({10, 21}));
+}
+
+// Updates are vectorized: a length that is not a multiple of any vector width checks the
+// tail, and integers wrap around instead of overflowing.
+TEST(VariableTest, AssignAddAndSubCoverEveryElementAndWrapIntegers) {
+  Scope root = Scope::NewRootScope();
+  constexpr int kN = 1003;
+  std::vector<float> start(kN), delta(kN);
+  for (int i = 0; i < kN; ++i) {
+    start[i] = static_cast<float>(i);
+    delta[i] = 0.5f * static_cast<float>(kN - i);
+  }
+  auto f = ops::MakeVariable(root, "f", DT_FLOAT, {kN});
+  auto init_f = ops::Assign(root, f, Tensor::FromVector<float>(start));
+  auto add_f = ops::AssignAdd(root, f, Tensor::FromVector<float>(delta));
+  auto i32 = ops::MakeVariable(root, "i32", DT_INT32, {3});
+  auto init_i32 = ops::Assign(root, i32, Tensor::FromVector<int32_t>({INT32_MAX, -1, 7}));
+  auto add_i32 = ops::AssignAdd(root, i32, Tensor::FromVector<int32_t>({1, 1, -8}));
+  auto u8 = ops::MakeVariable(root, "u8", DT_UINT8, {2});
+  auto init_u8 = ops::Assign(root, u8, Tensor::FromVector<uint8_t>({1, 200}));
+  auto sub_u8 = ops::AssignSub(root, u8, Tensor::FromVector<uint8_t>({2, 100}));
+  ClientSession s(root);
+  ASSERT_TRUE(s.Run({}, {}, {init_f.op(), init_i32.op(), init_u8.op()}).ok());
+  auto out = s.Run({}, {add_f, add_i32, sub_u8});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> want(kN);
+  for (int i = 0; i < kN; ++i) want[i] = start[i] + delta[i];
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>(want));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<int32_t>({INT32_MIN, 0, -1}));
+  EXPECT_EQ((*out)[2], Tensor::FromVector<uint8_t>({255, 100}));
 }
 
 TEST(VariableTest, ReadIsASnapshot) {
