@@ -20,6 +20,11 @@
 namespace tw {
 namespace {
 
+// How long a cancelled step's tasks have to confirm (their RunGraph replies) before the
+// calls are cancelled on this side. A healthy task confirms in one round trip; the grace
+// only bounds how long a hung or unreachable one delays the step's error.
+constexpr absl::Duration kCancelGrace = absl::Seconds(2);
+
 uint64_t Random64() {
   static std::mt19937_64* rng = new std::mt19937_64(std::random_device{}());
   static absl::Mutex* mu = new absl::Mutex();
@@ -144,6 +149,10 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
     std::vector<int> feed_part, fetch_part;
   };
   struct Step;
+  // The step's cancellation: asks every task of the step to end it (CleanupGraph), whose
+  // RunGraph then replies once its partition has stopped; cancels the calls themselves only
+  // if that has not happened within kCancelGrace (a task that hangs or cannot be reached).
+  static void CancelPartitions(const std::shared_ptr<Step>& step);
   static void OnPartitionDone(const std::shared_ptr<Step>& step, const std::string& task,
                               const Status& s);
   void FinishStep(const std::shared_ptr<Step>& step);
@@ -248,11 +257,15 @@ struct MasterSession::Step {
   int64_t step_id = 0;
   std::vector<RunGraphArgs> requests;
   std::vector<RunGraphResult> responses;
+  // Cancels the step (timeout, Close, another partition's error): see CancelPartitions.
   std::shared_ptr<CancellationManager> cm = std::make_shared<CancellationManager>();
+  // Cancels the RunGraph calls themselves; only CancelPartitions' backstop does.
+  std::shared_ptr<CancellationManager> calls_cm = std::make_shared<CancellationManager>();
   std::optional<TimerQueue::Id> timer;
 
   absl::Mutex mu;
   size_t pending ABSL_GUARDED_BY(mu) = 0;
+  bool finished ABSL_GUARDED_BY(mu) = false;
   bool timed_out ABSL_GUARDED_BY(mu) = false;
   Status root_cause ABSL_GUARDED_BY(mu), follow_on ABSL_GUARDED_BY(mu);
 };
@@ -295,6 +308,13 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result, Sta
     }
   }
   {
+    // A fresh manager: registering cannot fail.
+    std::weak_ptr<Step> weak = step;
+    (void)step->cm->RegisterCallback(step->cm->NewToken(), [weak] {
+      if (auto s = weak.lock()) CancelPartitions(s);
+    });
+  }
+  {
     absl::MutexLock lock(&mu_);
     if (closed_) {
       StatusCallback cb = std::move(step->done);
@@ -317,7 +337,7 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result, Sta
               absl::MutexLock lock(&s->mu);
               s->timed_out = true;
             }
-            s->cm->StartCancel();  // cancels the RunGraph calls, which cancel their steps
+            s->cm->StartCancel();
           }
         });
   }
@@ -327,11 +347,34 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result, Sta
   }
   for (size_t i = 0; i < n; ++i) {
     const Partition& part = e.parts[i];
-    part.worker->RunGraphAsync(&step->requests[i], &step->responses[i], step->cm.get(),
+    part.worker->RunGraphAsync(&step->requests[i], &step->responses[i], step->calls_cm.get(),
                                [step, task = TaskOfDevice(part.device)](const Status& s) {
                                  OnPartitionDone(step, task, s);
                                });
   }
+}
+
+void MasterSession::CancelPartitions(const std::shared_ptr<Step>& step) {
+  std::set<WorkerInterface*> told;
+  for (const Partition& p : step->executable->parts) {
+    if (!told.insert(p.worker).second) continue;
+    auto req = std::make_shared<proto::CleanupGraphRequest>();
+    auto resp = std::make_shared<proto::CleanupGraphResponse>();
+    req->set_step_id(step->step_id);
+    p.worker->CleanupGraphAsync(req.get(), resp.get(), [req, resp](const Status&) {});
+  }
+  std::weak_ptr<Step> weak = step;
+  TimerQueue::Default()->Schedule(absl::Now() + kCancelGrace, [weak] {
+    auto s = weak.lock();
+    if (s == nullptr) return;
+    {
+      absl::MutexLock lock(&s->mu);
+      if (s->finished) return;
+    }
+    Log().warn("step {}: not every task confirmed its cancellation within {}; cancelling the calls",
+               s->step_id, absl::FormatDuration(kCancelGrace));
+    s->calls_cm->StartCancel();
+  });
 }
 
 void MasterSession::OnPartitionDone(const std::shared_ptr<Step>& step, const std::string& task,
@@ -354,6 +397,10 @@ void MasterSession::OnPartitionDone(const std::shared_ptr<Step>& step, const std
 
 void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
   if (step->timer) TimerQueue::Default()->Cancel(*step->timer);
+  {
+    absl::MutexLock lock(&step->mu);
+    step->finished = true;
+  }
   bool closed = false;
   {
     absl::MutexLock lock(&mu_);

@@ -1,9 +1,13 @@
 #include "src/distributed/worker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
+#include <vector>
 
+#include "src/base/timer_queue.h"
 #include "src/distributed/client_terminated.h"
 #include "src/graph/graph.h"
 
@@ -105,11 +109,24 @@ Worker::~Worker() {
 
 std::shared_ptr<StepRendezvous> Worker::FindOrCreateStep(int64_t step_id) {
   absl::MutexLock lock(&mu_);
+  return StepEnded(step_id) ? nullptr : FindOrCreateStepLocked(step_id);
+}
+
+std::shared_ptr<StepRendezvous> Worker::FindOrCreateStepLocked(int64_t step_id) {
   std::shared_ptr<StepRendezvous>& step = steps_[step_id];
   if (step == nullptr) {
     step = std::make_shared<StepRendezvous>(step_id, TaskOfDevice(device_->name()), peers_);
   }
   return step;
+}
+
+bool Worker::StepEnded(int64_t step_id) {
+  const absl::Time forget_before = absl::Now() - kEndedStepMemory;
+  while (!ended_order_.empty() && ended_order_.front().first < forget_before) {
+    ended_.erase(ended_order_.front().second);
+    ended_order_.pop_front();
+  }
+  return ended_.contains(step_id);
 }
 
 void Worker::EraseStep(int64_t step_id, const StepRendezvous* step) {
@@ -218,55 +235,105 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
     return;
   }
   const int64_t step_id = header.step_id();
-  std::shared_ptr<StepRendezvous> step = FindOrCreateStep(step_id);
+  // The partition's own cancellation: the caller's `cm`, CleanupGraph and the deadline all
+  // end up here.
+  struct State {
+    std::shared_ptr<GraphItem> item;  // keeps the executor alive while it runs
+    std::shared_ptr<CancellationManager> cm = std::make_shared<CancellationManager>();
+    CancellationManager* caller_cm = nullptr;
+    CancellationManager::Token caller_token = 0;
+    std::optional<TimerQueue::Id> timer;
+    std::atomic<bool> deadline_passed{false};
+  };
+  auto state = std::make_shared<State>();
+  state->item = item;
+  std::shared_ptr<StepRendezvous> step;
+  {
+    absl::MutexLock lock(&mu_);
+    if (StepEnded(step_id)) {
+      done(errors::Cancelled("step ", step_id, " was ended before its partition ",
+                             header.graph_handle(), " started on ", TaskOfDevice(device_->name())));
+      return;
+    }
+    running_.emplace(step_id, state->cm);
+    step = FindOrCreateStepLocked(step_id);
+  }
+  // Undoes the registrations above; for every way out from here on.
+  auto unregister = [this, state, step_id] {
+    if (state->timer) TimerQueue::Default()->Cancel(*state->timer);
+    if (state->caller_cm != nullptr) state->caller_cm->DeregisterCallback(state->caller_token);
+    absl::MutexLock lock(&mu_);
+    for (auto [it, end] = running_.equal_range(step_id); it != end; ++it) {
+      if (it->second == state->cm) {
+        running_.erase(it);
+        break;
+      }
+    }
+  };
+  if (cm != nullptr) {
+    state->caller_cm = cm;
+    state->caller_token = cm->NewToken();
+    if (!cm->RegisterCallback(state->caller_token, [state] { state->cm->StartCancel(); })) {
+      state->caller_cm = nullptr;
+      unregister();
+      done(errors::Cancelled("step ", step_id, " was cancelled before it started"));
+      return;
+    }
+  }
   for (const NamedTensor& feed : request->send) {
     Status s = step->Send(feed.name, feed.tensor);
     if (!s.ok()) {
+      unregister();
       if (!item->sends_to_peers) EraseStep(step_id, step.get());
       done(errors::Annotate(s, "feed " + feed.name + ": "));
       return;
     }
   }
-  struct State {
-    std::shared_ptr<GraphItem> item;  // keeps the executor alive while it runs
-    std::unique_ptr<CancellationManager> own_cm;
-  };
-  auto state = std::make_shared<State>();
-  state->item = item;
-  if (cm == nullptr) {
-    state->own_cm = std::make_unique<CancellationManager>();
-    cm = state->own_cm.get();
-  }
   Executor::Args args;
   args.step_id = step_id;
   args.rendezvous = step.get();
-  args.cancellation_manager = cm;
+  args.cancellation_manager = state->cm.get();
   args.session_handle = item->session_handle;
-  if (header.timeout_ms() > 0)
+  if (header.timeout_ms() > 0) {
+    // The master cancels the step when its timeout passes; this task does not rely on that
+    // message arriving (the master may be gone).
     args.deadline = absl::Now() + absl::Milliseconds(header.timeout_ms());
-  item->executor->RunAsync(
-      args, [this, state, step, request, response, done = std::move(done)](const Status& s) {
-        const proto::RunGraphRequest& req = request->proto;
-        Status result = s;
-        if (!s.ok()) {
-          step->StartAbort(s);  // peers waiting on this step's tensors learn of the failure
-        } else {
-          // The partition has finished, so its client-terminated sends are all there; a key that
-          // is missing was never produced by this partition.
-          response->recv.reserve(req.recv_key_size());
-          for (const std::string& key : req.recv_key()) {
-            auto t = step->TryRecvLocal(key);
-            if (!t.ok()) {
-              result = errors::InvalidArgument("fetch ", key, " is not produced by graph ",
-                                               req.graph_handle());
-              break;
-            }
-            response->recv.push_back({key, *std::move(t)});
-          }
+    std::weak_ptr<State> weak = state;
+    state->timer = TimerQueue::Default()->Schedule(args.deadline, [weak] {
+      if (auto s = weak.lock()) {
+        s->deadline_passed = true;
+        s->cm->StartCancel();
+      }
+    });
+  }
+  item->executor->RunAsync(args, [this, state, step, request, response, unregister,
+                                  done = std::move(done)](const Status& s) {
+    unregister();
+    const proto::RunGraphRequest& req = request->proto;
+    Status result = s;
+    if (!s.ok()) {
+      if (IsCancelled(s) && state->deadline_passed) {
+        result = errors::DeadlineExceeded("Timed out after ", req.timeout_ms(), " ms running step ",
+                                          req.step_id());
+      }
+      step->StartAbort(result);  // peers waiting on this step's tensors learn of the failure
+    } else {
+      // The partition has finished, so its client-terminated sends are all there; a key that
+      // is missing was never produced by this partition.
+      response->recv.reserve(req.recv_key_size());
+      for (const std::string& key : req.recv_key()) {
+        auto t = step->TryRecvLocal(key);
+        if (!t.ok()) {
+          result = errors::InvalidArgument("fetch ", key, " is not produced by graph ",
+                                           req.graph_handle());
+          break;
         }
-        if (!state->item->sends_to_peers) EraseStep(req.step_id(), step.get());
-        done(result);
-      });
+        response->recv.push_back({key, *std::move(t)});
+      }
+    }
+    if (!state->item->sends_to_peers) EraseStep(req.step_id(), step.get());
+    done(result);
+  });
 }
 
 void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
@@ -283,6 +350,10 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensor
     return;
   }
   std::shared_ptr<StepRendezvous> step = FindOrCreateStep(request->step_id());
+  if (step == nullptr) {
+    done(errors::Cancelled("step ", request->step_id(), " has ended"));
+    return;
+  }
   step->RecvLocalAsync(request->rendezvous_key(), cm,
                        [response, done = std::move(done)](const Status& s, const Tensor& t) {
                          if (s.ok()) response->tensor = t;
@@ -292,16 +363,24 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensor
 
 void Worker::CleanupGraphAsync(const proto::CleanupGraphRequest* request,
                                proto::CleanupGraphResponse*, StatusCallback done) {
+  const int64_t step_id = request->step_id();
   std::shared_ptr<StepRendezvous> step;
+  std::vector<std::shared_ptr<CancellationManager>> running;
   {
     absl::MutexLock lock(&mu_);
-    auto it = steps_.find(request->step_id());
+    auto it = steps_.find(step_id);
     if (it != steps_.end()) {
       step = std::move(it->second);
       steps_.erase(it);
     }
+    for (auto [r, end] = running_.equal_range(step_id); r != end; ++r) running.push_back(r->second);
+    if (!StepEnded(step_id)) {
+      ended_.insert(step_id);
+      ended_order_.emplace_back(absl::Now(), step_id);
+    }
   }
-  if (step != nullptr) step->StartAbort(errors::Cancelled("step ", request->step_id(), " ended"));
+  for (auto& cm : running) cm->StartCancel();
+  if (step != nullptr) step->StartAbort(errors::Cancelled("step ", step_id, " ended"));
   done(OkStatus());
 }
 

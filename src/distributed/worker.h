@@ -4,11 +4,15 @@
 #ifndef TENSORWEAVE_SRC_DISTRIBUTED_WORKER_H_
 #define TENSORWEAVE_SRC_DISTRIBUTED_WORKER_H_
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "src/distributed/worker_interface.h"
 #include "src/framework/device_base.h"
 #include "src/framework/rendezvous.h"
@@ -36,12 +40,20 @@ class Worker final : public WorkerInterface {
   // Aborted for a graph handle this process never issued (the task restarted).
   // A step of a partition that sends no tensors to other tasks ends with its RunGraph;
   // otherwise it ends with CleanupGraph (peers may still pull its tensors).
+  // The partition is cancelled by `cm`, by a CleanupGraph of its step, and by the request's
+  // timeout_ms (then DeadlineExceeded); a step already ended by CleanupGraph is refused
+  // (Cancelled) instead of run.
   void RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response, CancellationManager* cm,
                      StatusCallback done) override;
   // Aborted when the key names another incarnation of this task's device.
   void RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
                        CancellationManager* cm, StatusCallback done) override;
-  // Ends a step on this worker: pending receives fail, its tensors are dropped.
+  // Ends a step on this worker: its running partitions are cancelled, pending receives
+  // fail, its tensors are dropped, and a RunGraph of the step arriving later is refused.
+  // This is how a master cancels a step: unlike cancelling the RunGraph call, which ends the
+  // call at the caller at once while the task may still be running the partition, the
+  // RunGraph reply then comes after the partition has stopped, so the caller's next step
+  // cannot overtake the cancelled one (a dequeue still waiting would take its element).
   void CleanupGraphAsync(const proto::CleanupGraphRequest* request,
                          proto::CleanupGraphResponse* response, StatusCallback done) override;
   void CleanupAllAsync(const proto::CleanupAllRequest* request, proto::CleanupAllResponse* response,
@@ -57,9 +69,17 @@ class Worker final : public WorkerInterface {
     // Whether a _Send of the partition feeds another task (which pulls with RecvTensor).
     bool sends_to_peers = false;
   };
+  // How long a CleanupGraph'd step is remembered, to refuse a RunGraph that arrives after it.
+  static constexpr absl::Duration kEndedStepMemory = absl::Minutes(5);
+
+  // nullptr when CleanupGraph ended the step.
   std::shared_ptr<StepRendezvous> FindOrCreateStep(int64_t step_id);
+  std::shared_ptr<StepRendezvous> FindOrCreateStepLocked(int64_t step_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the step if `step` is still its rendezvous.
   void EraseStep(int64_t step_id, const StepRendezvous* step);
+  // Whether CleanupGraph ended `step_id` (forgetting what is older than kEndedStepMemory).
+  bool StepEnded(int64_t step_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   DeviceBase* const device_;
   WorkerCache* const peers_;
@@ -67,6 +87,11 @@ class Worker final : public WorkerInterface {
   int64_t next_graph_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::shared_ptr<StepRendezvous>> steps_ ABSL_GUARDED_BY(mu_);
+  // The cancellation of each running partition, by step id, for CleanupGraph.
+  std::multimap<int64_t, std::shared_ptr<CancellationManager>> running_ ABSL_GUARDED_BY(mu_);
+  // Steps CleanupGraph ended, oldest first.
+  absl::flat_hash_set<int64_t> ended_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::pair<absl::Time, int64_t>> ended_order_ ABSL_GUARDED_BY(mu_);
   // Isolated sessions' devices, by session handle, while the session has graphs here.
   std::map<std::string, std::shared_ptr<IsolatedDevice>> isolated_ ABSL_GUARDED_BY(mu_);
 };

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/distributed/client_terminated.h"
@@ -131,6 +132,32 @@ class TwoTaskTest : public ::testing::Test {
     return out;
   }
 
+  // Registers the part of `graph` that runs `targets` with the ps task's worker, all of
+  // it on the ps task; returns the graph handle.
+  std::string RegisterOnPs(const proto::GraphDef& graph, const std::vector<std::string>& targets) {
+    proto::RegisterGraphRequest reg;
+    reg.set_session_handle("s1");
+    auto pruned = PruneForStep(graph, {}, {}, targets);
+    EXPECT_TRUE(pruned.ok()) << pruned.status();
+    EXPECT_TRUE(PlaceGraph({kPs}, kPs, &*pruned).ok());
+    *reg.mutable_graph_def() = *pruned;
+    proto::RegisterGraphResponse handle;
+    EXPECT_TRUE(Call([this](auto* req, auto* resp,
+                            auto done) { workers_[kPs]->RegisterGraphAsync(req, resp, done); },
+                     &reg, &handle)
+                    .ok());
+    return handle.graph_handle();
+  }
+
+  Status CleanupOnPs(int64_t step_id) {
+    proto::CleanupGraphRequest cleanup;
+    cleanup.set_step_id(step_id);
+    proto::CleanupGraphResponse ignored;
+    return Call([this](auto* req, auto* resp,
+                       auto done) { workers_[kPs]->CleanupGraphAsync(req, resp, done); },
+                &cleanup, &ignored);
+  }
+
   std::map<std::string, std::unique_ptr<CpuDevice>> devices_;
   std::map<std::string, std::unique_ptr<Worker>> workers_;
   LocalWorkerCache cache_;
@@ -218,6 +245,66 @@ TEST_F(TwoTaskTest, GetStatusAndCleanupAll) {
                    &all, &done_all)
                   .ok());
   EXPECT_EQ(devices_[kPs]->resource_manager()->size(), 0u);
+}
+
+// A master cancels a step with CleanupGraph: the running partition stops before its
+// RunGraph replies, and a RunGraph of that step arriving after the cleanup is refused. So a
+// dequeue of a cancelled step can never take an element enqueued by a later step.
+TEST_F(TwoTaskTest, CleanupGraphCancelsARunningPartitionAndRefusesALateOne) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "q"});
+  ops::QueueDequeue(root.WithOpName("take"), q);
+  ops::QueueEnqueue(root.WithOpName("put"), q, {7});
+  auto size = ops::QueueSize(root.WithOpName("size"), q);
+  const proto::GraphDef graph = *root.ToGraphDef();
+  const std::string take = RegisterOnPs(graph, {"take"});
+
+  RunGraphArgs blocked;
+  blocked.proto.set_graph_handle(take);
+  blocked.proto.set_step_id(100);
+  RunGraphResult blocked_result;
+  absl::Notification blocked_done;
+  Status blocked_status;
+  workers_[kPs]->RunGraphAsync(&blocked, &blocked_result, nullptr, [&](const Status& s) {
+    blocked_status = s;
+    blocked_done.Notify();
+  });
+  EXPECT_FALSE(blocked_done.WaitForNotificationWithTimeout(absl::Milliseconds(100)))
+      << "the dequeue of an empty queue returned: " << blocked_status;
+  ASSERT_TRUE(CleanupOnPs(100).ok());
+  ASSERT_TRUE(blocked_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(IsCancelled(blocked_status)) << blocked_status;
+
+  RunGraphArgs late = blocked;
+  RunGraphResult late_result;
+  Status s = Call([&](auto* req, auto* resp,
+                      auto done) { workers_[kPs]->RunGraphAsync(req, resp, nullptr, done); },
+                  &late, &late_result);
+  EXPECT_TRUE(IsCancelled(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("step 100 was ended before"));
+
+  // Nothing of the cancelled step waits on the queue any more: the element stays there.
+  ASSERT_TRUE(RunStep(graph, {}, {}, {"put"}).ok());
+  auto left = RunStep(graph, {}, {"size:0"}, {});
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_EQ((*left)[0].scalar<int32_t>(), 1);
+}
+
+// The task enforces a step's timeout itself, without the master's cancellation.
+TEST_F(TwoTaskTest, RunGraphTimeoutEndsTheStepOnTheTaskWithDeadlineExceeded) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "e"});
+  ops::QueueDequeue(root.WithOpName("take"), q);
+  RunGraphArgs run;
+  run.proto.set_graph_handle(RegisterOnPs(*root.ToGraphDef(), {"take"}));
+  run.proto.set_step_id(200);
+  run.proto.set_timeout_ms(100);
+  RunGraphResult result;
+  Status s = Call([&](auto* req, auto* resp,
+                      auto done) { workers_[kPs]->RunGraphAsync(req, resp, nullptr, done); },
+                  &run, &result);
+  EXPECT_TRUE(IsDeadlineExceeded(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("Timed out after 100 ms running step 200"));
 }
 
 }  // namespace

@@ -112,9 +112,10 @@ class GrpcSession final : public Session {
   // RunStep over gRPC, tensors in the wire form of src/rpc/tensor_wire.h.
   Status RemoteRunStep(const RunStepArgs& args, absl::Duration timeout, RunStepResult* result) {
     grpc::ClientContext ctx;
-    // A little grace past the step's own timeout, so the master reports it.
+    // Grace past the step's own timeout and the master's wait for its tasks to confirm the
+    // cancellation (2 s at most), so the master reports it once the step has stopped.
     if (timeout != absl::InfiniteDuration()) {
-      ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout + absl::Seconds(1)));
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout + absl::Seconds(3)));
     }
     grpc::ByteBuffer request = EncodeRunStepArgs(args), reply;
     absl::Notification finished;

@@ -109,14 +109,19 @@ TEST_F(ClusterTest, TimeoutOnARemoteBlockedDequeue) {
   auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "empty"});
   auto take = ops::QueueDequeue(root, q);
   ClientSession session(root, {.target = Target("worker0")});
-  auto put = ops::QueueEnqueue(root, q, {7});
-  auto out = session.Run({}, take, {}, {.timeout = absl::Milliseconds(300)});
-  EXPECT_TRUE(IsDeadlineExceeded(out.status())) << out.status();
-  // The cancelled dequeue left the queue usable.
-  ASSERT_TRUE(session.Run({}, {}, {put}).ok());
-  auto again = session.Run({}, take, {}, {.timeout = absl::Seconds(10)});
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ((*again)[0].scalar<int32_t>(), 7);
+  auto value = ops::Placeholder(root, DT_INT32);
+  auto put = ops::QueueEnqueue(root, q, {value});
+  // Each round: a dequeue times out, then an element is enqueued and dequeued. The timed-out
+  // dequeue must be gone from the ps task before the enqueue arrives there, or it takes the
+  // element and the round's dequeue waits in vain. Repeated, since that was a race.
+  for (int round = 0; round < 10; ++round) {
+    auto out = session.Run({}, take, {}, {.timeout = absl::Milliseconds(50)});
+    EXPECT_TRUE(IsDeadlineExceeded(out.status())) << out.status();
+    ASSERT_TRUE(session.Run({{value, Tensor::Scalar<int32_t>(round)}}, {}, {put}).ok());
+    auto again = session.Run({}, take, {}, {.timeout = absl::Seconds(10)});
+    ASSERT_TRUE(again.ok()) << "round " << round << ": " << again.status();
+    EXPECT_EQ((*again)[0].scalar<int32_t>(), round);
+  }
 }
 
 TEST_F(ClusterTest, CloseCancelsARemoteBlockedDequeue) {
