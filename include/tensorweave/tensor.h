@@ -87,6 +87,9 @@ class Tensor {
 
   // True when both tensors view the same allocation.
   bool SharesBufferWith(const Tensor& other) const;
+  // True when another tensor (a copy, a view) also holds this tensor's allocation. Only a
+  // tensor no other can see may be updated in place.
+  bool BufferIsShared() const;
 
   // "Tensor<float, [2,2]>: 1 2 3 4", at most `max_entries` elements.
   std::string DebugString(int max_entries = 10) const;

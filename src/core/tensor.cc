@@ -150,6 +150,8 @@ bool Tensor::SharesBufferWith(const Tensor& other) const {
   return buffer_ != nullptr && buffer_ == other.buffer_;
 }
 
+bool Tensor::BufferIsShared() const { return buffer_ != nullptr && buffer_.use_count() > 1; }
+
 namespace {
 template <typename T>
 void AppendElements(const Tensor& t, int max_entries, std::string* out) {

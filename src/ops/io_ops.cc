@@ -114,7 +114,7 @@ class SaveVariablesOp : public OpKernel {
       TW_OP_REQUIRES(ctx, (*var)->initialized(),
                      errors::FailedPrecondition("cannot save variable \"", slices_[i].name,
                                                 "\": it is uninitialized (", (*var)->name(), ")"));
-      values.push_back((*var)->value()->Copy());
+      values.push_back((*var)->Snapshot());
     }
     auto writer = checkpoint::ShardWriter::Create(*prefix, shard_, num_shards_);
     TW_OP_REQUIRES_OK(ctx, writer.status());
@@ -203,7 +203,7 @@ class RestoreVariablesOp : public OpKernel {
     }
     for (size_t i = 0; i < vars.size(); ++i) {
       absl::MutexLock lock(vars[i]->mu());
-      *vars[i]->value() = std::move(values[i]);
+      vars[i]->set_value(std::move(values[i]));
     }
   }
 

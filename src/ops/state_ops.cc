@@ -117,8 +117,8 @@ Status CheckValue(const VariableResource& var, const Tensor& value, bool validat
   return OkStatus();
 }
 
-// Runs `fn(var, value)` on the initialized variable named by input 0, holding its lock;
-// FailedPrecondition naming it when it has no value yet.
+// Runs `fn(var, &var.value())` on the initialized variable named by input 0, holding its
+// lock; FailedPrecondition naming it when it has no value yet.
 template <typename Fn>
 void WithInitializedVariable(OpKernelContext* ctx, Fn&& update) {
   auto var = LookupVariable(ctx, ctx->input(0));
@@ -127,7 +127,7 @@ void WithInitializedVariable(OpKernelContext* ctx, Fn&& update) {
   TW_OP_REQUIRES(
       ctx, (*var)->initialized(),
       errors::FailedPrecondition("Attempting to use uninitialized value ", (*var)->name()));
-  update(**var, (*var)->value());
+  update(**var, &(*var)->value());
 }
 
 // ---- Assign ----
@@ -151,14 +151,12 @@ class AssignOp : public OpKernel {
     TW_OP_REQUIRES_OK(ctx, var.status());
     const Tensor& value = ctx->input(1);
     TW_OP_REQUIRES_OK(ctx, CheckValue(**var, value, validate_shape_));
-    // A copy: the value's buffer may belong to a Const kernel or a feed, and the variable's
-    // buffer is updated in place later.
-    Tensor copy = value.Copy();
+    // No copy: the value's buffer may belong to a Const kernel or a feed, and the variable
+    // copies it before its first update in place (VariableResource's copy on write).
     {
       absl::MutexLock lock((*var)->mu());
-      *(*var)->value() = std::move(copy);
+      (*var)->set_value(value);
     }
-    // The new value equals the input, which nobody mutates: no second copy.
     ctx->set_output(0, value);
   }
 
@@ -174,8 +172,9 @@ class AssignUpdateOp : public OpKernel {
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& delta = ctx->input(1);
-    WithInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
+    WithInitializedVariable(ctx, [&](VariableResource& var, const Tensor*) {
       TW_OP_REQUIRES_OK(ctx, CheckValue(var, delta, /*validate_shape=*/false));
+      Tensor* value = var.mutable_value();
       TW_OP_REQUIRES(
           ctx, value->shape() == delta.shape(),
           errors::InvalidArgument(kAdd ? "AssignAdd" : "AssignSub", " of variable ", var.name(),
@@ -185,9 +184,9 @@ class AssignUpdateOp : public OpKernel {
           Dispatch(TypeList<float, double, int32_t, int64_t, uint8_t>{}, value->dtype(),
                    [&](auto tag) { Update<typename decltype(tag)::type>(value, delta); });
       TW_OP_REQUIRES(ctx, numeric, UnsupportedType(*this, value->dtype()));
-      // The new value, as a snapshot (the variable changes in place later); skipped when
-      // nothing reads it, which saves a full copy of the variable per step.
-      if (ctx->output_required(0)) ctx->set_output(0, value->Copy());
+      // The new value, as a snapshot (shared until the variable's next update copies it);
+      // skipped when nothing reads it, so that the next update need not copy.
+      if (ctx->output_required(0)) ctx->set_output(0, var.Snapshot());
     });
   }
 
@@ -241,9 +240,9 @@ class ReadVariableOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
-    // A snapshot: the variable's buffer is updated in place by later steps.
+    // Shares the variable's buffer; later updates copy it first (copy on write).
     WithInitializedVariable(
-        ctx, [ctx](VariableResource&, Tensor* value) { ctx->set_output(0, value->Copy()); });
+        ctx, [ctx](VariableResource& var, const Tensor*) { ctx->set_output(0, var.Snapshot()); });
   }
 };
 TW_REGISTER_KERNEL("ReadVariable", "CPU", ReadVariableOp);
@@ -278,7 +277,8 @@ class ScatterOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
-    WithInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
+    WithInitializedVariable(ctx, [&](VariableResource& var, const Tensor*) {
+      Tensor* value = var.mutable_value();
       TW_OP_REQUIRES(ctx, value->rank() >= 1 && updates.dtype() == value->dtype(),
                      errors::InvalidArgument("scatter into variable ", var.name(), " of shape ",
                                              value->shape().DebugString(), " with ",
@@ -302,9 +302,9 @@ class ScatterOp : public OpKernel {
         Apply<typename decltype(tag)::type>(value, updates, idx, row_size);
       });
       TW_OP_REQUIRES(ctx, numeric, UnsupportedType(*this, value->dtype()));
-      // The new value, as a snapshot (the variable changes in place later); skipped when
-      // nothing reads it, which saves a full copy of the variable per step.
-      if (ctx->output_required(0)) ctx->set_output(0, value->Copy());
+      // The new value, as a snapshot (shared until the variable's next update copies it);
+      // skipped when nothing reads it, so that the next update need not copy.
+      if (ctx->output_required(0)) ctx->set_output(0, var.Snapshot());
     });
   }
 
@@ -364,7 +364,7 @@ class ResourceGatherOp : public OpKernel {
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& indices = ctx->input(1);
-    WithInitializedVariable(ctx, [&](VariableResource& var, Tensor* value) {
+    WithInitializedVariable(ctx, [&](VariableResource& var, const Tensor* value) {
       TW_OP_REQUIRES(ctx, value->dtype() == output_type(0),
                      errors::InvalidArgument("node ", name(), ": variable ", var.name(), " is ",
                                              DataTypeName(value->dtype()), ", not ",
@@ -392,7 +392,7 @@ class ResourceGatherOp : public OpKernel {
       TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &out));
       const int64_t row = rows == 0 ? 0 : value->num_elements() / rows;
       if (row == 0) return;
-      // Copies under the variable's lock: a snapshot of the rows, like ReadVariable.
+      // Copies the rows under the variable's lock: later updates change it in place.
       DispatchType(value->dtype(), [&]<typename T>() {
         auto src = value->flat<T>();
         auto it = out->flat<T>().begin();
@@ -415,7 +415,7 @@ class VariableShapeOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
-    WithInitializedVariable(ctx, [&](VariableResource&, Tensor* value) {
+    WithInitializedVariable(ctx, [&](VariableResource&, const Tensor* value) {
       const std::vector<int64_t>& dims = value->shape().dims();
       Tensor* out = nullptr;
       TW_OP_REQUIRES_OK(

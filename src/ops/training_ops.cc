@@ -246,7 +246,7 @@ class ApplyOp : public OpKernel {
                      errors::FailedPrecondition("Attempting to use uninitialized value ",
                                                 vars[i]->name(), " (", Spec::kVars[i], " of ",
                                                 Spec::kOp, " node ", name(), ")"));
-      values[i] = vars[i]->value();
+      values[i] = vars[i]->mutable_value();
       // Shapes are checked here, under the locks: Assign with validate_shape=false may
       // have changed a shape since the last step.
       TW_OP_REQUIRES(ctx, i == 0 || values[i]->shape() == values[0]->shape(),

@@ -26,9 +26,25 @@ class VariableResource : public ResourceBase {
   const PartialShape& shape() const { return shape_; }
 
   absl::Mutex* mu() ABSL_LOCK_RETURNED(mu_) { return &mu_; }
-  // The value; only meaningful when initialized(). Updated in place by AssignAdd and the
-  // scatter ops, so readers copy it under the lock.
-  Tensor* value() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return &value_; }
+
+  // The value; only meaningful when initialized().
+  //
+  // Copy on write: reads share the value's buffer (a snapshot costs no copy), and an update
+  // in place first gives the variable a buffer of its own when a snapshot still holds the
+  // current one. So a snapshot never changes, and a variable nobody has read since its last
+  // update is updated without any copy. Every update in place must go through
+  // mutable_value(); the buffer is only ever shared by tensors taken under the lock.
+  const Tensor& value() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return value_; }
+  // The value as a tensor of its own that later updates do not change.
+  Tensor Snapshot() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return value_; }
+  // The value, to be updated in place.
+  Tensor* mutable_value() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (value_.BufferIsShared()) value_ = value_.Copy();
+    return &value_;
+  }
+  // Replaces the value; `value` may be shared (a feed, a constant): it is copied before
+  // the first update in place.
+  void set_value(Tensor value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { value_ = std::move(value); }
   bool initialized() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return value_.IsInitialized(); }
 
  private:
