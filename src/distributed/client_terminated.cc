@@ -10,11 +10,12 @@ bool IsClientTerminated(const proto::NodeDef& node) {
   return it != node.attr().end() && it->second.b();
 }
 
-bool SendsToPeers(const proto::GraphDef& partition) {
+int PeerSends(const proto::GraphDef& partition) {
+  int n = 0;
   for (const proto::NodeDef& node : partition.node()) {
-    if (node.op() == "_Send" && !IsClientTerminated(node)) return true;
+    n += node.op() == "_Send" && !IsClientTerminated(node);
   }
-  return false;
+  return n;
 }
 
 StatusOr<ClientTerminatedKeys> MakeClientTerminated(

@@ -31,9 +31,10 @@ StatusOr<ClientTerminatedKeys> MakeClientTerminated(
 
 // Whether `node` is a client-terminated _Send or _Recv (its value rides a RunGraph message).
 bool IsClientTerminated(const proto::NodeDef& node);
-// Whether a partition sends tensors to other tasks (a _Send that is not client-terminated):
-// its step must outlive its RunGraph, since peers pull those tensors with RecvTensor.
-bool SendsToPeers(const proto::GraphDef& partition);
+// How many tensors a partition sends to other tasks (its _Send nodes that are not
+// client-terminated): its step outlives its RunGraph until peers have pulled them all with
+// RecvTensor.
+int PeerSends(const proto::GraphDef& partition);
 
 }  // namespace tw
 

@@ -139,7 +139,6 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
     std::string device;
     WorkerInterface* worker = nullptr;
     std::string graph_handle;
-    bool sends_to_peers = false;  // its step needs a CleanupGraph when the step ends
   };
   struct Executable {
     std::vector<Partition> parts;
@@ -225,7 +224,6 @@ StatusOr<std::shared_ptr<const MasterSession::Executable>> MasterSession::GetExe
   for (auto& [device, part] : parts) {
     const std::string task = TaskOfDevice(device);
     TW_ASSIGN_OR_RETURN(WorkerInterface * worker, workers_->GetWorker(task));
-    const bool sends_to_peers = SendsToPeers(part);
     proto::RegisterGraphRequest reg;
     reg.set_session_handle(handle_);
     reg.set_isolate_session(isolate_);
@@ -234,7 +232,7 @@ StatusOr<std::shared_ptr<const MasterSession::Executable>> MasterSession::GetExe
     Status s = CallAndWait([&](auto done) { worker->RegisterGraphAsync(&reg, &registered, done); });
     if (!s.ok()) return errors::Annotate(s, "From " + task + ": ");
     part_of_device[device] = static_cast<int>(e->parts.size());
-    e->parts.push_back({device, worker, registered.graph_handle(), sends_to_peers});
+    e->parts.push_back({device, worker, registered.graph_handle()});
   }
   for (const std::string& device : e->keys.feed_devices) {
     auto it = part_of_device.find(device);
@@ -407,15 +405,10 @@ void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
     active_.erase(step->cm);
     closed = closed_;
   }
+  // No CleanupGraph: after a successful step every task has forgotten it by itself (its
+  // partition ran and peers pulled all it sent), and a failed step was cancelled, which
+  // sent CleanupGraph to every task (CancelPartitions).
   const Executable& e = *step->executable;
-  // Tasks whose tensors peers pull keep the step until told it is over; nobody waits.
-  for (const Partition& p : e.parts) {
-    if (!p.sends_to_peers) continue;
-    auto req = std::make_shared<proto::CleanupGraphRequest>();
-    auto resp = std::make_shared<proto::CleanupGraphResponse>();
-    req->set_step_id(step->step_id);
-    p.worker->CleanupGraphAsync(req.get(), resp.get(), [req, resp](const Status&) {});
-  }
   StatusCallback done = std::move(step->done);
   const proto::RunStepRequest& header = step->args->proto;
   Status status;

@@ -30,8 +30,9 @@ struct RunGraphResult {
   std::vector<NamedTensor> recv;
 };
 
+// The values of the request's rendezvous keys, in that order.
 struct RecvTensorResult {
-  Tensor tensor;
+  std::vector<NamedTensor> tensor;
 };
 
 // One step of a master session; `feed` names are "node:k", `proto.feed` is unused.

@@ -21,7 +21,8 @@ std::string TaskOfDevice(const std::string& device) {
 // The rendezvous of one step on one worker. Values this worker's _Send kernels produce stay
 // here until a local _Recv or a peer's RecvTensor takes them; a _Recv of a value produced on
 // another task pulls it from that task's worker. Thread-safe.
-class StepRendezvous final : public Rendezvous {
+class StepRendezvous final : public Rendezvous,
+                             public std::enable_shared_from_this<StepRendezvous> {
  public:
   StepRendezvous(int64_t step_id, std::string local_task, WorkerCache* peers)
       : step_id_(step_id), local_task_(std::move(local_task)), peers_(peers) {}
@@ -45,9 +46,51 @@ class StepRendezvous final : public Rendezvous {
       local_.RecvAsync(key, cm, std::move(done));
       return;
     }
+    Pull(task, {key}, cm, [done = std::move(done)](const Status& s, RecvTensorResult& got) {
+      done(s, s.ok() ? got.tensor[0].tensor : Tensor());
+    });
+  }
+
+  // Pulls `keys` (all produced on `task`) with one RecvTensor call, which answers when all
+  // of them are there, and leaves them in this rendezvous for the _Recv nodes marked
+  // `prefetch` (src/graph/partition.h), which read them locally. A failure aborts the
+  // rendezvous, so those _Recv nodes fail with it.
+  void Prefetch(const std::string& task, std::vector<std::string> keys,
+                const std::shared_ptr<CancellationManager>& cm) {
+    // `self` and `cm` stay alive until the call is over, even when the step ends first.
+    Pull(task, std::move(keys), cm.get(),
+         [self = shared_from_this(), cm](const Status& s, RecvTensorResult& got) {
+           if (!s.ok()) {
+             self->StartAbort(s);
+             return;
+           }
+           for (NamedTensor& t : got.tensor) {
+             if (!self->local_.Send(t.name, t.tensor).ok()) return;  // the step ended
+           }
+         });
+  }
+
+  void StartAbort(const Status& status) override { local_.StartAbort(status); }
+
+  // Counts what keeps a step alive on this worker once its partition runs: the partition
+  // itself and each tensor it sends to peers (RunGraph adds them, the partition's success
+  // and each RecvTensor served take one; served ones may come first). True when this call
+  // brought the count to zero: the step is over here.
+  bool Settle(int delta) {
+    return outstanding_.fetch_add(delta, std::memory_order_acq_rel) + delta == 0;
+  }
+  StatusOr<Tensor> TryRecvLocal(const std::string& key) { return local_.TryRecv(key); }
+
+ private:
+  using PullCallback = std::function<void(const Status&, RecvTensorResult&)>;
+  // One RecvTensor call to `task` for `keys`; `done` gets the tensors in the keys' order.
+  // Errors other than cancellation name the task.
+  void Pull(const std::string& task, std::vector<std::string> keys, CancellationManager* cm,
+            PullCallback done) {
     auto peer = peers_->GetWorker(task);
     if (!peer.ok()) {
-      done(peer.status(), Tensor());
+      RecvTensorResult none;
+      done(peer.status(), none);
       return;
     }
     struct Call {
@@ -56,23 +99,22 @@ class StepRendezvous final : public Rendezvous {
     };
     auto call = std::make_shared<Call>();
     call->request.set_step_id(step_id_);
-    call->request.set_rendezvous_key(key);
+    for (std::string& key : keys) call->request.add_rendezvous_key(std::move(key));
     (*peer)->RecvTensorAsync(
-        &call->request, &call->response, cm, [call, task, done = std::move(done)](const Status& s) {
-          if (!s.ok()) {
-            done(IsCancelled(s) ? s : errors::Annotate(s, "From " + task + ": "), Tensor());
-            return;
+        &call->request, &call->response, cm, [call, task, done = std::move(done)](Status s) {
+          if (s.ok() && call->response.tensor.size() !=
+                            static_cast<size_t>(call->request.rendezvous_key_size())) {
+            s = errors::Internal("RecvTensor asked for ", call->request.rendezvous_key_size(),
+                                 " tensors and got ", call->response.tensor.size());
           }
-          done(OkStatus(), call->response.tensor);
+          if (!s.ok() && !IsCancelled(s)) s = errors::Annotate(s, "From " + task + ": ");
+          done(s, call->response);
         });
   }
 
-  void StartAbort(const Status& status) override { local_.StartAbort(status); }
-  StatusOr<Tensor> TryRecvLocal(const std::string& key) { return local_.TryRecv(key); }
-
- private:
   const int64_t step_id_;
   const std::string local_task_;
+  std::atomic<int> outstanding_{0};
   WorkerCache* const peers_;
   LocalRendezvous local_;
 };
@@ -168,6 +210,17 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     done(graph.status());
     return;
   }
+  // The keys of the _Recv nodes the partitioner marked for prefetching, by source device
+  // (the partitioner made sure that each such group can be answered as a whole).
+  std::map<std::string, std::vector<std::string>> prefetch;
+  for (const Node& n : (*graph)->nodes()) {
+    if (n.op() != "_Recv" || !n.def.attr().at("prefetch").b()) continue;
+    const auto& attr = n.def.attr();
+    const std::string& src = attr.at("send_device").s();
+    prefetch[src].push_back(
+        RendezvousKey(src, static_cast<uint64_t>(attr.at("send_device_incarnation").i()),
+                      attr.at("recv_device").s(), attr.at("tensor_name").s()));
+  }
   std::shared_ptr<IsolatedDevice> isolated;
   if (request->isolate_session()) {
     absl::MutexLock lock(&mu_);
@@ -183,7 +236,9 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
   }
   auto item = std::make_shared<GraphItem>();
   item->session_handle = request->session_handle();
-  item->sends_to_peers = SendsToPeers(request->graph_def());
+  item->peer_sends = PeerSends(request->graph_def());
+  for (auto& [src, keys] : prefetch)
+    item->prefetch.emplace_back(TaskOfDevice(src), std::move(keys));
   item->executor = *std::move(executor);
   item->isolated = std::move(isolated);
   // The incarnation makes handles unique across restarts of this task: a master holding a
@@ -284,11 +339,14 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
     Status s = step->Send(feed.name, feed.tensor);
     if (!s.ok()) {
       unregister();
-      if (!item->sends_to_peers) EraseStep(step_id, step.get());
+      if (item->peer_sends == 0) EraseStep(step_id, step.get());
       done(errors::Annotate(s, "feed " + feed.name + ": "));
       return;
     }
   }
+  // The step stays until the partition has finished and peers have pulled what it sends.
+  if (item->peer_sends > 0) step->Settle(item->peer_sends + 1);
+  for (const auto& [task, keys] : item->prefetch) step->Prefetch(task, keys, state->cm);
   Executor::Args args;
   args.step_id = step_id;
   args.rendezvous = step.get();
@@ -331,34 +389,73 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
         response->recv.push_back({key, *std::move(t)});
       }
     }
-    if (!state->item->sends_to_peers) EraseStep(req.step_id(), step.get());
+    if (state->item->peer_sends == 0) {
+      EraseStep(req.step_id(), step.get());
+    } else if (result.ok() && step->Settle(-1)) {
+      EraseStep(req.step_id(), step.get());  // the peers pulled everything already
+    }
     done(result);
   });
 }
 
 void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
                              CancellationManager* cm, StatusCallback done) {
-  auto key = ParseRendezvousKey(request->rendezvous_key());
-  if (!key.ok()) {
-    done(key.status());
+  const int n = request->rendezvous_key_size();
+  if (n == 0) {
+    done(errors::InvalidArgument("RecvTensor of step ", request->step_id(), " names no tensor"));
     return;
   }
-  if (key->src_device != device_->name() || key->src_incarnation != device_->incarnation()) {
-    done(errors::Aborted("RecvTensor expects a different device incarnation: ", key->src_device,
-                         " is now ", device_->name(), " incarnation ", device_->incarnation(),
-                         "; the task restarted"));
-    return;
+  for (const std::string& text : request->rendezvous_key()) {
+    auto key = ParseRendezvousKey(text);
+    if (!key.ok()) {
+      done(key.status());
+      return;
+    }
+    if (key->src_device != device_->name() || key->src_incarnation != device_->incarnation()) {
+      done(errors::Aborted("RecvTensor expects a different device incarnation: ", key->src_device,
+                           " is now ", device_->name(), " incarnation ", device_->incarnation(),
+                           "; the task restarted"));
+      return;
+    }
   }
   std::shared_ptr<StepRendezvous> step = FindOrCreateStep(request->step_id());
   if (step == nullptr) {
     done(errors::Cancelled("step ", request->step_id(), " has ended"));
     return;
   }
-  step->RecvLocalAsync(request->rendezvous_key(), cm,
-                       [response, done = std::move(done)](const Status& s, const Tensor& t) {
-                         if (s.ok()) response->tensor = t;
-                         done(s);
-                       });
+  // Answers when every key has its tensor, with the first error if any failed (a failed
+  // receive means the step was aborted or cancelled, which ends every other wait too).
+  struct Wait {
+    absl::Mutex mu;
+    int pending ABSL_GUARDED_BY(mu);
+    Status status ABSL_GUARDED_BY(mu);
+    StatusCallback done;
+  };
+  auto wait = std::make_shared<Wait>();
+  wait->pending = n;
+  wait->done = std::move(done);
+  response->tensor.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    response->tensor[i].name = request->rendezvous_key(i);
+    step->RecvLocalAsync(request->rendezvous_key(i), cm,
+                         [this, step, step_id = request->step_id(), wait,
+                          out = &response->tensor[i]](const Status& s, const Tensor& t) {
+                           if (s.ok() && step->Settle(-1)) EraseStep(step_id, step.get());
+                           Status result;
+                           {
+                             absl::MutexLock lock(&wait->mu);
+                             if (s.ok()) {
+                               out->tensor = t;
+                             } else if (wait->status.ok()) {
+                               wait->status = s;
+                             }
+                             if (--wait->pending > 0) return;
+                             result = wait->status;
+                           }
+                           StatusCallback finish = std::move(wait->done);
+                           finish(result);
+                         });
+  }
 }
 
 void Worker::CleanupGraphAsync(const proto::CleanupGraphRequest* request,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
@@ -38,8 +39,8 @@ class Worker final : public WorkerInterface {
   void DeregisterGraphAsync(const proto::DeregisterGraphRequest* request,
                             proto::DeregisterGraphResponse* response, StatusCallback done) override;
   // Aborted for a graph handle this process never issued (the task restarted).
-  // A step of a partition that sends no tensors to other tasks ends with its RunGraph;
-  // otherwise it ends with CleanupGraph (peers may still pull its tensors).
+  // A step ends on this worker when its partition has run and peers have pulled every
+  // tensor it sends them, or with CleanupGraph (a failed or cancelled step).
   // The partition is cancelled by `cm`, by a CleanupGraph of its step, and by the request's
   // timeout_ms (then DeadlineExceeded); a step already ended by CleanupGraph is refused
   // (Cancelled) instead of run.
@@ -66,8 +67,12 @@ class Worker final : public WorkerInterface {
     // (declared before the executor, which uses it, so it is destroyed after it).
     std::shared_ptr<IsolatedDevice> isolated;
     std::unique_ptr<Executor> executor;
-    // Whether a _Send of the partition feeds another task (which pulls with RecvTensor).
-    bool sends_to_peers = false;
+    // How many of the partition's _Send nodes feed other tasks (which pull with RecvTensor).
+    int peer_sends = 0;
+    // (source task, rendezvous keys) of the _Recv nodes marked prefetch, one entry per
+    // source device: each step pulls each entry's tensors with one RecvTensor call as it
+    // starts.
+    std::vector<std::pair<std::string, std::vector<std::string>>> prefetch;
   };
   // How long a CleanupGraph'd step is remembered, to refuse a RunGraph that arrives after it.
   static constexpr absl::Duration kEndedStepMemory = absl::Minutes(5);

@@ -10,6 +10,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/distributed/client_terminated.h"
+#include "src/framework/attr_value.h"
+#include "src/framework/rendezvous.h"
 #include "src/graph/graph.h"
 #include "src/graph/partition.h"
 #include "src/graph/placer.h"
@@ -190,6 +192,109 @@ TEST_F(TwoTaskTest, VariableOnPsFedAndFetchedAcrossTasks) {
   EXPECT_EQ(devices_[kWorker]->resource_manager()->size(), 0u);
 }
 
+// Weights to the worker and gradients to the ps each cross in one RecvTensor call, and a
+// value read after the update crosses on its own (src/graph/partition.h): the step ends,
+// with the values of one ordinary step.
+TEST_F(TwoTaskTest, PrefetchedTensorsAndAValueReadAfterTheUpdateCrossInOneStep) {
+  Scope root = Scope::NewRootScope();
+  auto w = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "w", DT_FLOAT, {});
+  auto b = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "b", DT_FLOAT, {});
+  auto init_w = ops::Assign(root.WithOpName("init_w"), w, 3.0f);
+  auto init_b = ops::Assign(root.WithOpName("init_b"), b, 4.0f);
+  auto read_w = ops::ReadVariable(root.WithOpName("read_w"), w);
+  auto read_b = ops::ReadVariable(root.WithOpName("read_b"), b);
+  auto grad_w = ops::Mul(root.WithOpName("grad_w"), read_w, read_b);  // on the worker
+  auto grad_b = ops::Add(root.WithOpName("grad_b"), read_w, read_b);
+  auto update_w = ops::AssignAdd(root.WithOpName("update_w"), w, grad_w);
+  auto update_b = ops::AssignAdd(root.WithOpName("update_b"), b, grad_b);
+  auto updated =
+      ops::ReadVariable(root.WithOpName("updated").WithControlDependencies({update_w.op()}), w);
+  ops::Identity(root.WithOpName("seen"), updated);
+  const proto::GraphDef graph = *root.ToGraphDef();
+  ASSERT_TRUE(RunStep(graph, {}, {}, {"init_w", "init_b"}).ok());
+  auto out = RunStep(graph, {}, {"seen:0"}, {"update_b"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<float>(), 3.0f + 12.0f);
+  auto after = RunStep(graph, {}, {"read_w:0", "read_b:0"}, {});
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ((*after)[0].scalar<float>(), 15.0f);
+  EXPECT_EQ((*after)[1].scalar<float>(), 4.0f + 7.0f);
+}
+
+// Adds to `graph` (on the ps task) a _Send of `input` to the worker task.
+void AddSendToWorker(proto::GraphDef* graph, const std::string& input, DataType type,
+                     const std::string& tensor_name, uint64_t incarnation) {
+  proto::NodeDef* send = graph->add_node();
+  send->set_name(tensor_name + "/send");
+  send->set_op("_Send");
+  send->set_device(kPs);
+  send->add_input(input);
+  auto& attr = *send->mutable_attr();
+  attr["T"] = MakeAttr(type);
+  attr["tensor_name"] = MakeAttr(tensor_name);
+  attr["send_device"] = MakeAttr(kPs);
+  attr["send_device_incarnation"] = MakeAttr(static_cast<int64_t>(incarnation));
+  attr["recv_device"] = MakeAttr(kWorker);
+}
+
+// One RecvTensor call for several tensors answers when the last of them is there, with
+// each in the order asked.
+TEST_F(TwoTaskTest, RecvTensorOfSeveralKeysAnswersWhenAllAreThere) {
+  const uint64_t incarnation = devices_[kPs]->incarnation();
+  // The ps partition sends "first" at once and "second" once the queue has an element.
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "g"});
+  ops::QueueDequeue(root.WithOpName("take"), q);
+  ops::Const(root.WithOpName("one"), Tensor::Scalar<float>(1));
+  ops::QueueEnqueue(root.WithOpName("put"), q, {2});
+  const proto::GraphDef graph = *root.ToGraphDef();
+  auto part = PruneForStep(graph, {}, {}, {"take", "one"});
+  ASSERT_TRUE(part.ok()) << part.status();
+  ASSERT_TRUE(PlaceGraph({kPs}, kPs, &*part).ok());
+  AddSendToWorker(&*part, "one", DT_FLOAT, "first", incarnation);
+  AddSendToWorker(&*part, "take", DT_INT32, "second", incarnation);
+  proto::RegisterGraphRequest reg;
+  reg.set_session_handle("s1");
+  *reg.mutable_graph_def() = *part;
+  proto::RegisterGraphResponse handle;
+  ASSERT_TRUE(Call([this](auto* req, auto* resp,
+                          auto done) { workers_[kPs]->RegisterGraphAsync(req, resp, done); },
+                   &reg, &handle)
+                  .ok());
+  RunGraphArgs run;
+  run.proto.set_graph_handle(handle.graph_handle());
+  run.proto.set_step_id(300);
+  RunGraphResult ran;
+  absl::Notification partition_done;
+  Status partition_status;
+  workers_[kPs]->RunGraphAsync(&run, &ran, nullptr, [&](const Status& s) {
+    partition_status = s;
+    partition_done.Notify();
+  });
+
+  proto::RecvTensorRequest recv;
+  recv.set_step_id(300);
+  recv.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "second"));
+  recv.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "first"));
+  RecvTensorResult got;
+  absl::Notification answered;
+  Status status;
+  workers_[kPs]->RecvTensorAsync(&recv, &got, nullptr, [&](const Status& s) {
+    status = s;
+    answered.Notify();
+  });
+  EXPECT_FALSE(answered.WaitForNotificationWithTimeout(absl::Milliseconds(100)))
+      << "answered with one of two tensors: " << status;
+  ASSERT_TRUE(RunStep(graph, {}, {}, {"put"}).ok());
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_EQ(got.tensor.size(), 2u);
+  EXPECT_EQ(got.tensor[0].tensor.scalar<int32_t>(), 2);
+  EXPECT_EQ(got.tensor[1].tensor.scalar<float>(), 1.0f);
+  ASSERT_TRUE(partition_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(partition_status.ok()) << partition_status;
+}
+
 TEST_F(TwoTaskTest, ErrorOnOneTaskReachesTheOtherAndNamesTheNode) {
   Scope root = Scope::NewRootScope();
   auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "never_set", DT_FLOAT, {});
@@ -214,7 +319,7 @@ TEST_F(TwoTaskTest, StaleHandlesAndIncarnationsAreAborted) {
 
   proto::RecvTensorRequest recv;
   recv.set_step_id(1);
-  recv.set_rendezvous_key(
+  recv.add_rendezvous_key(
       RendezvousKey(kPs, devices_[kPs]->incarnation() + 1, kWorker, "edge_0_x"));
   RecvTensorResult tensor;
   s = Call([&](auto* req, auto* resp,

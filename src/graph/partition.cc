@@ -1,5 +1,10 @@
 #include "src/graph/partition.h"
 
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include "src/framework/attr_value.h"
 #include "src/graph/graph.h"
 
@@ -21,14 +26,73 @@ proto::NodeDef SendRecvNode(const std::string& name, const std::string& op, Data
   return n;
 }
 
+// (source node, source output or -1 for control, destination device): one cross-device
+// tensor.
+using CrossKey = std::tuple<int, int, std::string>;
+
+// The cross-device tensors whose _Recv may be prefetched: those whose source node needs no
+// node of the destination device that comes after any tensor the destination receives from
+// the source's device. Then the source device produces all of them without the destination
+// having received any, so a call that answers only when all are there cannot wait forever.
+// (A tensor read after an update that needs the destination's gradients is not one.)
+std::set<CrossKey> PrefetchableTensors(const Graph& g) {
+  const std::vector<Node>& nodes = g.nodes();
+  auto device = [&](int id) -> const std::string& { return nodes[id].def.device(); };
+  std::map<std::pair<std::string, std::string>, std::set<CrossKey>> by_devices;
+  for (const Node& n : nodes) {
+    for (const Edge& e : n.in_edges) {
+      if (device(e.src) == n.def.device()) continue;
+      by_devices[{device(e.src), n.def.device()}].insert({e.src, e.src_output, n.def.device()});
+    }
+  }
+  std::set<CrossKey> prefetchable;
+  for (const auto& [devices, keys] : by_devices) {
+    const std::string& dst = devices.second;
+    // Every node after (depending on) a source of these tensors.
+    std::vector<bool> after(nodes.size(), false);
+    std::vector<int> stack;
+    for (const CrossKey& k : keys) stack.push_back(std::get<0>(k));
+    while (!stack.empty()) {
+      const int id = stack.back();
+      stack.pop_back();
+      for (const Edge& e : nodes[id].out_edges) {
+        if (after[e.dst]) continue;
+        after[e.dst] = true;
+        stack.push_back(e.dst);
+      }
+    }
+    for (const CrossKey& k : keys) {
+      bool needs_later_destination_node = false;
+      std::vector<bool> seen(nodes.size(), false);
+      stack.assign(1, std::get<0>(k));
+      while (!stack.empty() && !needs_later_destination_node) {
+        const int id = stack.back();
+        stack.pop_back();
+        for (const Edge& e : nodes[id].in_edges) {
+          if (seen[e.src]) continue;
+          seen[e.src] = true;
+          if (device(e.src) == dst && after[e.src]) {
+            needs_later_destination_node = true;
+            break;
+          }
+          stack.push_back(e.src);
+        }
+      }
+      if (!needs_later_destination_node) prefetchable.insert(k);
+    }
+  }
+  return prefetchable;
+}
+
 }  // namespace
 
 StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::GraphDef& placed,
                                                                 const PartitionOptions& options) {
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, Graph::Create(placed));
   std::map<std::string, proto::GraphDef> parts;
-  // (source node, source output or -1 for control, destination device) -> the _Recv's name.
-  std::map<std::tuple<int, int, std::string>, std::string> recvs;
+  // The _Recv's name of each cross-device tensor.
+  std::map<CrossKey, std::string> recvs;
+  const std::set<CrossKey> prefetchable = PrefetchableTensors(*g);
   int edge_id = 0;
 
   for (int id : g->topological_order()) {
@@ -77,6 +141,7 @@ StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::Gra
         proto::NodeDef recv = SendRecvNode(tensor_name + "/recv", "_Recv", type, tensor_name,
                                            src_dev, incarnation, dst_dev);
         recv.set_device(dst_dev);
+        if (prefetchable.contains(key)) (*recv.mutable_attr())["prefetch"] = MakeAttr(true);
         *parts[dst_dev].add_node() = recv;
         it = recvs.emplace(key, recv.name()).first;
       }

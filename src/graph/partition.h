@@ -22,7 +22,10 @@ struct PartitionOptions {
 // _Send in the source's partition and a _Recv in the destination's, one pair per (source
 // output, destination device), with tensor name "edge_<n>_<source node>". A control edge
 // between devices becomes a _Send/_Recv of a dummy scalar and a control edge from the
-// _Recv. Returns device -> its partition.
+// _Recv. A _Recv gets `prefetch` when its worker may pull its tensor together with the
+// others from the same source device as the step starts (one RecvTensor call that answers
+// when all are there): when the source produces it without needing anything the
+// destination computes after receiving from the source. Returns device -> its partition.
 StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::GraphDef& placed,
                                                                 const PartitionOptions& options);
 

@@ -122,6 +122,42 @@ TEST(PartitionTest, CrossDeviceEdgesBecomeSendRecvPairs) {
   EXPECT_TRUE(Graph::Create(worker).ok());
 }
 
+// The shape of a parameter-server step: the ps's weights go to the worker, gradients come
+// back and update them, and the worker reads a value that exists only after the update.
+// Each side may pull the tensors it gets from the other in one call, except that value: the
+// ps produces it only after receiving the worker's gradient, so asking for it together with
+// the weights would wait forever.
+TEST(PartitionTest, PrefetchMarksTheTensorsASourceProducesOnItsOwn) {
+  Scope root = Scope::NewRootScope();
+  auto w = ops::MakeVariable(root.WithOpName("w").WithDevice(kPs), "w", DT_FLOAT, {});
+  auto b = ops::MakeVariable(root.WithOpName("b").WithDevice(kPs), "b", DT_FLOAT, {});
+  auto read_w = ops::ReadVariable(root.WithOpName("read_w").WithDevice(kPs), w);
+  auto read_b = ops::ReadVariable(root.WithOpName("read_b").WithDevice(kPs), b);
+  auto grad_w = ops::Mul(root.WithOpName("grad_w").WithDevice(kWorker), read_w, read_b);
+  auto grad_b = ops::Add(root.WithOpName("grad_b").WithDevice(kWorker), read_w, read_b);
+  auto update_w = ops::AssignAdd(root.WithOpName("update_w").WithDevice(kPs), w, grad_w);
+  ops::AssignAdd(root.WithOpName("update_b").WithDevice(kPs), b, grad_b);
+  auto updated = ops::ReadVariable(
+      root.WithOpName("updated").WithDevice(kPs).WithControlDependencies({update_w.op()}), w);
+  ops::Identity(root.WithOpName("seen").WithDevice(kWorker), updated);
+  auto parts = PartitionGraph(*root.ToGraphDef(), {});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  // The _Recv feeding `node`'s input `i` in `device`'s partition, and whether it prefetches.
+  auto prefetch = [&](const std::string& device, const std::string& node, int i) {
+    const proto::GraphDef& part = parts->at(device);
+    const proto::NodeDef* recv = Find(part, Find(part, node)->input(i));
+    EXPECT_NE(recv, nullptr) << node;
+    EXPECT_EQ(recv->op(), "_Recv") << node;
+    auto it = recv->attr().find("prefetch");  // absent: the default, false
+    return it != recv->attr().end() && it->second.b();
+  };
+  EXPECT_TRUE(prefetch(kWorker, "grad_w", 0));  // read_w
+  EXPECT_TRUE(prefetch(kWorker, "grad_w", 1));  // read_b
+  EXPECT_TRUE(prefetch(kPs, "update_w", 1));    // grad_w
+  EXPECT_TRUE(prefetch(kPs, "update_b", 1));    // grad_b
+  EXPECT_FALSE(prefetch(kWorker, "seen", 0));   // updated
+}
+
 // Runs one step of `graph` over several devices in this process.
 class TwoDeviceRunner {
  public:

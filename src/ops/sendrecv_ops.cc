@@ -52,16 +52,21 @@ TW_REGISTER_OP("_Recv")
     .Attr("send_device_incarnation: int")
     .Attr("recv_device: string")
     .Attr("client_terminated: bool = false")
+    .Attr("prefetch: bool = false")
     .SetIsStateful()
     .Doc(
         "Waits for the matching _Send's tensor; never holds a thread while waiting. A "
-        "client-terminated _Recv reads a value the client fed into this task's rendezvous.");
+        "client-terminated _Recv reads a value the client fed into this task's rendezvous; "
+        "a prefetch _Recv one its worker pulled with others as the step started.");
 
 class RecvOp : public AsyncOpKernel {
  public:
   explicit RecvOp(OpKernelConstruction* c) : AsyncOpKernel(c) {
     Status s = KeyFromAttrs(c, &key_);
-    if (s.ok()) s = c->GetAttr("client_terminated", &client_terminated_);
+    bool client_terminated = false, prefetch = false;
+    if (s.ok()) s = c->GetAttr("client_terminated", &client_terminated);
+    if (s.ok()) s = c->GetAttr("prefetch", &prefetch);
+    local_ = client_terminated || prefetch;
     c->SetStatus(s);
   }
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
@@ -75,7 +80,7 @@ class RecvOp : public AsyncOpKernel {
       }
       done();
     };
-    if (client_terminated_) {
+    if (local_) {
       ctx->rendezvous()->RecvLocalAsync(key_, ctx->cancellation_manager(), std::move(on_value));
     } else {
       ctx->rendezvous()->RecvAsync(key_, ctx->cancellation_manager(), std::move(on_value));
@@ -84,7 +89,7 @@ class RecvOp : public AsyncOpKernel {
 
  private:
   std::string key_;
-  bool client_terminated_ = false;
+  bool local_ = false;  // the value is put into this task's rendezvous, not pulled by _Recv
 };
 TW_REGISTER_KERNEL("_Recv", "CPU", RecvOp);
 

@@ -247,24 +247,12 @@ grpc::ByteBuffer EncodeRecvTensorRequest(const proto::RecvTensorRequest& request
   return EncodeProto(copy);
 }
 grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool shared_memory) {
-  proto::RecvTensorResponse header;
-  TensorMetaToProto(result.tensor, header.mutable_tensor());
-  if (auto ref = SharedCopy(result.tensor, shared_memory)) {
-    *header.mutable_shared() = *std::move(ref);
-    return EncodeTensorMessage(header, {});
-  }
-  return EncodeTensorMessage(header, {&result.tensor});
+  return EncodeNamed(proto::RecvTensorResponse(), &proto::RecvTensorResponse::mutable_tensor,
+                     result.tensor, {.shared_memory = shared_memory});
 }
 Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result) {
   proto::RecvTensorResponse header;
-  TensorMessageReader reader;
-  TW_RETURN_IF_ERROR(reader.Open(buffer, &header));
-  if (header.has_shared()) {
-    TW_ASSIGN_OR_RETURN(result->tensor, ImportTensor(header.tensor(), header.shared()));
-  } else {
-    TW_ASSIGN_OR_RETURN(result->tensor, reader.ReadTensor(header.tensor()));
-  }
-  return reader.Finish();
+  return DecodeNamed(buffer, &header, &proto::RecvTensorResponse::mutable_tensor, &result->tensor);
 }
 
 grpc::ByteBuffer EncodeProto(const google::protobuf::MessageLite& message) {

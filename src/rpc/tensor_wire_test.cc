@@ -89,16 +89,23 @@ TEST(TensorWireTest, EveryCallRoundTrips) {
   ASSERT_TRUE(DecodeRunGraphResult(EncodeRunGraphResult(graph), &graph_out).ok());
   EXPECT_EQ(graph_out.recv[0].tensor.scalar<int32_t>(), 3);
 
-  RecvTensorResult recv{Tensor::FromVector<float>({1, 2, 3})};
+  RecvTensorResult recv;
+  recv.tensor.push_back({"a", Tensor::FromVector<float>({1, 2, 3})});
+  recv.tensor.push_back({"b", Tensor::Scalar<std::string>("two")});
   RecvTensorResult recv_out;
   ASSERT_TRUE(DecodeRecvTensorResult(EncodeRecvTensorResult(recv), &recv_out).ok());
-  EXPECT_EQ(recv_out.tensor, recv.tensor);
+  ASSERT_EQ(recv_out.tensor.size(), 2u);
+  EXPECT_EQ(recv_out.tensor[0].name, "a");
+  EXPECT_EQ(recv_out.tensor[0].tensor, recv.tensor[0].tensor);
+  EXPECT_EQ(recv_out.tensor[1].name, "b");
+  EXPECT_EQ(recv_out.tensor[1].tensor, recv.tensor[1].tensor);
 
   proto::RecvTensorRequest request;
-  request.set_rendezvous_key("key");
+  request.add_rendezvous_key("key");
+  request.add_rendezvous_key("other");
   proto::RecvTensorRequest request_out;
   ASSERT_TRUE(DecodeProto(EncodeProto(request), &request_out).ok());
-  EXPECT_EQ(request_out.rendezvous_key(), "key");
+  EXPECT_THAT(request_out.rendezvous_key(), ::testing::ElementsAre("key", "other"));
 }
 
 TEST(TensorWireTest, TruncatedMessagesAreInvalidArgument) {
@@ -130,8 +137,9 @@ TEST(TensorWireTest, TrailingBytesAndBadHeadersAreInvalidArgument) {
 
 TEST(TensorWireTest, AHostileShapeCannotAllocateBeyondTheMessage) {
   proto::RecvTensorResponse header;
-  header.mutable_tensor()->set_dtype(proto::DT_FLOAT);
-  header.mutable_tensor()->mutable_shape()->add_dim(int64_t{1} << 40);
+  proto::TensorProto* meta = header.add_tensor()->mutable_tensor();
+  meta->set_dtype(proto::DT_FLOAT);
+  meta->mutable_shape()->add_dim(int64_t{1} << 40);
   RecvTensorResult out;
   Status s = DecodeRecvTensorResult(EncodeTensorMessage(header, {}), &out);
   EXPECT_FALSE(s.ok());
@@ -139,7 +147,8 @@ TEST(TensorWireTest, AHostileShapeCannotAllocateBeyondTheMessage) {
 }
 
 TEST(TensorWireTest, BoolBytesOtherThanZeroOrOneAreRejected) {
-  RecvTensorResult in{Tensor::FromVector<bool>({true, false})};
+  RecvTensorResult in;
+  in.tensor.push_back({"k", Tensor::FromVector<bool>({true, false})});
   std::string bytes = Flatten(EncodeRecvTensorResult(in));
   bytes.back() = '\x05';
   RecvTensorResult out;
@@ -193,18 +202,20 @@ TEST(TensorWireTest, TransportPutsLargeTensorsInSharedMemoryOrChunks) {
 }
 
 TEST(TensorWireTest, RecvTensorReplyInSharedMemoryRoundTrips) {
-  RecvTensorResult in{Iota(100'000)};
+  RecvTensorResult in;
+  in.tensor.push_back({"k", Iota(100'000)});
   grpc::ByteBuffer buffer = EncodeRecvTensorResult(in, /*shared_memory=*/true);
   EXPECT_LT(Flatten(buffer).size(), 200u);
   RecvTensorResult out;
   ASSERT_TRUE(DecodeRecvTensorResult(buffer, &out).ok());
-  EXPECT_EQ(out.tensor, in.tensor);
+  ASSERT_EQ(out.tensor.size(), 1u);
+  EXPECT_EQ(out.tensor[0].tensor, in.tensor[0].tensor);
   // The block was released by the first decode: a replayed reply is an error, not stale data.
   Status replay = DecodeRecvTensorResult(buffer, &out);
   EXPECT_TRUE(IsDataLoss(replay)) << replay;
 
   proto::RecvTensorRequest request;
-  request.set_rendezvous_key("k");
+  request.add_rendezvous_key("k");
   proto::RecvTensorRequest decoded;
   ASSERT_TRUE(DecodeProto(EncodeRecvTensorRequest(request), &decoded).ok());
   EXPECT_EQ(decoded.shared_memory_host(), shm::HostIdentity());
