@@ -57,10 +57,8 @@ Status LocalRendezvous::Send(const std::string& key, const Tensor& value) {
 
 void LocalRendezvous::RecvAsync(const std::string& key, CancellationManager* cm,
                                 RecvCallback done) {
-  CancellationManager::Token token = 0;
   Status immediate_status;
   Tensor immediate_value;
-  bool immediate = true;
   {
     absl::MutexLock lock(&mu_);
     if (!aborted_.ok()) {
@@ -69,18 +67,23 @@ void LocalRendezvous::RecvAsync(const std::string& key, CancellationManager* cm,
       immediate_value = std::move(it->second);
       values_.erase(it);
     } else {
-      immediate = false;
-      if (cm != nullptr) token = cm->NewToken();
-      waiters_[key] = Waiter{std::move(done), cm, token};
+      // The cancellation callback is registered together with the waiter, under the lock:
+      // once the lock is released, a Send may complete the waiter, and its callback may
+      // free `cm` and `key` (a server call's state), so neither may be touched after that.
+      CancellationManager::Token token = 0;
+      bool registered = true;
+      if (cm != nullptr) {
+        token = cm->NewToken();
+        registered = cm->RegisterCallback(token, [this, key] { CancelWaiter(key); });
+      }
+      if (registered) {
+        waiters_[key] = Waiter{std::move(done), cm, token};
+        return;
+      }
+      immediate_status = errors::Cancelled("Recv of ", key, " was cancelled");
     }
   }
-  if (immediate) {
-    done(immediate_status, immediate_value);
-    return;
-  }
-  if (cm != nullptr && !cm->RegisterCallback(token, [this, key] { CancelWaiter(key); })) {
-    CancelWaiter(key);
-  }
+  done(immediate_status, immediate_value);
 }
 
 StatusOr<Tensor> LocalRendezvous::TryRecv(const std::string& key) {

@@ -1,5 +1,9 @@
 #include "src/framework/rendezvous.h"
 
+#include <atomic>
+#include <string>
+#include <thread>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -56,6 +60,34 @@ TEST(LocalRendezvousTest, CancellationAndAbortWakeWaiters) {
   Status later;
   r.RecvAsync("c", nullptr, [&](const Status& s, const Tensor&) { later = s; });
   EXPECT_EQ(later.message(), "peer restarted");
+}
+
+// A server call's waiter: its key and cancellation manager live in the call's state, which
+// the completion frees. A Send racing with the RecvAsync that registers the waiter must not
+// leave RecvAsync touching them afterwards (the sanitizer build catches a use after free).
+TEST(LocalRendezvousTest, ACompletionMayFreeTheWaitersKeyAndCancellation) {
+  struct CallState {
+    std::string key;
+    CancellationManager cm;
+  };
+  LocalRendezvous rendezvous;
+  std::atomic<int> completed{0};
+  constexpr int kCalls = 2000;
+  for (int i = 0; i < kCalls; ++i) {
+    auto* call = new CallState{"key" + std::to_string(i), {}};
+    std::thread sender([&rendezvous, i] {
+      EXPECT_TRUE(rendezvous.Send("key" + std::to_string(i), Tensor::Scalar<int32_t>(i)).ok());
+    });
+    rendezvous.RecvAsync(call->key, &call->cm,
+                         [call, i, &completed](const Status& s, const Tensor& t) {
+                           EXPECT_TRUE(s.ok()) << s;
+                           EXPECT_EQ(t.scalar<int32_t>(), i);
+                           delete call;
+                           ++completed;
+                         });
+    sender.join();
+  }
+  EXPECT_EQ(completed.load(), kCalls);
 }
 
 }  // namespace
