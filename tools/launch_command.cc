@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "src/cluster/job_counts.h"
 #include "src/launch/launch_plan.h"
@@ -127,8 +128,12 @@ StatusOr<int> RunLaunch(const LaunchFlags& flags) {
   std::vector<std::string> base_env;
   for (char** e = environ; *e != nullptr; ++e) base_env.emplace_back(*e);
   std::vector<launch::TaskLaunch> tasks;
-  for (const launch::TaskPlan& plan : launch::PlanTasks(cluster, job_order)) {
-    tasks.push_back({plan.id, plan.address, launch::TaskEnvironment(base_env, plan.tf_config)});
+  const std::vector<launch::TaskPlan> plans = launch::PlanTasks(cluster, job_order);
+  const int threads = launch::ThreadsPerTask(static_cast<int>(std::thread::hardware_concurrency()),
+                                             static_cast<int>(plans.size()));
+  for (const launch::TaskPlan& plan : plans) {
+    tasks.push_back(
+        {plan.id, plan.address, launch::TaskEnvironment(base_env, plan.tf_config, threads)});
   }
   TW_ASSIGN_OR_RETURN(auto supervisor,
                       launch::Supervisor::Create(std::move(options), std::move(tasks)));

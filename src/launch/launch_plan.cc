@@ -186,16 +186,21 @@ std::optional<std::string> TfJobTfConfig(const ClusterSpec& cluster, const TaskI
 }
 
 std::vector<std::string> TaskEnvironment(const std::vector<std::string>& base,
-                                         const std::optional<std::string>& tf_config) {
+                                         const std::optional<std::string>& tf_config, int threads) {
   std::vector<std::string> env;
-  env.reserve(base.size() + 1);
+  env.reserve(base.size() + 2);
+  bool threads_given = false;
   for (const std::string& entry : base) {
     if (entry.rfind("TF_CONFIG=", 0) == 0) continue;
+    threads_given = threads_given || entry.rfind("TW_NUM_THREADS=", 0) == 0;
     env.push_back(entry);
   }
   if (tf_config) env.push_back("TF_CONFIG=" + *tf_config);
+  if (!threads_given) env.push_back("TW_NUM_THREADS=" + std::to_string(threads));
   return env;
 }
+
+int ThreadsPerTask(int cores, int tasks) { return std::max(1, cores / std::max(1, tasks)); }
 
 StatusOr<std::vector<int>> PickFreeLoopbackPorts(int count) {
   std::vector<int> fds;

@@ -57,9 +57,16 @@ StatusOr<ClusterSpec> FillZeroPorts(const ClusterSpec& cluster, const std::vecto
 std::optional<std::string> TfJobTfConfig(const ClusterSpec& cluster, const TaskId& task);
 
 // `base` ("NAME=value" entries, e.g. from environ) with every TF_CONFIG removed and
-// `tf_config` set when it has a value.
+// `tf_config` set when it has a value; and TW_NUM_THREADS=`threads` unless `base` sets it.
+// Tasks of one launch share the machine: a task that takes a thread per core competes with
+// the others for every core, and hands work between threads for no gain (the same reason
+// launchers of several processes per machine set OMP_NUM_THREADS).
 std::vector<std::string> TaskEnvironment(const std::vector<std::string>& base,
-                                         const std::optional<std::string>& tf_config);
+                                         const std::optional<std::string>& tf_config, int threads);
+
+// Compute threads for each of `tasks` tasks sharing a machine of `cores` cores: its share,
+// at least 1.
+int ThreadsPerTask(int cores, int tasks);
 
 // `count` distinct TCP ports on 127.0.0.1 that are free now: each is bound to port 0 and read
 // back, all sockets held until every port is chosen (so no two are alike), then released

@@ -1,7 +1,12 @@
 #include "src/runtime/cpu_device.h"
 
+#include <cstdlib>
+#include <mutex>
 #include <random>
 #include <thread>
+
+#include "absl/strings/numbers.h"
+#include "src/base/logging.h"
 
 #define EIGEN_USE_THREADS
 #include "unsupported/Eigen/CXX11/ThreadPool"
@@ -22,6 +27,24 @@ uint64_t NewIncarnation() {
   return v;
 }
 
+// TW_NUM_THREADS when it is a positive number (tw launch sets it to each task's share of the
+// machine), else one per core.
+int DefaultThreads() {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const char* env = std::getenv("TW_NUM_THREADS");
+  if (env == nullptr) return cores;
+  int threads = 0;
+  if (!absl::SimpleAtoi(env, &threads) || threads <= 0) {
+    static std::once_flag warned;
+    std::call_once(warned, [env, cores] {
+      Log().warn("TW_NUM_THREADS=\"{}\" is not a positive number; using {} (one per core)", env,
+                 cores);
+    });
+    return cores;
+  }
+  return threads;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const DeviceName& name,
@@ -33,7 +56,7 @@ StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const DeviceName& name,
         name.ToString(), "\"");
   }
   int threads = options.num_threads;
-  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads <= 0) threads = DefaultThreads();
   return std::unique_ptr<CpuDevice>(new CpuDevice(name, threads));
 }
 

@@ -133,9 +133,10 @@ class ExecutorStep {
     // This node's count passes to the first node it made ready; the others add theirs.
     if (newly_ready > 1) outstanding_.fetch_add(newly_ready - 1, std::memory_order_acq_rel);
     // Cheap nodes run inline; expensive ones go to the pool when there is other work, so
-    // independent expensive nodes run in parallel.
+    // independent expensive nodes run in parallel. Not on a device of one thread: its pool
+    // would add a hand-off between threads and no parallelism.
     for (int n : next) {
-      if (ex_->items_[n].expensive && (!ready->empty() || next.size() > 1)) {
+      if (ex_->parallel_ && ex_->items_[n].expensive && (!ready->empty() || next.size() > 1)) {
         ex_->device_->Schedule([this, n] {
           std::deque<int> q{n};
           RunReady(&q);

@@ -65,10 +65,12 @@ class Executor {
   };
 
   Executor(std::unique_ptr<const Graph> graph, DeviceBase* device)
-      : graph_(std::move(graph)), device_(device) {}
+      : graph_(std::move(graph)), device_(device), parallel_(device->NumThreads() > 1) {}
 
   std::unique_ptr<const Graph> graph_;
   DeviceBase* device_;
+  // Whether independent expensive nodes go to the device's pool to run in parallel.
+  const bool parallel_;
   std::vector<NodeItem> items_;
   std::vector<int> roots_;
   int total_inputs_ = 0;

@@ -1,6 +1,10 @@
 #include "src/runtime/executor.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -93,6 +97,74 @@ TEST(ExecutorTest, KernelsLearnWhetherTheirOutputsAreRead) {
   ASSERT_TRUE((*session)->Run({}, {"probe:0"}, {}, &out).ok());  // fetched
   EXPECT_EQ(probe_required.load(), 1);
   EXPECT_EQ(out[0].scalar<int32_t>(), 5);
+}
+
+// Records the thread each run happened on.
+TW_REGISTER_OP("TestThreadProbe").Input("in: int32").Output("out: int32").Doc("Test only.");
+absl::Mutex probe_mu;
+std::vector<std::thread::id> probe_threads;
+class TestThreadProbeOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool IsExpensive() const override { return true; }
+  void Compute(OpKernelContext* ctx) override {
+    {
+      absl::MutexLock lock(&probe_mu);
+      probe_threads.push_back(std::this_thread::get_id());
+    }
+    ctx->set_output(0, ctx->input(0));
+  }
+};
+TW_REGISTER_KERNEL("TestThreadProbe", "CPU", TestThreadProbeOp);
+
+// Two independent expensive nodes: on a device of two threads they run in parallel on its
+// pool; on a device of one they run on the caller's thread, with no hand-off.
+TEST(ExecutorTest, OnlyADeviceOfSeveralThreadsRunsNodesOnItsPool) {
+  Scope root = Scope::NewRootScope();
+  ops::Const(root.WithOpName("c"), Tensor::Scalar<int32_t>(1));
+  auto graph_def = root.ToGraphDef();
+  ASSERT_TRUE(graph_def.ok());
+  for (const char* name : {"p1", "p2"}) {
+    proto::NodeDef* probe = graph_def->add_node();
+    probe->set_name(name);
+    probe->set_op("TestThreadProbe");
+    probe->add_input("c");
+  }
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    auto device =
+        CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0), {.num_threads = threads});
+    ASSERT_TRUE(device.ok());
+    auto graph = Graph::Create(*graph_def);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    auto executor = Executor::Create(*std::move(graph), device->get());
+    ASSERT_TRUE(executor.ok()) << executor.status();
+    {
+      absl::MutexLock lock(&probe_mu);
+      probe_threads.clear();
+    }
+    CancellationManager cm;
+    Executor::Args args;
+    args.cancellation_manager = &cm;
+    ASSERT_TRUE((*executor)->Run(args).ok());
+    absl::MutexLock lock(&probe_mu);
+    ASSERT_EQ(probe_threads.size(), 2u);
+    for (std::thread::id id : probe_threads) {
+      EXPECT_EQ(id == std::this_thread::get_id(), threads == 1);
+    }
+  }
+}
+
+TEST(CpuDeviceTest, ThreadsComeFromTwNumThreadsWhenNotGiven) {
+  const DeviceName name = DeviceName::Full("localhost", 0, 0, "CPU", 0);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ASSERT_EQ(setenv("TW_NUM_THREADS", "3", 1), 0);
+  EXPECT_EQ((*CpuDevice::Create(name, {}))->NumThreads(), 3);
+  EXPECT_EQ((*CpuDevice::Create(name, {.num_threads = 1}))->NumThreads(), 1);  // given wins
+  ASSERT_EQ(setenv("TW_NUM_THREADS", "three", 1), 0);
+  EXPECT_EQ((*CpuDevice::Create(name, {}))->NumThreads(), cores);  // ignored, with a warning
+  ASSERT_EQ(unsetenv("TW_NUM_THREADS"), 0);
+  EXPECT_EQ((*CpuDevice::Create(name, {}))->NumThreads(), cores);
 }
 
 TEST(ExecutorTest, KernelCreationErrorNamesTheNode) {
