@@ -71,6 +71,9 @@ StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
       s.WithControlDependencies(moved).WithOpName("chief_update"), tokens, {released});
   sync->close_tokens_ = ops::QueueClose(s.WithOpName("close_tokens"), tokens,
                                         /*cancel_pending_enqueues=*/true);
+  sync->release_workers_ = ops::QueueEnqueueMany(
+      s.WithOpName("release_workers"), tokens,
+      {ops::Fill(s, Tensor::FromVector<int32_t>({options.total_num_replicas}), current_step)});
   TW_RETURN_IF_ERROR(scope.status());
   return sync;
 }
@@ -109,10 +112,18 @@ void SyncReplicas::ChiefLoop(SessionOptions options) {
       (void)session->Run({}, {}, {close_tokens_});
       break;
     }
-    // A lost or restarted ps task: go on with a new session, as the workers do.
-    Log().warn("synchronous update failed ({}); retrying", done.status().ToString());
+    // A lost or restarted ps task: go on with a new session, as the workers do. Workers
+    // that pushed their gradients wait for a token this update would have sent; release
+    // them, so that their next steps meet the restarted task too and their sessions
+    // recover (the chief's restores the checkpoint). Otherwise the chief's own training
+    // step waits for a token while this loop waits for its gradients.
+    Log().warn("synchronous update failed ({}); releasing the workers and retrying",
+               done.status().ToString());
     absl::SleepFor(absl::Milliseconds(200));
     std::unique_ptr<ClientSession> fresh = std::make_unique<ClientSession>(scope_, options);
+    if (Status released = fresh->Run({}, {}, {release_workers_}).status(); !released.ok()) {
+      Log().warn("could not release the workers: {}", released.ToString());
+    }
     std::unique_ptr<ClientSession> old;
     {
       absl::MutexLock lock(&mu_);
@@ -150,7 +161,7 @@ class SyncReplicasHook : public SessionRunHook {
     // After a restore from an older checkpoint, accumulators on ps tasks that kept running
     // hold a newer global step, and every fresh gradient would look stale to them. A
     // gradient that reaches such an accumulator before this reset is still dropped as
-    // stale. TODO(#6): synchronous recovery with surviving ps tasks has no test yet.
+    // stale (tests/integration/training_recovery_test.cc restarts one of two ps tasks).
     if (is_chief_) {
       TW_RETURN_IF_ERROR(session.Run({}, {}, {sync_->reset_accumulators_}).status());
     }

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -46,28 +47,46 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-TEST(TrainingRecoveryTest, KilledPsIsRestartedAndTrainingResumesFromTheLatestCheckpoint) {
-  const std::string ps = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+// Trains with `ps_tasks` ps tasks and one worker (the chief) given `trainer_flags`, kills ps
+// task `victim` after the second checkpoint, restarts it, and checks that training finishes
+// from a checkpoint at least as recent, never reporting a step before it.
+void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
+                                    const std::vector<std::string>& trainer_flags) {
+  // Files of their own per test: ctest may run the tests of this file at the same time.
+  const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string files = ::testing::TempDir() + "/" + name;
+  std::vector<std::string> ps;
+  for (int i = 0; i < ps_tasks; ++i) {
+    ps.push_back("127.0.0.1:" + std::to_string(testing::PickUnusedPort()));
+  }
   const std::string worker = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
-  const fs::path dir = fs::path(::testing::TempDir()) / "recovery_checkpoints";
+  const fs::path dir = files + "_checkpoints";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::vector<std::string> cluster = {"--ps_hosts=" + ps, "--worker_hosts=" + worker};
-  auto start = [&](const std::string& job, const std::string& log, std::vector<std::string> extra) {
+  std::string ps_hosts = "--ps_hosts=";
+  for (int i = 0; i < ps_tasks; ++i) ps_hosts += (i > 0 ? "," : "") + ps[i];
+  const std::vector<std::string> cluster = {ps_hosts, "--worker_hosts=" + worker};
+  auto start = [&](const std::string& job, int index, const std::string& log,
+                   std::vector<std::string> extra) {
     std::vector<std::string> argv = {BuiltProgram("examples/mnist_ps")};
     argv.insert(argv.end(), cluster.begin(), cluster.end());
     argv.push_back("--job_name=" + job);
-    argv.push_back("--task_index=0");
+    argv.push_back("--task_index=" + std::to_string(index));
     argv.insert(argv.end(), extra.begin(), extra.end());
     return ChildProcess::Start(argv, {{"TF_CONFIG", std::nullopt}}, log);
   };
-  const std::string ps_log = ::testing::TempDir() + "/recovery_ps.log";
-  const std::string worker_log = ::testing::TempDir() + "/recovery_worker.log";
-  auto ps_process = start("ps", ps_log, {});
-  ASSERT_TRUE(ps_process.ok()) << ps_process.status();
-  auto chief = start("worker", worker_log,
-                     {"--max_steps=3000", "--batch_size=50", "--save_every=300", "--log_every=100",
-                      "--seed=1", "--checkpoint_dir=" + dir.string()});
+  std::vector<std::unique_ptr<ChildProcess>> ps_processes;
+  for (int i = 0; i < ps_tasks; ++i) {
+    auto p = start("ps", i, files + "_ps" + std::to_string(i) + ".log", {});
+    ASSERT_TRUE(p.ok()) << p.status();
+    ps_processes.push_back(*std::move(p));
+  }
+  const std::string worker_log = files + "_worker.log";
+  std::vector<std::string> flags = {"--max_steps=3000", "--batch_size=50",
+                                    "--save_every=300", "--log_every=100",
+                                    "--seed=1",         "--checkpoint_dir=" + dir.string()};
+  flags.insert(flags.end(), trainer_flags.begin(), trainer_flags.end());
+  auto chief = start("worker", 0, worker_log, flags);
   ASSERT_TRUE(chief.ok()) << chief.status();
 
   // Wait (bounded) for a checkpoint past the first one, then kill the ps task.
@@ -77,11 +96,12 @@ TEST(TrainingRecoveryTest, KilledPsIsRestartedAndTrainingResumesFromTheLatestChe
     before_kill = LatestCheckpointStep(dir);
   }
   ASSERT_GE(before_kill, 600) << ReadFile(worker_log);
-  (*ps_process)->Signal(SIGKILL);
-  ASSERT_TRUE((*ps_process)->Wait(absl::Seconds(10)).ok());
+  ps_processes[victim]->Signal(SIGKILL);
+  ASSERT_TRUE(ps_processes[victim]->Wait(absl::Seconds(10)).ok());
   absl::SleepFor(absl::Milliseconds(500));  // the chief's steps now fail: Unavailable
-  auto again = start("ps", ::testing::TempDir() + "/recovery_ps_again.log", {});
+  auto again = start("ps", victim, files + "_ps_again.log", {});
   ASSERT_TRUE(again.ok()) << again.status();
+  ps_processes[victim] = *std::move(again);
 
   auto code = (*chief)->Wait(absl::Seconds(240));
   const std::string log = ReadFile(worker_log);
@@ -107,10 +127,23 @@ TEST(TrainingRecoveryTest, KilledPsIsRestartedAndTrainingResumesFromTheLatestChe
   EXPECT_GT(reported, 0) << log;
   EXPECT_THAT(log, ::testing::ContainsRegex(R"(test accuracy: 0\.[0-9]{4})"));
   EXPECT_EQ(LatestCheckpointStep(dir), 3000);
-  // The restarted ps task ends with the cluster.
-  auto ps_code = (*again)->Wait(absl::Seconds(30));
-  ASSERT_TRUE(ps_code.ok()) << ps_code.status();
-  EXPECT_EQ(*ps_code, 0);
+  // Every ps task, the restarted one too, ends with the cluster.
+  for (auto& p : ps_processes) {
+    auto ps_code = p->Wait(absl::Seconds(30));
+    ASSERT_TRUE(ps_code.ok()) << ps_code.status();
+    EXPECT_EQ(*ps_code, 0);
+  }
+}
+
+TEST(TrainingRecoveryTest, KilledPsIsRestartedAndTrainingResumesFromTheLatestCheckpoint) {
+  KillAndRestartPsDuringTraining(1, 0, {});
+}
+
+// Synchronous replicas, and the ps task holding the global step survives: its accumulators
+// have seen steps past the checkpoint the chief restores, so without their reset every
+// fresh gradient would look stale to them and training would wait forever.
+TEST(TrainingRecoveryTest, SyncTrainingRecoversWhileAnotherPsTaskKeepsItsNewerState) {
+  KillAndRestartPsDuringTraining(2, 1, {"--sync"});
 }
 
 }  // namespace

@@ -75,6 +75,8 @@ class SyncReplicas {
   Operation init_local_step_;
   Operation reset_accumulators_;
   Operation close_tokens_;
+  // Tokens of the current global step without an update: frees workers waiting for one.
+  Operation release_workers_;
 
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
