@@ -200,6 +200,29 @@ TW_REGISTER_KERNEL("SparseSoftmaxCrossEntropyWithLogits", "CPU", SparseSoftmaxCr
 
 // out = f(a, b) element-wise for two inputs of one shape. Functor has
 // `template <typename T> static void Apply(ConstArray<T> a, ConstArray<T> b, MutArray<T> out)`.
+// g where y > 0, else 0 (NaN and -0 give 0), vectorized: Eigen's select() is not, in the
+// Eigen this builds against, and ReluGrad runs on every hidden activation of a step.
+template <typename T>
+struct ReluGradOp {
+  T operator()(const T& g, const T& y) const { return y > T(0) ? g : T(0); }
+  template <typename Packet>
+  Packet packetOp(const Packet& g, const Packet& y) const {
+    namespace ei = Eigen::internal;
+    return ei::pand(ei::pcmp_lt(ei::pzero(y), y), g);
+  }
+};
+
+}  // namespace
+}  // namespace tw
+
+template <typename T>
+struct Eigen::internal::functor_traits<tw::ReluGradOp<T>> {
+  enum { Cost = 2 * NumTraits<T>::AddCost, PacketAccess = packet_traits<T>::HasCmp };
+};
+
+namespace tw {
+namespace {
+
 template <typename Functor>
 class SameShapeBinaryOp : public OpKernel {
  public:
@@ -227,7 +250,7 @@ class SameShapeBinaryOp : public OpKernel {
 struct ReluGradF {
   template <typename T>
   static void Apply(ConstArray<T> g, ConstArray<T> y, MutArray<T> out) {
-    out = (y > T(0)).select(g, T(0));
+    out = g.binaryExpr(y, ReluGradOp<T>());
   }
 };
 struct SigmoidGradF {

@@ -219,6 +219,27 @@ TEST(ActivationGradOpTest, FromTheOutputs) {
   ExpectNear<double>((*out)[2], {1, 2 * 0.75, 0}, 1e-12);
 }
 
+// Vectorized: a length past several vector widths and a tail; activations of -0, NaN and
+// negative input (ReluGrad also takes Relu's input) give 0; infinite gradients pass.
+TEST(ActivationGradOpTest, ReluGradOfEveryKindOfActivation) {
+  Scope root = Scope::NewRootScope();
+  constexpr int kN = 53;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> g(kN), y(kN), want(kN);
+  for (int i = 0; i < kN; ++i) {
+    g[i] = i % 7 == 0 ? -inf : static_cast<float>(i) - 20.5f;
+    const float kinds[] = {1.5f, 0.0f, -0.0f, nan, -3.0f, inf, 1e-30f};
+    y[i] = kinds[i % 7];
+    want[i] = y[i] > 0.0f ? g[i] : 0.0f;
+  }
+  auto relu = ops::ReluGrad(root, Tensor::FromVector<float>(g), Tensor::FromVector<float>(y));
+  ClientSession s(root);
+  auto out = s.Run({}, {relu});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>(want));
+}
+
 TEST(ActivationGradOpTest, RejectsShapesThatDiffer) {
   Scope root = Scope::NewRootScope();
   auto relu = ops::ReluGrad(root.WithOpName("rg"), Tensor::FromVector<float>({1, 2}),
