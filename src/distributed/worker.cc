@@ -142,11 +142,18 @@ Worker::Worker(DeviceBase* device, WorkerCache* peers) : device_(device), peers_
 
 Worker::~Worker() {
   std::map<int64_t, std::shared_ptr<StepRendezvous>> steps;
+  std::vector<std::shared_ptr<CancellationManager>> running;
   {
     absl::MutexLock lock(&mu_);
     steps.swap(steps_);
+    for (auto& [id, cm] : running_) running.push_back(cm);
   }
   for (auto& [id, step] : steps) step->StartAbort(errors::Aborted("worker shutting down"));
+  // Running partitions complete into this object: cancel them and wait for their ends.
+  for (auto& cm : running) cm->StartCancel();
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](int* active) { return *active == 0; }, &active_runs_));
 }
 
 std::shared_ptr<StepRendezvous> Worker::FindOrCreateStep(int64_t step_id) {
@@ -311,6 +318,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
       return;
     }
     running_.emplace(step_id, state->cm);
+    ++active_runs_;
     step = FindOrCreateStepLocked(step_id);
   }
   // Undoes the registrations above; for every way out from here on.
@@ -332,6 +340,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
       state->caller_cm = nullptr;
       unregister();
       done(errors::Cancelled("step ", step_id, " was cancelled before it started"));
+      RunEnded();
       return;
     }
   }
@@ -341,6 +350,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
       unregister();
       if (item->peer_sends == 0) EraseStep(step_id, step.get());
       done(errors::Annotate(s, "feed " + feed.name + ": "));
+      RunEnded();
       return;
     }
   }
@@ -395,7 +405,13 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
       EraseStep(req.step_id(), step.get());  // the peers pulled everything already
     }
     done(result);
+    RunEnded();
   });
+}
+
+void Worker::RunEnded() {
+  absl::MutexLock lock(&mu_);
+  --active_runs_;
 }
 
 void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,

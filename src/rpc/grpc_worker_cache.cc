@@ -1,7 +1,11 @@
 #include "src/rpc/grpc_worker_cache.h"
 
 #include <atomic>
+#include <map>
+#include <memory>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/shared_memory.h"
@@ -23,6 +27,23 @@ class GrpcRemoteWorker final : public WorkerInterface {
  public:
   explicit GrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel)
       : stub_(proto::WorkerService::NewStub(channel)), raw_(std::move(channel)) {}
+
+  // Calls still in flight complete into this object (their callbacks read its stub and
+  // state, and may start the next call of a chunked transfer): cancel them and wait until
+  // every one has completed. Cancelled calls complete promptly.
+  ~GrpcRemoteWorker() override {
+    std::vector<std::shared_ptr<grpc::ClientContext>> in_flight;
+    {
+      absl::MutexLock lock(&calls_mu_);
+      for (const auto& [context, owner] : calls_) in_flight.push_back(owner);
+    }
+    // Outside the lock: a cancelled call may complete on this thread.
+    for (const auto& context : in_flight) context->TryCancel();
+    in_flight.clear();
+    absl::MutexLock lock(&calls_mu_);
+    calls_mu_.Await(absl::Condition(
+        +[](CallSet* calls) { return calls->empty(); }, &calls_));
+  }
 
   void GetStatusAsync(const proto::GetStatusRequest* req, proto::GetStatusResponse* resp,
                       StatusCallback done) override {
@@ -140,10 +161,17 @@ class GrpcRemoteWorker final : public WorkerInterface {
         return;
       }
     }
-    start(&state->context, [state](grpc::Status s) {
+    {
+      absl::MutexLock lock(&calls_mu_);
+      calls_.emplace(&state->context, std::shared_ptr<grpc::ClientContext>(state, &state->context));
+    }
+    start(&state->context, [this, state](grpc::Status s) {
       if (state->cm != nullptr) state->cm->DeregisterCallback(state->token);
       StatusCallback cb = std::move(state->done);
       cb(FromGrpcStatus(s));
+      // Last: the destructor may go on once this call is out of the set.
+      absl::MutexLock lock(&calls_mu_);
+      calls_.erase(&state->context);
     });
   }
 
@@ -257,6 +285,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
   grpc::GenericStub raw_;
   // Whether the server said (in its last RunGraph reply) that it is on this host.
   std::atomic<bool> peer_same_host_{false};
+  // The calls in flight, by context (the shared_ptr keeps the call's state alive).
+  using CallSet = std::map<grpc::ClientContext*, std::shared_ptr<grpc::ClientContext>>;
+  absl::Mutex calls_mu_;
+  CallSet calls_ ABSL_GUARDED_BY(calls_mu_);
 };
 
 }  // namespace
