@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,30 @@ using Clock = std::chrono::steady_clock;
 struct Percentiles {
   double p50_us, p99_us;
 };
+
+// Times `fns` in turns (one call of each per round), so that all of them see the same
+// machine: this VM's speed drifts by tens of percent within seconds, and measuring one
+// after the other would put that drift into their ratios.
+std::vector<Percentiles> MeasureInTurns(int iterations,
+                                        const std::vector<std::function<void()>>& fns) {
+  std::vector<std::vector<double>> us(fns.size());
+  for (int i = 0; i < iterations / 10; ++i) {
+    for (const auto& fn : fns) fn();  // warm up
+  }
+  for (int i = 0; i < iterations; ++i) {
+    for (size_t f = 0; f < fns.size(); ++f) {
+      const auto start = Clock::now();
+      fns[f]();
+      us[f].push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    }
+  }
+  std::vector<Percentiles> out;
+  for (std::vector<double>& u : us) {
+    std::sort(u.begin(), u.end());
+    out.push_back({u[u.size() / 2], u[u.size() * 99 / 100]});
+  }
+  return out;
+}
 
 template <typename Fn>
 Percentiles Measure(int iterations, Fn&& fn) {
@@ -131,14 +156,18 @@ int Main(int argc, char** argv) {
   args.SetMaxReceiveMessageSize(-1);
   auto channel = grpc::CreateCustomChannel(ps_address, grpc::InsecureChannelCredentials(), args);
   auto stub = proto::WorkerService::NewStub(channel);
-  const Percentiles raw = Measure(iterations, [&] {
-    grpc::ClientContext ctx;
-    proto::GetStatusRequest req;
-    proto::GetStatusResponse resp;
-    (void)stub->GetStatus(&ctx, req, &resp);
-  });
-  const Percentiles fetch = Measure(iterations, [&] { (void)session.Run({}, {read}); });
-  const Percentiles update = Measure(iterations, [&] { (void)session.Run({}, {}, {add.op()}); });
+  const std::vector<Percentiles> small =
+      MeasureInTurns(iterations, {[&] {
+                                    grpc::ClientContext ctx;
+                                    proto::GetStatusRequest req;
+                                    proto::GetStatusResponse resp;
+                                    (void)stub->GetStatus(&ctx, req, &resp);
+                                  },
+                                  [&] { (void)session.Run({}, {read}); },
+                                  [&] { (void)session.Run({}, {}, {add.op()}); }});
+  const Percentiles& raw = small[0];
+  const Percentiles& fetch = small[1];
+  const Percentiles& update = small[2];
 
   std::printf("| Measurement (loopback, ps in another process) | p50 | p99 |\n|---|---|---|\n");
   std::printf("| raw gRPC unary round trip (GetStatus) | %.0f us | %.0f us |\n", raw.p50_us,
