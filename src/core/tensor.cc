@@ -1,5 +1,6 @@
 #include "tensorweave/tensor.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -150,7 +151,13 @@ bool Tensor::SharesBufferWith(const Tensor& other) const {
   return buffer_ != nullptr && buffer_ == other.buffer_;
 }
 
-bool Tensor::BufferIsShared() const { return buffer_ != nullptr && buffer_.use_count() > 1; }
+bool Tensor::BufferIsShared() const {
+  if (buffer_ == nullptr || buffer_.use_count() > 1) return buffer_ != nullptr;
+  // use_count() reads relaxed: order the caller's writes after the other holders' last
+  // accesses, which happened before they released their references.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return false;
+}
 
 namespace {
 template <typename T>

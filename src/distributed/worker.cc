@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "src/base/timer_queue.h"
@@ -310,16 +311,20 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
   auto state = std::make_shared<State>();
   state->item = item;
   std::shared_ptr<StepRendezvous> step;
+  bool ended = false;
   {
     absl::MutexLock lock(&mu_);
-    if (StepEnded(step_id)) {
-      done(errors::Cancelled("step ", step_id, " was ended before its partition ",
-                             header.graph_handle(), " started on ", TaskOfDevice(device_->name())));
-      return;
+    ended = StepEnded(step_id);
+    if (!ended) {
+      running_.emplace(step_id, state->cm);
+      ++active_runs_;
+      step = FindOrCreateStepLocked(step_id);
     }
-    running_.emplace(step_id, state->cm);
-    ++active_runs_;
-    step = FindOrCreateStepLocked(step_id);
+  }
+  if (ended) {  // `done` may call into this worker: never under mu_
+    done(errors::Cancelled("step ", step_id, " was ended before its partition ",
+                           header.graph_handle(), " started on ", TaskOfDevice(device_->name())));
+    return;
   }
   // Undoes the registrations above; for every way out from here on.
   auto unregister = [this, state, step_id] {
@@ -421,7 +426,13 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensor
     done(errors::InvalidArgument("RecvTensor of step ", request->step_id(), " names no tensor"));
     return;
   }
+  absl::flat_hash_set<std::string_view> asked;
   for (const std::string& text : request->rendezvous_key()) {
+    // A key asked twice would leave one of its two waits unanswered.
+    if (!asked.insert(text).second) {
+      done(errors::InvalidArgument("RecvTensor asks for ", text, " twice"));
+      return;
+    }
     auto key = ParseRendezvousKey(text);
     if (!key.ok()) {
       done(key.status());

@@ -295,6 +295,24 @@ TEST_F(TwoTaskTest, RecvTensorOfSeveralKeysAnswersWhenAllAreThere) {
   EXPECT_TRUE(partition_status.ok()) << partition_status;
 }
 
+// Values crossing both ways, each needed by the other side's answer (see
+// PartitionTest.PrefetchNeverLetsTwoBatchesWaitForEachOther): the step completes.
+TEST_F(TwoTaskTest, TensorsCrossingBothWaysDoNotWaitForEachOther) {
+  Scope root = Scope::NewRootScope();
+  auto ps = root.WithDevice("/job:ps/task:0");
+  auto worker = root.WithDevice("/job:worker/task:0");
+  auto a1 = ops::Const(ps.WithOpName("a1"), Tensor::Scalar<float>(1));
+  auto b1 = ops::Const(worker.WithOpName("b1"), Tensor::Scalar<float>(2));
+  auto a2 = ops::Identity(ps.WithOpName("a2"), b1);
+  auto b2 = ops::Identity(worker.WithOpName("b2"), a1);
+  ops::Identity(ps.WithOpName("h"), b2);
+  ops::Identity(worker.WithOpName("k"), a2);
+  auto out = RunStep(*root.ToGraphDef(), {}, {"h:0", "k:0"}, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<float>(), 1.0f);
+  EXPECT_EQ((*out)[1].scalar<float>(), 2.0f);
+}
+
 TEST_F(TwoTaskTest, ErrorOnOneTaskReachesTheOtherAndNamesTheNode) {
   Scope root = Scope::NewRootScope();
   auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "never_set", DT_FLOAT, {});

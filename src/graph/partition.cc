@@ -30,11 +30,40 @@ proto::NodeDef SendRecvNode(const std::string& name, const std::string& op, Data
 // tensor.
 using CrossKey = std::tuple<int, int, std::string>;
 
-// The cross-device tensors whose _Recv may be prefetched: those whose source node needs no
-// node of the destination device that comes after any tensor the destination receives from
-// the source's device. Then the source device produces all of them without the destination
-// having received any, so a call that answers only when all are there cannot wait forever.
-// (A tensor read after an update that needs the destination's gradients is not one.)
+// Whether `out` (node -> successors, over nodes and batches) has no cycle (Kahn's algorithm).
+bool Acyclic(const std::vector<std::vector<int>>& out) {
+  std::vector<int> pending(out.size(), 0);
+  for (const std::vector<int>& succ : out) {
+    for (int n : succ) ++pending[n];
+  }
+  std::vector<int> ready;
+  for (size_t n = 0; n < out.size(); ++n) {
+    if (pending[n] == 0) ready.push_back(static_cast<int>(n));
+  }
+  size_t visited = 0;
+  while (!ready.empty()) {
+    const int n = ready.back();
+    ready.pop_back();
+    ++visited;
+    for (int succ : out[n]) {
+      if (--pending[succ] == 0) ready.push_back(succ);
+    }
+  }
+  return visited == out.size();
+}
+
+// The cross-device tensors whose _Recv may be prefetched. A destination pulls the prefetched
+// tensors of one source device with one call answered when all are there, so each of its
+// prefetched _Recv nodes waits for every tensor of that batch. Two conditions keep a step
+// from waiting for ever:
+// - A candidate's source node needs no node of the destination device that comes after any
+//   tensor the destination receives from the source's device (a weight read after an
+//   update that needs the destination's gradient is not one): the source produces the
+//   batch without the destination having received any of it.
+// - The batches together add no cycle: with each batch a node that waits for all its
+//   sources and that its consumers wait for, the graph stays acyclic. (Two devices that
+//   each batch, where each batch needs a value the other side computes from its own
+//   batch, would wait for each other.) Batches are taken in order while that holds.
 std::set<CrossKey> PrefetchableTensors(const Graph& g) {
   const std::vector<Node>& nodes = g.nodes();
   auto device = [&](int id) -> const std::string& { return nodes[id].def.device(); };
@@ -45,7 +74,7 @@ std::set<CrossKey> PrefetchableTensors(const Graph& g) {
       by_devices[{device(e.src), n.def.device()}].insert({e.src, e.src_output, n.def.device()});
     }
   }
-  std::set<CrossKey> prefetchable;
+  std::map<std::pair<std::string, std::string>, std::set<CrossKey>> candidates;
   for (const auto& [devices, keys] : by_devices) {
     const std::string& dst = devices.second;
     // Every node after (depending on) a source of these tensors.
@@ -78,8 +107,29 @@ std::set<CrossKey> PrefetchableTensors(const Graph& g) {
           stack.push_back(e.src);
         }
       }
-      if (!needs_later_destination_node) prefetchable.insert(k);
+      if (!needs_later_destination_node) candidates[devices].insert(k);
     }
+  }
+  // The graph with the accepted batches as nodes of their own.
+  std::vector<std::vector<int>> out(nodes.size());
+  for (const Node& n : nodes) {
+    for (const Edge& e : n.out_edges) out[n.id].push_back(e.dst);
+  }
+  std::set<CrossKey> prefetchable;
+  for (const auto& [devices, keys] : candidates) {
+    std::vector<std::vector<int>> with = out;
+    const int batch = static_cast<int>(with.size());
+    with.emplace_back();
+    for (const CrossKey& k : keys) {
+      const auto& [src, output, dst] = k;
+      with[src].push_back(batch);
+      for (const Edge& e : nodes[src].out_edges) {
+        if (e.src_output == output && device(e.dst) == dst) with[batch].push_back(e.dst);
+      }
+    }
+    if (!Acyclic(with)) continue;
+    out = std::move(with);
+    prefetchable.insert(keys.begin(), keys.end());
   }
   return prefetchable;
 }

@@ -158,6 +158,30 @@ TEST(PartitionTest, PrefetchMarksTheTensorsASourceProducesOnItsOwn) {
   EXPECT_FALSE(prefetch(kWorker, "seen", 0));   // updated
 }
 
+// Each device batches what it receives from the other, and each batch needs a value the
+// other side computes from its own batch: both batches together would wait for each other,
+// so at most one of them is prefetched.
+TEST(PartitionTest, PrefetchNeverLetsTwoBatchesWaitForEachOther) {
+  Scope root = Scope::NewRootScope();
+  auto a1 = ops::Const(root.WithOpName("a1").WithDevice(kPs), Tensor::Scalar<float>(1));
+  auto b1 = ops::Const(root.WithOpName("b1").WithDevice(kWorker), Tensor::Scalar<float>(2));
+  auto a2 = ops::Identity(root.WithOpName("a2").WithDevice(kPs), b1);
+  auto b2 = ops::Identity(root.WithOpName("b2").WithDevice(kWorker), a1);
+  ops::Identity(root.WithOpName("h").WithDevice(kPs), b2);
+  ops::Identity(root.WithOpName("k").WithDevice(kWorker), a2);
+  auto parts = PartitionGraph(*root.ToGraphDef(), {});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  auto batched = [&](const std::string& device) {  // whether any _Recv prefetches
+    for (const auto& n : parts->at(device).node()) {
+      auto it = n.attr().find("prefetch");
+      if (n.op() == "_Recv" && it != n.attr().end() && it->second.b()) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(batched(kPs) && batched(kWorker));
+  EXPECT_TRUE(batched(kPs) || batched(kWorker));  // one batch alone is fine
+}
+
 // Runs one step of `graph` over several devices in this process.
 class TwoDeviceRunner {
  public:

@@ -151,13 +151,15 @@ class AssignOp : public OpKernel {
     TW_OP_REQUIRES_OK(ctx, var.status());
     const Tensor& value = ctx->input(1);
     TW_OP_REQUIRES_OK(ctx, CheckValue(**var, value, validate_shape_));
-    // No copy: the value's buffer may belong to a Const kernel or a feed, and the variable
-    // copies it before its first update in place (VariableResource's copy on write).
+    // A value nobody else holds (computed in this step, or received) is kept without a
+    // copy; one held elsewhere (a Const kernel's value, a client's feed, which the client
+    // may refill in place) is copied, since only the variable's own updates copy on write.
+    const Tensor kept = value.BufferIsShared() ? value.Copy() : value;
     {
       absl::MutexLock lock((*var)->mu());
-      (*var)->set_value(value);
+      (*var)->set_value(kept);
     }
-    ctx->set_output(0, value);
+    ctx->set_output(0, kept);
   }
 
  private:

@@ -99,6 +99,25 @@ TEST(VariableTest, UpdatesInPlaceNeverChangeAFeedOrASnapshot) {
   EXPECT_EQ((*s.Run({}, {read}))[0], Tensor::FromVector<float>({101, 1, 1}));
 }
 
+// The client owns what it feeds and fetches: writing into those tensors afterwards never
+// reaches the variable (it shares buffers only inside the runtime).
+TEST(VariableTest, TheClientMayWriteIntoWhatItFedAndFetched) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "v", DT_FLOAT, {2});
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  auto assign = ops::Assign(root, v, x);
+  auto read = ops::ReadVariable(root, v);
+  ClientSession s(root);
+  Tensor fed = Tensor::FromVector<float>({1, 2});
+  ASSERT_TRUE(s.Run({{x, fed}}, {}, {assign.op()}).ok());
+  fed.flat<float>()[0] = 100;  // a client refilling its input tensor
+  auto got = s.Run({}, {read});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)[0], Tensor::FromVector<float>({1, 2}));
+  (*got)[0].flat<float>()[1] = 200;  // and writing into what it fetched
+  EXPECT_EQ((*s.Run({}, {read}))[0], Tensor::FromVector<float>({1, 2}));
+}
+
 TEST(VariableTest, ReadIsASnapshot) {
   Scope root = Scope::NewRootScope();
   auto v = ops::MakeVariable(root, "v", DT_INT32, {});

@@ -76,7 +76,12 @@ class GrpcSession final : public Session {
     TW_RETURN_IF_ERROR(s);
     outputs->clear();
     outputs->reserve(result.tensor.size());
-    for (NamedTensor& t : result.tensor) outputs->push_back(std::move(t.tensor));
+    for (NamedTensor& t : result.tensor) {
+      // Through a master of this process the tensors come by reference: one that still
+      // shares its buffer with the runtime (a variable's value) is handed out as a copy,
+      // since the caller may write into what it gets.
+      outputs->push_back(t.tensor.BufferIsShared() ? t.tensor.Copy() : std::move(t.tensor));
+    }
     return OkStatus();
   }
 

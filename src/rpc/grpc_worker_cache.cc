@@ -35,6 +35,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
     std::vector<std::shared_ptr<grpc::ClientContext>> in_flight;
     {
       absl::MutexLock lock(&calls_mu_);
+      closing_ = true;  // a call a completion starts from now on is cancelled at once
       for (const auto& [context, owner] : calls_) in_flight.push_back(owner);
     }
     // Outside the lock: a cancelled call may complete on this thread.
@@ -164,6 +165,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
     {
       absl::MutexLock lock(&calls_mu_);
       calls_.emplace(&state->context, std::shared_ptr<grpc::ClientContext>(state, &state->context));
+      // The destructor waits for this call: it must end (a call issued after the
+      // destructor's cancellations, e.g. RunGraph after its chunks, would not).
+      if (closing_) state->context.TryCancel();
     }
     start(&state->context, [this, state](grpc::Status s) {
       if (state->cm != nullptr) state->cm->DeregisterCallback(state->token);
@@ -289,6 +293,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
   using CallSet = std::map<grpc::ClientContext*, std::shared_ptr<grpc::ClientContext>>;
   absl::Mutex calls_mu_;
   CallSet calls_ ABSL_GUARDED_BY(calls_mu_);
+  bool closing_ ABSL_GUARDED_BY(calls_mu_) = false;
 };
 
 }  // namespace

@@ -175,6 +175,11 @@ Status DirectSession::Run(const RunOptions& options,
   }
   TW_RETURN_IF_ERROR(status);
   *outputs = std::move(frame.retvals());
+  // The caller owns what it gets and may write into it: a fetched tensor that still shares
+  // its buffer with the runtime (a variable's value, a constant) is handed out as a copy.
+  for (Tensor& t : *outputs) {
+    if (t.BufferIsShared()) t = t.Copy();
+  }
   return OkStatus();
 }
 

@@ -89,6 +89,7 @@ void SyncReplicas::StartChiefLoop(const SessionOptions& options) {
 
 void SyncReplicas::ChiefLoop(SessionOptions options) {
   int64_t updates = 0;
+  bool released = false;  // the workers were released since the last update
   while (true) {
     ClientSession* session;
     {
@@ -99,6 +100,7 @@ void SyncReplicas::ChiefLoop(SessionOptions options) {
     auto done = session->Run({}, {}, {chief_update_op_});
     if (done.ok()) {
       ++updates;
+      released = false;
       continue;
     }
     {
@@ -114,15 +116,21 @@ void SyncReplicas::ChiefLoop(SessionOptions options) {
     }
     // A lost or restarted ps task: go on with a new session, as the workers do. Workers
     // that pushed their gradients wait for a token this update would have sent; release
-    // them, so that their next steps meet the restarted task too and their sessions
-    // recover (the chief's restores the checkpoint). Otherwise the chief's own training
-    // step waits for a token while this loop waits for its gradients.
-    Log().warn("synchronous update failed ({}); releasing the workers and retrying",
-               done.status().ToString());
+    // them (once per outage: retries fail every 200 ms while the task is down), so that
+    // their next steps meet the restarted task too and their sessions recover (the
+    // chief's restores the checkpoint). Otherwise the chief's own training step waits for
+    // a token while this loop waits for its gradients.
+    Log().warn("synchronous update failed ({}); retrying", done.status().ToString());
     absl::SleepFor(absl::Milliseconds(200));
     std::unique_ptr<ClientSession> fresh = std::make_unique<ClientSession>(scope_, options);
-    if (Status released = fresh->Run({}, {}, {release_workers_}).status(); !released.ok()) {
-      Log().warn("could not release the workers: {}", released.ToString());
+    if (!released) {
+      Status release = fresh->Run({}, {}, {release_workers_}).status();
+      released = release.ok();
+      if (released) {
+        Log().info("released the workers waiting for this update");
+      } else {
+        Log().warn("could not release the workers yet: {}", release.ToString());
+      }
     }
     std::unique_ptr<ClientSession> old;
     {
