@@ -134,15 +134,21 @@ class TwoTaskTest : public ::testing::Test {
     return out;
   }
 
-  // Registers the part of `graph` that runs `targets` with the ps task's worker, all of
-  // it on the ps task; returns the graph handle.
-  std::string RegisterOnPs(const proto::GraphDef& graph, const std::vector<std::string>& targets) {
-    proto::RegisterGraphRequest reg;
-    reg.set_session_handle("s1");
+  // The part of `graph` that runs `targets`, all of it on the ps task.
+  proto::GraphDef PsPartition(const proto::GraphDef& graph,
+                              const std::vector<std::string>& targets) {
     auto pruned = PruneForStep(graph, {}, {}, targets);
     EXPECT_TRUE(pruned.ok()) << pruned.status();
+    if (!pruned.ok()) return {};
     EXPECT_TRUE(PlaceGraph({kPs}, kPs, &*pruned).ok());
-    *reg.mutable_graph_def() = *pruned;
+    return *std::move(pruned);
+  }
+
+  // Registers `partition` with the ps task's worker; returns the graph handle.
+  std::string RegisterWithPs(const proto::GraphDef& partition) {
+    proto::RegisterGraphRequest reg;
+    reg.set_session_handle("s1");
+    *reg.mutable_graph_def() = partition;
     proto::RegisterGraphResponse handle;
     EXPECT_TRUE(Call([this](auto* req, auto* resp,
                             auto done) { workers_[kPs]->RegisterGraphAsync(req, resp, done); },
@@ -150,6 +156,22 @@ class TwoTaskTest : public ::testing::Test {
                     .ok());
     return handle.graph_handle();
   }
+
+  std::string RegisterOnPs(const proto::GraphDef& graph, const std::vector<std::string>& targets) {
+    return RegisterWithPs(PsPartition(graph, targets));
+  }
+
+  // A call that completes later: its status, and a notification when it has.
+  struct Pending {
+    absl::Notification done;
+    Status status;
+    WorkerInterface::StatusCallback Callback() {
+      return [this](const Status& s) {
+        status = s;
+        done.Notify();
+      };
+    }
+  };
 
   Status CleanupOnPs(int64_t step_id) {
     proto::CleanupGraphRequest cleanup;
@@ -248,51 +270,33 @@ TEST_F(TwoTaskTest, RecvTensorOfSeveralKeysAnswersWhenAllAreThere) {
   ops::Const(root.WithOpName("one"), Tensor::Scalar<float>(1));
   ops::QueueEnqueue(root.WithOpName("put"), q, {2});
   const proto::GraphDef graph = *root.ToGraphDef();
-  auto part = PruneForStep(graph, {}, {}, {"take", "one"});
-  ASSERT_TRUE(part.ok()) << part.status();
-  ASSERT_TRUE(PlaceGraph({kPs}, kPs, &*part).ok());
-  AddSendToWorker(&*part, "one", DT_FLOAT, "first", incarnation);
-  AddSendToWorker(&*part, "take", DT_INT32, "second", incarnation);
-  proto::RegisterGraphRequest reg;
-  reg.set_session_handle("s1");
-  *reg.mutable_graph_def() = *part;
-  proto::RegisterGraphResponse handle;
-  ASSERT_TRUE(Call([this](auto* req, auto* resp,
-                          auto done) { workers_[kPs]->RegisterGraphAsync(req, resp, done); },
-                   &reg, &handle)
-                  .ok());
+  proto::GraphDef part = PsPartition(graph, {"take", "one"});
+  AddSendToWorker(&part, "one", DT_FLOAT, "first", incarnation);
+  AddSendToWorker(&part, "take", DT_INT32, "second", incarnation);
   RunGraphArgs run;
-  run.proto.set_graph_handle(handle.graph_handle());
+  run.proto.set_graph_handle(RegisterWithPs(part));
   run.proto.set_step_id(300);
   RunGraphResult ran;
-  absl::Notification partition_done;
-  Status partition_status;
-  workers_[kPs]->RunGraphAsync(&run, &ran, nullptr, [&](const Status& s) {
-    partition_status = s;
-    partition_done.Notify();
-  });
+  Pending partition;
+  workers_[kPs]->RunGraphAsync(&run, &ran, nullptr, partition.Callback());
 
   proto::RecvTensorRequest recv;
   recv.set_step_id(300);
   recv.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "second"));
   recv.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "first"));
   RecvTensorResult got;
-  absl::Notification answered;
-  Status status;
-  workers_[kPs]->RecvTensorAsync(&recv, &got, nullptr, [&](const Status& s) {
-    status = s;
-    answered.Notify();
-  });
-  EXPECT_FALSE(answered.WaitForNotificationWithTimeout(absl::Milliseconds(100)))
-      << "answered with one of two tensors: " << status;
+  Pending answered;
+  workers_[kPs]->RecvTensorAsync(&recv, &got, nullptr, answered.Callback());
+  EXPECT_FALSE(answered.done.WaitForNotificationWithTimeout(absl::Milliseconds(100)))
+      << "answered with one of two tensors: " << answered.status;
   ASSERT_TRUE(RunStep(graph, {}, {}, {"put"}).ok());
-  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_TRUE(answered.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(answered.status.ok()) << answered.status;
   ASSERT_EQ(got.tensor.size(), 2u);
   EXPECT_EQ(got.tensor[0].tensor.scalar<int32_t>(), 2);
   EXPECT_EQ(got.tensor[1].tensor.scalar<float>(), 1.0f);
-  ASSERT_TRUE(partition_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  EXPECT_TRUE(partition_status.ok()) << partition_status;
+  ASSERT_TRUE(partition.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(partition.status.ok()) << partition.status;
 }
 
 // Values crossing both ways, each needed by the other side's answer (see
@@ -386,17 +390,13 @@ TEST_F(TwoTaskTest, CleanupGraphCancelsARunningPartitionAndRefusesALateOne) {
   blocked.proto.set_graph_handle(take);
   blocked.proto.set_step_id(100);
   RunGraphResult blocked_result;
-  absl::Notification blocked_done;
-  Status blocked_status;
-  workers_[kPs]->RunGraphAsync(&blocked, &blocked_result, nullptr, [&](const Status& s) {
-    blocked_status = s;
-    blocked_done.Notify();
-  });
-  EXPECT_FALSE(blocked_done.WaitForNotificationWithTimeout(absl::Milliseconds(100)))
-      << "the dequeue of an empty queue returned: " << blocked_status;
+  Pending pending;
+  workers_[kPs]->RunGraphAsync(&blocked, &blocked_result, nullptr, pending.Callback());
+  EXPECT_FALSE(pending.done.WaitForNotificationWithTimeout(absl::Milliseconds(100)))
+      << "the dequeue of an empty queue returned: " << pending.status;
   ASSERT_TRUE(CleanupOnPs(100).ok());
-  ASSERT_TRUE(blocked_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
-  EXPECT_TRUE(IsCancelled(blocked_status)) << blocked_status;
+  ASSERT_TRUE(pending.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(IsCancelled(pending.status)) << pending.status;
 
   RunGraphArgs late = blocked;
   RunGraphResult late_result;
