@@ -262,8 +262,7 @@ struct MasterSession::Step {
   std::optional<TimerQueue::Id> timer;
 
   absl::Mutex mu;
-  size_t pending ABSL_GUARDED_BY(mu) = 0;
-  bool finished ABSL_GUARDED_BY(mu) = false;
+  size_t pending ABSL_GUARDED_BY(mu) = 0;  // RunGraph calls that have not replied
   bool timed_out ABSL_GUARDED_BY(mu) = false;
   Status root_cause ABSL_GUARDED_BY(mu), follow_on ABSL_GUARDED_BY(mu);
 };
@@ -367,7 +366,7 @@ void MasterSession::CancelPartitions(const std::shared_ptr<Step>& step) {
     if (s == nullptr) return;
     {
       absl::MutexLock lock(&s->mu);
-      if (s->finished) return;
+      if (s->pending == 0) return;  // every task replied
     }
     Log().warn("step {}: not every task confirmed its cancellation within {}; cancelling the calls",
                s->step_id, absl::FormatDuration(kCancelGrace));
@@ -395,10 +394,6 @@ void MasterSession::OnPartitionDone(const std::shared_ptr<Step>& step, const std
 
 void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
   if (step->timer) TimerQueue::Default()->Cancel(*step->timer);
-  {
-    absl::MutexLock lock(&step->mu);
-    step->finished = true;
-  }
   bool closed = false;
   {
     absl::MutexLock lock(&mu_);

@@ -154,7 +154,7 @@ Worker::~Worker() {
   for (auto& cm : running) cm->StartCancel();
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
-      +[](int* active) { return *active == 0; }, &active_runs_));
+      +[](decltype(running_)* calls) { return calls->empty(); }, &running_));
 }
 
 std::shared_ptr<StepRendezvous> Worker::FindOrCreateStep(int64_t step_id) {
@@ -317,7 +317,6 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
     ended = StepEnded(step_id);
     if (!ended) {
       running_.emplace(step_id, state->cm);
-      ++active_runs_;
       step = FindOrCreateStepLocked(step_id);
     }
   }
@@ -326,17 +325,10 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
                            header.graph_handle(), " started on ", TaskOfDevice(device_->name())));
     return;
   }
-  // Undoes the registrations above; for every way out from here on.
-  auto unregister = [this, state, step_id] {
+  // Before `done`, on every way out from here on: the caller's `cm` may go with `done`.
+  auto unregister = [state] {
     if (state->timer) TimerQueue::Default()->Cancel(*state->timer);
     if (state->caller_cm != nullptr) state->caller_cm->DeregisterCallback(state->caller_token);
-    absl::MutexLock lock(&mu_);
-    for (auto [it, end] = running_.equal_range(step_id); it != end; ++it) {
-      if (it->second == state->cm) {
-        running_.erase(it);
-        break;
-      }
-    }
   };
   if (cm != nullptr) {
     state->caller_cm = cm;
@@ -345,7 +337,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
       state->caller_cm = nullptr;
       unregister();
       done(errors::Cancelled("step ", step_id, " was cancelled before it started"));
-      RunEnded();
+      RunEnded(step_id, state->cm.get());
       return;
     }
   }
@@ -355,7 +347,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
       unregister();
       if (item->peer_sends == 0) EraseStep(step_id, step.get());
       done(errors::Annotate(s, "feed " + feed.name + ": "));
-      RunEnded();
+      RunEnded(step_id, state->cm.get());
       return;
     }
   }
@@ -379,7 +371,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
       }
     });
   }
-  item->executor->RunAsync(args, [this, state, step, request, response, unregister,
+  item->executor->RunAsync(args, [this, state, step, step_id, request, response, unregister,
                                   done = std::move(done)](const Status& s) {
     unregister();
     const proto::RunGraphRequest& req = request->proto;
@@ -409,14 +401,19 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
     } else if (result.ok() && step->Settle(-1)) {
       EraseStep(req.step_id(), step.get());  // the peers pulled everything already
     }
-    done(result);
-    RunEnded();
+    done(result);  // may free `request` and `response`
+    RunEnded(step_id, state->cm.get());
   });
 }
 
-void Worker::RunEnded() {
+void Worker::RunEnded(int64_t step_id, const CancellationManager* cm) {
   absl::MutexLock lock(&mu_);
-  --active_runs_;
+  for (auto [it, end] = running_.equal_range(step_id); it != end; ++it) {
+    if (it->second.get() == cm) {
+      running_.erase(it);
+      return;
+    }
+  }
 }
 
 void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,

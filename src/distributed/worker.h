@@ -83,8 +83,8 @@ class Worker final : public WorkerInterface {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the step if `step` is still its rendezvous.
   void EraseStep(int64_t step_id, const StepRendezvous* step);
-  // A RunGraphAsync call has called its `done`.
-  void RunEnded();
+  // A RunGraphAsync call whose partition was cancelled by `cm` has called its `done`.
+  void RunEnded(int64_t step_id, const CancellationManager* cm);
   // Whether CleanupGraph ended `step_id` (forgetting what is older than kEndedStepMemory).
   bool StepEnded(int64_t step_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -94,10 +94,9 @@ class Worker final : public WorkerInterface {
   int64_t next_graph_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, std::shared_ptr<GraphItem>> graphs_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::shared_ptr<StepRendezvous>> steps_ ABSL_GUARDED_BY(mu_);
-  // The cancellation of each running partition, by step id, for CleanupGraph.
+  // The cancellation of each RunGraphAsync call that has not called `done` yet, by step id:
+  // CleanupGraph cancels them, the destructor cancels them and waits for them.
   std::multimap<int64_t, std::shared_ptr<CancellationManager>> running_ ABSL_GUARDED_BY(mu_);
-  // RunGraphAsync calls that have not called `done` yet; the destructor waits for them.
-  int active_runs_ ABSL_GUARDED_BY(mu_) = 0;
   // Steps CleanupGraph ended, oldest first.
   absl::flat_hash_set<int64_t> ended_ ABSL_GUARDED_BY(mu_);
   std::deque<std::pair<absl::Time, int64_t>> ended_order_ ABSL_GUARDED_BY(mu_);
