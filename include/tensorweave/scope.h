@@ -118,6 +118,9 @@ class Scope {
   bool ok() const { return status().ok(); }
   // The graph built so far, or the first error.
   StatusOr<proto::GraphDef> ToGraphDef() const;
+  // The nodes added after the first `first` (in the order they were added), or the first
+  // error. Cheap when there are none: a session extending its graph calls it every step.
+  StatusOr<proto::GraphDef> NodesSince(int first) const;
 
   // Adds a node of `op` with one InputList per input argument of the op. Type attributes
   // (T, N, list types) missing from `attrs` are inferred from the inputs. Returns the node,

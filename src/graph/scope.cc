@@ -1,5 +1,6 @@
 #include "tensorweave/scope.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_join.h"
@@ -93,6 +94,14 @@ Status Scope::status() const { return builder_->status; }
 StatusOr<proto::GraphDef> Scope::ToGraphDef() const {
   TW_RETURN_IF_ERROR(builder_->status);
   return builder_->graph;
+}
+
+StatusOr<proto::GraphDef> Scope::NodesSince(int first) const {
+  TW_RETURN_IF_ERROR(builder_->status);
+  const auto& nodes = builder_->graph.node();
+  proto::GraphDef fresh;
+  for (int i = std::max(first, 0); i < nodes.size(); ++i) *fresh.add_node() = nodes[i];
+  return fresh;
 }
 
 void Scope::UpdateStatus(const Status& s) const { builder_->Fail(s); }

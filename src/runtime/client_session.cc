@@ -17,13 +17,11 @@ ClientSession::~ClientSession() {
 
 Status ClientSession::SendNewNodes() {
   TW_RETURN_IF_ERROR(create_status_);
-  TW_ASSIGN_OR_RETURN(proto::GraphDef graph, scope_.ToGraphDef());
   absl::MutexLock lock(&mu_);
-  if (graph.node_size() == nodes_sent_) return OkStatus();
-  proto::GraphDef fresh;
-  for (int i = nodes_sent_; i < graph.node_size(); ++i) *fresh.add_node() = graph.node(i);
+  TW_ASSIGN_OR_RETURN(proto::GraphDef fresh, scope_.NodesSince(nodes_sent_));
+  if (fresh.node_size() == 0) return OkStatus();
   TW_RETURN_IF_ERROR(session_->Extend(fresh));
-  nodes_sent_ = graph.node_size();
+  nodes_sent_ += fresh.node_size();
   return OkStatus();
 }
 

@@ -25,6 +25,27 @@ TEST(DirectSessionTest, FetchesAConstantAndAFedPlaceholder) {
   EXPECT_EQ((*out)[2], Tensor::FromVector<float>({1, 2}));  // a fed tensor can be fetched
 }
 
+TEST(DirectSessionTest, NodesBuiltAfterARunAreSentWithTheNextRun) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  ClientSession session(root);
+  auto first = session.Run({{x, Tensor::Scalar<float>(2)}}, {x});
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto y = ops::Mul(root.WithOpName("y"), x, x);
+  auto z = ops::Add(root.WithOpName("z"), y, x);
+  auto out = session.Run({{x, Tensor::Scalar<float>(3)}}, {z, y});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<float>(), 12);
+  EXPECT_EQ((*out)[1].scalar<float>(), 9);
+
+  auto since = root.NodesSince(1);  // x was the first node
+  ASSERT_TRUE(since.ok()) << since.status();
+  ASSERT_EQ(since->node_size(), 2);
+  EXPECT_EQ(since->node(0).name(), "y");
+  EXPECT_EQ(since->node(1).name(), "z");
+  EXPECT_EQ(root.NodesSince(3)->node_size(), 0);
+}
+
 TEST(DirectSessionTest, UnfedPlaceholderErrorNamesTheNode) {
   Scope root = Scope::NewRootScope();
   auto x = ops::Placeholder(root.WithOpName("x"), DT_INT64);
