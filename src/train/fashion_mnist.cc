@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <system_error>
@@ -170,13 +169,25 @@ StatusOr<Batch> AllocateBatch(int64_t batch_size, int64_t example_size) {
   return batch;
 }
 
-// Copies example `index` of `dataset` into row `row` of `batch`.
-void CopyExample(const ImageDataset& dataset, int64_t index, int64_t row, Batch& batch) {
+// dst[i] = PixelValue(src[i]) for i < n. Blocks of a fixed 16 let the compiler vectorize
+// at -O2 (its cheap cost model vectorizes no loop whose trip count it does not know), and
+// __restrict tells it that the bytes do not alias the floats.
+void ScalePixels(const uint8_t* __restrict src, float* __restrict dst, int64_t n) {
+  constexpr int64_t kBlock = 16;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (int64_t j = 0; j < kBlock; ++j) dst[i + j] = ImageDataset::PixelValue(src[i + j]);
+  }
+  for (; i < n; ++i) dst[i] = ImageDataset::PixelValue(src[i]);
+}
+
+// Copies example `index` of `dataset` into row `row` of `batch`, whose images start at
+// `images` and labels at `labels`.
+void CopyExample(const ImageDataset& dataset, int64_t index, int64_t row, float* images,
+                 int32_t* labels, Batch& batch) {
   const int64_t n = dataset.example_size();
-  std::memcpy(batch.images.flat<float>().data() + row * n, dataset.images.data() + index * n,
-              static_cast<size_t>(n) * sizeof(float));
-  batch.labels.flat<int32_t>()[static_cast<size_t>(row)] =
-      dataset.labels[static_cast<size_t>(index)];
+  ScalePixels(dataset.pixels.data() + index * n, images + row * n, n);
+  labels[row] = dataset.labels[static_cast<size_t>(index)];
   batch.indices.push_back(index);
 }
 
@@ -305,10 +316,7 @@ StatusOr<ImageDataset> LoadFashionMnist(const std::string& dir, std::string_view
     }
     dataset.labels[i] = label;
   }
-  dataset.images.resize(images.data.size());
-  for (size_t i = 0; i < images.data.size(); ++i) {
-    dataset.images[i] = static_cast<float>(images.data[i]) / 255.0f;
-  }
+  dataset.pixels = std::move(images.data);
   return dataset;
 }
 
@@ -318,7 +326,9 @@ StatusOr<Batch> ExampleRange(const ImageDataset& dataset, int64_t begin, int64_t
                                    ") is not within a dataset of ", dataset.size, " examples");
   }
   TW_ASSIGN_OR_RETURN(Batch batch, AllocateBatch(end - begin, dataset.example_size()));
-  for (int64_t i = begin; i < end; ++i) CopyExample(dataset, i, i - begin, batch);
+  float* images = batch.images.flat<float>().data();
+  int32_t* labels = batch.labels.flat<int32_t>().data();
+  for (int64_t i = begin; i < end; ++i) CopyExample(dataset, i, i - begin, images, labels, batch);
   return batch;
 }
 
@@ -368,8 +378,10 @@ StatusOr<Batch> BatchIterator::Next(int64_t batch_size) {
                                    ", must be positive");
   }
   TW_ASSIGN_OR_RETURN(Batch batch, AllocateBatch(batch_size, dataset_->example_size()));
+  float* images = batch.images.flat<float>().data();
+  int32_t* labels = batch.labels.flat<int32_t>().data();
   for (int64_t row = 0; row < batch_size; ++row) {
-    CopyExample(*dataset_, order_[static_cast<size_t>(position_)], row, batch);
+    CopyExample(*dataset_, order_[static_cast<size_t>(position_)], row, images, labels, batch);
     ++position_;
     ++examples_seen_;
     if (position_ == shard_size()) {

@@ -53,6 +53,15 @@ class FashionMnistDataTest : public ::testing::Test {
 std::shared_ptr<const ImageDataset> FashionMnistDataTest::train_;
 std::shared_ptr<const ImageDataset> FashionMnistDataTest::test_;
 
+// Whether the 784 floats at `row` are example `index` of `data` scaled to [0, 1].
+bool RowHolds(const float* row, const ImageDataset& data, int64_t index) {
+  const uint8_t* pixels = data.pixels.data() + index * data.example_size();
+  for (int64_t i = 0; i < data.example_size(); ++i) {
+    if (row[i] != ImageDataset::PixelValue(pixels[i])) return false;
+  }
+  return true;
+}
+
 std::vector<int64_t> ClassCounts(const ImageDataset& data) {
   std::vector<int64_t> counts(ImageDataset::kNumClasses, 0);
   for (int32_t label : data.labels) {
@@ -66,7 +75,7 @@ TEST_F(FashionMnistDataTest, TrainSplitHas60000BalancedExamples) {
   EXPECT_EQ(train_->rows, 28);
   EXPECT_EQ(train_->cols, 28);
   EXPECT_EQ(train_->example_size(), 784);
-  ASSERT_EQ(train_->images.size(), size_t{60000} * 784);
+  ASSERT_EQ(train_->pixels.size(), size_t{60000} * 784);
   ASSERT_EQ(train_->labels.size(), size_t{60000});
   EXPECT_EQ(train_->labels[0], 9);  // an ankle boot, as in every Fashion-MNIST description
   EXPECT_EQ(ClassCounts(*train_), std::vector<int64_t>(10, 6000));
@@ -76,23 +85,32 @@ TEST_F(FashionMnistDataTest, TestSplitHas10000BalancedExamples) {
   EXPECT_EQ(test_->size, 10000);
   EXPECT_EQ(test_->rows, 28);
   EXPECT_EQ(test_->cols, 28);
-  ASSERT_EQ(test_->images.size(), size_t{10000} * 784);
+  ASSERT_EQ(test_->pixels.size(), size_t{10000} * 784);
   EXPECT_EQ(test_->labels[0], 9);
   EXPECT_EQ(ClassCounts(*test_), std::vector<int64_t>(10, 1000));
 }
 
-TEST_F(FashionMnistDataTest, PixelsAreScaledToZeroOne) {
-  auto [lo, hi] = std::minmax_element(train_->images.begin(), train_->images.end());
-  EXPECT_EQ(*lo, 0.0f);
-  EXPECT_EQ(*hi, 1.0f);  // 255 occurs, and maps to exactly 1
-  // A value between the extremes is byte / 255: check one against the raw file.
+TEST_F(FashionMnistDataTest, PixelsAreTheFilesBytesAndBatchesScaleThemToZeroOne) {
   auto raw = ReadIdxFile(DefaultFashionMnistDir() + "/train-images-idx3-ubyte.gz");
   ASSERT_TRUE(raw.ok()) << raw.status();
   EXPECT_EQ(raw->dims, (std::vector<int64_t>{60000, 28, 28}));
-  size_t mid = 0;
-  while (mid < raw->data.size() && (raw->data[mid] == 0 || raw->data[mid] == 255)) ++mid;
-  ASSERT_LT(mid, raw->data.size());
-  EXPECT_FLOAT_EQ(train_->images[mid], raw->data[mid] / 255.0f);
+  EXPECT_EQ(train_->pixels, raw->data);
+  EXPECT_EQ(ImageDataset::PixelValue(0), 0.0f);
+  EXPECT_EQ(ImageDataset::PixelValue(255), 1.0f);  // exactly
+  EXPECT_EQ(ImageDataset::PixelValue(51), 0.2f);
+  // A batch of every example holds every pixel / 255, 0 and 1 included.
+  auto all = ExampleRange(*train_, 0, train_->size);
+  ASSERT_TRUE(all.ok()) << all.status();
+  auto values = all->images.flat<float>();
+  ASSERT_EQ(static_cast<size_t>(values.size()), raw->data.size());
+  size_t wrong = 0;
+  for (size_t i = 0; i < raw->data.size(); ++i) {
+    if (values[i] != static_cast<float>(raw->data[i]) / 255.0f) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0u);
+  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  EXPECT_EQ(*lo, 0.0f);
+  EXPECT_EQ(*hi, 1.0f);  // 255 occurs
 }
 
 TEST_F(FashionMnistDataTest, ReadIdxFileGivesDimsAndBytes) {
@@ -114,9 +132,7 @@ TEST_F(FashionMnistDataTest, ExampleRangeCopiesInOrder) {
   auto images = batch->images.flat<float>();
   for (int row = 0; row < 5; ++row) {
     EXPECT_EQ(batch->labels.flat<int32_t>()[row], test_->labels[10 + row]);
-    EXPECT_TRUE(std::equal(images.begin() + row * 784, images.begin() + (row + 1) * 784,
-                           test_->images.begin() + (10 + row) * 784))
-        << "row " << row;
+    EXPECT_TRUE(RowHolds(images.data() + row * 784, *test_, 10 + row)) << "row " << row;
   }
   EXPECT_TRUE(ExampleRange(*test_, 0, 0).ok());
   EXPECT_TRUE(IsInvalidArgument(ExampleRange(*test_, 5, 4).status()));
@@ -215,9 +231,7 @@ TEST_F(FashionMnistDataTest, BatchesHoldTheirExamples) {
   for (int row = 0; row < 64; ++row) {
     const int64_t index = batch->indices[row];
     EXPECT_EQ(batch->labels.flat<int32_t>()[row], train_->labels[index]);
-    EXPECT_TRUE(std::equal(images.begin() + row * 784, images.begin() + (row + 1) * 784,
-                           train_->images.begin() + index * 784))
-        << "row " << row;
+    EXPECT_TRUE(RowHolds(images.data() + row * 784, *train_, index)) << "row " << row;
   }
   EXPECT_EQ(it->examples_seen(), 64);
   EXPECT_EQ(it->epoch(), 0);
@@ -231,8 +245,8 @@ std::shared_ptr<const ImageDataset> TinyDataset(int64_t size) {
   data.rows = 1;
   data.cols = 2;
   for (int64_t i = 0; i < size; ++i) {
-    data.images.push_back(static_cast<float>(i));
-    data.images.push_back(-static_cast<float>(i));
+    data.pixels.push_back(static_cast<uint8_t>(i));
+    data.pixels.push_back(static_cast<uint8_t>(100 + i));
     data.labels.push_back(static_cast<int32_t>(i % 10));
   }
   return std::make_shared<const ImageDataset>(std::move(data));
@@ -253,7 +267,9 @@ TEST(BatchIteratorTest, BatchesSpanEpochBoundaries) {
 
   auto batch = it->Next(2);  // examples 2 and 3
   ASSERT_TRUE(batch.ok());
-  EXPECT_EQ(batch->images, Tensor::FromVector<float>({2, -2, 3, -3}, TensorShape({2, 2})));
+  EXPECT_EQ(batch->images, Tensor::FromVector<float>({2 / 255.0f, 102 / 255.0f, 3 / 255.0f,
+                                                     103 / 255.0f},
+                                                    TensorShape({2, 2})));
   EXPECT_EQ(batch->labels, Tensor::FromVector<int32_t>({2, 3}));
 }
 
@@ -441,8 +457,11 @@ TEST_F(FashionMnistErrorTest, LoadsSmallDatasetFromPlainFiles) {
   EXPECT_EQ(data->size, 2);
   EXPECT_EQ(data->rows, 1);
   EXPECT_EQ(data->cols, 3);
-  EXPECT_EQ(data->images, (std::vector<float>{0, 0.2f, 1, 0.4f, 0, 0}));
+  EXPECT_EQ(data->pixels, (std::vector<uint8_t>{0, 51, 255, 102, 0, 0}));
   EXPECT_EQ(data->labels, (std::vector<int32_t>{3, 0}));
+  auto batch = ExampleRange(*data, 0, 2);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->images, Tensor::FromVector<float>({0, 0.2f, 1, 0.4f, 0, 0}, TensorShape({2, 3})));
 }
 
 TEST_F(FashionMnistErrorTest, ImageAndLabelFilesMustAgree) {
