@@ -13,7 +13,9 @@ bool IsClientTerminated(const proto::NodeDef& node) {
 int PeerSends(const proto::GraphDef& partition) {
   int n = 0;
   for (const proto::NodeDef& node : partition.node()) {
-    n += node.op() == "_Send" && !IsClientTerminated(node);
+    const auto push = node.attr().find("push");
+    n += node.op() == "_Send" && !IsClientTerminated(node) &&
+         !(push != node.attr().end() && push->second.b());
   }
   return n;
 }

@@ -31,9 +31,9 @@ StatusOr<ClientTerminatedKeys> MakeClientTerminated(
 
 // Whether `node` is a client-terminated _Send or _Recv (its value rides a RunGraph message).
 bool IsClientTerminated(const proto::NodeDef& node);
-// How many tensors a partition sends to other tasks (its _Send nodes that are not
-// client-terminated): its step outlives its RunGraph until peers have pulled them all with
-// RecvTensor.
+// How many tensors a partition sends to other tasks for them to pull (its _Send nodes that
+// are neither client-terminated nor pushed): its step outlives its RunGraph until peers
+// have pulled them all with RecvTensor.
 int PeerSends(const proto::GraphDef& partition);
 
 }  // namespace tw

@@ -30,6 +30,12 @@ struct RunGraphResult {
   std::vector<NamedTensor> recv;
 };
 
+// Asks for the values of `proto.rendezvous_key` of a step and delivers `push` (rendezvous
+// keys and values the caller sends to that step) to it first; `proto.push` is unused.
+struct RecvTensorArgs {
+  proto::RecvTensorRequest proto;
+  std::vector<NamedTensor> push;
+};
 // The values of the request's rendezvous keys, in that order.
 struct RecvTensorResult {
   std::vector<NamedTensor> tensor;

@@ -47,28 +47,57 @@ class StepRendezvous final : public Rendezvous,
       local_.RecvAsync(key, cm, std::move(done));
       return;
     }
-    Pull(task, {key}, cm, [done = std::move(done)](const Status& s, RecvTensorResult& got) {
+    Call(task, {key}, {}, cm, [done = std::move(done)](const Status& s, RecvTensorResult& got) {
       done(s, s.ok() ? got.tensor[0].tensor : Tensor());
     });
   }
 
   // Pulls `keys` (all produced on `task`) with one RecvTensor call, which answers when all
   // of them are there, and leaves them in this rendezvous for the _Recv nodes marked
-  // `prefetch` (src/graph/partition.h), which read them locally. A failure aborts the
-  // rendezvous, so those _Recv nodes fail with it.
+  // `prefetch` (src/graph/partition.h), which read them locally. When `push` names keys
+  // this step sends to that task, the call waits for them and carries them. A failure
+  // aborts the rendezvous, so those _Recv nodes fail with it.
   void Prefetch(const std::string& task, std::vector<std::string> keys,
+                const std::vector<std::string>& push,
                 const std::shared_ptr<CancellationManager>& cm) {
-    // `self` and `cm` stay alive until the call is over, even when the step ends first.
-    Pull(task, std::move(keys), cm.get(),
-         [self = shared_from_this(), cm](const Status& s, RecvTensorResult& got) {
-           if (!s.ok()) {
-             self->StartAbort(s);
-             return;
-           }
-           for (NamedTensor& t : got.tensor) {
-             if (!self->local_.Send(t.name, t.tensor).ok()) return;  // the step ended
-           }
-         });
+    if (push.empty()) {
+      Pull(task, std::move(keys), {}, cm);
+      return;
+    }
+    struct Gather {
+      absl::Mutex mu;
+      size_t pending ABSL_GUARDED_BY(mu);
+      Status status ABSL_GUARDED_BY(mu);
+      std::vector<NamedTensor> push;
+      std::vector<std::string> keys;
+    };
+    auto gather = std::make_shared<Gather>();
+    gather->pending = push.size();
+    gather->push.resize(push.size());
+    gather->keys = std::move(keys);
+    for (size_t i = 0; i < push.size(); ++i) {
+      gather->push[i].name = push[i];
+      local_.RecvAsync(push[i], cm.get(),
+                       [self = shared_from_this(), task, cm, gather, i](const Status& s,
+                                                                       const Tensor& t) {
+                         Status status;
+                         {
+                           absl::MutexLock lock(&gather->mu);
+                           if (s.ok()) {
+                             gather->push[i].tensor = t;
+                           } else if (gather->status.ok()) {
+                             gather->status = s;
+                           }
+                           if (--gather->pending > 0) return;
+                           status = gather->status;
+                         }
+                         if (!status.ok()) {
+                           self->StartAbort(status);
+                           return;
+                         }
+                         self->Pull(task, std::move(gather->keys), std::move(gather->push), cm);
+                       });
+    }
   }
 
   void StartAbort(const Status& status) override { local_.StartAbort(status); }
@@ -83,11 +112,28 @@ class StepRendezvous final : public Rendezvous,
   StatusOr<Tensor> TryRecvLocal(const std::string& key) { return local_.TryRecv(key); }
 
  private:
-  using PullCallback = std::function<void(const Status&, RecvTensorResult&)>;
-  // One RecvTensor call to `task` for `keys`; `done` gets the tensors in the keys' order.
-  // Errors other than cancellation name the task.
-  void Pull(const std::string& task, std::vector<std::string> keys, CancellationManager* cm,
-            PullCallback done) {
+  using CallCallback = std::function<void(const Status&, RecvTensorResult&)>;
+
+  // A prefetch: one call, whose tensors go into this rendezvous. `self` and `cm` stay alive
+  // until the call is over, even when the step ends first.
+  void Pull(const std::string& task, std::vector<std::string> keys, std::vector<NamedTensor> push,
+            const std::shared_ptr<CancellationManager>& cm) {
+    Call(task, std::move(keys), std::move(push), cm.get(),
+         [self = shared_from_this(), cm](const Status& s, RecvTensorResult& got) {
+           if (!s.ok()) {
+             self->StartAbort(s);
+             return;
+           }
+           for (NamedTensor& t : got.tensor) {
+             if (!self->local_.Send(t.name, t.tensor).ok()) return;  // the step ended
+           }
+         });
+  }
+
+  // One RecvTensor call to `task` for `keys`, carrying `push`; `done` gets the tensors in
+  // the keys' order. Errors other than cancellation name the task.
+  void Call(const std::string& task, std::vector<std::string> keys, std::vector<NamedTensor> push,
+            CancellationManager* cm, CallCallback done) {
     auto peer = peers_->GetWorker(task);
     if (!peer.ok()) {
       RecvTensorResult none;
@@ -95,18 +141,19 @@ class StepRendezvous final : public Rendezvous,
       return;
     }
     struct Call {
-      proto::RecvTensorRequest request;
+      RecvTensorArgs request;
       RecvTensorResult response;
     };
     auto call = std::make_shared<Call>();
-    call->request.set_step_id(step_id_);
-    for (std::string& key : keys) call->request.add_rendezvous_key(std::move(key));
+    call->request.proto.set_step_id(step_id_);
+    for (std::string& key : keys) call->request.proto.add_rendezvous_key(std::move(key));
+    call->request.push = std::move(push);
     (*peer)->RecvTensorAsync(
         &call->request, &call->response, cm, [call, task, done = std::move(done)](Status s) {
-          if (s.ok() && call->response.tensor.size() !=
-                            static_cast<size_t>(call->request.rendezvous_key_size())) {
-            s = errors::Internal("RecvTensor asked for ", call->request.rendezvous_key_size(),
-                                 " tensors and got ", call->response.tensor.size());
+          const int asked = call->request.proto.rendezvous_key_size();
+          if (s.ok() && call->response.tensor.size() != static_cast<size_t>(asked)) {
+            s = errors::Internal("RecvTensor asked for ", asked, " tensors and got ",
+                                 call->response.tensor.size());
           }
           if (!s.ok() && !IsCancelled(s)) s = errors::Annotate(s, "From " + task + ": ");
           done(s, call->response);
@@ -219,15 +266,28 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     return;
   }
   // The keys of the _Recv nodes the partitioner marked for prefetching, by source device
-  // (the partitioner made sure that each such group can be answered as a whole).
-  std::map<std::string, std::vector<std::string>> prefetch;
+  // (the partitioner made sure that each such group can be answered as a whole), and of the
+  // _Send nodes it marked push, by destination device.
+  std::map<std::string, std::vector<std::string>> prefetch, push;
   for (const Node& n : (*graph)->nodes()) {
-    if (n.op() != "_Recv" || !n.def.attr().at("prefetch").b()) continue;
+    const bool recv = n.op() == "_Recv";
+    if (!recv && n.op() != "_Send") continue;
     const auto& attr = n.def.attr();
+    const bool marked = recv ? attr.at("prefetch").b() && !attr.at("pushed").b()
+                             : attr.at("push").b();
+    if (!marked) continue;
     const std::string& src = attr.at("send_device").s();
-    prefetch[src].push_back(
-        RendezvousKey(src, static_cast<uint64_t>(attr.at("send_device_incarnation").i()),
-                      attr.at("recv_device").s(), attr.at("tensor_name").s()));
+    const std::string& dst = attr.at("recv_device").s();
+    (recv ? prefetch[src] : push[dst])
+        .push_back(RendezvousKey(src, static_cast<uint64_t>(attr.at("send_device_incarnation").i()),
+                                 dst, attr.at("tensor_name").s()));
+  }
+  for (const auto& [dst, keys] : push) {
+    if (!prefetch.contains(dst)) {
+      done(errors::InvalidArgument("graph pushes ", keys.front(), " to ", dst,
+                                   " but pulls nothing from it to carry the push"));
+      return;
+    }
   }
   std::shared_ptr<IsolatedDevice> isolated;
   if (request->isolate_session()) {
@@ -245,8 +305,12 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
   auto item = std::make_shared<GraphItem>();
   item->session_handle = request->session_handle();
   item->peer_sends = PeerSends(request->graph_def());
-  for (auto& [src, keys] : prefetch)
-    item->prefetch.emplace_back(TaskOfDevice(src), std::move(keys));
+  for (auto& [src, keys] : prefetch) {
+    auto pushed = push.find(src);
+    item->prefetch.push_back({TaskOfDevice(src), std::move(keys),
+                              pushed == push.end() ? std::vector<std::string>()
+                                                   : std::move(pushed->second)});
+  }
   item->executor = *std::move(executor);
   item->isolated = std::move(isolated);
   // The incarnation makes handles unique across restarts of this task: a master holding a
@@ -353,7 +417,9 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
   }
   // The step stays until the partition has finished and peers have pulled what it sends.
   if (item->peer_sends > 0) step->Settle(item->peer_sends + 1);
-  for (const auto& [task, keys] : item->prefetch) step->Prefetch(task, keys, state->cm);
+  for (const GraphItem::PrefetchBatch& b : item->prefetch) {
+    step->Prefetch(b.task, b.keys, b.push, state->cm);
+  }
   Executor::Args args;
   args.step_id = step_id;
   args.rendezvous = step.get();
@@ -416,8 +482,9 @@ void Worker::RunEnded(int64_t step_id, const CancellationManager* cm) {
   }
 }
 
-void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
+void Worker::RecvTensorAsync(const RecvTensorArgs* args, RecvTensorResult* response,
                              CancellationManager* cm, StatusCallback done) {
+  const proto::RecvTensorRequest* request = &args->proto;
   const int n = request->rendezvous_key_size();
   if (n == 0) {
     done(errors::InvalidArgument("RecvTensor of step ", request->step_id(), " names no tensor"));
@@ -442,10 +509,29 @@ void Worker::RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensor
       return;
     }
   }
+  for (const NamedTensor& pushed : args->push) {
+    auto key = ParseRendezvousKey(pushed.name);
+    if (!key.ok()) {
+      done(errors::Annotate(key.status(), "pushed tensor: "));
+      return;
+    }
+    if (key->dst_device != device_->name()) {
+      done(errors::InvalidArgument("pushed tensor ", pushed.name, " is for ", key->dst_device,
+                                   ", not for this task's device ", device_->name()));
+      return;
+    }
+  }
   std::shared_ptr<StepRendezvous> step = FindOrCreateStep(request->step_id());
   if (step == nullptr) {
     done(errors::Cancelled("step ", request->step_id(), " has ended"));
     return;
+  }
+  // The pushed tensors first: the requested ones may be computed from them.
+  for (const NamedTensor& pushed : args->push) {
+    if (Status s = step->Send(pushed.name, pushed.tensor); !s.ok()) {
+      done(errors::Annotate(s, "pushed tensor " + pushed.name + ": "));
+      return;
+    }
   }
   // Answers when every key has its tensor, with the first error if any failed (a failed
   // receive means the step was aborted or cancelled, which ends every other wait too).

@@ -46,8 +46,9 @@ class Worker final : public WorkerInterface {
   // (Cancelled) instead of run.
   void RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response, CancellationManager* cm,
                      StatusCallback done) override;
-  // Aborted when the key names another incarnation of this task's device.
-  void RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
+  // Aborted when the key names another incarnation of this task's device; InvalidArgument
+  // for a pushed tensor that is not for this task's device or was sent already.
+  void RecvTensorAsync(const RecvTensorArgs* request, RecvTensorResult* response,
                        CancellationManager* cm, StatusCallback done) override;
   // Ends a step on this worker: its running partitions are cancelled, pending receives
   // fail, its tensors are dropped, and a RunGraph of the step arriving later is refused.
@@ -69,10 +70,14 @@ class Worker final : public WorkerInterface {
     std::unique_ptr<Executor> executor;
     // How many of the partition's _Send nodes feed other tasks (which pull with RecvTensor).
     int peer_sends = 0;
-    // (source task, rendezvous keys) of the _Recv nodes marked prefetch, one entry per
-    // source device: each step pulls each entry's tensors with one RecvTensor call as it
-    // starts.
-    std::vector<std::pair<std::string, std::vector<std::string>>> prefetch;
+    // One per source device of _Recv nodes marked prefetch and not pushed: each step pulls
+    // `keys` with one RecvTensor call to `task`, after its _Send nodes marked push to that
+    // device have sent `push`, which the call carries.
+    struct PrefetchBatch {
+      std::string task;
+      std::vector<std::string> keys, push;
+    };
+    std::vector<PrefetchBatch> prefetch;
   };
   // How long a CleanupGraph'd step is remembered, to refuse a RunGraph that arrives after it.
   static constexpr absl::Duration kEndedStepMemory = absl::Minutes(5);

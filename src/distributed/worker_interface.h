@@ -31,8 +31,9 @@ class WorkerInterface {
   // `cm` (may be null) cancels the step on this worker.
   virtual void RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response,
                              CancellationManager* cm, StatusCallback done) = 0;
-  // Waits until the step on this worker has produced the tensor; `cm` cancels the wait.
-  virtual void RecvTensorAsync(const proto::RecvTensorRequest* request, RecvTensorResult* response,
+  // Delivers the request's pushed tensors to the step on this worker, then waits until it
+  // has produced the requested tensors; `cm` cancels the wait.
+  virtual void RecvTensorAsync(const RecvTensorArgs* request, RecvTensorResult* response,
                                CancellationManager* cm, StatusCallback done) = 0;
   virtual void CleanupGraphAsync(const proto::CleanupGraphRequest* request,
                                  proto::CleanupGraphResponse* response, StatusCallback done) = 0;

@@ -3,6 +3,7 @@
 // pull cross-task tensors with RecvTensor, and clean up.
 #include "src/distributed/worker.h"
 
+#include <atomic>
 #include <map>
 
 #include "absl/synchronization/notification.h"
@@ -28,12 +29,15 @@ const std::string kWorker = "/job:worker/replica:0/task:0/device:CPU:0";
 
 class LocalWorkerCache : public WorkerCache {
  public:
+  // Workers look a peer up once per RecvTensor call they make.
   StatusOr<WorkerInterface*> GetWorker(const std::string& task) override {
+    ++lookups;
     auto it = workers.find(task);
     if (it == workers.end()) return errors::NotFound("no task ", task);
     return it->second;
   }
   std::map<std::string, WorkerInterface*> workers;
+  std::atomic<int> lookups{0};
 };
 
 // Calls an async worker method and waits for it.
@@ -214,9 +218,10 @@ TEST_F(TwoTaskTest, VariableOnPsFedAndFetchedAcrossTasks) {
   EXPECT_EQ(devices_[kWorker]->resource_manager()->size(), 0u);
 }
 
-// Weights to the worker and gradients to the ps each cross in one RecvTensor call, and a
-// value read after the update crosses on its own (src/graph/partition.h): the step ends,
-// with the values of one ordinary step.
+// Weights to the worker and gradients to the ps cross in one RecvTensor call (the ps pushes
+// the weights with its pull of the gradients), and a value read after the update crosses
+// on its own (src/graph/partition.h): the step ends, with the values of one ordinary step,
+// after two RecvTensor calls.
 TEST_F(TwoTaskTest, PrefetchedTensorsAndAValueReadAfterTheUpdateCrossInOneStep) {
   Scope root = Scope::NewRootScope();
   auto w = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "w", DT_FLOAT, {});
@@ -234,9 +239,11 @@ TEST_F(TwoTaskTest, PrefetchedTensorsAndAValueReadAfterTheUpdateCrossInOneStep) 
   ops::Identity(root.WithOpName("seen"), updated);
   const proto::GraphDef graph = *root.ToGraphDef();
   ASSERT_TRUE(RunStep(graph, {}, {}, {"init_w", "init_b"}).ok());
+  cache_.lookups = 0;
   auto out = RunStep(graph, {}, {"seen:0"}, {"update_b"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].scalar<float>(), 3.0f + 12.0f);
+  EXPECT_EQ(cache_.lookups, 2);
   auto after = RunStep(graph, {}, {"read_w:0", "read_b:0"}, {});
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ((*after)[0].scalar<float>(), 15.0f);
@@ -280,10 +287,10 @@ TEST_F(TwoTaskTest, RecvTensorOfSeveralKeysAnswersWhenAllAreThere) {
   Pending partition;
   workers_[kPs]->RunGraphAsync(&run, &ran, nullptr, partition.Callback());
 
-  proto::RecvTensorRequest recv;
-  recv.set_step_id(300);
-  recv.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "second"));
-  recv.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "first"));
+  RecvTensorArgs recv;
+  recv.proto.set_step_id(300);
+  recv.proto.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "second"));
+  recv.proto.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "first"));
   RecvTensorResult got;
   Pending answered;
   workers_[kPs]->RecvTensorAsync(&recv, &got, nullptr, answered.Callback());
@@ -339,9 +346,9 @@ TEST_F(TwoTaskTest, StaleHandlesAndIncarnationsAreAborted) {
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("Possibly this worker (/job:ps/replica:0/task:0) just restarted"));
 
-  proto::RecvTensorRequest recv;
-  recv.set_step_id(1);
-  recv.add_rendezvous_key(
+  RecvTensorArgs recv;
+  recv.proto.set_step_id(1);
+  recv.proto.add_rendezvous_key(
       RendezvousKey(kPs, devices_[kPs]->incarnation() + 1, kWorker, "edge_0_x"));
   RecvTensorResult tensor;
   s = Call([&](auto* req, auto* resp,

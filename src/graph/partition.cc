@@ -64,7 +64,14 @@ bool Acyclic(const std::vector<std::vector<int>>& out) {
 //   sources and that its consumers wait for, the graph stays acyclic. (Two devices that
 //   each batch, where each batch needs a value the other side computes from its own
 //   batch, would wait for each other.) Batches are taken in order while that holds.
-std::set<CrossKey> PrefetchableTensors(const Graph& g) {
+// - A pair of batches between two devices X and Y may become one call: X pushes its batch
+//   to Y with its pull of Y's batch, so that pull starts only when X's batch is complete.
+//   Accepted when the graph stays acyclic with X's batch before Y's.
+struct Prefetch {
+  std::set<CrossKey> prefetch;  // pulled, or pushed when also in `push`
+  std::set<CrossKey> push;
+};
+Prefetch PrefetchableTensors(const Graph& g) {
   const std::vector<Node>& nodes = g.nodes();
   auto device = [&](int id) -> const std::string& { return nodes[id].def.device(); };
   std::map<std::pair<std::string, std::string>, std::set<CrossKey>> by_devices;
@@ -115,7 +122,8 @@ std::set<CrossKey> PrefetchableTensors(const Graph& g) {
   for (const Node& n : nodes) {
     for (const Edge& e : n.out_edges) out[n.id].push_back(e.dst);
   }
-  std::set<CrossKey> prefetchable;
+  Prefetch result;
+  std::map<std::pair<std::string, std::string>, int> batch_of;  // accepted batches' nodes
   for (const auto& [devices, keys] : candidates) {
     std::vector<std::vector<int>> with = out;
     const int batch = static_cast<int>(with.size());
@@ -129,9 +137,21 @@ std::set<CrossKey> PrefetchableTensors(const Graph& g) {
     }
     if (!Acyclic(with)) continue;
     out = std::move(with);
-    prefetchable.insert(keys.begin(), keys.end());
+    batch_of[devices] = batch;
+    result.prefetch.insert(keys.begin(), keys.end());
   }
-  return prefetchable;
+  for (const auto& [devices, batch] : batch_of) {
+    auto reverse = batch_of.find({devices.second, devices.first});
+    if (reverse == batch_of.end()) continue;
+    out[batch].push_back(reverse->second);  // this batch goes with the pull of the other
+    if (!Acyclic(out)) {
+      out[batch].pop_back();
+      continue;
+    }
+    const std::set<CrossKey>& keys = candidates.at(devices);
+    result.push.insert(keys.begin(), keys.end());
+  }
+  return result;
 }
 
 }  // namespace
@@ -142,7 +162,7 @@ StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::Gra
   std::map<std::string, proto::GraphDef> parts;
   // The _Recv's name of each cross-device tensor.
   std::map<CrossKey, std::string> recvs;
-  const std::set<CrossKey> prefetchable = PrefetchableTensors(*g);
+  const Prefetch prefetch = PrefetchableTensors(*g);
   int edge_id = 0;
 
   for (int id : g->topological_order()) {
@@ -187,11 +207,14 @@ StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::Gra
                                            src_dev, incarnation, dst_dev);
         send.set_device(src_dev);
         send.add_input(sent);
+        const bool pushed = prefetch.push.contains(key);
+        if (pushed) (*send.mutable_attr())["push"] = MakeAttr(true);
         *src_part.add_node() = send;
         proto::NodeDef recv = SendRecvNode(tensor_name + "/recv", "_Recv", type, tensor_name,
                                            src_dev, incarnation, dst_dev);
         recv.set_device(dst_dev);
-        if (prefetchable.contains(key)) (*recv.mutable_attr())["prefetch"] = MakeAttr(true);
+        if (prefetch.prefetch.contains(key)) (*recv.mutable_attr())["prefetch"] = MakeAttr(true);
+        if (pushed) (*recv.mutable_attr())["pushed"] = MakeAttr(true);
         *parts[dst_dev].add_node() = recv;
         it = recvs.emplace(key, recv.name()).first;
       }

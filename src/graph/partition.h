@@ -25,7 +25,12 @@ struct PartitionOptions {
 // _Recv. A _Recv gets `prefetch` when its worker may pull its tensor together with the
 // others from the same source device as the step starts (one RecvTensor call that answers
 // when all are there): when the source produces it without needing anything the
-// destination computes after receiving from the source. Returns device -> its partition.
+// destination computes after receiving from the source. When two devices each prefetch a
+// batch from the other, one of them may push its batch with its own pull instead (its
+// _Send nodes get `push`, the other side's _Recv nodes `pushed`): a parameter server
+// sends the weights with its request for the gradients, one call per step instead of two.
+// It does so only when its batch needs nothing of the other one. Returns device -> its
+// partition.
 StatusOr<std::map<std::string, proto::GraphDef>> PartitionGraph(const proto::GraphDef& placed,
                                                                 const PartitionOptions& options);
 

@@ -156,6 +156,52 @@ TEST(PartitionTest, PrefetchMarksTheTensorsASourceProducesOnItsOwn) {
   EXPECT_TRUE(prefetch(kPs, "update_w", 1));    // grad_w
   EXPECT_TRUE(prefetch(kPs, "update_b", 1));    // grad_b
   EXPECT_FALSE(prefetch(kWorker, "seen", 0));   // updated
+  // Both sides batch, and the weights need nothing of the gradients: the ps pushes them
+  // with its pull of the gradients.
+  auto attr = [&](const std::string& device, const std::string& node, const std::string& name) {
+    auto it = Find(parts->at(device), node)->attr().find(name);
+    return it != Find(parts->at(device), node)->attr().end() && it->second.b();
+  };
+  auto recv_of = [&](const std::string& device, const std::string& node, int i) {
+    return Find(parts->at(device), node)->input(i);
+  };
+  auto send_of = [&](const std::string& recv) {  // "edge_N_x/recv" -> "edge_N_x/send"
+    return recv.substr(0, recv.size() - 4) + "send";
+  };
+  for (int i : {0, 1}) {
+    const std::string weight = recv_of(kWorker, "grad_w", i);
+    EXPECT_TRUE(attr(kWorker, weight, "pushed")) << weight;
+    EXPECT_TRUE(attr(kPs, send_of(weight), "push")) << weight;
+  }
+  for (const char* update : {"update_w", "update_b"}) {
+    const std::string gradient = recv_of(kPs, update, 1);
+    EXPECT_FALSE(attr(kPs, gradient, "pushed")) << gradient;
+    EXPECT_FALSE(attr(kWorker, send_of(gradient), "push")) << gradient;
+  }
+  EXPECT_FALSE(attr(kWorker, recv_of(kWorker, "seen", 0), "pushed"));
+}
+
+// Both sides batch, but the ps's tensor is computed from the worker's: the ps cannot push
+// it with its pull of the worker's (that pull would wait for it), so the worker pushes
+// its tensor with its pull of the ps's instead.
+TEST(PartitionTest, OnlyTheSideWhoseBatchNeedsNothingOfTheOtherPushes) {
+  Scope root = Scope::NewRootScope();
+  auto b = ops::Const(root.WithOpName("b").WithDevice(kWorker), Tensor::Scalar<float>(2));
+  auto a = ops::Neg(root.WithOpName("a").WithDevice(kPs), b);
+  ops::Identity(root.WithOpName("k").WithDevice(kWorker), a);
+  auto parts = PartitionGraph(*root.ToGraphDef(), {});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  auto marked = [&](const std::string& device, const std::string& op, const std::string& name) {
+    for (const auto& n : parts->at(device).node()) {
+      auto it = n.attr().find(name);
+      if (n.op() == op && it != n.attr().end() && it->second.b()) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(marked(kWorker, "_Send", "push"));
+  EXPECT_TRUE(marked(kPs, "_Recv", "pushed"));
+  EXPECT_FALSE(marked(kPs, "_Send", "push"));
+  EXPECT_FALSE(marked(kWorker, "_Recv", "pushed"));
 }
 
 // Each device batches what it receives from the other, and each batch needs a value the

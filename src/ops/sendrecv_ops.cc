@@ -15,8 +15,12 @@ TW_REGISTER_OP("_Send")
     .Attr("send_device_incarnation: int")
     .Attr("recv_device: string")
     .Attr("client_terminated: bool = false")
+    .Attr("push: bool = false")
     .SetIsStateful()
-    .Doc("Leaves its input in the step's rendezvous for the matching _Recv.");
+    .Doc(
+        "Leaves its input in the step's rendezvous for the matching _Recv. A push _Send's "
+        "value goes to the receiving task with its worker's pull from that task, instead of "
+        "being pulled by it.");
 
 // The rendezvous key of a _Send or _Recv node, from its attributes.
 Status KeyFromAttrs(OpKernelConstruction* c, std::string* key) {
@@ -53,11 +57,13 @@ TW_REGISTER_OP("_Recv")
     .Attr("recv_device: string")
     .Attr("client_terminated: bool = false")
     .Attr("prefetch: bool = false")
+    .Attr("pushed: bool = false")
     .SetIsStateful()
     .Doc(
         "Waits for the matching _Send's tensor; never holds a thread while waiting. A "
         "client-terminated _Recv reads a value the client fed into this task's rendezvous; "
-        "a prefetch _Recv one its worker pulled with others as the step started.");
+        "a prefetch _Recv one its worker pulled with others as the step started, or (also "
+        "pushed) one the sending task pushed with its own pull.");
 
 class RecvOp : public AsyncOpKernel {
  public:

@@ -133,14 +133,15 @@ class WorkerServiceImpl final : public WorkerServiceBase {
   }
   grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
                                        grpc::ByteBuffer* resp) override {
-    auto* r = new CancellableReactor<proto::RecvTensorRequest, RecvTensorResult>();
-    if (Status s = DecodeProto(*req, &r->args); !s.ok()) {
+    auto* r = new CancellableReactor<RecvTensorArgs, RecvTensorResult>();
+    if (Status s = DecodeRecvTensorArgs(*req, &r->args); !s.ok()) {
       r->Done(s);
       return r;
     }
     worker_->RecvTensorAsync(&r->args, &r->result, r->cm(), [r, resp](const Status& s) {
       if (s.ok()) {
-        *resp = EncodeRecvTensorResult(r->result, shm::SameHost(r->args.shared_memory_host()));
+        *resp =
+            EncodeRecvTensorResult(r->result, shm::SameHost(r->args.proto.shared_memory_host()));
       }
       r->Done(s);
     });

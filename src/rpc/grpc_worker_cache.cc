@@ -116,12 +116,21 @@ class GrpcRemoteWorker final : public WorkerInterface {
                 }
               });
   }
-  void RecvTensorAsync(const proto::RecvTensorRequest* req, RecvTensorResult* resp,
+  // Pushed tensors go in shared memory when the server is on this host (learned from its
+  // earlier replies).
+  void RecvTensorAsync(const RecvTensorArgs* req, RecvTensorResult* resp,
                        CancellationManager* cm, StatusCallback done) override {
     RawCall(
-        "/tw.proto.WorkerService/RecvTensor", EncodeRecvTensorRequest(*req),
-        [resp](const grpc::ByteBuffer& reply) { return DecodeRecvTensorResult(reply, resp); }, cm,
-        std::move(done));
+        "/tw.proto.WorkerService/RecvTensor",
+        EncodeRecvTensorArgs(*req,
+                             {.shared_memory = peer_same_host_.load(std::memory_order_relaxed)}),
+        [this, resp](const grpc::ByteBuffer& reply) {
+          std::string peer_host;
+          Status s = DecodeRecvTensorResult(reply, resp, &peer_host);
+          if (s.ok()) peer_same_host_.store(shm::SameHost(peer_host), std::memory_order_relaxed);
+          return s;
+        },
+        cm, std::move(done));
   }
   void CleanupGraphAsync(const proto::CleanupGraphRequest* req, proto::CleanupGraphResponse* resp,
                          StatusCallback done) override {

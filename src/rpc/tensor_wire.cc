@@ -241,18 +241,29 @@ Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* resu
   return OkStatus();
 }
 
-grpc::ByteBuffer EncodeRecvTensorRequest(const proto::RecvTensorRequest& request) {
-  proto::RecvTensorRequest copy = request;
-  copy.set_shared_memory_host(shm::HostIdentity());
-  return EncodeProto(copy);
+grpc::ByteBuffer EncodeRecvTensorArgs(const RecvTensorArgs& args,
+                                      const TensorTransport& transport) {
+  proto::RecvTensorRequest header = args.proto;
+  header.set_shared_memory_host(shm::HostIdentity());
+  return EncodeNamed(std::move(header), &proto::RecvTensorRequest::mutable_push, args.push,
+                     {.shared_memory = transport.shared_memory});
+}
+Status DecodeRecvTensorArgs(const grpc::ByteBuffer& buffer, RecvTensorArgs* args) {
+  return DecodeNamed(buffer, &args->proto, &proto::RecvTensorRequest::mutable_push, &args->push);
 }
 grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool shared_memory) {
-  return EncodeNamed(proto::RecvTensorResponse(), &proto::RecvTensorResponse::mutable_tensor,
-                     result.tensor, {.shared_memory = shared_memory});
-}
-Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result) {
   proto::RecvTensorResponse header;
-  return DecodeNamed(buffer, &header, &proto::RecvTensorResponse::mutable_tensor, &result->tensor);
+  header.set_shared_memory_host(shm::HostIdentity());
+  return EncodeNamed(std::move(header), &proto::RecvTensorResponse::mutable_tensor, result.tensor,
+                     {.shared_memory = shared_memory});
+}
+Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result,
+                              std::string* peer_host) {
+  proto::RecvTensorResponse header;
+  TW_RETURN_IF_ERROR(
+      DecodeNamed(buffer, &header, &proto::RecvTensorResponse::mutable_tensor, &result->tensor));
+  if (peer_host != nullptr) *peer_host = header.shared_memory_host();
+  return OkStatus();
 }
 
 grpc::ByteBuffer EncodeProto(const google::protobuf::MessageLite& message) {

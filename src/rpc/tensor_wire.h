@@ -95,9 +95,14 @@ grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result,
 Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
                             std::vector<ChunkedTensor>* chunks = nullptr,
                             std::string* peer_host = nullptr);
-grpc::ByteBuffer EncodeRecvTensorRequest(const proto::RecvTensorRequest& request);
+// Pushed tensors travel whole (never chunked): in shared memory when `transport` allows.
+grpc::ByteBuffer EncodeRecvTensorArgs(const RecvTensorArgs& args,
+                                      const TensorTransport& transport = {});
+Status DecodeRecvTensorArgs(const grpc::ByteBuffer& buffer, RecvTensorArgs* args);
 grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool shared_memory = false);
-Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result);
+// `peer_host`, when given, receives the server's host identity.
+Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result,
+                              std::string* peer_host = nullptr);
 
 // A plain protobuf message as a ByteBuffer and back (for the raw gRPC methods' requests).
 grpc::ByteBuffer EncodeProto(const google::protobuf::MessageLite& message);

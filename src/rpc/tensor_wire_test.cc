@@ -100,12 +100,22 @@ TEST(TensorWireTest, EveryCallRoundTrips) {
   EXPECT_EQ(recv_out.tensor[1].name, "b");
   EXPECT_EQ(recv_out.tensor[1].tensor, recv.tensor[1].tensor);
 
-  proto::RecvTensorRequest request;
-  request.add_rendezvous_key("key");
-  request.add_rendezvous_key("other");
-  proto::RecvTensorRequest request_out;
-  ASSERT_TRUE(DecodeProto(EncodeProto(request), &request_out).ok());
-  EXPECT_THAT(request_out.rendezvous_key(), ::testing::ElementsAre("key", "other"));
+  RecvTensorArgs request;
+  request.proto.set_step_id(7);
+  request.proto.add_rendezvous_key("key");
+  request.proto.add_rendezvous_key("other");
+  request.push.push_back({"pushed", Tensor::FromVector<float>({1, 2, 3})});
+  request.push.push_back({"also", Tensor::Scalar<int64_t>(-4)});
+  RecvTensorArgs request_out;
+  ASSERT_TRUE(DecodeRecvTensorArgs(EncodeRecvTensorArgs(request), &request_out).ok());
+  EXPECT_EQ(request_out.proto.step_id(), 7);
+  EXPECT_THAT(request_out.proto.rendezvous_key(), ::testing::ElementsAre("key", "other"));
+  EXPECT_EQ(request_out.proto.push_size(), 0);  // the tensors are in `push`
+  ASSERT_EQ(request_out.push.size(), 2u);
+  EXPECT_EQ(request_out.push[0].name, "pushed");
+  EXPECT_EQ(request_out.push[0].tensor, request.push[0].tensor);
+  EXPECT_EQ(request_out.push[1].name, "also");
+  EXPECT_EQ(request_out.push[1].tensor, request.push[1].tensor);
 }
 
 TEST(TensorWireTest, TruncatedMessagesAreInvalidArgument) {
@@ -214,11 +224,21 @@ TEST(TensorWireTest, RecvTensorReplyInSharedMemoryRoundTrips) {
   Status replay = DecodeRecvTensorResult(buffer, &out);
   EXPECT_TRUE(IsDataLoss(replay)) << replay;
 
-  proto::RecvTensorRequest request;
-  request.add_rendezvous_key("k");
-  proto::RecvTensorRequest decoded;
-  ASSERT_TRUE(DecodeProto(EncodeRecvTensorRequest(request), &decoded).ok());
-  EXPECT_EQ(decoded.shared_memory_host(), shm::HostIdentity());
+  std::string peer_host;
+  ASSERT_TRUE(DecodeRecvTensorResult(EncodeRecvTensorResult(in), &out, &peer_host).ok());
+  EXPECT_EQ(peer_host, shm::HostIdentity());
+
+  // A request's pushed tensors go in shared memory too, and carry the caller's identity.
+  RecvTensorArgs request;
+  request.proto.add_rendezvous_key("k");
+  request.push.push_back({"p", Iota(100'000)});
+  grpc::ByteBuffer pushed = EncodeRecvTensorArgs(request, {.shared_memory = true});
+  EXPECT_LT(Flatten(pushed).size(), 300u);
+  RecvTensorArgs decoded;
+  ASSERT_TRUE(DecodeRecvTensorArgs(pushed, &decoded).ok());
+  EXPECT_EQ(decoded.proto.shared_memory_host(), shm::HostIdentity());
+  ASSERT_EQ(decoded.push.size(), 1u);
+  EXPECT_EQ(decoded.push[0].tensor, request.push[0].tensor);
 }
 
 }  // namespace
