@@ -77,26 +77,26 @@ class StepRendezvous final : public Rendezvous,
     gather->keys = std::move(keys);
     for (size_t i = 0; i < push.size(); ++i) {
       gather->push[i].name = push[i];
-      local_.RecvAsync(push[i], cm.get(),
-                       [self = shared_from_this(), task, cm, gather, i](const Status& s,
-                                                                       const Tensor& t) {
-                         Status status;
-                         {
-                           absl::MutexLock lock(&gather->mu);
-                           if (s.ok()) {
-                             gather->push[i].tensor = t;
-                           } else if (gather->status.ok()) {
-                             gather->status = s;
-                           }
-                           if (--gather->pending > 0) return;
-                           status = gather->status;
-                         }
-                         if (!status.ok()) {
-                           self->StartAbort(status);
-                           return;
-                         }
-                         self->Pull(task, std::move(gather->keys), std::move(gather->push), cm);
-                       });
+      local_.RecvAsync(
+          push[i], cm.get(),
+          [self = shared_from_this(), task, cm, gather, i](const Status& s, const Tensor& t) {
+            Status status;
+            {
+              absl::MutexLock lock(&gather->mu);
+              if (s.ok()) {
+                gather->push[i].tensor = t;
+              } else if (gather->status.ok()) {
+                gather->status = s;
+              }
+              if (--gather->pending > 0) return;
+              status = gather->status;
+            }
+            if (!status.ok()) {
+              self->StartAbort(status);
+              return;
+            }
+            self->Pull(task, std::move(gather->keys), std::move(gather->push), cm);
+          });
     }
   }
 
@@ -273,8 +273,8 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     const bool recv = n.op() == "_Recv";
     if (!recv && n.op() != "_Send") continue;
     const auto& attr = n.def.attr();
-    const bool marked = recv ? attr.at("prefetch").b() && !attr.at("pushed").b()
-                             : attr.at("push").b();
+    const bool marked =
+        recv ? attr.at("prefetch").b() && !attr.at("pushed").b() : attr.at("push").b();
     if (!marked) continue;
     const std::string& src = attr.at("send_device").s();
     const std::string& dst = attr.at("recv_device").s();
@@ -307,9 +307,9 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
   item->peer_sends = PeerSends(request->graph_def());
   for (auto& [src, keys] : prefetch) {
     auto pushed = push.find(src);
-    item->prefetch.push_back({TaskOfDevice(src), std::move(keys),
-                              pushed == push.end() ? std::vector<std::string>()
-                                                   : std::move(pushed->second)});
+    item->prefetch.push_back(
+        {TaskOfDevice(src), std::move(keys),
+         pushed == push.end() ? std::vector<std::string>() : std::move(pushed->second)});
   }
   item->executor = *std::move(executor);
   item->isolated = std::move(isolated);

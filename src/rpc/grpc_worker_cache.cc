@@ -118,8 +118,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   }
   // Pushed tensors go in shared memory when the server is on this host (learned from its
   // earlier replies).
-  void RecvTensorAsync(const RecvTensorArgs* req, RecvTensorResult* resp,
-                       CancellationManager* cm, StatusCallback done) override {
+  void RecvTensorAsync(const RecvTensorArgs* req, RecvTensorResult* resp, CancellationManager* cm,
+                       StatusCallback done) override {
     RawCall(
         "/tw.proto.WorkerService/RecvTensor",
         EncodeRecvTensorArgs(*req,

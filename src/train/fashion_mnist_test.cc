@@ -267,9 +267,9 @@ TEST(BatchIteratorTest, BatchesSpanEpochBoundaries) {
 
   auto batch = it->Next(2);  // examples 2 and 3
   ASSERT_TRUE(batch.ok());
-  EXPECT_EQ(batch->images, Tensor::FromVector<float>({2 / 255.0f, 102 / 255.0f, 3 / 255.0f,
-                                                     103 / 255.0f},
-                                                    TensorShape({2, 2})));
+  EXPECT_EQ(batch->images,
+            Tensor::FromVector<float>({2 / 255.0f, 102 / 255.0f, 3 / 255.0f, 103 / 255.0f},
+                                      TensorShape({2, 2})));
   EXPECT_EQ(batch->labels, Tensor::FromVector<int32_t>({2, 3}));
 }
 
@@ -461,7 +461,8 @@ TEST_F(FashionMnistErrorTest, LoadsSmallDatasetFromPlainFiles) {
   EXPECT_EQ(data->labels, (std::vector<int32_t>{3, 0}));
   auto batch = ExampleRange(*data, 0, 2);
   ASSERT_TRUE(batch.ok()) << batch.status();
-  EXPECT_EQ(batch->images, Tensor::FromVector<float>({0, 0.2f, 1, 0.4f, 0, 0}, TensorShape({2, 3})));
+  EXPECT_EQ(batch->images,
+            Tensor::FromVector<float>({0, 0.2f, 1, 0.4f, 0, 0}, TensorShape({2, 3})));
 }
 
 TEST_F(FashionMnistErrorTest, ImageAndLabelFilesMustAgree) {
