@@ -150,6 +150,10 @@ class StepRendezvous final : public Rendezvous,
     call->request.push = std::move(push);
     (*peer)->RecvTensorAsync(
         &call->request, &call->response, cm, [call, task, done = std::move(done)](Status s) {
+          // The pushed tensors are sent: drop them before `done` runs the step on, so a
+          // variable they were read from is not shared when an update comes to it (it would
+          // be copied first).
+          call->request.push.clear();
           const int asked = call->request.proto.rendezvous_key_size();
           if (s.ok() && call->response.tensor.size() != static_cast<size_t>(asked)) {
             s = errors::Internal("RecvTensor asked for ", asked, " tensors and got ",

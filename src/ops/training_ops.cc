@@ -300,7 +300,12 @@ class ApplyOp : public OpKernel {
       for (int i = 0; i < kNumVars; ++i) data[i] = values[i]->template flat<T>().data();
       const T* g = grad.template flat<T>().data();
       if constexpr (!kSparse) {
-        Run<T>(data, 0, g, values[0]->num_elements(), s.data());
+        // Block by block: an update of several passes (Adagrad: accum, then var) then reads
+        // each block from the L1 cache in its later passes instead of from memory.
+        const int64_t n = values[0]->num_elements();
+        for (int64_t offset = 0; offset < n; offset += kDenseBlock) {
+          Run<T>(data, offset, g + offset, std::min(kDenseBlock, n - offset), s.data());
+        }
       } else {
         for (size_t i = 0; i < rows.size(); ++i) {
           Run<T>(data, rows[i] * row_size, g + static_cast<int64_t>(i) * row_size, row_size,
@@ -310,6 +315,9 @@ class ApplyOp : public OpKernel {
     });
     TW_OP_REQUIRES(ctx, known, UnsupportedType(*this, grad.dtype()));
   }
+
+  // Elements per block of a dense update: with up to 4 arrays of 8-byte values, 64 KiB.
+  static constexpr int64_t kDenseBlock = 2048;
 
   // Applies the update to elements [offset, offset + n) of the variable and its slots.
   template <typename T>

@@ -123,8 +123,9 @@ TEST_F(TrainingTest, AdagradTwoSteps) {
 }
 
 // The hot case: a 784x256 float variable, checked against a double-precision reference.
+// Large enough to be updated block by block, with a last block shorter than the others.
 TEST_F(TrainingTest, AdagradLargeFloatMatchesReference) {
-  constexpr int64_t kRows = 784, kCols = 256, kN = kRows * kCols;
+  constexpr int64_t kRows = 785, kCols = 256, kN = kRows * kCols;
   std::vector<float> w0(kN), g(kN);
   for (int64_t i = 0; i < kN; ++i) {
     w0[i] = static_cast<float>((i % 97) - 48) / 50.0f;
@@ -144,11 +145,16 @@ TEST_F(TrainingTest, AdagradLargeFloatMatchesReference) {
       ref_w[i] -= 0.01 * g[i] / std::sqrt(ref_a[i]);
     }
   }
-  Tensor got = Read(w);
+  Tensor got = Read(w), got_accum = Read(accum);
   auto v = got.flat<float>();
-  int bad = 0;
-  for (int64_t i = 0; i < kN; ++i) bad += std::abs(v[i] - ref_w[i]) > 1e-5;
+  auto a = got_accum.flat<float>();
+  int bad = 0, bad_accum = 0;
+  for (int64_t i = 0; i < kN; ++i) {
+    bad += std::abs(v[i] - ref_w[i]) > 1e-5;
+    bad_accum += std::abs(a[i] - ref_a[i]) > 1e-4;
+  }
   EXPECT_EQ(bad, 0);
+  EXPECT_EQ(bad_accum, 0);
 }
 
 TEST_F(TrainingTest, AdamThreeSteps) {
