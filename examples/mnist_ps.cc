@@ -16,6 +16,7 @@
 // exits by itself, with code 0 on success.
 #include <stdio.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -160,6 +161,10 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   const absl::Time start = absl::Now();
   absl::Duration evaluating;  // excluded from the training time
   int64_t local_steps = 0, first_step = -1, last_step = 0, next_eval = flags.eval_every;
+  // The global steps other workers made while this one evaluated are excluded with the
+  // evaluation time: counting them would credit the training rate with steps made in time
+  // it does not count. `evaluated_at` is the global step an evaluation began after.
+  int64_t steps_while_evaluating = 0, evaluated_at = -1;
   while (!(*session)->ShouldStop()) {
     auto batch = batches->Next(flags.batch_size);
     if (!batch.ok()) return Fail("reading a batch", batch.status());
@@ -174,12 +179,17 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
     ++local_steps;
     last_step = (*out)[2].scalar<int64_t>();
     if (first_step < 0) first_step = last_step;
+    if (evaluated_at >= 0) {  // this step is ours; the others since the evaluation are not
+      steps_while_evaluating += std::max<int64_t>(0, last_step - evaluated_at - 1);
+      evaluated_at = -1;
+    }
     if (is_chief && flags.eval_every > 0 && last_step >= next_eval) {
       const absl::Time eval_start = absl::Now();
       const double trained = absl::ToDoubleSeconds(eval_start - start - evaluating);
       auto accuracy = Evaluate(*(*session)->raw_session(), model, *test);
       if (!accuracy.ok()) return Fail("evaluating", accuracy.status());
       evaluating += absl::Now() - eval_start;
+      evaluated_at = last_step;
       Say(absl::StrFormat("eval at step %d: test accuracy %.4f after %.1f s of training", last_step,
                           *accuracy, trained));
       while (next_eval <= last_step) next_eval += flags.eval_every;
@@ -207,10 +217,12 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   // Each global step consumes one batch, or one per aggregated replica when synchronous.
   const int64_t examples_per_step = flags.batch_size * (sync != nullptr ? aggregate : 1);
   const double train_secs = absl::ToDoubleSeconds(absl::Now() - start - evaluating);
+  const int64_t trained = last_step - first_step + 1 - steps_while_evaluating;
   Say(absl::StrFormat(
-      "trained %d global steps in %.1f s: %.0f examples/s (all workers)",
-      last_step - first_step + 1, train_secs,
-      static_cast<double>((last_step - first_step + 1) * examples_per_step) / train_secs));
+      "trained %d global steps in %.1f s: %.0f examples/s (all workers; %d more steps were made "
+      "during evaluations)",
+      trained, train_secs, static_cast<double>(trained * examples_per_step) / train_secs,
+      steps_while_evaluating));
   auto accuracy = Evaluate(*(*session)->raw_session(), model, *test);
   if (!accuracy.ok()) return Fail("evaluating", accuracy.status());
   Status closed = (*session)->Close();  // the final checkpoint
