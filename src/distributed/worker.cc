@@ -52,6 +52,9 @@ class StepRendezvous final : public Rendezvous,
     });
   }
 
+  // A _Recv marked pushed waits locally: when its sender fails, it learns so from the
+  // master's CleanupGraph (or the step's timeout), not from a pull of its own.
+  //
   // Pulls `keys` (all produced on `task`) with one RecvTensor call, which answers when all
   // of them are there, and leaves them in this rendezvous for the _Recv nodes marked
   // `prefetch` (src/graph/partition.h), which read them locally. When `push` names keys
@@ -230,6 +233,11 @@ bool Worker::StepEnded(int64_t step_id) {
   return ended_.contains(step_id);
 }
 
+size_t Worker::ActiveSteps() {
+  absl::MutexLock lock(&mu_);
+  return steps_.size();
+}
+
 void Worker::EraseStep(int64_t step_id, const StepRendezvous* step) {
   absl::MutexLock lock(&mu_);
   auto it = steps_.find(step_id);
@@ -277,6 +285,11 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     const bool recv = n.op() == "_Recv";
     if (!recv && n.op() != "_Send") continue;
     const auto& attr = n.def.attr();
+    if (recv && attr.at("pushed").b() && !attr.at("prefetch").b()) {
+      // It would pull a value its sender keeps for the push, and wait for ever.
+      done(errors::InvalidArgument("_Recv '", n.name(), "' is pushed but not prefetch"));
+      return;
+    }
     const bool marked =
         recv ? attr.at("prefetch").b() && !attr.at("pushed").b() : attr.at("push").b();
     if (!marked) continue;
@@ -513,15 +526,23 @@ void Worker::RecvTensorAsync(const RecvTensorArgs* args, RecvTensorResult* respo
       return;
     }
   }
+  // Pushes come from the network: each must be a tensor another task sends to this one
+  // (never one of the tensors asked for, which this task produces), named once.
+  absl::flat_hash_set<std::string_view> pushed_names;
   for (const NamedTensor& pushed : args->push) {
     auto key = ParseRendezvousKey(pushed.name);
     if (!key.ok()) {
       done(errors::Annotate(key.status(), "pushed tensor: "));
       return;
     }
-    if (key->dst_device != device_->name()) {
-      done(errors::InvalidArgument("pushed tensor ", pushed.name, " is for ", key->dst_device,
-                                   ", not for this task's device ", device_->name()));
+    if (key->dst_device != device_->name() || key->src_device == device_->name()) {
+      done(errors::InvalidArgument("pushed tensor ", pushed.name, " goes from ", key->src_device,
+                                   " to ", key->dst_device, ", not from another task to this ",
+                                   "task's device ", device_->name()));
+      return;
+    }
+    if (!pushed_names.insert(pushed.name).second) {
+      done(errors::InvalidArgument("RecvTensor pushes ", pushed.name, " twice"));
       return;
     }
   }

@@ -61,6 +61,9 @@ class Worker final : public WorkerInterface {
   void CleanupAllAsync(const proto::CleanupAllRequest* request, proto::CleanupAllResponse* response,
                        StatusCallback done) override;
 
+  // How many steps this worker holds tensors or waits for (tests and diagnostics).
+  size_t ActiveSteps();
+
  private:
   struct GraphItem {
     std::string session_handle;

@@ -63,11 +63,13 @@ class TwoTaskTest : public ::testing::Test {
     }
   }
 
-  // Plans and runs one step like a master whose own task is the worker task.
+  // Plans and runs one step like a master whose own task is the worker task. `cleanup`:
+  // send CleanupGraph to every task afterwards (a master does only after a failed step).
   StatusOr<std::vector<Tensor>> RunStep(const proto::GraphDef& graph,
                                         const std::vector<std::pair<std::string, Tensor>>& feeds,
                                         const std::vector<std::string>& fetches,
-                                        const std::vector<std::string>& targets) {
+                                        const std::vector<std::string>& targets,
+                                        bool cleanup = true) {
     std::vector<std::string> feed_names;
     for (const auto& f : feeds) feed_names.push_back(f.first);
     TW_ASSIGN_OR_RETURN(proto::GraphDef step, PruneForStep(graph, feed_names, fetches, targets));
@@ -118,12 +120,13 @@ class TwoTaskTest : public ::testing::Test {
           +[](int* p) { return *p == 0; }, &pending));
     }
     for (auto& [device, worker] : workers_) {
-      proto::CleanupGraphRequest cleanup;
-      cleanup.set_step_id(step_id);
+      if (!cleanup) break;
+      proto::CleanupGraphRequest request;
+      request.set_step_id(step_id);
       proto::CleanupGraphResponse ignored;
       (void)Call([target = worker.get()](auto* req, auto* resp,
                                          auto done) { target->CleanupGraphAsync(req, resp, done); },
-                 &cleanup, &ignored);
+                 &request, &ignored);
     }
     for (auto& [device, s] : statuses) {
       if (!s.ok() && !IsCancelled(s) && !IsAborted(s)) return s;
@@ -248,6 +251,11 @@ TEST_F(TwoTaskTest, PrefetchedTensorsAndAValueReadAfterTheUpdateCrossInOneStep) 
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ((*after)[0].scalar<float>(), 15.0f);
   EXPECT_EQ((*after)[1].scalar<float>(), 4.0f + 7.0f);
+  // Without CleanupGraph (as after any successful step), both tasks forget the step: the
+  // partitions ran and every tensor pulled or pushed was taken.
+  ASSERT_TRUE(RunStep(graph, {}, {"seen:0"}, {"update_b"}, /*cleanup=*/false).ok());
+  EXPECT_EQ(workers_[kPs]->ActiveSteps(), 0u);
+  EXPECT_EQ(workers_[kWorker]->ActiveSteps(), 0u);
 }
 
 // Adds to `graph` (on the ps task) a _Send of `input` to the worker task.
@@ -356,6 +364,45 @@ TEST_F(TwoTaskTest, StaleHandlesAndIncarnationsAreAborted) {
            &recv, &tensor);
   EXPECT_TRUE(IsAborted(s));
   EXPECT_THAT(std::string(s.message()), HasSubstr("the task restarted"));
+}
+
+// Pushed tensors come from the network: anything but tensors another task sends to this
+// one, each once, to a step that has not ended, is refused before it reaches the step.
+TEST_F(TwoTaskTest, MalformedOrLatePushesAreRefused) {
+  const uint64_t ps = devices_[kPs]->incarnation(), worker = devices_[kWorker]->incarnation();
+  auto recv = [&](int64_t step, std::vector<NamedTensor> push) {
+    RecvTensorArgs args;
+    args.proto.set_step_id(step);
+    args.proto.add_rendezvous_key(RendezvousKey(kWorker, worker, kPs, "asked"));
+    args.push = std::move(push);
+    RecvTensorResult ignored;
+    return Call([&](auto* req, auto* resp,
+                    auto done) { workers_[kWorker]->RecvTensorAsync(req, resp, nullptr, done); },
+                &args, &ignored);
+  };
+  const Tensor one = Tensor::Scalar<float>(1);
+  Status s = recv(5, {{"nonsense", one}});
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  s = recv(5, {{RendezvousKey(kPs, ps, kPs, "elsewhere"), one}});
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("not from another task to this task"));
+  s = recv(5, {{RendezvousKey(kWorker, worker, kWorker, "own"), one}});
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  const std::string key = RendezvousKey(kPs, ps, kWorker, "twice");
+  s = recv(5, {{key, one}, {key, one}});
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("twice"));
+  EXPECT_EQ(workers_[kWorker]->ActiveSteps(), 0u);  // none of them reached a step
+
+  proto::CleanupGraphRequest cleanup;
+  cleanup.set_step_id(6);
+  proto::CleanupGraphResponse ignored;
+  ASSERT_TRUE(Call([this](auto* req, auto* resp,
+                          auto done) { workers_[kWorker]->CleanupGraphAsync(req, resp, done); },
+                   &cleanup, &ignored)
+                  .ok());
+  s = recv(6, {{RendezvousKey(kPs, ps, kWorker, "late"), one}});
+  EXPECT_TRUE(IsCancelled(s)) << s;
 }
 
 TEST_F(TwoTaskTest, GetStatusAndCleanupAll) {

@@ -228,6 +228,34 @@ TEST(PartitionTest, PrefetchNeverLetsTwoBatchesWaitForEachOther) {
   EXPECT_TRUE(batched(kPs) || batched(kWorker));  // one batch alone is fine
 }
 
+// As above, with the dependence through a third device: the ps's tensor is computed from
+// the worker's after a round trip through another ps task. The ps still must not push.
+TEST(PartitionTest, APushNeverWaitsForItsOwnPullThroughAThirdDevice) {
+  const std::string kPs1 = "/job:ps/replica:0/task:1/device:CPU:0";
+  Scope root = Scope::NewRootScope();
+  auto b = ops::Const(root.WithOpName("b").WithDevice(kWorker), Tensor::Scalar<float>(2));
+  auto e = ops::Neg(root.WithOpName("e").WithDevice(kPs), b);
+  auto c = ops::Neg(root.WithOpName("c").WithDevice(kPs1), e);
+  auto a = ops::Neg(root.WithOpName("a").WithDevice(kPs), c);
+  ops::Identity(root.WithOpName("k").WithDevice(kWorker), a);
+  auto parts = PartitionGraph(*root.ToGraphDef(), {});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  // The _Send of `node`'s output in `device`'s partition toward `to`, and whether it pushes.
+  auto pushes = [&](const std::string& device, const std::string& node, const std::string& to) {
+    for (const auto& n : parts->at(device).node()) {
+      if (n.op() != "_Send" || n.input(0) != node || n.attr().at("recv_device").s() != to) {
+        continue;
+      }
+      auto it = n.attr().find("push");
+      return it != n.attr().end() && it->second.b();
+    }
+    ADD_FAILURE() << "no _Send of " << node << " to " << to;
+    return false;
+  };
+  EXPECT_FALSE(pushes(kPs, "a", kWorker));
+  EXPECT_TRUE(pushes(kWorker, "b", kPs));
+}
+
 // Runs one step of `graph` over several devices in this process.
 class TwoDeviceRunner {
  public:

@@ -127,7 +127,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
         [this, resp](const grpc::ByteBuffer& reply) {
           std::string peer_host;
           Status s = DecodeRecvTensorResult(reply, resp, &peer_host);
-          if (s.ok()) peer_same_host_.store(shm::SameHost(peer_host), std::memory_order_relaxed);
+          peer_same_host_.store(s.ok() && shm::SameHost(peer_host), std::memory_order_relaxed);
           return s;
         },
         cm, std::move(done));
@@ -204,7 +204,13 @@ class GrpcRemoteWorker final : public WorkerInterface {
                          std::move(cb));
         },
         cm,
-        [buffers, decode, done = std::move(done)](const Status& s) {
+        [this, buffers, decode, done = std::move(done)](const Status& s) {
+          // The request's tensors are sent: release them before `done` runs the step on (a
+          // variable they were read from would otherwise be copied by its next update).
+          buffers->request.Clear();
+          // A failed call may mean the peer is not where it was (restarted elsewhere, or in
+          // another pid namespace): its next reply says again whether it shares this host.
+          if (!s.ok()) peer_same_host_.store(false, std::memory_order_relaxed);
           done(s.ok() ? decode(buffers->reply) : s);
         });
   }
