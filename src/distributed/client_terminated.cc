@@ -5,17 +5,22 @@
 
 namespace tw {
 
-bool IsClientTerminated(const proto::NodeDef& node) {
-  auto it = node.attr().find("client_terminated");
+namespace {
+
+// A bool attribute of a _Send/_Recv (absent: its default, false).
+bool Flag(const proto::NodeDef& node, const std::string& name) {
+  auto it = node.attr().find(name);
   return it != node.attr().end() && it->second.b();
 }
+
+}  // namespace
+
+bool IsClientTerminated(const proto::NodeDef& node) { return Flag(node, "client_terminated"); }
 
 int PeerSends(const proto::GraphDef& partition) {
   int n = 0;
   for (const proto::NodeDef& node : partition.node()) {
-    const auto push = node.attr().find("push");
-    n += node.op() == "_Send" && !IsClientTerminated(node) &&
-         !(push != node.attr().end() && push->second.b());
+    n += node.op() == "_Send" && !IsClientTerminated(node) && !Flag(node, "push");
   }
   return n;
 }

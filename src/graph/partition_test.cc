@@ -28,6 +28,20 @@ const proto::NodeDef* Find(const proto::GraphDef& g, const std::string& name) {
   return nullptr;
 }
 
+// A bool attribute of `node` (absent: the default, false).
+bool Flag(const proto::NodeDef& node, const std::string& name) {
+  auto it = node.attr().find(name);
+  return it != node.attr().end() && it->second.b();
+}
+
+// Whether some `op` node of `part` has bool attribute `name` set.
+bool AnyMarked(const proto::GraphDef& part, const std::string& op, const std::string& name) {
+  for (const auto& n : part.node()) {
+    if (n.op() == op && Flag(n, name)) return true;
+  }
+  return false;
+}
+
 TEST(PlacerTest, PlacesByRequestColocationAndDefault) {
   Scope root = Scope::NewRootScope();
   auto v = ops::MakeVariable(root.WithDevice("/job:ps"), "v", DT_FLOAT, {});
@@ -148,8 +162,7 @@ TEST(PartitionTest, PrefetchMarksTheTensorsASourceProducesOnItsOwn) {
     const proto::NodeDef* recv = Find(part, Find(part, node)->input(i));
     EXPECT_NE(recv, nullptr) << node;
     EXPECT_EQ(recv->op(), "_Recv") << node;
-    auto it = recv->attr().find("prefetch");  // absent: the default, false
-    return it != recv->attr().end() && it->second.b();
+    return Flag(*recv, "prefetch");
   };
   EXPECT_TRUE(prefetch(kWorker, "grad_w", 0));  // read_w
   EXPECT_TRUE(prefetch(kWorker, "grad_w", 1));  // read_b
@@ -159,8 +172,7 @@ TEST(PartitionTest, PrefetchMarksTheTensorsASourceProducesOnItsOwn) {
   // Both sides batch, and the weights need nothing of the gradients: the ps pushes them
   // with its pull of the gradients.
   auto attr = [&](const std::string& device, const std::string& node, const std::string& name) {
-    auto it = Find(parts->at(device), node)->attr().find(name);
-    return it != Find(parts->at(device), node)->attr().end() && it->second.b();
+    return Flag(*Find(parts->at(device), node), name);
   };
   auto recv_of = [&](const std::string& device, const std::string& node, int i) {
     return Find(parts->at(device), node)->input(i);
@@ -191,17 +203,10 @@ TEST(PartitionTest, OnlyTheSideWhoseBatchNeedsNothingOfTheOtherPushes) {
   ops::Identity(root.WithOpName("k").WithDevice(kWorker), a);
   auto parts = PartitionGraph(*root.ToGraphDef(), {});
   ASSERT_TRUE(parts.ok()) << parts.status();
-  auto marked = [&](const std::string& device, const std::string& op, const std::string& name) {
-    for (const auto& n : parts->at(device).node()) {
-      auto it = n.attr().find(name);
-      if (n.op() == op && it != n.attr().end() && it->second.b()) return true;
-    }
-    return false;
-  };
-  EXPECT_TRUE(marked(kWorker, "_Send", "push"));
-  EXPECT_TRUE(marked(kPs, "_Recv", "pushed"));
-  EXPECT_FALSE(marked(kPs, "_Send", "push"));
-  EXPECT_FALSE(marked(kWorker, "_Recv", "pushed"));
+  EXPECT_TRUE(AnyMarked(parts->at(kWorker), "_Send", "push"));
+  EXPECT_TRUE(AnyMarked(parts->at(kPs), "_Recv", "pushed"));
+  EXPECT_FALSE(AnyMarked(parts->at(kPs), "_Send", "push"));
+  EXPECT_FALSE(AnyMarked(parts->at(kWorker), "_Recv", "pushed"));
 }
 
 // Each device batches what it receives from the other, and each batch needs a value the
@@ -218,11 +223,7 @@ TEST(PartitionTest, PrefetchNeverLetsTwoBatchesWaitForEachOther) {
   auto parts = PartitionGraph(*root.ToGraphDef(), {});
   ASSERT_TRUE(parts.ok()) << parts.status();
   auto batched = [&](const std::string& device) {  // whether any _Recv prefetches
-    for (const auto& n : parts->at(device).node()) {
-      auto it = n.attr().find("prefetch");
-      if (n.op() == "_Recv" && it != n.attr().end() && it->second.b()) return true;
-    }
-    return false;
+    return AnyMarked(parts->at(device), "_Recv", "prefetch");
   };
   EXPECT_FALSE(batched(kPs) && batched(kWorker));
   EXPECT_TRUE(batched(kPs) || batched(kWorker));  // one batch alone is fine
@@ -246,8 +247,7 @@ TEST(PartitionTest, APushNeverWaitsForItsOwnPullThroughAThirdDevice) {
       if (n.op() != "_Send" || n.input(0) != node || n.attr().at("recv_device").s() != to) {
         continue;
       }
-      auto it = n.attr().find("push");
-      return it != n.attr().end() && it->second.b();
+      return Flag(n, "push");
     }
     ADD_FAILURE() << "no _Send of " << node << " to " << to;
     return false;
