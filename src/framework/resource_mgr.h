@@ -41,10 +41,10 @@ class ResourceMgr {
       const std::string& container, const std::string& name,
       const std::function<StatusOr<std::shared_ptr<T>>()>& create);
 
-  // NotFound naming the resource when absent.
+  // The resource (container, T's type, name); NotFound naming it when absent. The type comes
+  // from T, never from a caller's string: a resource is only ever cast to its own class.
   template <typename T>
-  StatusOr<std::shared_ptr<T>> Lookup(const std::string& container, const std::string& type,
-                                      const std::string& name) const;
+  StatusOr<std::shared_ptr<T>> Lookup(const std::string& container, const std::string& name) const;
 
   // Destroys every resource of the containers (all of them when `containers` is empty).
   // Unknown containers are ignored.
@@ -76,12 +76,11 @@ StatusOr<std::shared_ptr<T>> ResourceMgr::LookupOrCreate(
 
 template <typename T>
 StatusOr<std::shared_ptr<T>> ResourceMgr::Lookup(const std::string& container,
-                                                 const std::string& type,
                                                  const std::string& name) const {
-  auto found = Find(Key{Container(container), type, name});
+  auto found = Find(Key{Container(container), T::kTypeName, name});
   if (found == nullptr) {
-    return errors::NotFound("Resource ", Container(container), "/", type, "/", name,
-                            " does not exist");
+    return errors::NotFound("Resource ", Container(container), "/", std::string(T::kTypeName), "/",
+                            name, " does not exist");
   }
   return std::static_pointer_cast<T>(found);
 }

@@ -29,7 +29,7 @@ TEST(ResourceMgrTest, SameContainerAndNameIsTheSameResource) {
 
 TEST(ResourceMgrTest, LookupOfMissingResourceIsNotFound) {
   ResourceMgr rm("worker");
-  auto r = rm.Lookup<Counter>("", "Counter", "nope");
+  auto r = rm.Lookup<Counter>("", "nope");
   EXPECT_TRUE(IsNotFound(r.status()));
   EXPECT_EQ(r.status().message(), "Resource worker/Counter/nope does not exist");
 }
@@ -38,10 +38,10 @@ TEST(ResourceMgrTest, ClearDestroysOnlyTheNamedContainers) {
   ResourceMgr rm("ps");
   ASSERT_TRUE(rm.LookupOrCreate<Counter>("", "a", MakeCounter).ok());
   ASSERT_TRUE(rm.LookupOrCreate<Counter>("keep", "b", MakeCounter).ok());
-  auto held = *rm.Lookup<Counter>("", "Counter", "a");
+  auto held = *rm.Lookup<Counter>("", "a");
   rm.Clear({"ps", "unknown"});
   EXPECT_EQ(rm.size(), 1u);
-  EXPECT_TRUE(IsNotFound(rm.Lookup<Counter>("", "Counter", "a").status()));
+  EXPECT_TRUE(IsNotFound(rm.Lookup<Counter>("", "a").status()));
   held->value = 3;  // a holder keeps a cleared resource alive
   EXPECT_EQ(held->value, 3);
   rm.Clear({});

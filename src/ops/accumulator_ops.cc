@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "src/framework/op_kernel.h"
+#include "src/framework/resource_lookup.h"
 #include "src/ops/conditional_accumulator.h"
 #include "tensorweave/ops/training_ops.h"  // IWYU pragma: associated
 
@@ -72,18 +73,11 @@ class ConditionalAccumulatorOp : public OpKernel {
 TW_REGISTER_KERNEL("ConditionalAccumulator", "CPU", ConditionalAccumulatorOp);
 
 StatusOr<std::shared_ptr<ConditionalAccumulatorResource>> LookupAccumulator(OpKernelContext* ctx) {
-  const Tensor& handle = ctx->input(0);
-  if (handle.dtype() != DT_RESOURCE || handle.num_elements() != 1) {
-    return errors::InvalidArgument("expected an accumulator handle, got ", handle.DebugString());
+  auto acc = LookupResource<ConditionalAccumulatorResource>(*ctx, ctx->input(0));
+  if (IsNotFound(acc.status())) {
+    const ResourceHandle& h = ctx->input(0).flat<ResourceHandle>()[0];
+    return errors::NotFound("accumulator ", h.name, " does not exist on ", h.device);
   }
-  const ResourceHandle& h = handle.flat<ResourceHandle>()[0];
-  if (h.device != ctx->device()->name()) {
-    return errors::InvalidArgument("accumulator ", h.name, " lives on ", h.device,
-                                   ", not on this op's device ", ctx->device()->name());
-  }
-  auto acc =
-      ctx->resource_manager()->Lookup<ConditionalAccumulatorResource>(h.container, h.type, h.name);
-  if (!acc.ok()) return errors::NotFound("accumulator ", h.name, " does not exist on ", h.device);
   return acc;
 }
 

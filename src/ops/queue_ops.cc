@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "src/framework/op_kernel.h"
+#include "src/framework/resource_lookup.h"
 #include "src/ops/fifo_queue.h"
 
 namespace tw {
@@ -64,13 +65,11 @@ class FIFOQueueOp : public OpKernel {
 TW_REGISTER_KERNEL("FIFOQueue", "CPU", FIFOQueueOp);
 
 StatusOr<std::shared_ptr<FIFOQueueResource>> LookupQueue(OpKernelContext* ctx) {
-  const Tensor& handle = ctx->input(0);
-  if (handle.dtype() != DT_RESOURCE || handle.num_elements() != 1) {
-    return errors::InvalidArgument("expected a queue handle");
+  auto q = LookupResource<FIFOQueueResource>(*ctx, ctx->input(0));
+  if (IsNotFound(q.status())) {
+    const ResourceHandle& h = ctx->input(0).flat<ResourceHandle>()[0];
+    return errors::NotFound("queue ", h.name, " does not exist on ", h.device);
   }
-  const ResourceHandle& h = handle.flat<ResourceHandle>()[0];
-  auto q = ctx->resource_manager()->Lookup<FIFOQueueResource>(h.container, h.type, h.name);
-  if (!q.ok()) return errors::NotFound("queue ", h.name, " does not exist on ", h.device);
   return q;
 }
 

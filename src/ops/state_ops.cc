@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "src/framework/gradient_registry.h"
+#include "src/framework/resource_lookup.h"
 #include "src/ops/array_grad.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
@@ -19,16 +20,9 @@ namespace tw {
 
 StatusOr<std::shared_ptr<VariableResource>> LookupVariable(OpKernelContext* ctx,
                                                            const Tensor& handle) {
-  if (handle.dtype() != DT_RESOURCE || handle.num_elements() != 1) {
-    return errors::InvalidArgument("expected a variable handle, got ", handle.DebugString());
-  }
-  const ResourceHandle& h = handle.flat<ResourceHandle>()[0];
-  if (h.device != ctx->device()->name()) {
-    return errors::InvalidArgument("variable ", h.name, " lives on ", h.device,
-                                   ", not on this op's device ", ctx->device()->name());
-  }
-  auto var = ctx->resource_manager()->Lookup<VariableResource>(h.container, h.type, h.name);
-  if (!var.ok()) {
+  auto var = LookupResource<VariableResource>(*ctx, handle);
+  if (IsNotFound(var.status())) {
+    const ResourceHandle& h = handle.flat<ResourceHandle>()[0];
     return errors::FailedPrecondition("Attempting to use uninitialized value ", h.name,
                                       " (the variable does not exist on ", h.device, ")");
   }

@@ -267,5 +267,55 @@ TEST(ResourceGatherTest, ReadsRowsWhereTheVariableLives) {
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("indices[0] = 3 is not in [0, 3)"));
 }
 
+// A resource handle is data: a client can wire, feed or forge any handle into any op that
+// takes one. Each kernel checks the resource's real kind and device before using it.
+TEST(ResourceHandleTest, HandleOfTheWrongKindIsInvalidArgumentNamingTheNode) {
+  constexpr char kDevice[] = "/job:localhost/replica:0/task:0/device:CPU:0";
+  Scope root = Scope::NewRootScope();
+  auto queue = ops::FIFOQueue(root, {DT_INT64}, {.shared_name = "q"});
+  auto enqueue = ops::QueueEnqueue(root, queue, {Tensor::Scalar<int64_t>(5)});
+  // The queue's handle used as an int64 variable.
+  ops::Variable as_variable{queue.handle, DT_INT64, {}};
+  auto add = ops::AssignAdd(root.WithOpName("add_to_queue"), as_variable, int64_t{1});
+  // A variable's handle, built as a constant, used as a queue.
+  auto v = ops::MakeVariable(root, "v", DT_INT64, {});
+  auto init = ops::Assign(root, v, int64_t{3});
+  auto forged_variable =
+      ops::Const(root, Tensor::Scalar(ResourceHandle{kDevice, "", "v", "Variable"}));
+  auto size =
+      ops::QueueSize(root.WithOpName("size_of_variable"), ops::Queue{forged_variable, {DT_INT64}});
+  // A handle that claims another device.
+  auto elsewhere = ops::Const(
+      root,
+      Tensor::Scalar(ResourceHandle{"/job:ps/replica:0/task:0/device:CPU:0", "", "v", "Variable"}));
+  auto read_elsewhere =
+      ops::ReadVariable(root.WithOpName("read_elsewhere"), ops::Variable{elsewhere, DT_INT64, {}});
+  // A handle of the right kind naming a queue by a name that only a variable has.
+  auto forged_queue =
+      ops::Const(root, Tensor::Scalar(ResourceHandle{kDevice, "", "v", "FIFOQueue"}));
+  auto size_of_missing = ops::QueueSize(root, ops::Queue{forged_queue, {DT_INT64}});
+
+  ClientSession s(root);
+  ASSERT_TRUE(s.Run({}, {}, {enqueue, init.op()}).ok());
+  auto added = s.Run({}, {add});
+  EXPECT_TRUE(IsInvalidArgument(added.status())) << added.status();
+  EXPECT_THAT(std::string(added.status().message()), HasSubstr("add_to_queue"));
+  EXPECT_THAT(std::string(added.status().message()),
+              HasSubstr("Trying to access resource using the wrong type. Expected Variable got "
+                        "FIFOQueue"));
+  auto sized = s.Run({}, {size});
+  EXPECT_TRUE(IsInvalidArgument(sized.status())) << sized.status();
+  EXPECT_THAT(std::string(sized.status().message()), HasSubstr("Expected FIFOQueue got Variable"));
+  auto read = s.Run({}, {read_elsewhere});
+  EXPECT_TRUE(IsInvalidArgument(read.status())) << read.status();
+  EXPECT_THAT(std::string(read.status().message()),
+              HasSubstr("Trying to access resource v located in device "
+                        "/job:ps/replica:0/task:0/device:CPU:0 from device "));
+  EXPECT_TRUE(IsNotFound(s.Run({}, {size_of_missing}).status()));
+  // Nothing was used as the wrong thing: the queue still holds its element, the variable 3.
+  EXPECT_EQ((*s.Run({}, {ops::QueueSize(root, queue)}))[0].scalar<int32_t>(), 1);
+  EXPECT_EQ((*s.Run({}, {ops::ReadVariable(root, v)}))[0].scalar<int64_t>(), 3);
+}
+
 }  // namespace
 }  // namespace tw
