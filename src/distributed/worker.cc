@@ -238,6 +238,25 @@ size_t Worker::ActiveSteps() {
   return steps_.size();
 }
 
+std::shared_ptr<StepRendezvous> Worker::BeginServing(int64_t step_id) {
+  absl::MutexLock lock(&mu_);
+  if (StepEnded(step_id)) return nullptr;
+  ++serving_[step_id];
+  return FindOrCreateStepLocked(step_id);
+}
+
+void Worker::EndServing(int64_t step_id, StepRendezvous* step, bool failed) {
+  absl::MutexLock lock(&mu_);
+  auto serving = serving_.find(step_id);
+  if (--serving->second > 0) return;
+  serving_.erase(serving);
+  auto it = steps_.find(step_id);
+  if (failed && it != steps_.end() && it->second.get() == step && !running_.contains(step_id) &&
+      step->Settle(0)) {
+    steps_.erase(it);
+  }
+}
+
 void Worker::EraseStep(int64_t step_id, const StepRendezvous* step) {
   absl::MutexLock lock(&mu_);
   auto it = steps_.find(step_id);
@@ -261,21 +280,25 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
                                    ", not on this task's device ", device_->name()));
       return;
     }
+  }
+  // Graph::Create checks every node's attributes against its op (required ones present, of
+  // the declared types, defaults filled in), so the attributes read below exist.
+  auto graph = Graph::Create(request->graph_def());
+  if (!graph.ok()) {
+    done(graph.status());
+    return;
+  }
+  for (const Node& n : (*graph)->nodes()) {
     // A partition planned against an earlier incarnation of this task would wait forever
     // for tensors that process will never send.
-    if ((n.op() == "_Send" || n.op() == "_Recv") && !IsClientTerminated(n) &&
-        n.attr().count("send_device") && n.attr().at("send_device").s() == device_->name() &&
-        static_cast<uint64_t>(n.attr().at("send_device_incarnation").i()) !=
+    if ((n.op() == "_Send" || n.op() == "_Recv") && !IsClientTerminated(n.def) &&
+        n.def.attr().at("send_device").s() == device_->name() &&
+        static_cast<uint64_t>(n.def.attr().at("send_device_incarnation").i()) !=
             device_->incarnation()) {
       done(errors::Aborted("graph for ", device_->name(),
                            " expects another incarnation of it: the task restarted"));
       return;
     }
-  }
-  auto graph = Graph::Create(request->graph_def());
-  if (!graph.ok()) {
-    done(graph.status());
-    return;
   }
   // The keys of the _Recv nodes the partitioner marked for prefetching, by source device
   // (the partitioner made sure that each such group can be answered as a whole), and of the
@@ -546,14 +569,16 @@ void Worker::RecvTensorAsync(const RecvTensorArgs* args, RecvTensorResult* respo
       return;
     }
   }
-  std::shared_ptr<StepRendezvous> step = FindOrCreateStep(request->step_id());
+  const int64_t step_id = request->step_id();
+  std::shared_ptr<StepRendezvous> step = BeginServing(step_id);
   if (step == nullptr) {
-    done(errors::Cancelled("step ", request->step_id(), " has ended"));
+    done(errors::Cancelled("step ", step_id, " has ended"));
     return;
   }
   // The pushed tensors first: the requested ones may be computed from them.
   for (const NamedTensor& pushed : args->push) {
     if (Status s = step->Send(pushed.name, pushed.tensor); !s.ok()) {
+      EndServing(step_id, step.get(), /*failed=*/true);
       done(errors::Annotate(s, "pushed tensor " + pushed.name + ": "));
       return;
     }
@@ -572,24 +597,25 @@ void Worker::RecvTensorAsync(const RecvTensorArgs* args, RecvTensorResult* respo
   response->tensor.resize(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     response->tensor[i].name = request->rendezvous_key(i);
-    step->RecvLocalAsync(request->rendezvous_key(i), cm,
-                         [this, step, step_id = request->step_id(), wait,
-                          out = &response->tensor[i]](const Status& s, const Tensor& t) {
-                           if (s.ok() && step->Settle(-1)) EraseStep(step_id, step.get());
-                           Status result;
-                           {
-                             absl::MutexLock lock(&wait->mu);
-                             if (s.ok()) {
-                               out->tensor = t;
-                             } else if (wait->status.ok()) {
-                               wait->status = s;
-                             }
-                             if (--wait->pending > 0) return;
-                             result = wait->status;
-                           }
-                           StatusCallback finish = std::move(wait->done);
-                           finish(result);
-                         });
+    step->RecvLocalAsync(
+        request->rendezvous_key(i), cm,
+        [this, step, step_id, wait, out = &response->tensor[i]](const Status& s, const Tensor& t) {
+          if (s.ok() && step->Settle(-1)) EraseStep(step_id, step.get());
+          Status result;
+          {
+            absl::MutexLock lock(&wait->mu);
+            if (s.ok()) {
+              out->tensor = t;
+            } else if (wait->status.ok()) {
+              wait->status = s;
+            }
+            if (--wait->pending > 0) return;
+            result = wait->status;
+          }
+          EndServing(step_id, step.get(), !result.ok());
+          StatusCallback finish = std::move(wait->done);
+          finish(result);
+        });
   }
 }
 

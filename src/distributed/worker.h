@@ -91,6 +91,14 @@ class Worker final : public WorkerInterface {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the step if `step` is still its rendezvous.
   void EraseStep(int64_t step_id, const StepRendezvous* step);
+  // A RecvTensor call for `step_id` begins: its rendezvous (nullptr when CleanupGraph ended
+  // the step), counted in serving_.
+  std::shared_ptr<StepRendezvous> BeginServing(int64_t step_id);
+  // A RecvTensor call begun with BeginServing has ended. A call that failed (the peer gave
+  // up, the step aborted) on a step that nothing else uses here (no other call, no
+  // partition running or owing sends) forgets the step: otherwise every RecvTensor for a
+  // step that never runs here would leave its rendezvous behind for good.
+  void EndServing(int64_t step_id, StepRendezvous* step, bool failed);
   // A RunGraphAsync call whose partition was cancelled by `cm` has called its `done`.
   void RunEnded(int64_t step_id, const CancellationManager* cm);
   // Whether CleanupGraph ended `step_id` (forgetting what is older than kEndedStepMemory).
@@ -105,6 +113,8 @@ class Worker final : public WorkerInterface {
   // The cancellation of each RunGraphAsync call that has not called `done` yet, by step id:
   // CleanupGraph cancels them, the destructor cancels them and waits for them.
   std::multimap<int64_t, std::shared_ptr<CancellationManager>> running_ ABSL_GUARDED_BY(mu_);
+  // RecvTensor calls in progress, by step id.
+  std::map<int64_t, int> serving_ ABSL_GUARDED_BY(mu_);
   // Steps CleanupGraph ended, oldest first.
   absl::flat_hash_set<int64_t> ended_ ABSL_GUARDED_BY(mu_);
   std::deque<std::pair<absl::Time, int64_t>> ended_order_ ABSL_GUARDED_BY(mu_);

@@ -274,6 +274,82 @@ void AddSendToWorker(proto::GraphDef* graph, const std::string& input, DataType 
   attr["recv_device"] = MakeAttr(kWorker);
 }
 
+// A registration is a request from the network: attributes a _Send or _Recv needs are
+// checked before they are read, and a missing one is InvalidArgument naming it.
+TEST_F(TwoTaskTest, RegisterGraphWithASendMissingAttributesIsInvalidArgument) {
+  Scope root = Scope::NewRootScope();
+  ops::Const(root.WithOpName("one").WithDevice("/job:ps/task:0"), Tensor::Scalar<float>(1));
+  proto::GraphDef part = PsPartition(*root.ToGraphDef(), {"one"});
+  AddSendToWorker(&part, "one", DT_FLOAT, "first", devices_[kPs]->incarnation());
+  for (const char* attr : {"send_device_incarnation", "send_device", "tensor_name"}) {
+    proto::RegisterGraphRequest reg;
+    *reg.mutable_graph_def() = part;
+    reg.mutable_graph_def()->mutable_node()->rbegin()->mutable_attr()->erase(attr);
+    proto::RegisterGraphResponse handle;
+    Status s = Call([this](auto* req, auto* resp,
+                           auto done) { workers_[kPs]->RegisterGraphAsync(req, resp, done); },
+                    &reg, &handle);
+    EXPECT_TRUE(IsInvalidArgument(s)) << attr << ": " << s;
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("is missing attribute \"" + std::string(attr) + "\""));
+  }
+}
+
+// A RecvTensor for a step that never runs here, abandoned by its caller, leaves nothing
+// behind: not the step's rendezvous, not the tensors it pushed. One that another call still
+// waits on keeps the step for that call.
+TEST_F(TwoTaskTest, AbandonedRecvTensorsLeaveNoStepBehind) {
+  const uint64_t incarnation = devices_[kPs]->incarnation();
+  constexpr int kCalls = 50;
+  for (int i = 0; i < kCalls; ++i) {
+    RecvTensorArgs recv;
+    recv.proto.set_step_id(1000 + i);
+    recv.proto.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "never"));
+    recv.push.push_back({RendezvousKey(kWorker, 1, kPs, "pushed"), Tensor::Scalar<float>(1)});
+    RecvTensorResult got;
+    CancellationManager cm;
+    Pending call;
+    workers_[kPs]->RecvTensorAsync(&recv, &got, &cm, call.Callback());
+    EXPECT_EQ(workers_[kPs]->ActiveSteps(), 1u);
+    cm.StartCancel();
+    call.done.WaitForNotification();
+    EXPECT_TRUE(IsCancelled(call.status)) << call.status;
+  }
+  EXPECT_EQ(workers_[kPs]->ActiveSteps(), 0u);
+
+  // Two calls on one step: the one that gives up leaves the step to the other, which still
+  // gets its tensor when the partition runs.
+  Scope root = Scope::NewRootScope();
+  ops::Const(root.WithOpName("one").WithDevice("/job:ps/task:0"), Tensor::Scalar<float>(1));
+  proto::GraphDef part = PsPartition(*root.ToGraphDef(), {"one"});
+  AddSendToWorker(&part, "one", DT_FLOAT, "first", incarnation);
+  RecvTensorArgs patient, impatient;
+  patient.proto.set_step_id(2000);
+  patient.proto.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "first"));
+  impatient.proto.set_step_id(2000);
+  impatient.proto.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "second"));
+  RecvTensorResult patient_got, impatient_got;
+  CancellationManager impatient_cm;
+  Pending patient_call, impatient_call;
+  workers_[kPs]->RecvTensorAsync(&patient, &patient_got, nullptr, patient_call.Callback());
+  workers_[kPs]->RecvTensorAsync(&impatient, &impatient_got, &impatient_cm,
+                                 impatient_call.Callback());
+  impatient_cm.StartCancel();
+  impatient_call.done.WaitForNotification();
+  EXPECT_EQ(workers_[kPs]->ActiveSteps(), 1u);
+  RunGraphArgs run;
+  run.proto.set_graph_handle(RegisterWithPs(part));
+  run.proto.set_step_id(2000);
+  RunGraphResult ran;
+  Pending partition;
+  workers_[kPs]->RunGraphAsync(&run, &ran, nullptr, partition.Callback());
+  partition.done.WaitForNotification();
+  patient_call.done.WaitForNotification();
+  ASSERT_TRUE(patient_call.status.ok()) << patient_call.status;
+  EXPECT_EQ(patient_got.tensor[0].tensor, Tensor::Scalar<float>(1));
+  EXPECT_EQ(workers_[kPs]->ActiveSteps(), 0u);
+}
+
 // One RecvTensor call for several tensors answers when the last of them is there, with
 // each in the order asked.
 TEST_F(TwoTaskTest, RecvTensorOfSeveralKeysAnswersWhenAllAreThere) {

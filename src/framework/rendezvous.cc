@@ -66,6 +66,10 @@ void LocalRendezvous::RecvAsync(const std::string& key, CancellationManager* cm,
     } else if (auto it = values_.find(key); it != values_.end()) {
       immediate_value = std::move(it->second);
       values_.erase(it);
+    } else if (waiters_.contains(key)) {
+      // A value is sent once per step, so a second receiver could never be answered; and
+      // the first waiter's `done` must still be called exactly once.
+      immediate_status = errors::InvalidArgument("Recv of ", key, " is already waiting");
     } else {
       // The cancellation callback is registered together with the waiter, under the lock:
       // once the lock is released, a Send may complete the waiter, and its callback may

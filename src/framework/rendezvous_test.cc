@@ -47,6 +47,30 @@ TEST(LocalRendezvousTest, SendBeforeRecvAndRecvBeforeSend) {
   EXPECT_THAT(std::string(r.Send("k3", Tensor()).message()), HasSubstr("sent twice"));
 }
 
+// A second receiver of a key already waited for is refused at once: a value is sent once,
+// and the first waiter (a peer's RecvTensor call) must still be answered exactly once.
+TEST(LocalRendezvousTest, ASecondReceiverOfOneKeyIsRefusedAndTheFirstStillAnswered) {
+  LocalRendezvous r;
+  int first_calls = 0, second_calls = 0;
+  Tensor first_value;
+  Status second_status;
+  r.RecvAsync("k", nullptr, [&](const Status& s, const Tensor& t) {
+    ++first_calls;
+    EXPECT_TRUE(s.ok()) << s;
+    first_value = t;
+  });
+  r.RecvAsync("k", nullptr, [&](const Status& s, const Tensor&) {
+    ++second_calls;
+    second_status = s;
+  });
+  EXPECT_EQ(second_calls, 1);
+  EXPECT_TRUE(IsInvalidArgument(second_status)) << second_status;
+  EXPECT_EQ(second_status.message(), "Recv of k is already waiting");
+  ASSERT_TRUE(r.Send("k", Tensor::Scalar<int32_t>(5)).ok());
+  EXPECT_EQ(first_calls, 1);
+  EXPECT_EQ(first_value.scalar<int32_t>(), 5);
+}
+
 TEST(LocalRendezvousTest, CancellationAndAbortWakeWaiters) {
   LocalRendezvous r;
   CancellationManager cm;
