@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include "absl/time/time.h"
 #include "src/base/logging.h"
@@ -24,7 +25,18 @@ struct ServerCommandOptions {
   std::string tls_ca, tls_cert, tls_key;
   std::string tls_server_name;
   std::string stop_when_chief_unreachable;  // a duration, "30s"; empty: never
+  std::string wait_for_cluster;             // a duration; empty: ServerOptions' default
 };
+
+// A positive duration given to `flag` ("30s", "2m"), or a one-line message naming the flag.
+StatusOr<absl::Duration> PositiveDuration(const std::string& flag, const std::string& text) {
+  absl::Duration d;
+  if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
+    return errors::InvalidArgument(flag, " \"", text,
+                                   "\" is not a positive duration (say 30s or 2m)");
+  }
+  return d;
+}
 
 // The TLS options the flags ask for (insecure when none is given), or a one-line message.
 StatusOr<TlsOptions> TlsFromFlags(const ServerCommandOptions& opt) {
@@ -77,15 +89,17 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   ServerOptions options{.bind_host = opt.bind_host, .num_threads = opt.threads, .tls = *tls};
-  if (!opt.stop_when_chief_unreachable.empty()) {
-    absl::Duration limit;
-    if (!absl::ParseDuration(opt.stop_when_chief_unreachable, &limit) ||
-        limit <= absl::ZeroDuration()) {
-      std::cerr << "tw server: --stop-when-chief-unreachable \"" << opt.stop_when_chief_unreachable
-                << "\" is not a positive duration (say 30s or 2m)\n";
+  for (const auto& [flag, text, field] :
+       {std::tuple{"--stop-when-chief-unreachable", &opt.stop_when_chief_unreachable,
+                   &options.stop_when_chief_unreachable},
+        std::tuple{"--wait-for-cluster", &opt.wait_for_cluster, &options.wait_for_cluster}}) {
+    if (text->empty()) continue;
+    StatusOr<absl::Duration> d = PositiveDuration(flag, *text);
+    if (!d.ok()) {
+      std::cerr << "tw server: " << d.status().message() << "\n";
       return 1;
     }
-    options.stop_when_chief_unreachable = limit;
+    *field = *d;
   }
   StatusOr<std::unique_ptr<Server>> server =
       config->is_local()
@@ -136,6 +150,9 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--stop-when-chief-unreachable", opt->stop_when_chief_unreachable,
                   "Stop (exit 0) once the chief, seen before, has not answered for this long "
                   "(say 30s); default never");
+  cmd->add_option("--wait-for-cluster", opt->wait_for_cluster,
+                  "How long a session created on this task waits for the tasks it needs before "
+                  "failing (say 30s); default 5m");
   cmd->footer(
       "The role comes from the cluster flags (see tw cluster --help) or TF_CONFIG.\n"
       "Examples:\n"

@@ -24,7 +24,12 @@ struct ServerOptions {
   std::string bind_host = "0.0.0.0";
   // Compute threads of the task's device; 0 means one per core.
   int num_threads = 0;
-  // How long a session created on this server waits for the tasks it needs.
+  // How long CreateSession on this server waits for the tasks the session needs before
+  // failing with Unavailable naming them (a session's own wait_for_cluster overrides it).
+  // The wait holds no thread, and ends sooner when the client cancels or its deadline
+  // passes (Cancelled) or the server stops. Five minutes, as TensorFlow: tasks of a cluster
+  // start in any order, and a scheduler may take minutes to place them. `tw server
+  // --wait-for-cluster`.
   absl::Duration wait_for_cluster = absl::Minutes(5);
   // Master calls (each waits for its workers) that may run at once.
   int master_threads = 16;
@@ -53,10 +58,14 @@ class Server {
   static StatusOr<std::unique_ptr<Server>> CreateLocal(const ServerOptions& options = {});
 
   virtual ~Server() = default;
-  // Binds and serves; Unavailable when the port cannot be bound or gRPC rejects the TLS
-  // certificate or key (say, a key that does not match the certificate).
+  // Binds and serves; OK when already serving. Unavailable when the port cannot be bound,
+  // with the reason: "Could not start gRPC server on 0.0.0.0:2222: Address already in use"
+  // (ports are bound exclusively: a stale task and its replacement never share one), or
+  // when gRPC rejects the TLS certificate or key (say, a key that does not match the
+  // certificate). FailedPrecondition after Stop() or Join() of an unstarted server.
   virtual Status Start() = 0;
-  // Returns after Stop(), from any thread.
+  // Returns after Stop(), from any thread; at once on a server that was never started
+  // (as TensorFlow's does), which is then stopped: a later Start() is FailedPrecondition.
   virtual void Join() = 0;
   // Stops serving: running steps are cancelled, the port is freed, Join() returns.
   virtual void Stop() = 0;

@@ -12,6 +12,7 @@
 #include "src/base/strings.h"
 #include "src/base/timer_queue.h"
 #include "src/distributed/client_terminated.h"
+#include "src/distributed/cluster_wait.h"
 #include "src/graph/graph.h"
 #include "src/graph/partition.h"
 #include "src/graph/placer.h"
@@ -108,7 +109,9 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
   }
 
   // Runs one step; `done` is called once, on any thread, after every partition finished.
-  void RunAsync(const RunStepArgs* args, RunStepResult* result, StatusCallback done);
+  // `client_cm` (may be null) cancels the step.
+  void RunAsync(const RunStepArgs* args, RunStepResult* result, CancellationManager* client_cm,
+                StatusCallback done);
 
   // Cancels running steps and forgets the registered graphs.
   void Close() {
@@ -260,14 +263,20 @@ struct MasterSession::Step {
   // Cancels the RunGraph calls themselves; only CancelPartitions' backstop does.
   std::shared_ptr<CancellationManager> calls_cm = std::make_shared<CancellationManager>();
   std::optional<TimerQueue::Id> timer;
+  // The client's cancellation (it gave up or disconnected), which cancels `cm`; its
+  // callback is removed before `done`, with which the client's manager may go.
+  CancellationManager* client_cm = nullptr;
+  CancellationManager::Token client_token = 0;
 
   absl::Mutex mu;
   size_t pending ABSL_GUARDED_BY(mu) = 0;  // RunGraph calls that have not replied
   bool timed_out ABSL_GUARDED_BY(mu) = false;
+  bool client_cancelled ABSL_GUARDED_BY(mu) = false;
   Status root_cause ABSL_GUARDED_BY(mu), follow_on ABSL_GUARDED_BY(mu);
 };
 
-void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result, StatusCallback done) {
+void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
+                             CancellationManager* client_cm, StatusCallback done) {
   auto executable = GetExecutable(*args);
   if (!executable.ok()) {
     done(executable.status());
@@ -323,6 +332,30 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result, Sta
   {
     absl::MutexLock lock(&step->mu);
     step->pending = n;
+  }
+  if (client_cm != nullptr) {
+    // A client that gives up ends its step on every task: otherwise a step waiting on a
+    // queue would hold its partitions until the session closes.
+    std::weak_ptr<Step> weak = step;
+    step->client_token = client_cm->NewToken();
+    const bool registered = client_cm->RegisterCallback(step->client_token, [weak] {
+      if (auto s = weak.lock()) {
+        {
+          absl::MutexLock lock(&s->mu);
+          s->client_cancelled = true;
+        }
+        s->cm->StartCancel();
+      }
+    });
+    if (registered) {
+      step->client_cm = client_cm;
+    } else {
+      {
+        absl::MutexLock lock(&step->mu);
+        step->client_cancelled = true;
+      }
+      step->cm->StartCancel();
+    }
   }
   if (header.timeout_ms() > 0) {
     // The timer holds only a weak reference: a finished step is not kept alive by it.
@@ -394,6 +427,7 @@ void MasterSession::OnPartitionDone(const std::shared_ptr<Step>& step, const std
 
 void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
   if (step->timer) TimerQueue::Default()->Cancel(*step->timer);
+  if (step->client_cm != nullptr) step->client_cm->DeregisterCallback(step->client_token);
   bool closed = false;
   {
     absl::MutexLock lock(&mu_);
@@ -412,6 +446,8 @@ void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
     if (step->timed_out) {
       status = errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
                                         header.timeout_ms(), " ms");
+    } else if (step->client_cancelled) {
+      status = errors::Cancelled("Step was cancelled by the client");
     } else if (!step->root_cause.ok()) {
       status = step->root_cause;
     } else if (!step->follow_on.ok()) {
@@ -443,7 +479,24 @@ void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
 Master::Master(MasterOptions options, WorkerCache* workers)
     : options_(std::move(options)), workers_(workers) {}
 
-Master::~Master() { CloseAllSessions(); }
+Master::~Master() { Stop(); }
+
+void Master::Stop() {
+  std::map<const void*, std::shared_ptr<ClusterWait>> waits;
+  {
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+    waits.swap(waits_);
+  }
+  for (auto& [key, wait] : waits)
+    wait->Cancel(errors::Cancelled("CreateSession: the server is stopping"));
+  CloseAllSessions();
+}
+
+size_t Master::PendingCreates() {
+  absl::MutexLock lock(&mu_);
+  return waits_.size();
+}
 
 void Master::CloseAllSessions() {
   std::map<std::string, std::shared_ptr<MasterSession>> sessions;
@@ -464,52 +517,55 @@ StatusOr<std::shared_ptr<MasterSession>> Master::FindSession(const std::string& 
   return it->second;
 }
 
-Status Master::CreateSession(const proto::CreateSessionRequest& request,
-                             proto::CreateSessionResponse* response) {
-  TW_RETURN_IF_ERROR(Graph::Create(request.graph_def()).status());
-  const std::vector<std::string> filters(request.device_filters().begin(),
-                                         request.device_filters().end());
-  std::set<std::string> waiting;
+void Master::CreateSessionAsync(const proto::CreateSessionRequest* request,
+                                proto::CreateSessionResponse* response, CancellationManager* cm,
+                                StatusCallback done) {
+  if (Status s = Graph::Create(request->graph_def()).status(); !s.ok()) {
+    done(s);
+    return;
+  }
+  const std::vector<std::string> filters(request->device_filters().begin(),
+                                         request->device_filters().end());
+  std::set<std::string> tasks;
   for (const std::string& task : options_.tasks) {
     if (task == TaskOfDevice(options_.local_device) || TaskPassesFilters(task, filters)) {
-      waiting.insert(task);
+      tasks.insert(task);
     }
   }
-  const absl::Duration wait = request.wait_for_cluster_ms() > 0
-                                  ? absl::Milliseconds(request.wait_for_cluster_ms())
+  const absl::Duration wait = request->wait_for_cluster_ms() > 0
+                                  ? absl::Milliseconds(request->wait_for_cluster_ms())
                                   : options_.wait_for_cluster;
-  const absl::Time deadline = absl::Now() + wait;
-  absl::Time next_log = absl::Now() + options_.wait_log_interval;
-  absl::Duration backoff = absl::Milliseconds(50);
-  std::vector<proto::DeviceAttributes> devices;
-  while (true) {
-    for (auto it = waiting.begin(); it != waiting.end();) {
-      auto worker = workers_->GetWorker(*it);
-      if (!worker.ok()) return worker.status();
-      proto::GetStatusRequest req;
-      proto::GetStatusResponse resp;
-      Status s = CallAndWait([&](auto done) { (*worker)->GetStatusAsync(&req, &resp, done); });
-      if (s.ok()) {
-        devices.insert(devices.end(), resp.device().begin(), resp.device().end());
-        it = waiting.erase(it);
-      } else {
-        ++it;
-      }
+  auto cluster = ClusterWait::Create(workers_, std::move(tasks),
+                                     {.wait = wait, .log_interval = options_.wait_log_interval});
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) {
+      done(errors::Cancelled("CreateSession: the server is stopping"));
+      return;
     }
-    if (waiting.empty()) break;
-    const std::string names =
-        absl::StrJoin(std::vector<std::string>(waiting.begin(), waiting.end()), ", ");
-    if (absl::Now() >= deadline) {
-      return errors::Unavailable("CreateSession gave up after ", absl::FormatDuration(wait),
-                                 " waiting for ", names);
-    }
-    if (absl::Now() >= next_log) {
-      Log().info("CreateSession still waiting for response from {}", names);
-      next_log = absl::Now() + options_.wait_log_interval;
-    }
-    absl::SleepFor(std::min(backoff, deadline - absl::Now()));
-    backoff = std::min(backoff * 2, absl::Seconds(1));
+    waits_[cluster.get()] = cluster;
   }
+  // The client's cancellation (it gave up, or disconnected) ends the wait at once.
+  const CancellationManager::Token token = cm != nullptr ? cm->NewToken() : 0;
+  if (cm != nullptr && !cm->RegisterCallback(token, [cluster] {
+        cluster->Cancel(errors::Cancelled("CreateSession was cancelled by the client"));
+      })) {
+    cluster->Cancel(errors::Cancelled("CreateSession was cancelled by the client"));
+  }
+  cluster->Run([this, request, response, cm, token, key = cluster.get(),
+                done = std::move(done)](StatusOr<std::vector<proto::DeviceAttributes>> devices) {
+    if (cm != nullptr) cm->DeregisterCallback(token);
+    {
+      absl::MutexLock lock(&mu_);
+      waits_.erase(key);
+    }
+    done(devices.ok() ? FinishCreate(*request, *std::move(devices), response) : devices.status());
+  });
+}
+
+Status Master::FinishCreate(const proto::CreateSessionRequest& request,
+                            std::vector<proto::DeviceAttributes> devices,
+                            proto::CreateSessionResponse* response) {
   char handle[17];
   std::snprintf(handle, sizeof(handle), "%016llx", static_cast<unsigned long long>(Random64()));
   auto session = std::make_shared<MasterSession>(handle, options_, workers_, std::move(devices),
@@ -517,6 +573,7 @@ Status Master::CreateSession(const proto::CreateSessionRequest& request,
   TW_RETURN_IF_ERROR(session->Extend(request.graph_def()));
   {
     absl::MutexLock lock(&mu_);
+    if (stopped_) return errors::Cancelled("CreateSession: the server is stopping");
     sessions_[handle] = session;
   }
   response->set_session_handle(handle);
@@ -528,13 +585,14 @@ Status Master::ExtendSession(const proto::ExtendSessionRequest& request) {
   return session->Extend(request.graph_def());
 }
 
-void Master::RunStepAsync(const RunStepArgs* args, RunStepResult* result, StatusCallback done) {
+void Master::RunStepAsync(const RunStepArgs* args, RunStepResult* result, CancellationManager* cm,
+                          StatusCallback done) {
   auto session = FindSession(args->proto.session_handle());
   if (!session.ok()) {
     done(session.status());
     return;
   }
-  (*session)->RunAsync(args, result, std::move(done));
+  (*session)->RunAsync(args, result, cm, std::move(done));
 }
 
 bool Master::IsPrepared(const RunStepArgs& args) {

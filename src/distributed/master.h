@@ -11,6 +11,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "src/distributed/cluster_wait.h"
 #include "src/distributed/messages.h"
 #include "src/distributed/worker_interface.h"
 #include "tensorweave/protobuf/master.pb.h"
@@ -37,18 +38,27 @@ class Master {
   Master(MasterOptions options, WorkerCache* workers);
   ~Master();
 
-  // Waits for the session's tasks (device filters applied) to answer; Unavailable naming
-  // the tasks that did not within the deadline. InvalidArgument for a bad graph.
-  Status CreateSession(const proto::CreateSessionRequest& request,
-                       proto::CreateSessionResponse* response);
+  using StatusCallback = std::function<void(const Status&)>;
+  // Waits for the session's tasks (device filters applied) to answer, holding no thread
+  // meanwhile (src/distributed/cluster_wait.h), then creates the session. `done` is called
+  // once, on any thread (possibly before this returns); `request` and `response` must live
+  // until then. Errors: InvalidArgument for a bad graph; Unavailable naming the tasks that
+  // did not answer within the request's wait_for_cluster_ms (options.wait_for_cluster when
+  // 0); Cancelled "CreateSession was cancelled by the client" when `cm` (may be null) is
+  // cancelled, and Cancelled "the server is stopping" on Stop().
+  void CreateSessionAsync(const proto::CreateSessionRequest* request,
+                          proto::CreateSessionResponse* response, CancellationManager* cm,
+                          StatusCallback done);
   Status ExtendSession(const proto::ExtendSessionRequest& request);
   // Runs a step; `done` is called once, on any thread, and `args`/`result` must live until
   // then. While the step runs no thread waits for it. Errors from a task come back as
   // "From /job:ps/replica:0/task:0: <message>" with the task's code; follow-on cancellations
   // in other tasks are not reported. The first step of a new (feeds, fetches, targets)
-  // signature blocks the caller while its partitions are registered.
-  using StatusCallback = std::function<void(const Status&)>;
-  void RunStepAsync(const RunStepArgs* args, RunStepResult* result, StatusCallback done);
+  // signature blocks the caller while its partitions are registered. `cm` (may be null) is
+  // the client's: its cancellation (the client gave up or disconnected) ends the step on
+  // every task with Cancelled "Step was cancelled by the client".
+  void RunStepAsync(const RunStepArgs* args, RunStepResult* result, CancellationManager* cm,
+                    StatusCallback done);
   // Whether RunStepAsync(args) will not block (its signature is registered, or it fails at
   // once).
   bool IsPrepared(const RunStepArgs& args);
@@ -57,16 +67,29 @@ class Master {
                      proto::ListDevicesResponse* response);
   // Clears the containers on every task and closes every session of this master.
   Status Reset(const proto::ResetRequest& request);
-  // Closes every session: running steps are cancelled. For a server that stops.
+  // Closes every session: running steps are cancelled.
   void CloseAllSessions();
+  // For a server that stops: ends every CreateSession still waiting for the cluster
+  // (Cancelled), refuses later ones, and closes every session. Returns once no wait touches
+  // the worker cache any more.
+  void Stop();
+  // CreateSession calls waiting for the cluster, for tests.
+  size_t PendingCreates();
 
  private:
   StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);
+  // Creates the session once its tasks have answered with `devices`.
+  Status FinishCreate(const proto::CreateSessionRequest& request,
+                      std::vector<proto::DeviceAttributes> devices,
+                      proto::CreateSessionResponse* response);
 
   const MasterOptions options_;
   WorkerCache* const workers_;
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // CreateSession calls waiting for their tasks; each removes itself when it ends.
+  std::map<const void*, std::shared_ptr<ClusterWait>> waits_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tw

@@ -1,5 +1,11 @@
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -22,6 +28,34 @@
 
 namespace tw {
 namespace {
+
+// Why `host`:`port` cannot be bound ("Address already in use"), found by binding it the way
+// gRPC does (without SO_REUSEPORT); empty when it can be bound or the host does not resolve
+// (then gRPC's own message stands).
+std::string BindError(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string unbracketed = host.size() > 2 && host.front() == '[' && host.back() == ']'
+                                      ? host.substr(1, host.size() - 2)
+                                      : host;
+  if (getaddrinfo(unbracketed.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) {
+    return "";
+  }
+  std::string why;
+  for (addrinfo* a = found; a != nullptr && why.empty(); a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0) why = std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return why;
+}
 
 // Sends Shutdown to every task of `cluster` but `skip_task`, in parallel, each call bounded
 // by `timeout`. Unavailable naming the tasks that did not acknowledge.
@@ -108,12 +142,16 @@ class GrpcServer final : public Server {
 
   Status Start() override {
     absl::MutexLock lock(&mu_);
-    if (server_ != nullptr) return OkStatus();
+    if (state_ == State::kStarted) return OkStatus();
+    if (state_ == State::kStopped) return errors::FailedPrecondition("Server has stopped.");
     KeepFreedMemory();
     grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
     const std::string bind = options_.bind_host + ":" + std::to_string(requested_port_);
     builder.AddListeningPort(bind, NewServerCredentials(options_.tls), &port_);
+    // gRPC sets SO_REUSEPORT by default, so a second server could bind a port in use and
+    // share its connections: a stale task and its replacement would both serve.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.SetMaxReceiveMessageSize(-1);
     builder.SetMaxSendMessageSize(-1);
     worker_service_ = NewGrpcWorkerService(worker_.get(), [this](const std::string& by) {
@@ -127,6 +165,10 @@ class GrpcServer final : public Server {
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port_ == 0) {
       server_.reset();
+      // gRPC only logs why; a bind of our own tells the caller.
+      if (std::string why = BindError(options_.bind_host, requested_port_); !why.empty()) {
+        return errors::Unavailable("Could not start gRPC server on ", bind, ": ", why);
+      }
       // gRPC checks the PEM text only here, and logs the reason itself.
       return errors::Unavailable("Could not start gRPC server on ", bind,
                                  options_.tls.enabled()
@@ -134,6 +176,7 @@ class GrpcServer final : public Server {
                                        "and belong together)"
                                      : "");
     }
+    state_ = State::kStarted;
     local_addresses_ = {"localhost:" + std::to_string(port_), "127.0.0.1:" + std::to_string(port_)};
     if (requested_port_ != 0) {
       if (auto own = cluster_.task_address(job_, task_); own.ok()) local_addresses_.push_back(*own);
@@ -155,7 +198,16 @@ class GrpcServer final : public Server {
     return OkStatus();
   }
 
-  void Join() override { stopped_.WaitForNotification(); }
+  void Join() override {
+    {
+      absl::MutexLock lock(&mu_);
+      if (state_ == State::kNew) {
+        state_ = State::kStopped;
+        return;
+      }
+    }
+    stopped_.WaitForNotification();
+  }
 
   void Stop() override {
     // Serialized: a second caller returns only when the server has really stopped.
@@ -166,11 +218,13 @@ class GrpcServer final : public Server {
     {
       absl::MutexLock lock(&mu_);
       server = std::move(server_);
+      state_ = State::kStopped;
     }
     if (server != nullptr) {
       LocalMaster::Unregister(local_addresses_);
-      // Sessions first: their steps may wait on other tasks, which no shutdown here ends.
-      master_->CloseAllSessions();
+      // Sessions first: their steps may wait on other tasks, which no shutdown here ends;
+      // CreateSession calls waiting for the cluster end with them.
+      master_->Stop();
       local_master_->Detach();
       // Cancels in-flight calls (their reactors cancel the steps) after a short grace.
       server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
@@ -248,6 +302,9 @@ class GrpcServer final : public Server {
   std::unique_ptr<Master> master_;
   std::unique_ptr<grpc::Service> worker_service_, master_service_;
   mutable absl::Mutex mu_;
+  // kNew until Start; kStopped after Stop, or after Join before any Start.
+  enum class State { kNew, kStarted, kStopped };
+  State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(mu_);
   // Set by Start, used by Stop (which runs after Start returned).
   std::vector<std::string> local_addresses_;

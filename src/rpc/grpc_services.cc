@@ -17,8 +17,8 @@ namespace tw {
 namespace {
 
 // A unary reactor that owns the call's decoded arguments and result, and whose RPC
-// cancellation (the caller gave up, or the server stops) cancels the call's work through a
-// CancellationManager.
+// cancellation (the caller gave up or disconnected, or the server stops) cancels the call's
+// work through a CancellationManager.
 template <typename Args, typename Result>
 class CancellableReactor final : public grpc::ServerUnaryReactor {
  public:
@@ -33,40 +33,75 @@ class CancellableReactor final : public grpc::ServerUnaryReactor {
   CancellationManager cm_;
 };
 
-// Tensor-carrying methods take raw byte buffers (src/rpc/tensor_wire.h).
-using WorkerServiceBase = proto::WorkerService::WithRawCallbackMethod_RunGraph<
-    proto::WorkerService::WithRawCallbackMethod_RecvTensor<
-        proto::WorkerService::WithRawCallbackMethod_PutChunk<
-            proto::WorkerService::WithRawCallbackMethod_RecvChunk<
-                proto::WorkerService::CallbackService>>>>;
-using MasterServiceBase =
-    proto::MasterService::WithRawCallbackMethod_RunStep<proto::MasterService::CallbackService>;
+// Serves a method whose request and response are plain protos. Every method takes raw bytes
+// and parses them here: gRPC's typed handlers answer a request that does not parse with
+// UNIMPLEMENTED, which a client cannot tell from a missing method; this answers
+// InvalidArgument "message does not parse as tw.proto.<Request>". `method(request, response,
+// cm, done)` calls `done` exactly once, on any thread.
+template <typename Request, typename Response, typename Method>
+grpc::ServerUnaryReactor* ServeProto(const grpc::ByteBuffer* req, grpc::ByteBuffer* resp,
+                                     Method method) {
+  auto* r = new CancellableReactor<Request, Response>();
+  if (Status s = DecodeProto(*req, &r->args); !s.ok()) {
+    r->Done(s);
+    return r;
+  }
+  method(&r->args, &r->result, r->cm(), [r, resp](const Status& s) {
+    if (s.ok()) *resp = EncodeProto(r->result);
+    r->Done(s);
+  });
+  return r;
+}
+
+// Every method raw: tensor-carrying ones decode tensors without copies
+// (src/rpc/tensor_wire.h), the others go through ServeProto.
+template <typename Base>
+using RawWorkerMethods = proto::WorkerService::WithRawCallbackMethod_GetStatus<
+    proto::WorkerService::WithRawCallbackMethod_RegisterGraph<
+        proto::WorkerService::WithRawCallbackMethod_DeregisterGraph<
+            proto::WorkerService::WithRawCallbackMethod_RunGraph<
+                proto::WorkerService::WithRawCallbackMethod_RecvTensor<
+                    proto::WorkerService::WithRawCallbackMethod_CleanupGraph<
+                        proto::WorkerService::WithRawCallbackMethod_CleanupAll<
+                            proto::WorkerService::WithRawCallbackMethod_Shutdown<
+                                proto::WorkerService::WithRawCallbackMethod_PutChunk<
+                                    proto::WorkerService::WithRawCallbackMethod_RecvChunk<
+                                        Base>>>>>>>>>>;
+using WorkerServiceBase = RawWorkerMethods<proto::WorkerService::Service>;
+using MasterServiceBase = proto::MasterService::WithRawCallbackMethod_CreateSession<
+    proto::MasterService::WithRawCallbackMethod_ExtendSession<
+        proto::MasterService::WithRawCallbackMethod_RunStep<
+            proto::MasterService::WithRawCallbackMethod_CloseSession<
+                proto::MasterService::WithRawCallbackMethod_ListDevices<
+                    proto::MasterService::WithRawCallbackMethod_Reset<
+                        proto::MasterService::Service>>>>>>;
 
 class WorkerServiceImpl final : public WorkerServiceBase {
  public:
   WorkerServiceImpl(Worker* worker, std::function<void(const std::string&)> on_shutdown)
       : worker_(worker), on_shutdown_(std::move(on_shutdown)) {}
 
-  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
-                                      const proto::GetStatusRequest* req,
-                                      proto::GetStatusResponse* resp) override {
-    auto* r = ctx->DefaultReactor();
-    worker_->GetStatusAsync(req, resp, [r](const Status& s) { r->Finish(ToGrpcStatus(s)); });
-    return r;
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                      grpc::ByteBuffer* resp) override {
+    return ServeProto<proto::GetStatusRequest, proto::GetStatusResponse>(
+        req, resp, [this](auto* rq, auto* rs, auto*, auto done) {
+          worker_->GetStatusAsync(rq, rs, std::move(done));
+        });
   }
-  grpc::ServerUnaryReactor* RegisterGraph(grpc::CallbackServerContext* ctx,
-                                          const proto::RegisterGraphRequest* req,
-                                          proto::RegisterGraphResponse* resp) override {
-    auto* r = ctx->DefaultReactor();
-    worker_->RegisterGraphAsync(req, resp, [r](const Status& s) { r->Finish(ToGrpcStatus(s)); });
-    return r;
+  grpc::ServerUnaryReactor* RegisterGraph(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                          grpc::ByteBuffer* resp) override {
+    return ServeProto<proto::RegisterGraphRequest, proto::RegisterGraphResponse>(
+        req, resp, [this](auto* rq, auto* rs, auto*, auto done) {
+          worker_->RegisterGraphAsync(rq, rs, std::move(done));
+        });
   }
-  grpc::ServerUnaryReactor* DeregisterGraph(grpc::CallbackServerContext* ctx,
-                                            const proto::DeregisterGraphRequest* req,
-                                            proto::DeregisterGraphResponse* resp) override {
-    auto* r = ctx->DefaultReactor();
-    worker_->DeregisterGraphAsync(req, resp, [r](const Status& s) { r->Finish(ToGrpcStatus(s)); });
-    return r;
+  grpc::ServerUnaryReactor* DeregisterGraph(grpc::CallbackServerContext*,
+                                            const grpc::ByteBuffer* req,
+                                            grpc::ByteBuffer* resp) override {
+    return ServeProto<proto::DeregisterGraphRequest, proto::DeregisterGraphResponse>(
+        req, resp, [this](auto* rq, auto* rs, auto*, auto done) {
+          worker_->DeregisterGraphAsync(rq, rs, std::move(done));
+        });
   }
   grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
                                      grpc::ByteBuffer* resp) override {
@@ -147,28 +182,28 @@ class WorkerServiceImpl final : public WorkerServiceBase {
     });
     return r;
   }
-  grpc::ServerUnaryReactor* CleanupGraph(grpc::CallbackServerContext* ctx,
-                                         const proto::CleanupGraphRequest* req,
-                                         proto::CleanupGraphResponse* resp) override {
-    auto* r = ctx->DefaultReactor();
-    worker_->CleanupGraphAsync(req, resp, [r](const Status& s) { r->Finish(ToGrpcStatus(s)); });
-    return r;
+  grpc::ServerUnaryReactor* CleanupGraph(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                         grpc::ByteBuffer* resp) override {
+    return ServeProto<proto::CleanupGraphRequest, proto::CleanupGraphResponse>(
+        req, resp, [this](auto* rq, auto* rs, auto*, auto done) {
+          worker_->CleanupGraphAsync(rq, rs, std::move(done));
+        });
   }
-  grpc::ServerUnaryReactor* CleanupAll(grpc::CallbackServerContext* ctx,
-                                       const proto::CleanupAllRequest* req,
-                                       proto::CleanupAllResponse* resp) override {
-    auto* r = ctx->DefaultReactor();
-    worker_->CleanupAllAsync(req, resp, [r](const Status& s) { r->Finish(ToGrpcStatus(s)); });
-    return r;
+  grpc::ServerUnaryReactor* CleanupAll(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                       grpc::ByteBuffer* resp) override {
+    return ServeProto<proto::CleanupAllRequest, proto::CleanupAllResponse>(
+        req, resp, [this](auto* rq, auto* rs, auto*, auto done) {
+          worker_->CleanupAllAsync(rq, rs, std::move(done));
+        });
   }
-
-  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx,
-                                     const proto::ShutdownRequest* req,
-                                     proto::ShutdownResponse*) override {
-    auto* r = ctx->DefaultReactor();
-    r->Finish(grpc::Status::OK);
-    on_shutdown_(req->requested_by());
-    return r;
+  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                     grpc::ByteBuffer* resp) override {
+    return ServeProto<proto::ShutdownRequest, proto::ShutdownResponse>(
+        req, resp, [this](auto* rq, auto*, auto*, auto done) {
+          const std::string by = rq->requested_by();
+          done(OkStatus());  // the reply goes out before the server stops
+          on_shutdown_(by);
+        });
   }
 
  private:
@@ -181,15 +216,21 @@ class MasterServiceImpl final : public MasterServiceBase {
  public:
   MasterServiceImpl(Master* master, int threads) : master_(master), pool_(threads) {}
 
-  grpc::ServerUnaryReactor* CreateSession(grpc::CallbackServerContext* ctx,
-                                          const proto::CreateSessionRequest* req,
-                                          proto::CreateSessionResponse* resp) override {
-    return Run(ctx, [=, this] { return master_->CreateSession(*req, resp); });
+  // Validating the graph takes the pool; the wait for the cluster then holds no thread, and
+  // ends when the client cancels (its deadline passes, it disconnects) or the server stops.
+  grpc::ServerUnaryReactor* CreateSession(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                          grpc::ByteBuffer* resp) override {
+    return ServeProto<proto::CreateSessionRequest, proto::CreateSessionResponse>(
+        req, resp, [this](auto* rq, auto* rs, auto* cm, auto done) {
+          pool_.Schedule([this, rq, rs, cm, done = std::move(done)]() mutable {
+            master_->CreateSessionAsync(rq, rs, cm, std::move(done));
+          });
+        });
   }
-  grpc::ServerUnaryReactor* ExtendSession(grpc::CallbackServerContext* ctx,
-                                          const proto::ExtendSessionRequest* req,
-                                          proto::ExtendSessionResponse*) override {
-    return Run(ctx, [=, this] { return master_->ExtendSession(*req); });
+  grpc::ServerUnaryReactor* ExtendSession(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                          grpc::ByteBuffer* resp) override {
+    return OnPool<proto::ExtendSessionRequest, proto::ExtendSessionResponse>(
+        req, resp, [this](const auto& rq, auto*) { return master_->ExtendSession(rq); });
   }
   // A step whose partitions are registered starts on the calling gRPC thread and holds no
   // thread while it runs; the first step of a signature registers them on the pool.
@@ -201,7 +242,7 @@ class MasterServiceImpl final : public MasterServiceBase {
       return r;
     }
     auto start = [this, r, resp] {
-      master_->RunStepAsync(&r->args, &r->result, [r, resp](const Status& s) {
+      master_->RunStepAsync(&r->args, &r->result, r->cm(), [r, resp](const Status& s) {
         if (s.ok()) *resp = EncodeRunStepResult(r->result);
         r->Done(s);
       });
@@ -213,27 +254,30 @@ class MasterServiceImpl final : public MasterServiceBase {
     }
     return r;
   }
-  grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext* ctx,
-                                         const proto::CloseSessionRequest* req,
-                                         proto::CloseSessionResponse*) override {
-    return Run(ctx, [=, this] { return master_->CloseSession(*req); });
+  grpc::ServerUnaryReactor* CloseSession(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                         grpc::ByteBuffer* resp) override {
+    return OnPool<proto::CloseSessionRequest, proto::CloseSessionResponse>(
+        req, resp, [this](const auto& rq, auto*) { return master_->CloseSession(rq); });
   }
-  grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext* ctx,
-                                        const proto::ListDevicesRequest* req,
-                                        proto::ListDevicesResponse* resp) override {
-    return Run(ctx, [=, this] { return master_->ListDevices(*req, resp); });
+  grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                        grpc::ByteBuffer* resp) override {
+    return OnPool<proto::ListDevicesRequest, proto::ListDevicesResponse>(
+        req, resp, [this](const auto& rq, auto* rs) { return master_->ListDevices(rq, rs); });
   }
-  grpc::ServerUnaryReactor* Reset(grpc::CallbackServerContext* ctx, const proto::ResetRequest* req,
-                                  proto::ResetResponse*) override {
-    return Run(ctx, [=, this] { return master_->Reset(*req); });
+  grpc::ServerUnaryReactor* Reset(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
+                                  grpc::ByteBuffer* resp) override {
+    return OnPool<proto::ResetRequest, proto::ResetResponse>(
+        req, resp, [this](const auto& rq, auto*) { return master_->Reset(rq); });
   }
 
  private:
-  template <typename Fn>
-  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* ctx, Fn fn) {
-    auto* r = ctx->DefaultReactor();
-    pool_.Schedule([r, fn] { r->Finish(ToGrpcStatus(fn())); });
-    return r;
+  // A synchronous master method, run on the pool: it may talk to workers and wait.
+  template <typename Request, typename Response, typename Fn>
+  grpc::ServerUnaryReactor* OnPool(const grpc::ByteBuffer* req, grpc::ByteBuffer* resp, Fn fn) {
+    return ServeProto<Request, Response>(
+        req, resp, [this, fn](auto* rq, auto* rs, auto*, auto done) {
+          pool_.Schedule([fn, rq, rs, done = std::move(done)] { done(fn(*rq, rs)); });
+        });
   }
 
   Master* const master_;

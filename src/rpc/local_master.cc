@@ -26,7 +26,7 @@ Status LocalMaster::RunStep(const RunStepArgs& args, RunStepResult* result) {
   }
   absl::Notification finished;
   Status status;
-  master->RunStepAsync(&args, result, [&](const Status& s) {
+  master->RunStepAsync(&args, result, nullptr, [&](const Status& s) {
     status = s;
     finished.Notify();
   });
