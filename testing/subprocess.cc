@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,14 +42,56 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return out;
 }
 
-// posix_spawn of argv[0] with the merged environment; returns posix_spawn's error code.
-int Spawn(const std::vector<std::string>& argv, const EnvOverrides& env,
-          const posix_spawn_file_actions_t* actions, pid_t* pid) {
+// Starts argv[0] with the merged environment, its stdin from /dev/null and its stdout and
+// stderr on `out_fd` and `err_fd`; returns 0 or the errno of what failed. The child dies
+// with the thread that started it (PR_SET_PDEATHSIG): a test killed or crashed leaves no
+// server behind. Tests start children from their own thread, which lives as long as they.
+int Spawn(const std::vector<std::string>& argv, const EnvOverrides& env, int out_fd, int err_fd,
+          pid_t* pid) {
   std::vector<std::string> args = argv;
   std::vector<std::string> vars = MergedEnvironment(env);
   std::vector<char*> c_args = CStrings(args);
   std::vector<char*> c_vars = CStrings(vars);
-  return posix_spawn(pid, args[0].c_str(), actions, nullptr, c_args.data(), c_vars.data());
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) return errno;
+  int report[2];  // the child writes exec's errno here; closed on exec when it succeeds
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    const int e = errno;
+    close(null_fd);
+    return e;
+  }
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  if (child == 0) {
+    // Only async-signal-safe calls from here to exec.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the parent died before prctl
+    dup2(null_fd, 0);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    execve(c_args[0], c_args.data(), c_vars.data());
+    const int e = errno;
+    (void)!write(report[1], &e, sizeof(e));
+    _exit(127);
+  }
+  const int fork_errno = errno;
+  close(null_fd);
+  close(report[1]);
+  if (child < 0) {
+    close(report[0]);
+    return fork_errno;
+  }
+  int exec_errno = 0;
+  ssize_t n;
+  while ((n = read(report[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (n == sizeof(exec_errno)) {
+    waitpid(child, nullptr, 0);
+    return exec_errno;
+  }
+  *pid = child;
+  return 0;
 }
 
 }  // namespace
@@ -64,14 +106,8 @@ StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv, const E
     close(out_pipe[1]);
     return errors::Internal("pipe: ", std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   pid_t pid = -1;
-  const int rc = Spawn(argv, env, &actions, &pid);
-  posix_spawn_file_actions_destroy(&actions);
+  const int rc = Spawn(argv, env, out_pipe[1], err_pipe[1], &pid);
   close(out_pipe[1]);
   close(err_pipe[1]);
   if (rc != 0) {
@@ -120,15 +156,11 @@ StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<st
                                                             const EnvOverrides& env,
                                                             const std::string& log_path) {
   if (argv.empty()) return errors::InvalidArgument("ChildProcess needs a program");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log < 0) return errors::Internal("cannot open ", log_path, ": ", std::strerror(errno));
   pid_t pid = -1;
-  const int rc = Spawn(argv, env, &actions, &pid);
-  posix_spawn_file_actions_destroy(&actions);
+  const int rc = Spawn(argv, env, log, log, &pid);
+  close(log);
   if (rc != 0) return errors::Internal("cannot start ", argv[0], ": ", std::strerror(rc));
   return std::unique_ptr<ChildProcess>(new ChildProcess(pid));
 }

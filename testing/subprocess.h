@@ -24,12 +24,14 @@ struct ProcessResult {
 using EnvOverrides = std::map<std::string, std::optional<std::string>>;
 
 // Runs argv[0] (a path) with this process's environment changed by `env`, stdin from
-// /dev/null. Never takes longer than `timeout` (then the child is killed).
+// /dev/null. Never takes longer than `timeout` (then the child is killed); dies with the
+// calling thread.
 StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
                                    const EnvOverrides& env = {},
                                    absl::Duration timeout = absl::Seconds(30));
 
-// A program running in the background; killed (SIGKILL) if still running when destroyed.
+// A program running in the background; killed (SIGKILL) if still running when destroyed,
+// and when the thread that started it ends (the test died).
 class ChildProcess {
  public:
   // Starts argv[0] with the environment changed by `env`; its output goes to `log_path`.
