@@ -37,15 +37,27 @@ class GrpcSession final : public Session {
   // Before the first call.
   void set_isolate_session(bool isolate) { isolate_session_ = isolate; }
 
+  // Extends (and the creation of the master session) are ordered by extend_mu_; none holds
+  // mu_ while it waits for the master, so Close() can cancel one in flight (CreateSession may
+  // wait minutes for the cluster).
   Status Extend(const proto::GraphDef& graph) override {
-    absl::MutexLock lock(&mu_);
-    if (handle_.empty()) return CreateLocked(&graph);
+    absl::MutexLock order(&extend_mu_);
+    std::string handle;
+    {
+      absl::MutexLock lock(&mu_);
+      if (closed_) return errors::Cancelled("Session has been closed");
+      handle = handle_;
+    }
+    if (handle.empty()) return Create(&graph);
     grpc::ClientContext ctx;
     proto::ExtendSessionRequest req;
-    req.set_session_handle(handle_);
+    req.set_session_handle(handle);
     *req.mutable_graph_def() = graph;
     proto::ExtendSessionResponse resp;
-    return FromGrpcStatus(stub_->ExtendSession(&ctx, req, &resp));
+    TW_RETURN_IF_ERROR(BeginCall(&ctx));
+    grpc::Status s = stub_->ExtendSession(&ctx, req, &resp);
+    TW_RETURN_IF_ERROR(EndCall());
+    return FromGrpcStatus(s);
   }
 
   using Session::Run;
@@ -53,12 +65,8 @@ class GrpcSession final : public Session {
              const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs) override {
     RunStepArgs args;
-    {
-      absl::MutexLock lock(&mu_);
-      if (closed_) return errors::Cancelled("Session has been closed");
-      if (handle_.empty()) TW_RETURN_IF_ERROR(CreateLocked(nullptr));
-      args.proto.set_session_handle(handle_);
-    }
+    TW_ASSIGN_OR_RETURN(std::string handle, Handle());
+    args.proto.set_session_handle(std::move(handle));
     args.feed.reserve(feeds.size());
     for (const auto& [name, value] : feeds) args.feed.push_back({name, value});
     for (const auto& f : fetches) args.proto.add_fetch(f);
@@ -86,31 +94,83 @@ class GrpcSession final : public Session {
   }
 
   Status Close() override {
-    absl::MutexLock lock(&mu_);
-    if (closed_ || handle_.empty()) {
+    std::string handle;
+    {
+      absl::MutexLock lock(&mu_);
+      if (closed_) return OkStatus();
       closed_ = true;
-      return OkStatus();
+      if (pending_ != nullptr) pending_->TryCancel();  // a CreateSession or Extend in flight
+      handle = handle_;
     }
-    closed_ = true;
+    if (handle.empty()) return OkStatus();
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     proto::CloseSessionRequest req;
-    req.set_session_handle(handle_);
+    req.set_session_handle(handle);
     proto::CloseSessionResponse resp;
     return FromGrpcStatus(stub_->CloseSession(&ctx, req, &resp));
   }
 
  private:
-  // Creates the master session, with `graph` when given.
-  Status CreateLocked(const proto::GraphDef* graph) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // The master session's handle, created first if there is none yet.
+  StatusOr<std::string> Handle() {
+    {
+      absl::MutexLock lock(&mu_);
+      if (closed_) return errors::Cancelled("Session has been closed");
+      if (!handle_.empty()) return handle_;
+    }
+    absl::MutexLock order(&extend_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      if (!handle_.empty()) return handle_;  // created while this call waited for the order
+    }
+    TW_RETURN_IF_ERROR(Create(nullptr));
+    absl::MutexLock lock(&mu_);
+    return handle_;
+  }
+
+  // Creates the master session, with `graph` when given. Called with extend_mu_ held.
+  Status Create(const proto::GraphDef* graph) ABSL_EXCLUSIVE_LOCKS_REQUIRED(extend_mu_) {
     grpc::ClientContext ctx;
     proto::CreateSessionRequest req;
     if (graph != nullptr) *req.mutable_graph_def() = *graph;
     for (const auto& f : device_filters_) req.add_device_filters(f);
     req.set_isolate_session(isolate_session_);
     proto::CreateSessionResponse resp;
-    TW_RETURN_IF_ERROR(FromGrpcStatus(stub_->CreateSession(&ctx, req, &resp)));
-    handle_ = resp.session_handle();
+    TW_RETURN_IF_ERROR(BeginCall(&ctx));
+    grpc::Status s = stub_->CreateSession(&ctx, req, &resp);
+    std::string orphan;  // a session created after Close: closed again at once
+    bool closed = false;
+    {
+      absl::MutexLock lock(&mu_);
+      pending_ = nullptr;
+      closed = closed_;
+      if (s.ok()) (closed ? orphan : handle_) = resp.session_handle();
+    }
+    if (!orphan.empty()) {
+      grpc::ClientContext close_ctx;
+      close_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      proto::CloseSessionRequest close;
+      close.set_session_handle(orphan);
+      proto::CloseSessionResponse closed_reply;
+      (void)stub_->CloseSession(&close_ctx, close, &closed_reply);
+    }
+    if (closed) return errors::Cancelled("Session has been closed");
+    return FromGrpcStatus(s);
+  }
+
+  // Makes `ctx` the call Close() cancels; Cancelled when the session is closed already.
+  Status BeginCall(grpc::ClientContext* ctx) {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return errors::Cancelled("Session has been closed");
+    pending_ = ctx;
+    return OkStatus();
+  }
+  // The call begun by BeginCall has returned; Cancelled when Close() came meanwhile.
+  Status EndCall() {
+    absl::MutexLock lock(&mu_);
+    pending_ = nullptr;
+    if (closed_) return errors::Cancelled("Session has been closed");
     return OkStatus();
   }
 
@@ -141,9 +201,12 @@ class GrpcSession final : public Session {
   const std::shared_ptr<LocalMaster> local_master_;
   const std::vector<std::string> device_filters_;
   bool isolate_session_ = false;
+  // Orders CreateSession and ExtendSession calls; held across them, never taken by Close.
+  absl::Mutex extend_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
   std::string handle_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* pending_ ABSL_GUARDED_BY(mu_) = nullptr;  // a call Close() cancels
 };
 
 }  // namespace

@@ -208,6 +208,29 @@ TEST_F(WaitingForClusterTest, StopEndsAWaitingCreateSession) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
 }
 
+// Close() of a session whose first call waits for the cluster ends that call: the session
+// does not hold its lock across the wait.
+TEST_F(WaitingForClusterTest, CloseEndsASessionWaitingForTheCluster) {
+  auto session = Session::Create({.target = worker_->target()});
+  ASSERT_TRUE(session.ok());
+  absl::Notification calling, returned;
+  Status run_status;
+  std::thread client([&] {
+    calling.Notify();
+    std::vector<Tensor> out;
+    run_status = (*session)->Run({}, {"c:0"}, {}, &out);
+    returned.Notify();
+  });
+  calling.WaitForNotification();
+  EXPECT_TRUE((*session)->Close().ok());
+  const bool ended = returned.WaitForNotificationWithTimeout(absl::Seconds(30));
+  if (!ended) worker_->Stop();  // ends the wait, so the test fails instead of hanging
+  client.join();
+  EXPECT_TRUE(ended);
+  EXPECT_TRUE(IsCancelled(run_status)) << run_status;
+  EXPECT_EQ(run_status.message(), "Session has been closed");
+}
+
 // The wait for the cluster is the server's option, and names the task that never answered.
 TEST_F(WaitingForClusterTest, TheWaitEndsWithUnavailableNamingTheMissingTask) {
   auto server = Server::Create(cluster_, "worker", 0,
