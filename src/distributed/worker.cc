@@ -386,60 +386,59 @@ void Worker::DeregisterGraphAsync(const proto::DeregisterGraphRequest* request,
   done(OkStatus());
 }
 
+// One RunGraphAsync call: the partition's own cancellation (the caller's `cm`, CleanupGraph
+// and the deadline all end up in `cm`) and what must be undone before `done`.
+struct Worker::RunState {
+  std::shared_ptr<GraphItem> item;  // keeps the executor alive while it runs
+  std::shared_ptr<CancellationManager> cm = std::make_shared<CancellationManager>();
+  CancellationManager* caller_cm = nullptr;
+  CancellationManager::Token caller_token = 0;
+  std::optional<TimerQueue::Id> timer;
+  std::atomic<bool> deadline_passed{false};
+
+  // Before `done`, on every way out: the caller's `cm` may go with `done`.
+  void Unregister() {
+    if (timer) TimerQueue::Default()->Cancel(*timer);
+    if (caller_cm != nullptr) caller_cm->DeregisterCallback(caller_token);
+  }
+};
+
 void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response,
                            CancellationManager* cm, StatusCallback done) {
   const proto::RunGraphRequest& header = request->proto;
-  std::shared_ptr<GraphItem> item;
+  auto state = std::make_shared<RunState>();
   {
     absl::MutexLock lock(&mu_);
     auto it = graphs_.find(header.graph_handle());
-    if (it != graphs_.end()) item = it->second;
+    if (it != graphs_.end()) state->item = it->second;
   }
-  if (item == nullptr) {
+  if (state->item == nullptr) {
     done(errors::Aborted("Graph handle is not found: ", header.graph_handle(),
                          ". Possibly this worker (", TaskOfDevice(device_->name()),
                          ") just restarted."));
     return;
   }
+  const GraphItem& item = *state->item;
   const int64_t step_id = header.step_id();
-  // The partition's own cancellation: the caller's `cm`, CleanupGraph and the deadline all
-  // end up here.
-  struct State {
-    std::shared_ptr<GraphItem> item;  // keeps the executor alive while it runs
-    std::shared_ptr<CancellationManager> cm = std::make_shared<CancellationManager>();
-    CancellationManager* caller_cm = nullptr;
-    CancellationManager::Token caller_token = 0;
-    std::optional<TimerQueue::Id> timer;
-    std::atomic<bool> deadline_passed{false};
-  };
-  auto state = std::make_shared<State>();
-  state->item = item;
   std::shared_ptr<StepRendezvous> step;
-  bool ended = false;
   {
     absl::MutexLock lock(&mu_);
-    ended = StepEnded(step_id);
-    if (!ended) {
+    if (!StepEnded(step_id)) {
       running_.emplace(step_id, state->cm);
       step = FindOrCreateStepLocked(step_id);
     }
   }
-  if (ended) {  // `done` may call into this worker: never under mu_
+  if (step == nullptr) {  // `done` may call into this worker: never under mu_
     done(errors::Cancelled("step ", step_id, " was ended before its partition ",
                            header.graph_handle(), " started on ", TaskOfDevice(device_->name())));
     return;
   }
-  // Before `done`, on every way out from here on: the caller's `cm` may go with `done`.
-  auto unregister = [state] {
-    if (state->timer) TimerQueue::Default()->Cancel(*state->timer);
-    if (state->caller_cm != nullptr) state->caller_cm->DeregisterCallback(state->caller_token);
-  };
   if (cm != nullptr) {
     state->caller_cm = cm;
     state->caller_token = cm->NewToken();
     if (!cm->RegisterCallback(state->caller_token, [state] { state->cm->StartCancel(); })) {
       state->caller_cm = nullptr;
-      unregister();
+      state->Unregister();
       done(errors::Cancelled("step ", step_id, " was cancelled before it started"));
       RunEnded(step_id, state->cm.get());
       return;
@@ -448,28 +447,28 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
   for (const NamedTensor& feed : request->send) {
     Status s = step->Send(feed.name, feed.tensor);
     if (!s.ok()) {
-      unregister();
-      if (item->peer_sends == 0) EraseStep(step_id, step.get());
+      state->Unregister();
+      if (item.peer_sends == 0) EraseStep(step_id, step.get());
       done(errors::Annotate(s, "feed " + feed.name + ": "));
       RunEnded(step_id, state->cm.get());
       return;
     }
   }
   // The step stays until the partition has finished and peers have pulled what it sends.
-  if (item->peer_sends > 0) step->Settle(item->peer_sends + 1);
-  for (const GraphItem::PrefetchBatch& b : item->prefetch) {
+  if (item.peer_sends > 0) step->Settle(item.peer_sends + 1);
+  for (const GraphItem::PrefetchBatch& b : item.prefetch) {
     step->Prefetch(b.task, b.keys, b.push, state->cm);
   }
   Executor::Args args;
   args.step_id = step_id;
   args.rendezvous = step.get();
   args.cancellation_manager = state->cm.get();
-  args.session_handle = item->session_handle;
+  args.session_handle = item.session_handle;
   if (header.timeout_ms() > 0) {
     // The master cancels the step when its timeout passes; this task does not rely on that
     // message arriving (the master may be gone).
     args.deadline = absl::Now() + absl::Milliseconds(header.timeout_ms());
-    std::weak_ptr<State> weak = state;
+    std::weak_ptr<RunState> weak = state;
     state->timer = TimerQueue::Default()->Schedule(args.deadline, [weak] {
       if (auto s = weak.lock()) {
         s->deadline_passed = true;
@@ -477,39 +476,46 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
       }
     });
   }
-  item->executor->RunAsync(args, [this, state, step, step_id, request, response, unregister,
-                                  done = std::move(done)](const Status& s) {
-    unregister();
-    const proto::RunGraphRequest& req = request->proto;
-    Status result = s;
-    if (!s.ok()) {
-      if (IsCancelled(s) && state->deadline_passed) {
-        result = errors::DeadlineExceeded("Timed out after ", req.timeout_ms(), " ms running step ",
-                                          req.step_id());
-      }
-      step->StartAbort(result);  // peers waiting on this step's tensors learn of the failure
-    } else {
-      // The partition has finished, so its client-terminated sends are all there; a key that
-      // is missing was never produced by this partition.
-      response->recv.reserve(req.recv_key_size());
-      for (const std::string& key : req.recv_key()) {
-        auto t = step->TryRecvLocal(key);
-        if (!t.ok()) {
-          result = errors::InvalidArgument("fetch ", key, " is not produced by graph ",
-                                           req.graph_handle());
-          break;
-        }
-        response->recv.push_back({key, *std::move(t)});
-      }
-    }
-    if (state->item->peer_sends == 0) {
-      EraseStep(req.step_id(), step.get());
-    } else if (result.ok() && step->Settle(-1)) {
-      EraseStep(req.step_id(), step.get());  // the peers pulled everything already
-    }
-    done(result);  // may free `request` and `response`
-    RunEnded(step_id, state->cm.get());
+  item.executor->RunAsync(args, [this, state, step, request, response,
+                                 done = std::move(done)](const Status& s) mutable {
+    FinishRun(state, step, request, response, s, std::move(done));
   });
+}
+
+void Worker::FinishRun(const std::shared_ptr<RunState>& state,
+                       const std::shared_ptr<StepRendezvous>& step, const RunGraphArgs* request,
+                       RunGraphResult* response, const Status& status, StatusCallback done) {
+  state->Unregister();
+  const proto::RunGraphRequest& req = request->proto;
+  const int64_t step_id = req.step_id();
+  Status result = status;
+  if (!status.ok()) {
+    if (IsCancelled(status) && state->deadline_passed) {
+      result = errors::DeadlineExceeded("Timed out after ", req.timeout_ms(), " ms running step ",
+                                        step_id);
+    }
+    step->StartAbort(result);  // peers waiting on this step's tensors learn of the failure
+  } else {
+    // The partition has finished, so its client-terminated sends are all there; a key that
+    // is missing was never produced by this partition.
+    response->recv.reserve(req.recv_key_size());
+    for (const std::string& key : req.recv_key()) {
+      auto t = step->TryRecvLocal(key);
+      if (!t.ok()) {
+        result = errors::InvalidArgument("fetch ", key, " is not produced by graph ",
+                                         req.graph_handle());
+        break;
+      }
+      response->recv.push_back({key, *std::move(t)});
+    }
+  }
+  if (state->item->peer_sends == 0) {
+    EraseStep(step_id, step.get());
+  } else if (result.ok() && step->Settle(-1)) {
+    EraseStep(step_id, step.get());  // the peers pulled everything already
+  }
+  done(result);  // may free `request` and `response`
+  RunEnded(step_id, state->cm.get());
 }
 
 void Worker::RunEnded(int64_t step_id, const CancellationManager* cm) {

@@ -82,6 +82,12 @@ class Worker final : public WorkerInterface {
     };
     std::vector<PrefetchBatch> prefetch;
   };
+  struct RunState;
+  // The end of a partition's run: collects its fetches, forgets the step when nothing more
+  // is owed to peers, calls `done`.
+  void FinishRun(const std::shared_ptr<RunState>& state,
+                 const std::shared_ptr<StepRendezvous>& step, const RunGraphArgs* request,
+                 RunGraphResult* response, const Status& status, StatusCallback done);
   // How long a CleanupGraph'd step is remembered, to refuse a RunGraph that arrives after it.
   static constexpr absl::Duration kEndedStepMemory = absl::Minutes(5);
 
