@@ -4,6 +4,7 @@
 
 #include "tensorweave/cluster_spec.h"
 #include "tensorweave/device_name.h"
+#include "tensorweave/gradient.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/run_config.h"
 #include "tensorweave/scope.h"

@@ -1,4 +1,4 @@
-#include "src/framework/gradient_registry.h"
+#include "src/graph/gradient_registry.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -15,8 +15,8 @@
 //
 // The driver (tw::Gradients, src/train/gradients.cc) calls a function once per op between
 // the xs and the ys, with the sum of the gradients flowing into each output.
-#ifndef TENSORWEAVE_SRC_FRAMEWORK_GRADIENT_REGISTRY_H_
-#define TENSORWEAVE_SRC_FRAMEWORK_GRADIENT_REGISTRY_H_
+#ifndef TENSORWEAVE_SRC_GRAPH_GRADIENT_REGISTRY_H_
+#define TENSORWEAVE_SRC_GRAPH_GRADIENT_REGISTRY_H_
 
 #include <functional>
 #include <map>
@@ -30,7 +30,7 @@
 #include "tensorweave/protobuf/graph.pb.h"
 #include "tensorweave/scope.h"
 #include "tensorweave/status.h"
-#include "tensorweave/train/gradients.h"
+#include "tensorweave/gradient.h"
 
 namespace tw {
 
@@ -131,4 +131,4 @@ struct GradientRegistrar {
 // a path there without an error.
 #define TW_NO_GRADIENT(op) TW_GRADIENT_REGISTRAR_(op, nullptr, false)
 
-#endif  // TENSORWEAVE_SRC_FRAMEWORK_GRADIENT_REGISTRY_H_
+#endif  // TENSORWEAVE_SRC_GRAPH_GRADIENT_REGISTRY_H_

@@ -3,7 +3,7 @@
 #define TENSORWEAVE_SRC_OPS_ARRAY_GRAD_H_
 
 #include "tensorweave/scope.h"
-#include "tensorweave/train/gradients.h"
+#include "tensorweave/gradient.h"
 
 namespace tw {
 

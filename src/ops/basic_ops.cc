@@ -8,7 +8,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "src/framework/gradient_registry.h"
+#include "src/graph/gradient_registry.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/type_dispatch.h"
 

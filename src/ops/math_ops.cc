@@ -15,7 +15,7 @@
 
 #include "Eigen/Core"
 #include "absl/strings/str_join.h"
-#include "src/framework/gradient_registry.h"
+#include "src/graph/gradient_registry.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"

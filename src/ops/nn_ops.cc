@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "Eigen/Core"
-#include "src/framework/gradient_registry.h"
+#include "src/graph/gradient_registry.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"

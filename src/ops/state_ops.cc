@@ -9,7 +9,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "src/framework/gradient_registry.h"
+#include "src/graph/gradient_registry.h"
 #include "src/framework/resource_lookup.h"
 #include "src/ops/array_grad.h"
 #include "src/ops/cwise.h"

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/framework/gradient_registry.h"
+#include "src/graph/gradient_registry.h"
 #include "src/graph/graph.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"

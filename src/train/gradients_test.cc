@@ -8,7 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/framework/gradient_registry.h"
+#include "src/graph/gradient_registry.h"
 #include "src/framework/op_def.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"

@@ -12,28 +12,13 @@
 #ifndef TENSORWEAVE_TRAIN_GRADIENTS_H_
 #define TENSORWEAVE_TRAIN_GRADIENTS_H_
 
-#include <optional>
 #include <vector>
 
+#include "tensorweave/gradient.h"
 #include "tensorweave/scope.h"
 #include "tensorweave/status.h"
 
 namespace tw {
-
-// Rows of a tensor of shape `dense_shape` (int64 vector): row indices[i] (int32 or int64)
-// holds values[i]; rows not listed are zero; a row listed twice is the sum.
-struct IndexedSlices {
-  Output indices;
-  Output values;
-  Output dense_shape;
-};
-
-// The gradient with respect to one x: dense, sparse, or none when no y depends on x.
-struct Gradient {
-  Output dense;                         // valid when the gradient is dense
-  std::optional<IndexedSlices> sparse;  // set when it is sparse
-  bool exists() const { return dense.op().valid() || sparse.has_value(); }
-};
 
 // Adds to `scope`'s graph the nodes computing the gradients of sum(ys) with respect to each
 // of `xs`. `grad_ys` (same length as ys, or empty for ones) seeds each y's gradient; an
