@@ -75,9 +75,12 @@ void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
     argv.insert(argv.end(), extra.begin(), extra.end());
     return ChildProcess::Start(argv, {{"TF_CONFIG", std::nullopt}}, log);
   };
+  // The ps tasks write their shards of each checkpoint: their servers must allow the
+  // directory, as under tw launch, where every task gets the trainer's flags.
+  const std::vector<std::string> ps_flags = {"--checkpoint_dir=" + dir.string()};
   std::vector<std::unique_ptr<ChildProcess>> ps_processes;
   for (int i = 0; i < ps_tasks; ++i) {
-    auto p = start("ps", i, files + "_ps" + std::to_string(i) + ".log", {});
+    auto p = start("ps", i, files + "_ps" + std::to_string(i) + ".log", ps_flags);
     ASSERT_TRUE(p.ok()) << p.status();
     ps_processes.push_back(*std::move(p));
   }
@@ -99,7 +102,7 @@ void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
   ps_processes[victim]->Signal(SIGKILL);
   ASSERT_TRUE(ps_processes[victim]->Wait(absl::Seconds(10)).ok());
   absl::SleepFor(absl::Milliseconds(500));  // the chief's steps now fail: Unavailable
-  auto again = start("ps", victim, files + "_ps_again.log", {});
+  auto again = start("ps", victim, files + "_ps_again.log", ps_flags);
   ASSERT_TRUE(again.ok()) << again.status();
   ps_processes[victim] = *std::move(again);
 
