@@ -3,6 +3,7 @@
 // restoring the latest checkpoint), training finishes, and the global step never goes back
 // past the checkpoint it restored.
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -54,7 +55,9 @@ void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
                                     const std::vector<std::string>& trainer_flags) {
   // Files of their own per test: ctest may run the tests of this file at the same time.
   const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const std::string files = ::testing::TempDir() + "/" + name;
+  // And of their own per process: other checkouts on this machine run the same tests in
+  // the same temporary directory.
+  const std::string files = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
   std::vector<std::string> ps;
   for (int i = 0; i < ps_tasks; ++i) {
     ps.push_back("127.0.0.1:" + std::to_string(testing::PickUnusedPort()));
@@ -136,6 +139,7 @@ void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
     ASSERT_TRUE(ps_code.ok()) << ps_code.status();
     EXPECT_EQ(*ps_code, 0);
   }
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);  // kept to look at when failed
 }
 
 TEST(TrainingRecoveryTest, KilledPsIsRestartedAndTrainingResumesFromTheLatestCheckpoint) {
