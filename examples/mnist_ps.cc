@@ -258,7 +258,9 @@ int Main(int argc, char** argv) {
   app.add_option("--learning_rate", flags.learning_rate, "Adagrad's learning rate")
       ->check(CLI::PositiveNumber);
   app.add_option("--data_dir", flags.data_dir, "where the Fashion-MNIST .gz files are");
-  app.add_option("--checkpoint_dir", flags.checkpoint_dir, "checkpoints (none when empty)");
+  app.add_option("--checkpoint_dir", flags.checkpoint_dir,
+                 "checkpoints (none when empty); give it to the ps tasks too: each task's "
+                 "server lets graphs write only there");
   app.add_flag("--sync", flags.sync, "synchronous replicas instead of asynchronous updates");
   app.add_option("--replicas_to_aggregate", flags.replicas_to_aggregate,
                  "with --sync: gradients per update (default: every worker)");
@@ -282,6 +284,9 @@ int Main(int argc, char** argv) {
   const std::string job = config->task_type();
   ServerOptions options = ExampleServerOptions(config->cluster(), job, config->task_index());
   if (job == "ps") options.stop_when_chief_unreachable = absl::Seconds(30);
+  // The ps tasks write their variables' shards of each checkpoint, the chief merges them:
+  // the checkpoint directory is the one place this task lets graphs touch files.
+  if (!flags.checkpoint_dir.empty()) options.allowed_directories = {flags.checkpoint_dir};
   auto server = Server::Create(config->cluster(), job, config->task_index(), options);
   if (!server.ok()) return Fail("creating the server", server.status());
   Status started = (*server)->Start();

@@ -5,8 +5,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "src/base/logging.h"
@@ -26,6 +28,7 @@ struct ServerCommandOptions {
   std::string tls_server_name;
   std::string stop_when_chief_unreachable;  // a duration, "30s"; empty: never
   std::string wait_for_cluster;             // a duration; empty: ServerOptions' default
+  std::vector<std::string> allowed_dirs;    // ServerOptions.allowed_directories
 };
 
 // A positive duration given to `flag` ("30s", "2m"), or a one-line message naming the flag.
@@ -88,7 +91,10 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  ServerOptions options{.bind_host = opt.bind_host, .num_threads = opt.threads, .tls = *tls};
+  ServerOptions options{.bind_host = opt.bind_host,
+                        .num_threads = opt.threads,
+                        .tls = *tls,
+                        .allowed_directories = opt.allowed_dirs};
   for (const auto& [flag, text, field] :
        {std::tuple{"--stop-when-chief-unreachable", &opt.stop_when_chief_unreachable,
                    &options.stop_when_chief_unreachable},
@@ -96,7 +102,8 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
     if (text->empty()) continue;
     StatusOr<absl::Duration> d = PositiveDuration(flag, *text);
     if (!d.ok()) {
-      std::cerr << "tw server: " << d.status().message() << "\n";
+      std::cerr << "tw server: " << d.status().message() << "
+";
       return 1;
     }
     *field = *d;
@@ -147,6 +154,11 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--tls-server-name", opt->tls_server_name,
                   "Mutual TLS: name every peer's certificate carries, checked instead of the "
                   "host of its address");
+  cmd->add_option("--allowed-dir", opt->allowed_dirs,
+                  "A directory graphs may read and write files in (checkpoints); repeat for "
+                  "several. Default: none, so checkpoint ops sent to this task are refused")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
   cmd->add_option("--stop-when-chief-unreachable", opt->stop_when_chief_unreachable,
                   "Stop (exit 0) once the chief, seen before, has not answered for this long "
                   "(say 30s); default never");
@@ -162,6 +174,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
       "tw server\n"
       "Mutual TLS (see docs/security.md):\n"
       "  tw server --tls-ca=ca.pem --tls-cert=task.pem --tls-key=task.key ...\n"
+      "Checkpoints (the ps tasks and the chief write them):\n"
+      "  tw server --allowed-dir=/shared/ckpt ...\n"
       "Stops cleanly and exits 0 on SIGTERM or SIGINT, when another task asks the cluster "
       "to stop (Server::StopCluster), or when the chief is gone "
       "(--stop-when-chief-unreachable).");

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "tensorweave/cluster_spec.h"
@@ -39,6 +40,15 @@ struct ServerOptions {
   // peers, so all tasks of a cluster must use TLS with the same CA. See tensorweave/tls.h
   // and docs/security.md.
   TlsOptions tls;
+  // The directories this task may read and write files in: the checkpoint ops' paths must
+  // lie inside one of them (symbolic links and ".." resolved), anything else is
+  // PermissionDenied naming the path and these directories. Default: none, so graphs sent
+  // to the server cannot touch its files at all; a task that saves or restores checkpoints
+  // lists its checkpoint directory here (a ps task too: it writes its variables' shard).
+  // Set by whoever starts the task because the graph, and the directory it names, comes
+  // from any client that can reach the port. Relative entries are taken from the working
+  // directory when the server is created; they need not exist yet. See docs/security.md.
+  std::vector<std::string> allowed_directories;
   // Clusters that finish by themselves: when set, a task other than the chief stops (its
   // Join() returns) once the chief (task 0 of job "chief", else of job "worker") has not
   // answered for this long after having answered at least once. Default: never.
@@ -49,8 +59,8 @@ struct ServerOptions {
 class Server {
  public:
   // InvalidArgument: `Job "x" was not defined in cluster`, `Task 3 was not defined in job
-  // "ps"`, an address whose port cannot be parsed, or incomplete `options.tls` (naming the
-  // missing field). Does not bind yet.
+  // "ps"`, an address whose port cannot be parsed, incomplete `options.tls` (naming the
+  // missing field), or an empty entry of `options.allowed_directories`. Does not bind yet.
   static StatusOr<std::unique_ptr<Server>> Create(const ClusterSpec& cluster,
                                                   const std::string& job, int task,
                                                   const ServerOptions& options = {});

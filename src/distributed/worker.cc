@@ -187,6 +187,7 @@ class IsolatedDevice final : public DeviceBase {
   ResourceMgr* resource_manager() override { return &resources_; }
   void Schedule(std::function<void()> fn) override { base_->Schedule(std::move(fn)); }
   int NumThreads() const override { return base_->NumThreads(); }
+  const FileAccessPolicy& file_access() const override { return base_->file_access(); }
 
  private:
   DeviceBase* const base_;

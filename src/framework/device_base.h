@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "src/framework/file_access.h"
 #include "src/framework/resource_mgr.h"
 #include "tensorweave/device_name.h"
 
@@ -30,6 +31,9 @@ class DeviceBase {
   virtual void Schedule(std::function<void()> fn) = 0;
   // Number of threads in the compute pool.
   virtual int NumThreads() const = 0;
+  // The directories kernels on this device may read and write files in (checkpoints); set
+  // by whoever created the device, never by a graph (src/framework/file_access.h).
+  virtual const FileAccessPolicy& file_access() const = 0;
 };
 
 }  // namespace tw

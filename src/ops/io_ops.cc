@@ -4,7 +4,9 @@
 //
 // The kernels take variable handles, so each runs on its variables' task and reads or
 // writes the checkpoint files there: checkpoints need a file system every task sees at the
-// same path (as with TensorFlow), and no variable value crosses the network.
+// same path (as with TensorFlow), and no variable value crosses the network. Every path is
+// checked against the task's FileAccessPolicy (src/framework/file_access.h) before any file
+// is touched.
 #include "tensorweave/ops/io_ops.h"
 
 #include "src/ops/variable.h"
@@ -65,13 +67,19 @@ Status ParseSlices(OpKernelConstruction* c, std::vector<SliceAttr>* out) {
   return OkStatus();
 }
 
-// The prefix input, checked to lie inside `directory`.
-StatusOr<std::string> CheckedPrefix(const Tensor& input, const std::string& directory) {
+// The prefix input, checked against the device's file policy and then `directory`.
+// The policy comes from whoever started the task (ServerOptions.allowed_directories): the
+// graph, and so its `directory` attribute, comes from any client that can reach the task,
+// and can only narrow where the files go, never widen it. PermissionDenied naming the path
+// and the allowed directories when the policy refuses it.
+StatusOr<std::string> CheckedPrefix(OpKernelContext* ctx, const std::string& directory) {
+  const Tensor& input = ctx->input(0);
   if (input.dtype() != DT_STRING || input.num_elements() != 1) {
     return errors::InvalidArgument("the checkpoint prefix must be one string, got ",
                                    input.DebugString());
   }
   const std::string prefix = input.flat<std::string>()[0];
+  TW_RETURN_IF_ERROR(ctx->device()->file_access().Check(prefix, "checkpoint path"));
   TW_RETURN_IF_ERROR(checkpoint::CheckPathUnder(directory, prefix));
   return prefix;
 }
@@ -102,7 +110,7 @@ class SaveVariablesOp : public OpKernel {
   bool IsExpensive() const override { return true; }
 
   void Compute(OpKernelContext* ctx) override {
-    auto prefix = CheckedPrefix(ctx->input(0), directory_);
+    auto prefix = CheckedPrefix(ctx, directory_);
     TW_OP_REQUIRES_OK(ctx, prefix.status());
     // Snapshots taken under each variable's lock (updates happen in place); the files are
     // written without holding any lock.
@@ -153,7 +161,7 @@ class MergeCheckpointOp : public OpKernel {
   bool IsExpensive() const override { return true; }
 
   void Compute(OpKernelContext* ctx) override {
-    auto prefix = CheckedPrefix(ctx->input(0), directory_);
+    auto prefix = CheckedPrefix(ctx, directory_);
     TW_OP_REQUIRES_OK(ctx, prefix.status());
     TW_OP_REQUIRES_OK(ctx, checkpoint::MergeShardIndexes(*prefix, num_shards_));
   }
@@ -186,7 +194,7 @@ class RestoreVariablesOp : public OpKernel {
   bool IsExpensive() const override { return true; }
 
   void Compute(OpKernelContext* ctx) override {
-    auto prefix = CheckedPrefix(ctx->input(0), directory_);
+    auto prefix = CheckedPrefix(ctx, directory_);
     TW_OP_REQUIRES_OK(ctx, prefix.status());
     auto reader = checkpoint::CheckpointReader::Open(*prefix);
     TW_OP_REQUIRES_OK(ctx, reader.status());

@@ -124,8 +124,12 @@ class GrpcServer final : public Server {
   }
 
   Status Init() {
+    TW_ASSIGN_OR_RETURN(FileAccessPolicy files,
+                        FileAccessPolicy::AllowDirectories(options_.allowed_directories,
+                                                           "ServerOptions.allowed_directories"));
     TW_ASSIGN_OR_RETURN(device_, CpuDevice::Create(DeviceName::Full(job_, 0, task_, "CPU", 0),
-                                                   {.num_threads = options_.num_threads}));
+                                                   {.num_threads = options_.num_threads,
+                                                    .file_access = std::move(files)}));
     const std::string local_task = TaskName(job_, task_);
     worker_cache_ = std::make_unique<GrpcWorkerCache>(cluster_, local_task, options_.tls);
     worker_ = std::make_unique<Worker>(device_.get(), worker_cache_.get());
@@ -185,14 +189,20 @@ class GrpcServer final : public Server {
     LocalMaster::Register(local_addresses_, local_master_);
     Log().info("started /job:{}/task:{} on {} (port {}, {})", job_, task_, bind, port_,
                options_.tls.enabled() ? "mutual TLS" : "insecure");
+    Log().info("/job:{}/task:{}: graphs may read and write files in: {}", job_, task_,
+               device_->file_access().DescribeDirectories());
     const std::string& host = options_.bind_host;
     const bool loopback =
         host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
     if (!loopback && !options_.tls.enabled()) {
+      // docs/security.md says what such a client can do; the warning names the worst of it.
       Log().warn(
-          "listening on {} without TLS: anyone who can reach port {} can run graphs on "
-          "this task",
-          bind, port_);
+          "listening on {} without TLS: anyone who can reach port {} can run any graph on "
+          "this task, read and overwrite its variables and queues, use its CPU and memory, "
+          "stop it (Shutdown), and read and write files in its allowed directories ({}); "
+          "use mutual TLS (--tls-ca/--tls-cert/--tls-key) or bind to 127.0.0.1 "
+          "(docs/security.md)",
+          bind, port_, device_->file_access().DescribeDirectories());
     }
     StartChiefWatch();
     return OkStatus();

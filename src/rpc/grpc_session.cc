@@ -227,7 +227,10 @@ StatusOr<std::unique_ptr<Session>> Session::Create(const SessionOptions& options
   }
   TW_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> device,
                       CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0),
-                                        {.num_threads = options.num_threads}));
+                                        {.num_threads = options.num_threads,
+                                         // The graphs come from this process, which could
+                                         // open any file itself.
+                                         .file_access = FileAccessPolicy::Unrestricted()}));
   DeviceBase* raw = device.get();
   return std::unique_ptr<Session>(new DirectSession(raw, std::move(device)));
 }

@@ -78,18 +78,20 @@ class GrpcRemoteWorker final : public WorkerInterface {
   void RunGraphAsync(const RunGraphArgs* req, RunGraphResult* resp, CancellationManager* cm,
                      StatusCallback done) override {
     std::vector<size_t> chunked_feeds;
-    grpc::ByteBuffer request =
-        EncodeRunGraphArgs(*req, {.chunk_large = true,
-                                  .shared_memory = peer_same_host_.load(std::memory_order_relaxed),
-                                  .chunked = &chunked_feeds});
+    std::string key = PeerKey();
+    grpc::ByteBuffer request = EncodeRunGraphArgs(*req, {.chunk_large = true,
+                                                         .shared_memory = !key.empty(),
+                                                         .shared_memory_key = std::move(key),
+                                                         .chunked = &chunked_feeds});
     auto run = [this, req, resp, cm, done, request = std::move(request)]() mutable {
       auto chunked = std::make_shared<std::vector<ChunkedTensor>>();
       RawCall(
           "/tw.proto.WorkerService/RunGraph", std::move(request),
           [this, resp, chunked](const grpc::ByteBuffer& reply) {
             std::string peer_host;
-            Status s = DecodeRunGraphResult(reply, resp, chunked.get(), &peer_host);
-            peer_same_host_.store(shm::SameHost(peer_host), std::memory_order_relaxed);
+            proto::SharedMemoryKeyRef peer_key;
+            Status s = DecodeRunGraphResult(reply, resp, chunked.get(), &peer_host, &peer_key);
+            LearnPeer(peer_host, peer_key);
             return s;
           },
           cm,
@@ -120,14 +122,20 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // earlier replies).
   void RecvTensorAsync(const RecvTensorArgs* req, RecvTensorResult* resp, CancellationManager* cm,
                        StatusCallback done) override {
+    std::string key = PeerKey();
+    const bool shared = !key.empty();
     RawCall(
         "/tw.proto.WorkerService/RecvTensor",
-        EncodeRecvTensorArgs(*req,
-                             {.shared_memory = peer_same_host_.load(std::memory_order_relaxed)}),
+        EncodeRecvTensorArgs(*req, {.shared_memory = shared, .shared_memory_key = std::move(key)}),
         [this, resp](const grpc::ByteBuffer& reply) {
           std::string peer_host;
-          Status s = DecodeRecvTensorResult(reply, resp, &peer_host);
-          peer_same_host_.store(s.ok() && shm::SameHost(peer_host), std::memory_order_relaxed);
+          proto::SharedMemoryKeyRef peer_key;
+          Status s = DecodeRecvTensorResult(reply, resp, &peer_host, &peer_key);
+          if (s.ok()) {
+            LearnPeer(peer_host, peer_key);
+          } else {
+            LearnPeer("", {});
+          }
           return s;
         },
         cm, std::move(done));
@@ -210,7 +218,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
           buffers->request.Clear();
           // A failed call may mean the peer is not where it was (restarted elsewhere, or in
           // another pid namespace): its next reply says again whether it shares this host.
-          if (!s.ok()) peer_same_host_.store(false, std::memory_order_relaxed);
+          if (!s.ok()) LearnPeer("", {});
           done(s.ok() ? decode(buffers->reply) : s);
         });
   }
@@ -300,10 +308,25 @@ class GrpcRemoteWorker final : public WorkerInterface {
     }
   }
 
+  // The server's shared-memory key, "" when it is not on this host (as far as its last
+  // reply said) or its key could not be read: requests then carry their tensors inline.
+  std::string PeerKey() {
+    absl::MutexLock lock(&peer_mu_);
+    return peer_key_;
+  }
+  // From a reply: the server's host identity and where its key is. Reading the key (once
+  // per server process, then cached by shm::PeerKey) is what proves this process may open
+  // the server's /proc entries, and the server requires it in every reference we send.
+  void LearnPeer(const std::string& host, const proto::SharedMemoryKeyRef& where) {
+    std::string key = shm::SameHost(host) ? shm::PeerKey(where) : "";
+    absl::MutexLock lock(&peer_mu_);
+    peer_key_ = std::move(key);
+  }
+
   std::unique_ptr<proto::WorkerService::Stub> stub_;
   grpc::GenericStub raw_;
-  // Whether the server said (in its last RunGraph reply) that it is on this host.
-  std::atomic<bool> peer_same_host_{false};
+  absl::Mutex peer_mu_;
+  std::string peer_key_ ABSL_GUARDED_BY(peer_mu_);
   // The calls in flight, by context (the shared_ptr keeps the call's state alive).
   using CallSet = std::map<grpc::ClientContext*, std::shared_ptr<grpc::ClientContext>>;
   absl::Mutex calls_mu_;

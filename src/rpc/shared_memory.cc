@@ -41,11 +41,59 @@ uint64_t StateOf(uint64_t ticket, Phase phase) { return ticket << 2 | phase; }
 constexpr size_t kMaxOwnedBytes = size_t{1} << 30;   // this process's blocks
 constexpr size_t kMaxMappedBytes = size_t{1} << 30;  // peers' blocks kept mapped
 
-std::atomic<uint64_t> exported_count{0}, imported_count{0}, reclaimed_count{0};
+std::atomic<uint64_t> exported_count{0}, imported_count{0}, reclaimed_count{0}, opened_count{0};
 
 uint64_t RandomId() {
   std::random_device rd;
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+// The key file: kKeyMagic, the key id, then kKeyBytes of key; nothing else.
+constexpr uint64_t kKeyMagic = 0x7477736d6b657931;  // "twsmkey1"
+constexpr size_t kKeyBytes = 32;
+constexpr size_t kKeyFileBytes = 16 + kKeyBytes;
+
+// This process's key, in a memfd peers on this host (as this user) read through /proc.
+struct OwnKey {
+  int fd = -1;
+  uint64_t id = 0;
+  std::string key;
+};
+
+// Created once; null when no memfd can be had (shared memory is then off).
+const OwnKey* TheKey() {
+  static const OwnKey* key = []() -> const OwnKey* {
+    auto own = std::make_unique<OwnKey>();
+    std::random_device rd;
+    own->key.resize(kKeyBytes);
+    for (size_t i = 0; i < kKeyBytes; i += 4) {
+      const uint32_t r = rd();
+      std::memcpy(own->key.data() + i, &r, 4);
+    }
+    own->id = RandomId();
+    own->fd = memfd_create("tensorweave-key", MFD_CLOEXEC);
+    if (own->fd < 0) return nullptr;
+    char file[kKeyFileBytes];
+    std::memcpy(file, &kKeyMagic, 8);
+    std::memcpy(file + 8, &own->id, 8);
+    std::memcpy(file + 16, own->key.data(), kKeyBytes);
+    if (pwrite(own->fd, file, sizeof file, 0) != static_cast<ssize_t>(sizeof file)) {
+      close(own->fd);
+      return nullptr;
+    }
+    return own.release();
+  }();
+  return key;
+}
+
+// Equality that takes the same time wherever the first difference is.
+bool SameKey(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
+  }
+  return diff == 0;
 }
 
 std::string ProcFdPath(int64_t pid, int64_t fd) { return absl::StrCat("/proc/", pid, "/fd/", fd); }
@@ -76,6 +124,7 @@ std::string ComputeHostIdentity() {
   struct stat ns {};
   if (stat("/proc/self/ns/pid", &ns) != 0) return "";
   if (!ProcFdReopenWorks()) return "";
+  if (TheKey() == nullptr) return "";
   return absl::StrCat(boot_id, "/pidns:", ns.st_dev, ":", ns.st_ino, "/uid:", getuid());
 }
 
@@ -247,8 +296,9 @@ class Mappings {
 
   static StatusOr<std::shared_ptr<Mapping>> Open(const proto::SharedMemoryRef& ref) {
     const std::string path = ProcFdPath(ref.pid(), ref.fd());
-    // The ref may come from anyone who can reach the port: never block on, or become the
-    // controlling terminal of, whatever that fd turns out to be.
+    opened_count.fetch_add(1, std::memory_order_relaxed);
+    // Whatever the sender says that fd is: never block on it, or become its controlling
+    // terminal.
     const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
       return errors::Unavailable("cannot open the sender's shared-memory block ", path, ": ",
@@ -298,6 +348,56 @@ Mappings& TheMappings() {
   return *mappings;
 }
 
+// Peers' keys, by where they were read; a restarted peer (same pid and fd) has a new id.
+class PeerKeys {
+ public:
+  std::string Get(const proto::SharedMemoryKeyRef& where) {
+    const Key k{where.pid(), where.fd(), where.key_id()};
+    {
+      absl::MutexLock lock(&mu_);
+      if (auto it = keys_.find(k); it != keys_.end()) return it->second;
+    }
+    std::string key = Read(where);
+    if (key.empty()) return key;
+    absl::MutexLock lock(&mu_);
+    if (keys_.size() >= kMaxPeers) keys_.clear();  // peers come and go; a few re-reads
+    keys_.emplace(k, key);
+    return key;
+  }
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, uint64_t>;
+  static constexpr size_t kMaxPeers = 4096;
+
+  static std::string Read(const proto::SharedMemoryKeyRef& where) {
+    if (where.pid() <= 0 || where.fd() < 0) return "";
+    const int fd = open(ProcFdPath(where.pid(), where.fd()).c_str(),
+                        O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return "";
+    struct stat st {};
+    char file[kKeyFileBytes];
+    const bool whole = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                       st.st_size == static_cast<off_t>(kKeyFileBytes) &&
+                       pread(fd, file, sizeof file, 0) == static_cast<ssize_t>(sizeof file);
+    close(fd);
+    uint64_t magic = 0, id = 0;
+    if (whole) {
+      std::memcpy(&magic, file, 8);
+      std::memcpy(&id, file + 8, 8);
+    }
+    if (!whole || magic != kKeyMagic || id != where.key_id()) return "";
+    return std::string(file + 16, kKeyBytes);
+  }
+
+  absl::Mutex mu_;
+  std::map<Key, std::string> keys_ ABSL_GUARDED_BY(mu_);
+};
+
+PeerKeys& ThePeerKeys() {
+  static auto* keys = new PeerKeys();
+  return *keys;
+}
+
 }  // namespace
 
 const std::string& HostIdentity() {
@@ -309,7 +409,28 @@ bool SameHost(const std::string& peer_identity) {
   return !peer_identity.empty() && peer_identity == HostIdentity();
 }
 
-Status Export(const void* src, size_t n, proto::SharedMemoryRef* ref) {
+proto::SharedMemoryKeyRef KeyLocation() {
+  proto::SharedMemoryKeyRef where;
+  const OwnKey* own = TheKey();
+  if (HostIdentity().empty() || own == nullptr) return where;
+  where.set_pid(getpid());
+  where.set_fd(own->fd);
+  where.set_key_id(own->id);
+  return where;
+}
+
+std::string PeerKey(const proto::SharedMemoryKeyRef& where) {
+  if (HostIdentity().empty()) return "";
+  const OwnKey* own = TheKey();
+  if (own != nullptr && where.pid() == getpid() && where.fd() == own->fd &&
+      where.key_id() == own->id) {
+    return own->key;  // a server of this process
+  }
+  return ThePeerKeys().Get(where);
+}
+
+Status Export(const void* src, size_t n, const std::string& receiver_key,
+              proto::SharedMemoryRef* ref) {
   if (HostIdentity().empty()) return errors::ResourceExhausted("shared memory is off");
   TW_ASSIGN_OR_RETURN(OwnedBlock * block, TheOwner().Acquire(n));
   if (n > 0) std::memcpy(block->base + kHeaderBytes, src, n);
@@ -319,6 +440,7 @@ Status Export(const void* src, size_t n, proto::SharedMemoryRef* ref) {
   ref->set_block_id(block->id);
   ref->set_ticket(block->ticket);
   ref->set_length(n);
+  ref->set_key(receiver_key);
   exported_count.fetch_add(1, std::memory_order_relaxed);
   return OkStatus();
 }
@@ -357,11 +479,29 @@ Status Import(const proto::SharedMemoryRef& ref, void* dst, size_t n) {
   return OkStatus();
 }
 
+Status CheckOffered(const proto::SharedMemoryRef& ref) {
+  const OwnKey* own = TheKey();
+  if (HostIdentity().empty() || own == nullptr || !SameKey(ref.key(), own->key)) {
+    return errors::InvalidArgument(
+        "shared-memory reference (pid ", ref.pid(), ", fd ", ref.fd(),
+        ") was not offered to this task: it does not carry this task's shared-memory key, "
+        "which only a process on this host running as this task's user can read");
+  }
+  return OkStatus();
+}
+
+Status ImportFromRequest(const proto::SharedMemoryRef& ref, void* dst, size_t n) {
+  // Before anything else: the request may come from anyone who can reach the port.
+  TW_RETURN_IF_ERROR(CheckOffered(ref));
+  return Import(ref, dst, n);
+}
+
 Stats GetStats() {
   Stats stats;
   stats.exported = exported_count.load(std::memory_order_relaxed);
   stats.imported = imported_count.load(std::memory_order_relaxed);
   stats.reclaimed = reclaimed_count.load(std::memory_order_relaxed);
+  stats.opened = opened_count.load(std::memory_order_relaxed);
   TheOwner().Count(&stats);
   return stats;
 }

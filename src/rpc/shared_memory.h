@@ -17,6 +17,17 @@
 // path off for a process (HostIdentity() is then empty, so nobody sends it shared memory and
 // it sends none).
 //
+// Who may make a process open anything: a reference in a *request* comes from whoever can
+// reach the server's port, and the host identity in it is a string anyone can copy. A
+// server that opened /proc/<pid>/fd/<fd> for any such reference would let every client probe
+// which fds the task (or another process of its user) has open, and open and map them. So
+// each process keeps a random key in a memfd of its own; its replies say where it is
+// (KeyLocation), a caller on the same host running as the same user reads it there
+// (PeerKey: the very access shared memory needs anyway) and puts it in every reference it
+// sends that process. ImportFromRequest refuses a reference without the key with
+// InvalidArgument before touching the file system. References in *replies* come from a
+// server the caller dialed, and are trusted as the rest of its reply is (Import).
+//
 // A block's life: the sender owns it and hands it out for one transfer at a time (a ticket
 // numbers each use). Its header holds an atomic state word; the receiver moves it from
 // "written" to "released" after copying, and the sender reuses released blocks. A block
@@ -51,17 +62,34 @@ const std::string& HostIdentity();
 // process the peer's): both identities are known and equal.
 bool SameHost(const std::string& peer_identity);
 
-// Copies `n` bytes from `src` into a block of this process and describes it in `ref`.
-// ResourceExhausted when no block can be had (memory limit, memfd failure): the caller then
-// sends the bytes inline.
-Status Export(const void* src, size_t n, proto::SharedMemoryRef* ref);
+// Where this process's key can be read, for its replies; pid 0 when shared memory is off.
+proto::SharedMemoryKeyRef KeyLocation();
+
+// The key of the peer whose reply carried `where`, read through /proc/<pid>/fd/<fd> (non-
+// blocking, only a regular file of the key's exact size and magic) and cached; "" when it
+// cannot be read (another host or user, the peer exited). Only for a location taken from
+// the reply of a server this process dialed, never from a request.
+std::string PeerKey(const proto::SharedMemoryKeyRef& where);
+
+// Copies `n` bytes from `src` into a block of this process and describes it in `ref`, with
+// `receiver_key` (PeerKey of the receiver; empty in replies). ResourceExhausted when no
+// block can be had (memory limit, memfd failure): the caller then sends the bytes inline.
+Status Export(const void* src, size_t n, const std::string& receiver_key,
+              proto::SharedMemoryRef* ref);
 
 // Copies the bytes `ref` describes into `dst` (`n` bytes, which must equal ref.length) and
-// releases the block. The ref comes from the network, so everything is checked:
-// InvalidArgument for a malformed ref, Unavailable when the block cannot be opened (another
-// host, the sender exited), DataLoss when the block was taken back or reused before the
-// copy finished.
+// releases the block. For refs in replies. The ref still comes from the network, so
+// everything is checked: InvalidArgument for a malformed ref, Unavailable when the block
+// cannot be opened (another host, the sender exited), DataLoss when the block was taken
+// back or reused before the copy finished.
 Status Import(const proto::SharedMemoryRef& ref, void* dst, size_t n);
+
+// For refs in requests: InvalidArgument, without touching the file system, unless the ref
+// carries this process's key (so its sender could read this process's /proc entries, and
+// offered the block to this process).
+Status CheckOffered(const proto::SharedMemoryRef& ref);
+// CheckOffered, then Import.
+Status ImportFromRequest(const proto::SharedMemoryRef& ref, void* dst, size_t n);
 
 // Counters of this process, for tests and benchmarks.
 struct Stats {
@@ -70,6 +98,7 @@ struct Stats {
   uint64_t blocks = 0;       // blocks this process owns now
   uint64_t block_bytes = 0;  // their total size
   uint64_t reclaimed = 0;    // blocks taken back unreleased
+  uint64_t opened = 0;       // peers' blocks opened through /proc (once each, then cached)
 };
 Stats GetStats();
 

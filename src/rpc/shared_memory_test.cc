@@ -27,10 +27,59 @@ TEST(SharedMemoryTest, HostIdentityIsKnownHereAndOnlyEqualIdentitiesShareAHost) 
   EXPECT_FALSE(SameHost(HostIdentity() + "x"));
 }
 
+// The key is read through /proc like any peer's file: only at the advertised place, with
+// the advertised id (a restarted peer with the same pid and fd has another).
+TEST(SharedMemoryTest, KeysAreReadThroughProcAndCheckedAgainstTheirId) {
+  const proto::SharedMemoryKeyRef own = KeyLocation();
+  ASSERT_EQ(own.pid(), getpid());
+  const std::string key = PeerKey(own);
+  ASSERT_EQ(key.size(), 32u);
+  // The same file under another fd is read through /proc/<pid>/fd, as a peer would.
+  const int copy = dup(static_cast<int>(own.fd()));
+  ASSERT_GE(copy, 0);
+  proto::SharedMemoryKeyRef where = own;
+  where.set_fd(copy);
+  EXPECT_EQ(PeerKey(where), key);
+  where.set_key_id(own.key_id() ^ 1);
+  EXPECT_EQ(PeerKey(where), "") << "another key id: a restarted peer";
+  close(copy);
+  where = own;
+  where.set_fd(1 << 20);
+  EXPECT_EQ(PeerKey(where), "") << "no such fd";
+  // Something that is not a key file.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  where.set_fd(pipe_fds[0]);
+  where.set_key_id(own.key_id() + 1);  // not cached under the id of the key read above
+  EXPECT_EQ(PeerKey(where), "") << "a pipe";
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+}
+
+// Refs in requests must carry this process's key; the check comes before any open.
+TEST(SharedMemoryTest, RequestRefsWithoutTheKeyAreInvalidArgumentAndOpenNothing) {
+  const auto src = Pattern(40'000, 5);
+  std::vector<uint32_t> dst(src.size());
+  const size_t n = dst.size() * 4;
+  const std::string key = PeerKey(KeyLocation());
+  proto::SharedMemoryRef offered;
+  ASSERT_TRUE(Export(src.data(), n, key, &offered).ok());
+  proto::SharedMemoryRef other = offered;
+  other.set_key(std::string(32, 'x'));
+  const uint64_t opened = GetStats().opened;
+  Status s = ImportFromRequest(other, dst.data(), n);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  other.clear_key();
+  EXPECT_TRUE(IsInvalidArgument(ImportFromRequest(other, dst.data(), n)));
+  EXPECT_EQ(GetStats().opened, opened);
+  ASSERT_TRUE(ImportFromRequest(offered, dst.data(), n).ok());
+  EXPECT_EQ(dst, src);
+}
+
 TEST(SharedMemoryTest, ExportThenImportIsBitExact) {
   const auto src = Pattern(300'001, 7);
   proto::SharedMemoryRef ref;
-  ASSERT_TRUE(Export(src.data(), src.size() * 4, &ref).ok());
+  ASSERT_TRUE(Export(src.data(), src.size() * 4, "", &ref).ok());
   EXPECT_EQ(ref.pid(), getpid());
   EXPECT_EQ(ref.length(), src.size() * 4);
   std::vector<uint32_t> dst(src.size());
@@ -42,11 +91,11 @@ TEST(SharedMemoryTest, AReleasedBlockIsReusedForTheNextTransfer) {
   const auto src = Pattern(200'000, 1);
   std::vector<uint32_t> dst(src.size());
   proto::SharedMemoryRef ref;
-  ASSERT_TRUE(Export(src.data(), src.size() * 4, &ref).ok());
+  ASSERT_TRUE(Export(src.data(), src.size() * 4, "", &ref).ok());
   ASSERT_TRUE(Import(ref, dst.data(), dst.size() * 4).ok());
   const Stats before = GetStats();
   for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(Export(src.data(), src.size() * 4, &ref).ok());
+    ASSERT_TRUE(Export(src.data(), src.size() * 4, "", &ref).ok());
     ASSERT_TRUE(Import(ref, dst.data(), dst.size() * 4).ok());
   }
   const Stats after = GetStats();
@@ -59,7 +108,7 @@ TEST(SharedMemoryTest, ABlockReadTwiceIsDataLoss) {
   const auto src = Pattern(50'000, 2);
   std::vector<uint32_t> dst(src.size());
   proto::SharedMemoryRef ref;
-  ASSERT_TRUE(Export(src.data(), src.size() * 4, &ref).ok());
+  ASSERT_TRUE(Export(src.data(), src.size() * 4, "", &ref).ok());
   ASSERT_TRUE(Import(ref, dst.data(), dst.size() * 4).ok());
   Status again = Import(ref, dst.data(), dst.size() * 4);
   EXPECT_TRUE(IsDataLoss(again)) << again;
@@ -69,7 +118,7 @@ TEST(SharedMemoryTest, ABlockTakenBackBeforeItWasReadIsDataLossAndReused) {
   const auto src = Pattern(60'000, 3);
   std::vector<uint32_t> dst(src.size());
   proto::SharedMemoryRef lost;
-  ASSERT_TRUE(Export(src.data(), src.size() * 4, &lost).ok());
+  ASSERT_TRUE(Export(src.data(), src.size() * 4, "", &lost).ok());
   const Stats before = GetStats();
   ReclaimUnclaimed(absl::ZeroDuration());  // as if kUnclaimedAfter had passed
   EXPECT_EQ(GetStats().reclaimed - before.reclaimed, 1u);
@@ -77,7 +126,7 @@ TEST(SharedMemoryTest, ABlockTakenBackBeforeItWasReadIsDataLossAndReused) {
   EXPECT_TRUE(IsDataLoss(late)) << late;
 
   proto::SharedMemoryRef next;
-  ASSERT_TRUE(Export(src.data(), src.size() * 4, &next).ok());
+  ASSERT_TRUE(Export(src.data(), src.size() * 4, "", &next).ok());
   EXPECT_EQ(next.block_id(), lost.block_id()) << "the block taken back serves again";
   EXPECT_NE(next.ticket(), lost.ticket());
   EXPECT_TRUE(IsDataLoss(Import(lost, dst.data(), dst.size() * 4))) << "an old use stays dead";
@@ -91,7 +140,7 @@ TEST(SharedMemoryTest, MalformedReferencesAreErrors) {
   const auto src = Pattern(40'000, 4);
   std::vector<uint32_t> dst(src.size());
   proto::SharedMemoryRef good;
-  ASSERT_TRUE(Export(src.data(), src.size() * 4, &good).ok());
+  ASSERT_TRUE(Export(src.data(), src.size() * 4, "", &good).ok());
   const size_t n = dst.size() * 4;
 
   EXPECT_TRUE(IsInvalidArgument(Import(good, dst.data(), n - 4))) << "length disagrees";
@@ -151,7 +200,7 @@ TEST(SharedMemoryTest, ConcurrentTransfersAreBitExact) {
         const auto src = Pattern(40'000 + 1000 * t + i, t * 1000 + i);
         std::vector<uint32_t> dst(src.size());
         proto::SharedMemoryRef ref;
-        if (!Export(src.data(), src.size() * 4, &ref).ok() ||
+        if (!Export(src.data(), src.size() * 4, "", &ref).ok() ||
             !Import(ref, dst.data(), dst.size() * 4).ok() || dst != src) {
           ++wrong[t];
         }

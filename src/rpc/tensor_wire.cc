@@ -17,13 +17,16 @@ void ReleaseTensor(void* tensor) { delete static_cast<Tensor*>(tensor); }
 // With `shared_memory` (the receiver is on this host), a large enough tensor's bytes copied
 // into a shared-memory block; nothing when they are to travel otherwise (also when no block
 // can be had).
-std::optional<proto::SharedMemoryRef> SharedCopy(const Tensor& t, bool shared_memory) {
-  if (!shared_memory || !CarriesPayload(t.dtype()) || t.dtype() == DT_BOOL ||
+std::optional<proto::SharedMemoryRef> SharedCopy(const Tensor& t,
+                                                 const TensorTransport& transport) {
+  if (!transport.shared_memory || !CarriesPayload(t.dtype()) || t.dtype() == DT_BOOL ||
       t.TotalBytes() < shm::kMinSharedBytes) {
     return std::nullopt;
   }
   proto::SharedMemoryRef ref;
-  if (!shm::Export(t.raw_data(), t.TotalBytes(), &ref).ok()) return std::nullopt;
+  if (!shm::Export(t.raw_data(), t.TotalBytes(), transport.shared_memory_key, &ref).ok()) {
+    return std::nullopt;
+  }
   return ref;
 }
 
@@ -38,7 +41,7 @@ void AddTensors(const std::vector<NamedTensor>& tensors, const TensorTransport& 
     proto::NamedTensorProto* meta = metas->Add();
     meta->set_name(t.name);
     TensorMetaToProto(t.tensor, meta->mutable_tensor());
-    if (auto ref = SharedCopy(t.tensor, transport.shared_memory)) {
+    if (auto ref = SharedCopy(t.tensor, transport)) {
       *meta->mutable_shared() = *std::move(ref);
       continue;
     }
@@ -51,16 +54,31 @@ void AddTensors(const std::vector<NamedTensor>& tensors, const TensorTransport& 
   }
 }
 
+// A request's transport: shared memory only with the server's key, which the server
+// requires in every reference (shm::ImportFromRequest).
+TensorTransport ForRequest(TensorTransport transport) {
+  if (transport.shared_memory_key.empty()) transport.shared_memory = false;
+  return transport;
+}
+
+// Where a message comes from decides which shared-memory references it may carry.
+enum class Source { kRequest, kReply };
+
 // A tensor whose bytes are in a peer's shared-memory block.
-StatusOr<Tensor> ImportTensor(const proto::TensorProto& meta, const proto::SharedMemoryRef& ref) {
+StatusOr<Tensor> ImportTensor(const proto::TensorProto& meta, const proto::SharedMemoryRef& ref,
+                              Source source) {
+  // Checked before the tensor is allocated: a forged ref costs the server nothing.
+  if (source == Source::kRequest) TW_RETURN_IF_ERROR(shm::CheckOffered(ref));
   TW_ASSIGN_OR_RETURN(Tensor tensor, AllocateFromMetaProto(meta));
-  TW_RETURN_IF_ERROR(shm::Import(ref, tensor.raw_data(), tensor.TotalBytes()));
+  TW_RETURN_IF_ERROR(source == Source::kRequest
+                         ? shm::ImportFromRequest(ref, tensor.raw_data(), tensor.TotalBytes())
+                         : shm::Import(ref, tensor.raw_data(), tensor.TotalBytes()));
   return tensor;
 }
 
 // Chunked entries (only accepted when `chunks` is given) get an empty tensor and their
 // index and metadata in `chunks`.
-Status ReadTensors(TensorMessageReader& reader, NamedTensorProtos* metas,
+Status ReadTensors(TensorMessageReader& reader, Source source, NamedTensorProtos* metas,
                    std::vector<NamedTensor>* out, std::vector<ChunkedTensor>* chunks) {
   out->clear();
   out->reserve(metas->size());
@@ -74,7 +92,7 @@ Status ReadTensors(TensorMessageReader& reader, NamedTensorProtos* metas,
       out->push_back({meta.name(), Tensor()});
       continue;
     }
-    auto tensor = meta.has_shared() ? ImportTensor(meta.tensor(), meta.shared())
+    auto tensor = meta.has_shared() ? ImportTensor(meta.tensor(), meta.shared(), source)
                                     : reader.ReadTensor(meta.tensor());
     if (!tensor.ok()) return errors::Annotate(tensor.status(), "tensor " + meta.name() + ": ");
     out->push_back({meta.name(), *std::move(tensor)});
@@ -93,12 +111,12 @@ grpc::ByteBuffer EncodeNamed(Proto header, NamedTensorProtos* (Proto::*field)(),
 }
 
 template <typename Proto>
-Status DecodeNamed(const grpc::ByteBuffer& buffer, Proto* header,
+Status DecodeNamed(const grpc::ByteBuffer& buffer, Source source, Proto* header,
                    NamedTensorProtos* (Proto::*field)(), std::vector<NamedTensor>* out,
                    std::vector<ChunkedTensor>* chunks = nullptr) {
   TensorMessageReader reader;
   TW_RETURN_IF_ERROR(reader.Open(buffer, header));
-  return ReadTensors(reader, (header->*field)(), out, chunks);
+  return ReadTensors(reader, source, (header->*field)(), out, chunks);
 }
 
 // The fixed32 size and the header, as the message's first slice.
@@ -204,7 +222,8 @@ grpc::ByteBuffer EncodeRunStepArgs(const RunStepArgs& args) {
   return EncodeNamed(args.proto, &proto::RunStepRequest::mutable_feed, args.feed);
 }
 Status DecodeRunStepArgs(const grpc::ByteBuffer& buffer, RunStepArgs* args) {
-  return DecodeNamed(buffer, &args->proto, &proto::RunStepRequest::mutable_feed, &args->feed);
+  return DecodeNamed(buffer, Source::kRequest, &args->proto, &proto::RunStepRequest::mutable_feed,
+                     &args->feed);
 }
 grpc::ByteBuffer EncodeRunStepResult(const RunStepResult& result) {
   return EncodeNamed(proto::RunStepResponse(), &proto::RunStepResponse::mutable_tensor,
@@ -212,32 +231,36 @@ grpc::ByteBuffer EncodeRunStepResult(const RunStepResult& result) {
 }
 Status DecodeRunStepResult(const grpc::ByteBuffer& buffer, RunStepResult* result) {
   proto::RunStepResponse header;
-  return DecodeNamed(buffer, &header, &proto::RunStepResponse::mutable_tensor, &result->tensor);
+  return DecodeNamed(buffer, Source::kReply, &header, &proto::RunStepResponse::mutable_tensor,
+                     &result->tensor);
 }
 grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args, const TensorTransport& transport) {
   proto::RunGraphRequest header = args.proto;
   header.set_shared_memory_host(shm::HostIdentity());
   return EncodeNamed(std::move(header), &proto::RunGraphRequest::mutable_send, args.send,
-                     transport);
+                     ForRequest(transport));
 }
 Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args,
                           std::vector<ChunkedTensor>* chunks) {
-  return DecodeNamed(buffer, &args->proto, &proto::RunGraphRequest::mutable_send, &args->send,
-                     chunks);
+  return DecodeNamed(buffer, Source::kRequest, &args->proto, &proto::RunGraphRequest::mutable_send,
+                     &args->send, chunks);
 }
 grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result,
                                       const TensorTransport& transport) {
   proto::RunGraphResponse header;
   header.set_shared_memory_host(shm::HostIdentity());
+  *header.mutable_shared_memory_key() = shm::KeyLocation();
   return EncodeNamed(std::move(header), &proto::RunGraphResponse::mutable_recv, result.recv,
                      transport);
 }
 Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
-                            std::vector<ChunkedTensor>* chunks, std::string* peer_host) {
+                            std::vector<ChunkedTensor>* chunks, std::string* peer_host,
+                            proto::SharedMemoryKeyRef* peer_key) {
   proto::RunGraphResponse header;
-  TW_RETURN_IF_ERROR(
-      DecodeNamed(buffer, &header, &proto::RunGraphResponse::mutable_recv, &result->recv, chunks));
+  TW_RETURN_IF_ERROR(DecodeNamed(buffer, Source::kReply, &header,
+                                 &proto::RunGraphResponse::mutable_recv, &result->recv, chunks));
   if (peer_host != nullptr) *peer_host = header.shared_memory_host();
+  if (peer_key != nullptr) *peer_key = header.shared_memory_key();
   return OkStatus();
 }
 
@@ -245,24 +268,29 @@ grpc::ByteBuffer EncodeRecvTensorArgs(const RecvTensorArgs& args,
                                       const TensorTransport& transport) {
   proto::RecvTensorRequest header = args.proto;
   header.set_shared_memory_host(shm::HostIdentity());
-  return EncodeNamed(std::move(header), &proto::RecvTensorRequest::mutable_push, args.push,
-                     {.shared_memory = transport.shared_memory});
+  TensorTransport whole = ForRequest(transport);
+  whole.chunk_large = false;
+  whole.chunked = nullptr;
+  return EncodeNamed(std::move(header), &proto::RecvTensorRequest::mutable_push, args.push, whole);
 }
 Status DecodeRecvTensorArgs(const grpc::ByteBuffer& buffer, RecvTensorArgs* args) {
-  return DecodeNamed(buffer, &args->proto, &proto::RecvTensorRequest::mutable_push, &args->push);
+  return DecodeNamed(buffer, Source::kRequest, &args->proto,
+                     &proto::RecvTensorRequest::mutable_push, &args->push);
 }
 grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool shared_memory) {
   proto::RecvTensorResponse header;
   header.set_shared_memory_host(shm::HostIdentity());
+  *header.mutable_shared_memory_key() = shm::KeyLocation();
   return EncodeNamed(std::move(header), &proto::RecvTensorResponse::mutable_tensor, result.tensor,
                      {.shared_memory = shared_memory});
 }
 Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result,
-                              std::string* peer_host) {
+                              std::string* peer_host, proto::SharedMemoryKeyRef* peer_key) {
   proto::RecvTensorResponse header;
-  TW_RETURN_IF_ERROR(
-      DecodeNamed(buffer, &header, &proto::RecvTensorResponse::mutable_tensor, &result->tensor));
+  TW_RETURN_IF_ERROR(DecodeNamed(buffer, Source::kReply, &header,
+                                 &proto::RecvTensorResponse::mutable_tensor, &result->tensor));
   if (peer_host != nullptr) *peer_host = header.shared_memory_host();
+  if (peer_key != nullptr) *peer_key = header.shared_memory_key();
   return OkStatus();
 }
 

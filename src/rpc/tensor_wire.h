@@ -63,13 +63,16 @@ Status DecodeRunStepResult(const grpc::ByteBuffer& buffer, RunStepResult* result
 // How the tensors of a RunGraph or RecvTensor message travel besides inline:
 // - `shared_memory` (the receiver is on this host, shm::SameHost): tensors of at least
 //   shm::kMinSharedBytes go in shared-memory blocks (src/rpc/shared_memory.h) when a block
-//   can be had;
+//   can be had. Requests need `shared_memory_key` too (shm::PeerKey of the server, learned
+//   from its replies): a server refuses a reference without its key, so without one the
+//   tensors travel inline;
 // - `chunk_large`: the others that ShouldChunk are marked chunked and travel as TensorChunks
 //   (src/rpc/tensor_chunks.h).
 // Encoding appends the positions of the chunked tensors to `chunked` when given.
 struct TensorTransport {
   bool chunk_large = false;
   bool shared_memory = false;
+  std::string shared_memory_key;
   std::vector<size_t>* chunked = nullptr;
 };
 // Numeric tensors above 4 MiB (bools excepted: their bytes are checked as a whole).
@@ -79,30 +82,36 @@ inline bool ShouldChunk(const Tensor& t) {
 
 // Decoding accepts chunked entries only when `chunks` is given: each gets an empty tensor,
 // and its index and metadata are appended to `chunks`. Shared-memory entries are read from
-// their blocks (and the blocks released).
+// their blocks (and the blocks released); in requests (RunStep, RunGraph, RecvTensor args)
+// only those carrying this process's key (shm::ImportFromRequest), any other is
+// InvalidArgument before the file system is touched.
 struct ChunkedTensor {
   size_t index;
   proto::TensorProto meta;
 };
-// Requests carry the caller's host identity, RunGraph replies the server's.
+// Requests carry the caller's host identity, replies the server's and where its
+// shared-memory key is (shm::KeyLocation).
 grpc::ByteBuffer EncodeRunGraphArgs(const RunGraphArgs& args,
                                     const TensorTransport& transport = {});
 Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args,
                           std::vector<ChunkedTensor>* chunks = nullptr);
 grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result,
                                       const TensorTransport& transport = {});
-// `peer_host`, when given, receives the server's host identity.
+// `peer_host` and `peer_key`, when given, receive the server's host identity and where
+// its shared-memory key is.
 Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
                             std::vector<ChunkedTensor>* chunks = nullptr,
-                            std::string* peer_host = nullptr);
+                            std::string* peer_host = nullptr,
+                            proto::SharedMemoryKeyRef* peer_key = nullptr);
 // Pushed tensors travel whole (never chunked): in shared memory when `transport` allows.
 grpc::ByteBuffer EncodeRecvTensorArgs(const RecvTensorArgs& args,
                                       const TensorTransport& transport = {});
 Status DecodeRecvTensorArgs(const grpc::ByteBuffer& buffer, RecvTensorArgs* args);
 grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool shared_memory = false);
-// `peer_host`, when given, receives the server's host identity.
+// `peer_host` and `peer_key` as for DecodeRunGraphResult.
 Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result,
-                              std::string* peer_host = nullptr);
+                              std::string* peer_host = nullptr,
+                              proto::SharedMemoryKeyRef* peer_key = nullptr);
 
 // A plain protobuf message as a ByteBuffer and back (for the raw gRPC methods' requests).
 grpc::ByteBuffer EncodeProto(const google::protobuf::MessageLite& message);

@@ -2,11 +2,16 @@
 // from the network rejected with InvalidArgument, never a crash.
 #include "src/rpc/tensor_wire.h"
 
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/core/tensor_coding.h"
 #include "src/rpc/shared_memory.h"
 
 namespace tw {
@@ -189,8 +194,18 @@ TEST(TensorWireTest, TransportPutsLargeTensorsInSharedMemoryOrChunks) {
   in.send.push_back({"bools", Tensor(DT_BOOL, TensorShape({int64_t{1} << 20}))});
 
   std::vector<size_t> chunked;
+  // Without the server's key a request keeps its tensors (the server would refuse them).
   grpc::ByteBuffer buffer =
       EncodeRunGraphArgs(in, {.chunk_large = true, .shared_memory = true, .chunked = &chunked});
+  EXPECT_EQ(chunked, std::vector<size_t>{in.send.size() - 2}) << "no key, no shared memory";
+  EXPECT_GT(Flatten(buffer).size(), (size_t{1} << 20) + shm::kMinSharedBytes);
+  chunked.clear();
+  // This process is the server here: its key, read as a peer reads it.
+  const std::string key = shm::PeerKey(shm::KeyLocation());
+  ASSERT_FALSE(key.empty());
+  buffer = EncodeRunGraphArgs(
+      in,
+      {.chunk_large = true, .shared_memory = true, .shared_memory_key = key, .chunked = &chunked});
   EXPECT_TRUE(chunked.empty());
   EXPECT_LT(Flatten(buffer).size(), (size_t{1} << 20) + 4096) << "only the bools are inline";
   RunGraphArgs out;
@@ -225,20 +240,119 @@ TEST(TensorWireTest, RecvTensorReplyInSharedMemoryRoundTrips) {
   EXPECT_TRUE(IsDataLoss(replay)) << replay;
 
   std::string peer_host;
-  ASSERT_TRUE(DecodeRecvTensorResult(EncodeRecvTensorResult(in), &out, &peer_host).ok());
+  proto::SharedMemoryKeyRef peer_key;
+  ASSERT_TRUE(DecodeRecvTensorResult(EncodeRecvTensorResult(in), &out, &peer_host, &peer_key).ok());
   EXPECT_EQ(peer_host, shm::HostIdentity());
+  EXPECT_EQ(peer_key.pid(), getpid());
+  const std::string key = shm::PeerKey(peer_key);
+  ASSERT_FALSE(key.empty());
 
   // A request's pushed tensors go in shared memory too, and carry the caller's identity.
   RecvTensorArgs request;
   request.proto.add_rendezvous_key("k");
   request.push.push_back({"p", Iota(100'000)});
-  grpc::ByteBuffer pushed = EncodeRecvTensorArgs(request, {.shared_memory = true});
+  grpc::ByteBuffer pushed =
+      EncodeRecvTensorArgs(request, {.shared_memory = true, .shared_memory_key = key});
   EXPECT_LT(Flatten(pushed).size(), 300u);
   RecvTensorArgs decoded;
   ASSERT_TRUE(DecodeRecvTensorArgs(pushed, &decoded).ok());
   EXPECT_EQ(decoded.proto.shared_memory_host(), shm::HostIdentity());
   ASSERT_EQ(decoded.push.size(), 1u);
   EXPECT_EQ(decoded.push[0].tensor, request.push[0].tensor);
+}
+
+// A shared-memory reference in a request names a file of the server's host (its /proc
+// entry): one the server's key does not come with is InvalidArgument naming the tensor, in
+// every request that carries tensors, and the server opens nothing; not even when the
+// reference names a file the server really has open, which is watched here.
+TEST(TensorWireTest, ForgedSharedMemoryReferencesInRequestsTouchNoFile) {
+  const std::string file = ::testing::TempDir() + "/tw_wire_watched";
+  const int fd = open(file.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 1 << 20), 0);
+  const int watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(inotify_add_watch(watch, file.c_str(), IN_OPEN | IN_ACCESS), 0);
+  auto events = [watch] {
+    alignas(struct inotify_event) char buf[4096];
+    const ssize_t got = read(watch, buf, sizeof buf);
+    return got > 0 ? got : 0;
+  };
+  ASSERT_EQ(events(), 0);
+
+  const Tensor value = Iota(100'000);
+  proto::SharedMemoryRef forged;
+  forged.set_pid(getpid());
+  forged.set_fd(fd);
+  forged.set_block_id(7);
+  forged.set_ticket(1);
+  forged.set_length(value.TotalBytes());
+  auto meta = [&](proto::NamedTensorProto* t) {
+    t->set_name("feed");
+    TensorMetaToProto(value, t->mutable_tensor());
+    *t->mutable_shared() = forged;
+  };
+  const std::string key = shm::PeerKey(shm::KeyLocation());
+  ASSERT_EQ(key.size(), 32u);
+  std::string flipped = key;
+  flipped[5] ^= 1;
+  const uint64_t opened = shm::GetStats().opened;
+  for (const std::string& k : {std::string(), flipped, key.substr(0, 31), key + "x"}) {
+    forged.set_key(k);
+    proto::RunGraphRequest run_graph;
+    meta(run_graph.add_send());
+    RunGraphArgs graph_args;
+    Status s = DecodeRunGraphArgs(EncodeTensorMessage(run_graph, {}), &graph_args);
+    EXPECT_TRUE(IsInvalidArgument(s)) << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("tensor feed"));
+    EXPECT_THAT(std::string(s.message()), HasSubstr("was not offered to this task"));
+
+    proto::RecvTensorRequest recv_tensor;
+    meta(recv_tensor.add_push());
+    RecvTensorArgs recv_args;
+    s = DecodeRecvTensorArgs(EncodeTensorMessage(recv_tensor, {}), &recv_args);
+    EXPECT_TRUE(IsInvalidArgument(s)) << s;
+
+    proto::RunStepRequest run_step;
+    meta(run_step.add_feed());
+    RunStepArgs step_args;
+    s = DecodeRunStepArgs(EncodeTensorMessage(run_step, {}), &step_args);
+    EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  }
+  EXPECT_EQ(shm::GetStats().opened, opened);
+  EXPECT_EQ(events(), 0) << "the server opened the file a forged reference named";
+
+  // The watch does see an open: with the key, the same reference is opened (and found not
+  // to be a block).
+  forged.set_key(key);
+  proto::RunGraphRequest with_key;
+  meta(with_key.add_send());
+  RunGraphArgs args;
+  Status s = DecodeRunGraphArgs(EncodeTensorMessage(with_key, {}), &args);
+  EXPECT_TRUE(IsUnavailable(s)) << s;
+  EXPECT_GT(events(), 0);
+  EXPECT_EQ(shm::GetStats().opened, opened + 1);
+  close(watch);
+  close(fd);
+  unlink(file.c_str());
+}
+
+// A block this process offered a peer (with the peer's key, not its own) is not offered to
+// this process: its own requests refuse it.
+TEST(TensorWireTest, ABlockOfferedToAnotherTaskIsRefused) {
+  RunGraphArgs in;
+  in.send.push_back({"feed", Iota(100'000)});
+  grpc::ByteBuffer buffer =
+      EncodeRunGraphArgs(in, {.shared_memory = true, .shared_memory_key = std::string(32, 'k')});
+  EXPECT_LT(Flatten(buffer).size(), 300u) << "in shared memory";
+  RunGraphArgs out;
+  Status s = DecodeRunGraphArgs(buffer, &out);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  // The block itself is good, and is released here (other tests count blocks in flight).
+  ASSERT_EQ(out.proto.send_size(), 1);
+  Tensor copy(DT_FLOAT, TensorShape({100'000}));
+  ASSERT_TRUE(shm::Import(out.proto.send(0).shared(), copy.raw_data(), copy.TotalBytes()).ok());
+  EXPECT_EQ(copy, in.send[0].tensor);
 }
 
 }  // namespace

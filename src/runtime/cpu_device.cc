@@ -57,13 +57,14 @@ StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const DeviceName& name,
   }
   int threads = options.num_threads;
   if (threads <= 0) threads = DefaultThreads();
-  return std::unique_ptr<CpuDevice>(new CpuDevice(name, threads));
+  return std::unique_ptr<CpuDevice>(new CpuDevice(name, threads, options.file_access));
 }
 
-CpuDevice::CpuDevice(const DeviceName& name, int threads)
+CpuDevice::CpuDevice(const DeviceName& name, int threads, FileAccessPolicy file_access)
     : parsed_name_(name),
       name_(name.ToString()),
       incarnation_(NewIncarnation()),
+      file_access_(std::move(file_access)),
       resource_mgr_(*name.job),
       pool_(std::make_unique<Pool>(threads)) {}
 

@@ -13,6 +13,10 @@ namespace tw {
 struct CpuDeviceOptions {
   // Threads of the compute pool; 0 means one per core.
   int num_threads = 0;
+  // Where kernels may read and write files. Default: nowhere, so a device whose creator
+  // did not think about it (a server's) cannot be made to touch files by a remote graph;
+  // in-process sessions pass FileAccessPolicy::Unrestricted().
+  FileAccessPolicy file_access;
 };
 
 // Thread-safe. Owned by whoever created it (a session or a server); kernels hold raw
@@ -31,14 +35,16 @@ class CpuDevice final : public DeviceBase {
   ResourceMgr* resource_manager() override { return &resource_mgr_; }
   void Schedule(std::function<void()> fn) override;
   int NumThreads() const override;
+  const FileAccessPolicy& file_access() const override { return file_access_; }
 
  private:
-  CpuDevice(const DeviceName& name, int threads);
+  CpuDevice(const DeviceName& name, int threads, FileAccessPolicy file_access);
 
   const DeviceName parsed_name_;
   const std::string name_;
   const std::string device_type_ = "CPU";
   const uint64_t incarnation_;
+  const FileAccessPolicy file_access_;
   ResourceMgr resource_mgr_;
   struct Pool;  // Eigen::ThreadPool, kept out of this header
   std::unique_ptr<Pool> pool_;

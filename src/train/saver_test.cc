@@ -32,10 +32,11 @@ using ::testing::HasSubstr;
 
 std::string Message(const Status& s) { return std::string(s.message()); }
 
-// `num_ps` ps tasks and one worker, all started, on free loopback ports.
+// `num_ps` ps tasks and one worker, all started, on free loopback ports, each allowing
+// graphs to read and write files in `checkpoint_dir` only.
 class Cluster {
  public:
-  static std::unique_ptr<Cluster> Start(int num_ps) {
+  static std::unique_ptr<Cluster> Start(int num_ps, const std::string& checkpoint_dir) {
     auto c = std::make_unique<Cluster>();
     std::vector<std::string> ps;
     for (int i = 0; i < num_ps; ++i) ps.push_back(Address());
@@ -43,9 +44,11 @@ class Cluster {
     EXPECT_TRUE(c->spec_.AddJob("worker", {Address()}).ok());
     for (int i = 0; i <= num_ps; ++i) {
       const bool worker = i == num_ps;
-      auto server = Server::Create(
-          c->spec_, worker ? "worker" : "ps", worker ? 0 : i,
-          {.bind_host = "127.0.0.1", .num_threads = 2, .wait_for_cluster = absl::Seconds(10)});
+      auto server = Server::Create(c->spec_, worker ? "worker" : "ps", worker ? 0 : i,
+                                   {.bind_host = "127.0.0.1",
+                                    .num_threads = 2,
+                                    .wait_for_cluster = absl::Seconds(10),
+                                    .allowed_directories = {checkpoint_dir}});
       EXPECT_TRUE(server.ok()) << server.status();
       if (!server.ok()) return nullptr;
       EXPECT_TRUE((*server)->Start().ok());
@@ -104,7 +107,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
   std::string saved;
   {
     // Two ps tasks; "emb" is partitioned: rows [0, 6) on ps0, [6, 10) on ps1.
-    auto cluster = Cluster::Start(2);
+    auto cluster = Cluster::Start(2, dir_);
     ASSERT_NE(cluster, nullptr);
     Scope root = Scope::NewRootScope();
     auto e0 = ops::MakeVariable(root.WithDevice(Ps(0)), "emb/part_0", DT_FLOAT, {6, 3});
@@ -142,7 +145,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
 
   {
     // One ps task; "emb" is one whole variable.
-    auto cluster = Cluster::Start(1);
+    auto cluster = Cluster::Start(1, dir_);
     ASSERT_NE(cluster, nullptr);
     Scope root = Scope::NewRootScope().WithDevice(Ps(0));
     auto e = ops::MakeVariable(root, "embedding", DT_FLOAT, {10, 3});
@@ -170,7 +173,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
   {
     // Three ps tasks; "emb" in three parts [0, 4), [4, 7), [7, 10); restored relative to
     // the directory.
-    auto cluster = Cluster::Start(3);
+    auto cluster = Cluster::Start(3, dir_);
     ASSERT_NE(cluster, nullptr);
     Scope root = Scope::NewRootScope();
     auto e0 = ops::MakeVariable(root.WithDevice(Ps(0)), "emb/part_0", DT_FLOAT, {4, 3});
@@ -208,7 +211,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
 }
 
 TEST_F(SaverTest, CorruptedCheckpointOnAClusterIsDataLoss) {
-  auto cluster = Cluster::Start(2);
+  auto cluster = Cluster::Start(2, dir_);
   ASSERT_NE(cluster, nullptr);
   Scope root = Scope::NewRootScope();
   auto a = ops::MakeVariable(root.WithDevice(Ps(0)), "a", DT_FLOAT, {4});
@@ -240,6 +243,72 @@ TEST_F(SaverTest, CorruptedCheckpointOnAClusterIsDataLoss) {
   s = (*saver)->Restore(session, *prefix);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_THAT(Message(s), HasSubstr(*prefix + ".index"));
+}
+
+// A graph comes from whoever can reach a task, so its checkpoint ops' `directory` ("/" here)
+// cannot widen where the task's files go: outside the directories the task's owner allowed
+// (ServerOptions.allowed_directories), a save or restore sent over the network is
+// PermissionDenied naming the path and the allowed directory, and creates or reads nothing.
+TEST_F(SaverTest, RemoteCheckpointOpsStayInTheServersAllowedDirectories) {
+  auto cluster = Cluster::Start(1, dir_);
+  ASSERT_NE(cluster, nullptr);
+  const std::string outside = dir_ + "_outside";
+  ASSERT_TRUE(std::filesystem::create_directory(outside));
+  std::filesystem::create_directory_symlink(outside, dir_ + "/link");
+  Scope root = Scope::NewRootScope().WithDevice(Ps(0));
+  auto v = ops::MakeVariable(root, "v", DT_FLOAT, {2});
+  auto init = ops::Assign(root, v, {1.0f, 2.0f});
+  auto prefix = ops::Placeholder(root.WithOpName("prefix"), DT_STRING);
+  const std::vector<ops::CheckpointSlice> slices{{.name = "v"}};
+  auto save = ops::SaveVariables(root, prefix, {v}, slices, 0, 1, "/");
+  auto merge = ops::MergeCheckpoint(root.WithControlDependencies({save}), prefix, 1, "/");
+  auto restore = ops::RestoreVariables(root, prefix, {v}, slices, "/");
+  ASSERT_TRUE(root.status().ok()) << root.status();
+  ClientSession session(root, {.target = cluster->target()});
+  ASSERT_TRUE(session.Run({}, {}, {init.op()}).ok());
+  auto run = [&](const Operation& op, const std::string& path) {
+    return session.Run({{prefix, Tensor::Scalar<std::string>(path)}}, {}, {op}).status();
+  };
+  // Inside the allowed directory the same graph works: the server's list decides.
+  Status inside = run(merge, dir_ + "/ok");
+  ASSERT_TRUE(inside.ok()) << inside;
+  for (const char* file : {"/ok.index", "/ok.data-00000-of-00001"}) {
+    std::filesystem::copy(dir_ + file, outside + file);
+  }
+  const std::string outside_name = std::filesystem::path(outside).filename().string();
+  for (const std::string& bad : {outside + "/evil", dir_ + "/../" + outside_name + "/evil",
+                                 dir_ + "/link/evil", dir_ + "/missing/../../" + outside_name}) {
+    Status s = run(merge, bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << bad << ": " << s;
+    EXPECT_THAT(Message(s), HasSubstr("\"" + bad + "\""));
+    EXPECT_THAT(Message(s), HasSubstr("allowed: " + dir_));
+  }
+  EXPECT_THAT(*checkpoint::ListDirectory(outside),
+              ::testing::UnorderedElementsAre("ok.index", "ok.data-00000-of-00001"));
+  // Reading another directory's checkpoint is refused the same way.
+  Status read = run(restore, outside + "/ok");
+  EXPECT_EQ(read.code(), absl::StatusCode::kPermissionDenied) << read;
+  EXPECT_THAT(Message(read), HasSubstr(outside + "/ok"));
+  Status read_inside = run(restore, dir_ + "/ok");
+  EXPECT_TRUE(read_inside.ok()) << read_inside;
+  std::filesystem::remove_all(outside);
+}
+
+// A server nobody gave directories lets graphs touch no file at all.
+TEST_F(SaverTest, AServerWithoutAllowedDirectoriesRefusesEveryCheckpointPath) {
+  auto server = Server::CreateLocal({.num_threads = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "v", DT_FLOAT, {2});
+  auto init = ops::Assign(root, v, {1.0f, 2.0f});
+  auto saver = Saver::Create(root, {{"v", v}}, {.checkpoint_dir = dir_});
+  ASSERT_TRUE(saver.ok()) << saver.status();
+  ClientSession session(root, {.target = (*server)->target()});
+  ASSERT_TRUE(session.Run({}, {}, {init.op()}).ok());
+  auto saved = (*saver)->Save(session, 1);
+  EXPECT_EQ(saved.status().code(), absl::StatusCode::kPermissionDenied) << saved.status();
+  EXPECT_THAT(Message(saved.status()), HasSubstr("allowed: none"));
+  EXPECT_THAT(Files(), ElementsAre());
 }
 
 // The remaining tests need no network: an in-process session.

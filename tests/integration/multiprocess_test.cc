@@ -3,7 +3,9 @@
 #include <signal.h>
 
 #include <cstring>
+#include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,9 +29,10 @@ class MultiProcessTest : public ::testing::Test {
     worker_address_ = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
     ps_tf_config_ = R"({"cluster":{"ps":[")" + ps_address_ + R"("],"worker":[")" + worker_address_ +
                     R"("]},"task":{"type":"ps","index":0}})";
-    auto ps = ChildProcess::Start(
-        {BuiltProgram("tools/tw"), "server", "--bind-host", "127.0.0.1", "--threads", "2"},
-        PsEnvironment(), ::testing::TempDir() + "/ps_server.log");
+    std::vector<std::string> argv = {
+        BuiltProgram("tools/tw"), "server", "--bind-host", "127.0.0.1", "--threads", "2"};
+    for (const std::string& flag : PsFlags()) argv.push_back(flag);
+    auto ps = ChildProcess::Start(argv, PsEnvironment(), ::testing::TempDir() + "/ps_server.log");
     ASSERT_TRUE(ps.ok()) << ps.status();
     ps_ = *std::move(ps);
     ASSERT_TRUE(cluster_.AddJob("ps", std::vector<std::string>{ps_address_}).ok());
@@ -43,6 +46,7 @@ class MultiProcessTest : public ::testing::Test {
   }
 
   virtual testing::EnvOverrides PsEnvironment() const { return {{"TF_CONFIG", ps_tf_config_}}; }
+  virtual std::vector<std::string> PsFlags() const { return {}; }
 
   std::string ps_address_, worker_address_, ps_tf_config_;
   ClusterSpec cluster_;
@@ -214,6 +218,54 @@ TEST_F(MultiProcessTest, SharedMemoryPushAndPullAreBitExact) {
     EXPECT_GE(after.exported - before.exported, 1u) << "the AssignAdd feed";
     EXPECT_GE(after.imported - before.imported, 2u) << "the pulled variable and the RecvTensor";
   }
+}
+
+// `tw server --allowed-dir` is the ps task's owner choosing where graphs may touch files:
+// a save there works, one elsewhere is PermissionDenied naming the path and the directory,
+// whatever directory the graph claims.
+class AllowedDirMultiProcessTest : public MultiProcessTest {
+ protected:
+  AllowedDirMultiProcessTest()
+      : allowed_(::testing::TempDir() + "/tw_allowed_ps"),
+        outside_(::testing::TempDir() + "/tw_not_allowed_ps") {
+    for (const std::string& dir : {allowed_, outside_}) {
+      std::filesystem::remove_all(dir);
+      std::filesystem::create_directories(dir);
+    }
+    allowed_ = std::filesystem::canonical(allowed_).string();
+    outside_ = std::filesystem::canonical(outside_).string();
+  }
+  ~AllowedDirMultiProcessTest() override {
+    std::filesystem::remove_all(allowed_);
+    std::filesystem::remove_all(outside_);
+  }
+  std::vector<std::string> PsFlags() const override { return {"--allowed-dir=" + allowed_}; }
+
+  std::string allowed_, outside_;
+};
+
+TEST_F(AllowedDirMultiProcessTest, TwServerLetsGraphsWriteOnlyInItsAllowedDirectory) {
+  Scope root = Scope::NewRootScope().WithDevice("/job:ps/task:0");
+  auto v = ops::MakeVariable(root, "v", DT_FLOAT, {2});
+  auto init = ops::Assign(root, v, {1.0f, 2.0f});
+  auto prefix = ops::Placeholder(root.WithOpName("prefix"), DT_STRING);
+  const std::vector<ops::CheckpointSlice> slices{{.name = "v"}};
+  auto save = ops::SaveVariables(root, prefix, {v}, slices, 0, 1, "/");
+  auto merge = ops::MergeCheckpoint(root.WithControlDependencies({save}), prefix, 1, "/");
+  ClientSession session(root, {.target = worker_->target()});
+  auto first = session.Run({}, {}, {init.op()});  // waits for the ps process to come up
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto save_to = [&](const std::string& path) {
+    return session.Run({{prefix, Tensor::Scalar<std::string>(path)}}, {}, {merge}).status();
+  };
+  Status inside = save_to(allowed_ + "/model.ckpt-1");
+  EXPECT_TRUE(inside.ok()) << inside;
+  EXPECT_TRUE(std::filesystem::exists(allowed_ + "/model.ckpt-1.index"));
+  Status outside = save_to(outside_ + "/model.ckpt-1");
+  EXPECT_EQ(outside.code(), absl::StatusCode::kPermissionDenied) << outside;
+  EXPECT_THAT(std::string(outside.message()), ::testing::HasSubstr(outside_ + "/model.ckpt-1"));
+  EXPECT_THAT(std::string(outside.message()), ::testing::HasSubstr("allowed: " + allowed_));
+  EXPECT_TRUE(std::filesystem::is_empty(outside_));
 }
 
 TEST_F(MultiProcessTest, RestartedTaskGivesAbortedThenANewSessionWorks) {

@@ -362,7 +362,8 @@ TEST_F(TlsTest, NoExposureWarningWithTls) {
     auto server = Server::Create(cluster, "worker", 0,
                                  {.bind_host = "127.0.0.2",
                                   .num_threads = 1,
-                                  .tls = tls ? pki_->Tls("ca", "task") : TlsOptions{}});
+                                  .tls = tls ? pki_->Tls("ca", "task") : TlsOptions{},
+                                  .allowed_directories = {"/srv/ckpt"}});
     ASSERT_TRUE(server.ok()) << server.status();
     ::testing::internal::CaptureStderr();
     Status started = (*server)->Start();
@@ -373,6 +374,12 @@ TEST_F(TlsTest, NoExposureWarningWithTls) {
       EXPECT_THAT(log, Not(HasSubstr("without TLS")));
     } else {
       EXPECT_THAT(log, HasSubstr("without TLS: anyone who can reach port"));
+      // It names what such a client can do (docs/security.md).
+      EXPECT_THAT(log, HasSubstr("can run any graph on this task"));
+      EXPECT_THAT(log, HasSubstr("read and overwrite its variables and queues"));
+      EXPECT_THAT(log, HasSubstr("stop it (Shutdown)"));
+      EXPECT_THAT(log, HasSubstr("read and write files in its allowed directories (/srv/ckpt)"));
+      EXPECT_THAT(log, HasSubstr("docs/security.md"));
     }
   }
 }

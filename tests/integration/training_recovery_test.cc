@@ -3,6 +3,7 @@
 // restoring the latest checkpoint), training finishes, and the global step never goes back
 // past the checkpoint it restored.
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -54,7 +55,9 @@ void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
                                     const std::vector<std::string>& trainer_flags) {
   // Files of their own per test: ctest may run the tests of this file at the same time.
   const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const std::string files = ::testing::TempDir() + "/" + name;
+  // And of their own per process: other checkouts on this machine run the same tests in
+  // the same temporary directory.
+  const std::string files = ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
   std::vector<std::string> ps;
   for (int i = 0; i < ps_tasks; ++i) {
     ps.push_back("127.0.0.1:" + std::to_string(testing::PickUnusedPort()));
@@ -75,9 +78,12 @@ void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
     argv.insert(argv.end(), extra.begin(), extra.end());
     return ChildProcess::Start(argv, {{"TF_CONFIG", std::nullopt}}, log);
   };
+  // The ps tasks write their shards of each checkpoint: their servers must allow the
+  // directory, as under tw launch, where every task gets the trainer's flags.
+  const std::vector<std::string> ps_flags = {"--checkpoint_dir=" + dir.string()};
   std::vector<std::unique_ptr<ChildProcess>> ps_processes;
   for (int i = 0; i < ps_tasks; ++i) {
-    auto p = start("ps", i, files + "_ps" + std::to_string(i) + ".log", {});
+    auto p = start("ps", i, files + "_ps" + std::to_string(i) + ".log", ps_flags);
     ASSERT_TRUE(p.ok()) << p.status();
     ps_processes.push_back(*std::move(p));
   }
@@ -99,7 +105,7 @@ void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
   ps_processes[victim]->Signal(SIGKILL);
   ASSERT_TRUE(ps_processes[victim]->Wait(absl::Seconds(10)).ok());
   absl::SleepFor(absl::Milliseconds(500));  // the chief's steps now fail: Unavailable
-  auto again = start("ps", victim, files + "_ps_again.log", {});
+  auto again = start("ps", victim, files + "_ps_again.log", ps_flags);
   ASSERT_TRUE(again.ok()) << again.status();
   ps_processes[victim] = *std::move(again);
 
@@ -133,6 +139,7 @@ void KillAndRestartPsDuringTraining(int ps_tasks, int victim,
     ASSERT_TRUE(ps_code.ok()) << ps_code.status();
     EXPECT_EQ(*ps_code, 0);
   }
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);  // kept to look at when failed
 }
 
 TEST(TrainingRecoveryTest, KilledPsIsRestartedAndTrainingResumesFromTheLatestCheckpoint) {
