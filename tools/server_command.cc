@@ -102,8 +102,7 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
     if (text->empty()) continue;
     StatusOr<absl::Duration> d = PositiveDuration(flag, *text);
     if (!d.ok()) {
-      std::cerr << "tw server: " << d.status().message() << "
-";
+      std::cerr << "tw server: " << d.status().message() << "\n";
       return 1;
     }
     *field = *d;

@@ -1,5 +1,5 @@
 // The gradients driver: walks the ops between the xs and the ys in reverse topological
-// order and calls each op's registered gradient function (src/framework/gradient_registry.h).
+// order and calls each op's registered gradient function (src/graph/gradient_registry.h).
 #include "tensorweave/train/gradients.h"
 
 #include <map>
