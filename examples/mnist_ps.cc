@@ -27,7 +27,7 @@
 #include "examples/mnist_model.h"
 #include "tensorweave/tensorweave.h"
 #include "tensorweave/train/device_setter.h"
-#include "tensorweave/train/fashion_mnist.h"
+#include "examples/fashion_mnist.h"
 #include "tensorweave/train/monitored_session.h"
 #include "tensorweave/train/sync_replicas.h"
 

@@ -14,7 +14,6 @@
 #include "tensorweave/tensor.h"
 #include "tensorweave/tensor_shape.h"
 #include "tensorweave/train/device_setter.h"
-#include "tensorweave/train/fashion_mnist.h"
 #include "tensorweave/train/gradients.h"
 #include "tensorweave/train/hooks.h"
 #include "tensorweave/train/monitored_session.h"

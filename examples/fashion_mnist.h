@@ -1,6 +1,7 @@
 // Fashion-MNIST input: a reader for IDX files (the format of MNIST and Fashion-MNIST), the
 // dataset as Debian's `dataset-fashion-mnist` installs it, and a sharded, shuffling batch
-// iterator that hands out Tensors ready to feed.
+// iterator that hands out Tensors ready to feed. A small data library of the examples
+// (tw_fashion_mnist), kept out of the runtime so that tensorweave itself needs no zlib.
 //
 //   auto train = tw::LoadFashionMnist(tw::DefaultFashionMnistDir(), "train");
 //   if (!train.ok()) return train.status();
@@ -16,8 +17,8 @@
 // counts that differ, a label outside 0..9, a bad argument). Every message names the file.
 // Sizes in a header are never trusted: nothing is allocated for them beyond what the file
 // can plausibly hold, and they are checked against the bytes actually present.
-#ifndef TENSORWEAVE_TRAIN_FASHION_MNIST_H_
-#define TENSORWEAVE_TRAIN_FASHION_MNIST_H_
+#ifndef TENSORWEAVE_EXAMPLES_FASHION_MNIST_H_
+#define TENSORWEAVE_EXAMPLES_FASHION_MNIST_H_
 
 #include <cstdint>
 #include <memory>
@@ -135,4 +136,4 @@ class BatchIterator {
 
 }  // namespace tw
 
-#endif  // TENSORWEAVE_TRAIN_FASHION_MNIST_H_
+#endif  // TENSORWEAVE_EXAMPLES_FASHION_MNIST_H_

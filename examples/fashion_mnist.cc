@@ -1,4 +1,4 @@
-#include "tensorweave/train/fashion_mnist.h"
+#include "examples/fashion_mnist.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
