@@ -28,6 +28,7 @@
 
 namespace tw {
 
+struct OpDef;  // src/framework/op_def.h
 namespace internal {
 class GraphBuilder;
 }  // namespace internal
@@ -144,6 +145,14 @@ class Scope {
   };
   Scope(std::shared_ptr<internal::GraphBuilder> builder, State state)
       : builder_(std::move(builder)), state_(std::move(state)) {}
+  // AddNode's steps: the node's data inputs (literals become constants) and the
+  // attributes they determine; then the node's device (device functions, colocation, and
+  // the device of a resource it uses).
+  struct NodeInputs;
+  Status AddInputs(const OpDef& op_def, const std::vector<InputList>& inputs, proto::NodeDef* node,
+                   NodeInputs* resolved) const;
+  void ChooseDevice(const std::optional<std::string>& resource_producer,
+                    proto::NodeDef* node) const;
 
   std::shared_ptr<internal::GraphBuilder> builder_;
   State state_;

@@ -113,6 +113,37 @@ Output Scope::AddNodeOutput(std::string_view op, const std::vector<InputList>& i
   return Output(node, index);
 }
 
+// The data inputs of a node being built, as resolved by AddInputs.
+struct Scope::NodeInputs {
+  std::optional<std::string> resource_producer;  // the node creating a resource input
+  std::vector<DataType> types;                   // of each data input, in order
+  std::vector<std::string> args;                 // the op argument each belongs to
+};
+
+namespace {
+
+// Checks each data input against the type the op expects for it (`node` has its attributes
+// complete).
+Status CheckInputTypes(const OpDef& op_def, const proto::NodeDef& node,
+                       const std::vector<DataType>& types, const std::vector<std::string>& args) {
+  std::vector<DataType> expected;
+  TW_RETURN_IF_ERROR(ArgTypesForNode(op_def, node, /*outputs=*/false, &expected));
+  if (expected.size() != types.size()) {
+    return errors::InvalidArgument("op ", op_def.name, " expects ", expected.size(),
+                                   " inputs, got ", types.size());
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (types[i] != expected[i]) {
+      return errors::InvalidArgument("input ", i, " (", args[i], ") must be ",
+                                     DataTypeName(expected[i]), ", got ", DataTypeName(types[i]),
+                                     " from ", node.input(static_cast<int>(i)));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inputs,
                          const AttrMap& attrs) const {
   internal::GraphBuilder& b = *builder_;
@@ -136,84 +167,86 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
   node.set_op(std::string(op));
   node.set_device(state_.device);
   for (const auto& [key, value] : attrs) (*node.mutable_attr())[key] = value;
+  NodeInputs resolved;
+  if (Status s = AddInputs(op_def, inputs, &node, &resolved); !s.ok()) return fail(s);
+  for (const std::string& dep : state_.control_deps) node.add_input("^" + dep);
+  if (state_.colocate_with) {
+    (*node.mutable_attr())["_class"].mutable_list()->add_s("loc:@" + *state_.colocate_with);
+  }
+  if (Status s = AddDefaultsAndValidateAttrs(op_def, &node); !s.ok()) return fail(s);
+  if (Status s = CheckInputTypes(op_def, node, resolved.types, resolved.args); !s.ok()) {
+    return fail(s);
+  }
+  std::vector<DataType> outputs;
+  if (Status s = ArgTypesForNode(op_def, node, /*outputs=*/true, &outputs); !s.ok()) {
+    return fail(s);
+  }
+  ChooseDevice(resolved.resource_producer, &node);
+  b.output_types[name] = outputs;
+  b.node_index[name] = b.graph.node_size();
+  *b.graph.add_node() = std::move(node);
+  return Operation(name, outputs);
+}
 
+Status Scope::AddInputs(const OpDef& op_def, const std::vector<InputList>& inputs,
+                        proto::NodeDef* node, NodeInputs* resolved) const {
   // Constants for literal inputs are made in a scope without this node's name or deps.
   State const_state = state_;
   const_state.op_name.reset();
   const_state.control_deps.clear();
   const Scope const_scope(builder_, const_state);
-
-  std::optional<std::string> resource_producer;  // the node creating a resource input
-  std::vector<DataType> input_types;             // of each data input, in order
-  std::vector<std::string> input_args;           // the op argument each data input belongs to
+  auto& node_attrs = *node->mutable_attr();
   for (size_t a = 0; a < inputs.size(); ++a) {
     const ArgDef& arg = op_def.inputs[a];
-    std::vector<Output> resolved;
+    std::vector<Output> outputs;
     for (const Input& in : inputs[a]) {
       if (in.output()) {
         if (!in.output()->op().valid()) {
-          return fail(errors::InvalidArgument("input ", arg.name, " comes from a node that ",
-                                              "failed to build"));
+          return errors::InvalidArgument("input ", arg.name, " comes from a node that ",
+                                         "failed to build");
         }
-        resolved.push_back(*in.output());
+        outputs.push_back(*in.output());
       } else {
         Output c = const_scope.AddNodeOutput(
             "Const", {},
             {{"value", MakeAttr(*in.tensor())}, {"dtype", MakeAttr(in.tensor()->dtype())}});
-        if (!c.op().valid()) return Operation();
-        resolved.push_back(c);
+        if (!c.op().valid()) return builder_->status;  // the constant's own error
+        outputs.push_back(c);
       }
     }
-    auto& node_attrs = *node.mutable_attr();
+    // Attributes the inputs determine (counts and types), unless given.
     if (!arg.number_attr.empty() && !node_attrs.count(arg.number_attr)) {
-      node_attrs[arg.number_attr] = MakeAttr(static_cast<int64_t>(resolved.size()));
+      node_attrs[arg.number_attr] = MakeAttr(static_cast<int64_t>(outputs.size()));
     }
-    if (!arg.type_attr.empty() && !node_attrs.count(arg.type_attr) && !resolved.empty()) {
-      node_attrs[arg.type_attr] = MakeAttr(resolved[0].type());
+    if (!arg.type_attr.empty() && !node_attrs.count(arg.type_attr) && !outputs.empty()) {
+      node_attrs[arg.type_attr] = MakeAttr(outputs[0].type());
     }
     if (!arg.type_list_attr.empty() && !node_attrs.count(arg.type_list_attr)) {
       std::vector<DataType> types;
-      for (const Output& o : resolved) types.push_back(o.type());
+      for (const Output& o : outputs) types.push_back(o.type());
       node_attrs[arg.type_list_attr] = MakeAttr(types);
     }
-    for (const Output& o : resolved) {
-      node.add_input(o.index() == 0 ? o.op().name() : o.name());
-      if (o.type() == DT_RESOURCE && !resource_producer) resource_producer = o.op().name();
-      input_types.push_back(o.type());
-      input_args.push_back(arg.name);
+    for (const Output& o : outputs) {
+      node->add_input(o.index() == 0 ? o.op().name() : o.name());
+      if (o.type() == DT_RESOURCE && !resolved->resource_producer) {
+        resolved->resource_producer = o.op().name();
+      }
+      resolved->types.push_back(o.type());
+      resolved->args.push_back(arg.name);
     }
   }
-  for (const std::string& dep : state_.control_deps) node.add_input("^" + dep);
-  if (state_.colocate_with) {
-    (*node.mutable_attr())["_class"].mutable_list()->add_s("loc:@" + *state_.colocate_with);
-  }
-  Status valid = AddDefaultsAndValidateAttrs(op_def, &node);
-  if (!valid.ok()) return fail(valid);
+  return OkStatus();
+}
 
-  // Check each input against the type the op expects for it.
-  std::vector<DataType> expected, outputs;
-  Status types = ArgTypesForNode(op_def, node, /*outputs=*/false, &expected);
-  if (!types.ok()) return fail(types);
-  if (expected.size() != input_types.size()) {
-    return fail(errors::InvalidArgument("op ", op, " expects ", expected.size(), " inputs, got ",
-                                        input_types.size()));
-  }
-  for (size_t i = 0; i < expected.size(); ++i) {
-    if (input_types[i] != expected[i]) {
-      return fail(errors::InvalidArgument(
-          "input ", i, " (", input_args[i], ") must be ", DataTypeName(expected[i]), ", got ",
-          DataTypeName(input_types[i]), " from ", node.input(static_cast<int>(i))));
-    }
-  }
-  types = ArgTypesForNode(op_def, node, /*outputs=*/true, &outputs);
-  if (!types.ok()) return fail(types);
-
+void Scope::ChooseDevice(const std::optional<std::string>& resource_producer,
+                         proto::NodeDef* node) const {
+  const internal::GraphBuilder& b = *builder_;
   // Colocated nodes skip the device functions, so a setter's round robin does not count them.
   for (auto it = state_.device_functions.rbegin();
        !state_.colocate_with && it != state_.device_functions.rend(); ++it) {
-    const std::string device = (*it)(node);
+    const std::string device = (*it)(*node);
     if (!device.empty()) {
-      node.set_device(device);
+      node->set_device(device);
       break;
     }
   }
@@ -221,20 +254,16 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
   // scope or device functions chose: an optimizer's slot variables follow their variable.
   if (state_.colocate_with && !resource_producer) {
     auto it = b.node_index.find(*state_.colocate_with);
-    if (it != b.node_index.end()) node.set_device(b.graph.node(it->second).device());
+    if (it != b.node_index.end()) node->set_device(b.graph.node(it->second).device());
   }
   // An op that uses a resource runs where the resource lives, whatever scope built it.
   if (resource_producer) {
     const proto::NodeDef& producer = b.graph.node(b.node_index.at(*resource_producer));
-    node.set_device(producer.device());
-    auto& classes = *(*node.mutable_attr())["_class"].mutable_list()->mutable_s();
+    node->set_device(producer.device());
+    auto& classes = *(*node->mutable_attr())["_class"].mutable_list()->mutable_s();
     classes.Clear();
     classes.Add("loc:@" + producer.name());
   }
-  b.output_types[name] = outputs;
-  b.node_index[name] = b.graph.node_size();
-  *b.graph.add_node() = std::move(node);
-  return Operation(name, outputs);
 }
 
 }  // namespace tw
