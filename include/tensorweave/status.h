@@ -2,7 +2,27 @@
 // their message from any mix of strings and numbers, and the propagation macros.
 //
 // tw::Status is absl::Status: canonical codes only, the detail (node, task, field) in the
-// message. Nothing in tensorweave throws; errors travel as values.
+// message. Nothing in tensorweave throws; errors travel as values. Status and StatusOr are
+// values: copy them freely, across threads too (they are thread-compatible, like int).
+//
+// What the codes mean across tensorweave (TensorFlow's meanings, which its users test for):
+//   InvalidArgument     the caller's input is wrong (a graph, a feed, a flag, a request);
+//                       the message names the node, field or flag. Never retried.
+//   NotFound            a named thing does not exist (a file, a task, a resource).
+//   AlreadyExists       a name is taken (an op or a gradient registered twice).
+//   FailedPrecondition  the state does not allow it yet: an uninitialized variable, a
+//                       server that has stopped.
+//   OutOfRange          a closed queue has no more elements (the end of an input).
+//   Unavailable         a task cannot be reached, or the cluster did not come up in time;
+//                       worth retrying (the monitored session does).
+//   Aborted             the other side lost what this call relied on: a task restarted
+//                       (another incarnation), a session the master no longer has.
+//   Cancelled           the caller (or Close, or a server stopping) ended the call.
+//   DeadlineExceeded    a step's timeout passed.
+//   PermissionDenied    a path outside the directories a task may touch.
+//   DataLoss            stored bytes are damaged (a checkpoint's CRC32C does not match).
+//   ResourceExhausted   a size beyond what the task will allocate.
+//   Internal            a bug in tensorweave; please report it.
 #ifndef TENSORWEAVE_STATUS_H_
 #define TENSORWEAVE_STATUS_H_
 

@@ -3,8 +3,18 @@
 // Copying a Tensor is cheap and shares the buffer (like TensorFlow's Tensor); writes through
 // one copy are visible in the others. Storage is 64-byte aligned. Slice() gives a view of
 // rows [begin, end) along dimension 0 that shares the buffer without copying.
-// Thread safety: a Tensor object is thread-compatible; the shared buffer does no locking,
-// so concurrent writers must synchronize (variables do, see the state ops).
+// Thread safety: a Tensor object is thread-compatible; copies of one Tensor may be used and
+// destroyed on different threads (the reference count is atomic), but the shared buffer does
+// no locking, so concurrent writers must synchronize (variables do, see the state ops).
+//
+// Errors: functions that take sizes or shapes from data (Allocate, Slice, Reshaped) return
+// InvalidArgument. The accessors (flat, scalar) and the constructors for values written in
+// code check their preconditions and abort the process with a message on misuse, like an
+// out-of-bounds index: they are programming errors, never reachable from a file, a flag or
+// the network, whose tensors the runtime validates before kernels see them.
+//
+// Memory: buffers of 1 MiB and more come from a process-wide pool (src/core/buffer_pool.h)
+// and go back to it when the last Tensor sharing them is destroyed.
 #ifndef TENSORWEAVE_TENSOR_H_
 #define TENSORWEAVE_TENSOR_H_
 
