@@ -7,7 +7,6 @@
 
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -26,11 +25,17 @@ class InProcessCluster final : public WorkerCache {
                                                             int threads = 2);
   ~InProcessCluster() override;
 
-  // The worker of `task`, or one that answers every call Unavailable while the task is
-  // down (as a task whose process is gone answers over the network).
+  // The worker of `task`; while the task is down, one that answers every call Unavailable
+  // (as a task whose process is gone answers over the network); while it hangs, one whose
+  // RunGraph never ends unless its call is cancelled and which ignores CleanupGraph (as a
+  // task that is stuck, or that a partition of the network hides).
   StatusOr<WorkerInterface*> GetWorker(const std::string& task) override;
-  // A task taken down stays so until brought up; its worker keeps its state meanwhile.
-  void SetDown(const std::string& task, bool down);
+  enum class TaskState { kUp, kDown, kHung };
+  // A task stays in its state until set again; its worker keeps its state meanwhile.
+  void SetState(const std::string& task, TaskState state);
+  void SetDown(const std::string& task, bool down) {
+    SetState(task, down ? TaskState::kDown : TaskState::kUp);
+  }
   // How many times a task's worker was looked up, for tests of call counts.
   int lookups(const std::string& task);
 
@@ -46,9 +51,9 @@ class InProcessCluster final : public WorkerCache {
   std::vector<std::string> tasks_;
   std::map<std::string, std::unique_ptr<CpuDevice>> devices_;
   std::map<std::string, std::unique_ptr<Worker>> workers_;
-  std::unique_ptr<WorkerInterface> unreachable_;
+  std::unique_ptr<WorkerInterface> unreachable_, hung_;
   absl::Mutex mu_;
-  std::set<std::string> down_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, TaskState> states_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> lookups_ ABSL_GUARDED_BY(mu_);
 };
 

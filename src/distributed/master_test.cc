@@ -186,6 +186,39 @@ TEST_F(MasterTest, AStepTimeoutCancelsItOnEveryTask) {
   EXPECT_EQ(cluster_->worker(kPs)->ActiveSteps(), 0u);
 }
 
+// A task that neither finishes its partition nor hears the cancellation (stuck, or cut off)
+// is given up on after the master's grace: the step still ends, with its own error.
+TEST_F(MasterTest, AStepEndsAfterTheGraceWhenATaskDoesNotConfirmItsCancellation) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_FLOAT}, {.shared_name = "q"});
+  ops::QueueSize(root.WithOpName("size"), q);
+  ops::QueueDequeue(root.WithOpName("take"), q);
+  auto session = CreateSession(*root.ToGraphDef());
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE(Run(*session, {"size:0"}).ok());  // registers the queue's partition
+  RunStepArgs args;
+  args.proto.set_session_handle(*session);
+  args.proto.add_fetch("take:0");
+  args.proto.set_timeout_ms(50);
+  ASSERT_TRUE(master_->IsPrepared(args) == false);
+  // Register the step's partitions while the task is up, then let it hang.
+  {
+    RunStepArgs warm = args;
+    warm.proto.set_timeout_ms(1);
+    RunStepResult ignored;
+    Pending step;
+    master_->RunStepAsync(&warm, &ignored, nullptr, step.Callback());
+    EXPECT_TRUE(IsDeadlineExceeded(step.Wait()));
+  }
+  cluster_->SetState(kPs, InProcessCluster::TaskState::kHung);
+  RunStepResult result;
+  Pending step;
+  master_->RunStepAsync(&args, &result, nullptr, step.Callback());
+  Status s = step.Wait();
+  EXPECT_TRUE(IsDeadlineExceeded(s)) << s;
+  cluster_->SetState(kPs, InProcessCluster::TaskState::kUp);
+}
+
 // CreateSession while a task is down: it waits without a thread, and ends at the deadline
 // naming the task, when the client cancels, or when the master stops; a task that comes
 // back in time ends the wait with a session.
