@@ -24,10 +24,10 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "examples/example_server.h"
+#include "examples/fashion_mnist.h"
 #include "examples/mnist_model.h"
 #include "tensorweave/tensorweave.h"
 #include "tensorweave/train/device_setter.h"
-#include "examples/fashion_mnist.h"
 #include "tensorweave/train/monitored_session.h"
 #include "tensorweave/train/sync_replicas.h"
 

@@ -27,10 +27,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "src/framework/attr_value.h"
+#include "tensorweave/gradient.h"
 #include "tensorweave/protobuf/graph.pb.h"
 #include "tensorweave/scope.h"
 #include "tensorweave/status.h"
-#include "tensorweave/gradient.h"
 
 namespace tw {
 

@@ -2,8 +2,8 @@
 #ifndef TENSORWEAVE_SRC_OPS_ARRAY_GRAD_H_
 #define TENSORWEAVE_SRC_OPS_ARRAY_GRAD_H_
 
-#include "tensorweave/scope.h"
 #include "tensorweave/gradient.h"
+#include "tensorweave/scope.h"
 
 namespace tw {
 

@@ -13,8 +13,8 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
-#include "src/graph/gradient_registry.h"
 #include "src/framework/op_kernel.h"
+#include "src/graph/gradient_registry.h"
 #include "src/ops/array_grad.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"

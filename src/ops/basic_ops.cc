@@ -8,8 +8,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "src/graph/gradient_registry.h"
 #include "src/framework/op_kernel.h"
+#include "src/graph/gradient_registry.h"
 #include "src/ops/type_dispatch.h"
 
 namespace tw {

@@ -15,8 +15,8 @@
 
 #include "Eigen/Core"
 #include "absl/strings/str_join.h"
-#include "src/graph/gradient_registry.h"
 #include "src/framework/op_kernel.h"
+#include "src/graph/gradient_registry.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "Eigen/Core"
-#include "src/graph/gradient_registry.h"
 #include "src/framework/op_kernel.h"
+#include "src/graph/gradient_registry.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"

@@ -9,8 +9,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "src/graph/gradient_registry.h"
 #include "src/framework/resource_lookup.h"
+#include "src/graph/gradient_registry.h"
 #include "src/ops/array_grad.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"

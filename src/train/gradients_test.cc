@@ -8,8 +8,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/graph/gradient_registry.h"
 #include "src/framework/op_def.h"
+#include "src/graph/gradient_registry.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"
 #include "testing/gradient_checker.h"
