@@ -103,7 +103,7 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
                                               .seed = static_cast<uint64_t>(flags.seed + shard)});
   if (!batches.ok()) return Fail("sharding the training set", batches.status());
 
-  const std::string worker_device = "/job:" + job + "/task:" + std::to_string(index);
+  const std::string worker_device = DeviceName{.job = job, .task = index}.ToString();
   auto setter = train::ReplicaDeviceSetter(cluster, {.worker_device = worker_device});
   if (!setter.ok()) return Fail("device setter", setter.status());
   Scope root = Scope::NewRootScope();

@@ -10,6 +10,7 @@
 #include "src/cluster/cluster_json.h"
 #include "src/cluster/host_port.h"
 #include "src/cluster/tf_config.h"
+#include "tensorweave/device_name.h"
 
 namespace tw {
 
@@ -175,7 +176,7 @@ class RunConfigResolver {
     auto present = [&](std::vector<std::string> jobs) {
       std::vector<std::string> out;
       for (const std::string& j : jobs) {
-        if (cluster.HasJob(j)) out.push_back("/job:" + j);
+        if (cluster.HasJob(j)) out.push_back(DeviceName{.job = j}.ToString());
       }
       return out;
     };
@@ -185,7 +186,7 @@ class RunConfigResolver {
       c->device_filters_ = present({"ps", type});
     } else if (type == "worker") {
       c->device_filters_ = present({"ps", "chief", "master"});
-      c->device_filters_.push_back("/job:worker/task:" + std::to_string(c->task_index_));
+      c->device_filters_.push_back(DeviceName{.job = "worker", .task = c->task_index_}.ToString());
     } else if (type == "ps") {
       c->device_filters_ = present({"ps", "worker", "chief", "master"});
     }

@@ -1,4 +1,4 @@
-#include "src/rpc/grpc_worker_cache.h"
+#include "src/rpc/grpc_remote_worker.h"
 
 #include <atomic>
 #include <map>
@@ -11,18 +11,12 @@
 #include "src/rpc/shared_memory.h"
 #include "src/rpc/tensor_chunks.h"
 #include "src/rpc/tensor_wire.h"
-#include "tensorweave/device_name.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 
 namespace tw {
-
-std::string TaskName(const std::string& job, int task) {
-  return "/job:" + job + "/replica:0/task:" + std::to_string(task);
-}
-
 namespace {
 
-// WorkerInterface over gRPC: each call is one unary RPC with gRPC's callback API.
+// The WorkerInterface of src/rpc/grpc_remote_worker.h.
 class GrpcRemoteWorker final : public WorkerInterface {
  public:
   explicit GrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel)
@@ -336,24 +330,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
 }  // namespace
 
-GrpcWorkerCache::GrpcWorkerCache(ClusterSpec cluster, std::string local_task, TlsOptions tls)
-    : cluster_(std::move(cluster)), local_task_(std::move(local_task)), tls_(std::move(tls)) {}
-
-GrpcWorkerCache::~GrpcWorkerCache() = default;
-
-StatusOr<WorkerInterface*> GrpcWorkerCache::GetWorker(const std::string& task) {
-  if (task == local_task_) return local_worker_;
-  absl::MutexLock lock(&mu_);
-  if (auto it = remote_.find(task); it != remote_.end()) return it->second.get();
-  auto name = DeviceName::Parse(task);
-  if (!name.ok() || !name->job || !name->task) {
-    return errors::InvalidArgument("\"", task, "\" does not name a task");
-  }
-  TW_ASSIGN_OR_RETURN(std::string address, cluster_.task_address(*name->job, *name->task));
-  auto worker = std::make_unique<GrpcRemoteWorker>(NewChannel(address, tls_));
-  WorkerInterface* raw = worker.get();
-  remote_[task] = std::move(worker);
-  return raw;
+std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel) {
+  return std::make_unique<GrpcRemoteWorker>(std::move(channel));
 }
 
 }  // namespace tw

@@ -15,13 +15,13 @@
 #include "absl/time/clock.h"
 #include "src/base/logging.h"
 #include "src/cluster/host_port.h"
+#include "src/distributed/local_master.h"
 #include "src/distributed/master.h"
 #include "src/distributed/worker.h"
 #include "src/rpc/grpc_services.h"
 #include "src/rpc/grpc_tls.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/grpc_worker_cache.h"
-#include "src/rpc/local_master.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/server.h"
@@ -72,7 +72,7 @@ Status StopTasks(const ClusterSpec& cluster, const std::string& skip_task, const
   std::vector<std::unique_ptr<Call>> calls;
   for (const std::string& job : cluster.jobs()) {
     for (int index : cluster.task_indices(job)) {
-      const std::string task = TaskName(job, index);
+      const std::string task = DeviceName::TaskName(job, index);
       auto address = cluster.task_address(job, index);
       if (task == skip_task || !address.ok()) continue;
       auto call = std::make_unique<Call>();
@@ -130,14 +130,16 @@ class GrpcServer final : public Server {
     TW_ASSIGN_OR_RETURN(device_, CpuDevice::Create(DeviceName::Full(job_, 0, task_, "CPU", 0),
                                                    {.num_threads = options_.num_threads,
                                                     .file_access = std::move(files)}));
-    const std::string local_task = TaskName(job_, task_);
+    const std::string local_task = DeviceName::TaskName(job_, task_);
     worker_cache_ = std::make_unique<GrpcWorkerCache>(cluster_, local_task, options_.tls);
     worker_ = std::make_unique<Worker>(device_.get(), worker_cache_.get());
     worker_cache_->SetLocalWorker(worker_.get());
     MasterOptions master;
     master.local_device = device_->name();
     for (const std::string& job : cluster_.jobs()) {
-      for (int index : cluster_.task_indices(job)) master.tasks.push_back(TaskName(job, index));
+      for (int index : cluster_.task_indices(job)) {
+        master.tasks.push_back(DeviceName::TaskName(job, index));
+      }
     }
     master.wait_for_cluster = options_.wait_for_cluster;
     master_ = std::make_unique<Master>(std::move(master), worker_cache_.get());
@@ -244,7 +246,7 @@ class GrpcServer final : public Server {
   }
 
   Status StopCluster(absl::Duration timeout) override {
-    Status others = StopTasks(cluster_, TaskName(job_, task_), options_.tls, timeout);
+    Status others = StopTasks(cluster_, DeviceName::TaskName(job_, task_), options_.tls, timeout);
     Stop();
     return others;
   }
@@ -297,8 +299,8 @@ class GrpcServer final : public Server {
     if (chief_job == job_ && task_ == 0) return;  // this task is the chief
     auto address = cluster_.task_address(chief_job, 0);
     if (!address.ok()) return;
-    watcher_ =
-        std::thread([this, chief = TaskName(chief_job, 0), a = *address] { WatchChief(chief, a); });
+    watcher_ = std::thread(
+        [this, chief = DeviceName::TaskName(chief_job, 0), a = *address] { WatchChief(chief, a); });
   }
 
   const ClusterSpec cluster_;
