@@ -282,7 +282,8 @@ int Main(int argc, char** argv) {
   }
 
   const std::string job = config->task_type();
-  ServerOptions options = ExampleServerOptions(config->cluster(), job, config->task_index());
+  ServerOptions options = ExampleServerOptions(config->cluster(), job, config->task_index(),
+                                               config->runtime_settings());
   if (job == "ps") options.stop_when_chief_unreachable = absl::Seconds(30);
   // The ps tasks write their variables' shards of each checkpoint, the chief merges them:
   // the checkpoint directory is the one place this task lets graphs touch files.

@@ -1,7 +1,9 @@
 #include "tensorweave/run_config.h"
 
 #include <cstdlib>
+#include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "src/base/json.h"
 #include "src/base/logging.h"
@@ -201,12 +203,44 @@ StatusOr<RunConfig> RunConfig::Resolve(const std::vector<std::string>& args,
   return RunConfigResolver::Resolve(std::move(flags), std::move(tf));
 }
 
+RuntimeSettings RuntimeSettings::FromEnvironment(
+    const std::function<const char*(const char*)>& getenv, std::vector<std::string>* warnings) {
+  auto get = [&](const char* name) { return getenv ? getenv(name) : std::getenv(name); };
+  auto warn = [&](const char* name, const char* value, const std::string& what) {
+    if (warnings != nullptr) {
+      warnings->push_back(internal::StrCatAny(name, "=\"", value, "\" is not ", what, "; ignored"));
+    }
+  };
+  RuntimeSettings settings;
+  if (const char* v = get("TW_NUM_THREADS"); v != nullptr) {
+    int threads = 0;
+    if (absl::SimpleAtoi(v, &threads) && threads > 0) {
+      settings.num_threads = threads;
+    } else {
+      warn("TW_NUM_THREADS", v, "a positive number (using one thread per core)");
+    }
+  }
+  if (const char* v = get("TW_SHARED_MEMORY"); v != nullptr && std::strcmp(v, "0") == 0) {
+    settings.shared_memory = false;
+  }
+  if (const char* v = get("TW_BUFFER_POOL_MB"); v != nullptr) {
+    int64_t mb = 0;
+    if (absl::SimpleAtoi(v, &mb) && mb >= 0) {
+      settings.buffer_pool_mb = mb;
+    } else {
+      warn("TW_BUFFER_POOL_MB", v, "a number of MiB");
+    }
+  }
+  return settings;
+}
+
 StatusOr<RunConfig> RunConfig::FromEnvironment(int argc, const char* const* argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   std::optional<std::string> tf_config;
   if (const char* env = std::getenv("TF_CONFIG"); env != nullptr) tf_config = env;
   TW_ASSIGN_OR_RETURN(RunConfig config, Resolve(args, tf_config));
+  config.runtime_settings_ = RuntimeSettings::FromEnvironment(nullptr, &config.warnings_);
   for (const std::string& w : config.warnings()) Log().warn("{}", w);
   Log().info("{}", config.Summary());
   return config;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "src/base/logging.h"
 #include "src/cluster/host_port.h"
+#include "src/core/buffer_pool.h"
 #include "src/distributed/local_master.h"
 #include "src/distributed/master.h"
 #include "src/distributed/worker.h"
@@ -22,6 +24,7 @@
 #include "src/rpc/grpc_tls.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/grpc_worker_cache.h"
+#include "src/rpc/shared_memory.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/server.h"
@@ -330,6 +333,22 @@ class GrpcServer final : public Server {
   std::thread stop_thread_ ABSL_GUARDED_BY(stop_thread_mu_);  // StopSoon's
 };
 
+// The options that set state of the whole process (docs/architecture.md, "Process-wide
+// state"): shared memory and the buffer pool's size. A default value leaves the process's
+// setting as it is, so servers that do not ask never undo what another one asked for.
+Status ApplyProcessWideOptions(const ServerOptions& options) {
+  if (!options.shared_memory) {
+    if (Status s = shm::TurnOff(); !s.ok()) {
+      return errors::FailedPrecondition("ServerOptions.shared_memory = false: ", s.message());
+    }
+  }
+  if (options.buffer_pool_mb >= 0) {
+    const uint64_t mb = std::min<uint64_t>(options.buffer_pool_mb, SIZE_MAX >> 20);
+    BufferPool::Default()->SetMaxCachedBytes(static_cast<size_t>(mb) << 20);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster, const std::string& job,
@@ -347,6 +366,7 @@ StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster, con
   TW_RETURN_IF_ERROR(options.tls.Validate());
   auto server = std::make_unique<GrpcServer>(cluster, job, task, host_port->port, options);
   TW_RETURN_IF_ERROR(server->Init());
+  TW_RETURN_IF_ERROR(ApplyProcessWideOptions(options));
   return std::unique_ptr<Server>(std::move(server));
 }
 
