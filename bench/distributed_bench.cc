@@ -24,6 +24,7 @@
 #include "nlohmann/json.hpp"
 #include "tensorweave/ops.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
+#include "tensorweave/run_config.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
 #include "testing/ports.h"
@@ -136,7 +137,14 @@ int Main(int argc, char** argv) {
       !cluster.AddJob("worker", std::vector<std::string>{worker_address}).ok()) {
     return 1;
   }
-  auto worker = Server::Create(cluster, "worker", 0, {.bind_host = "127.0.0.1"});
+  // TW_NUM_THREADS, TW_SHARED_MEMORY, TW_BUFFER_POOL_MB apply to this task as to the ps's
+  // `tw server`.
+  const RuntimeSettings runtime = RuntimeSettings::FromEnvironment();
+  auto worker = Server::Create(cluster, "worker", 0,
+                               {.bind_host = "127.0.0.1",
+                                .num_threads = runtime.num_threads,
+                                .shared_memory = runtime.shared_memory,
+                                .buffer_pool_mb = runtime.buffer_pool_mb});
   if (!worker.ok() || !(*worker)->Start().ok()) {
     std::fprintf(stderr, "cannot start the worker server\n");
     return 1;

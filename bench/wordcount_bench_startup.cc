@@ -28,8 +28,12 @@ int main(int argc, char** argv) {
     return Fail(tw::errors::InvalidArgument(
         "run it under tw launch, e.g. tw launch --cluster ps=1,worker=8 -- ", argv[0]));
   }
+  const tw::RuntimeSettings& runtime = config->runtime_settings();  // TW_NUM_THREADS, ...
   auto server = tw::Server::Create(config->cluster(), config->task_type(), config->task_index(),
-                                   {.bind_host = "127.0.0.1"});
+                                   {.bind_host = "127.0.0.1",
+                                    .num_threads = runtime.num_threads,
+                                    .shared_memory = runtime.shared_memory,
+                                    .buffer_pool_mb = runtime.buffer_pool_mb});
   if (!server.ok()) return Fail(server.status());
   if (tw::Status s = (*server)->Start(); !s.ok()) return Fail(s);
   if (!config->is_chief()) {

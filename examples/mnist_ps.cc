@@ -103,7 +103,7 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
                                               .seed = static_cast<uint64_t>(flags.seed + shard)});
   if (!batches.ok()) return Fail("sharding the training set", batches.status());
 
-  const std::string worker_device = "/job:" + job + "/task:" + std::to_string(index);
+  const std::string worker_device = DeviceName{.job = job, .task = index}.ToString();
   auto setter = train::ReplicaDeviceSetter(cluster, {.worker_device = worker_device});
   if (!setter.ok()) return Fail("device setter", setter.status());
   Scope root = Scope::NewRootScope();
@@ -282,7 +282,8 @@ int Main(int argc, char** argv) {
   }
 
   const std::string job = config->task_type();
-  ServerOptions options = ExampleServerOptions(config->cluster(), job, config->task_index());
+  ServerOptions options = ExampleServerOptions(config->cluster(), job, config->task_index(),
+                                               config->runtime_settings());
   if (job == "ps") options.stop_when_chief_unreachable = absl::Seconds(30);
   // The ps tasks write their variables' shards of each checkpoint, the chief merges them:
   // the checkpoint directory is the one place this task lets graphs touch files.

@@ -437,7 +437,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
-  const ServerOptions options = ExampleServerOptions(cluster, role, config->task_index());
+  const ServerOptions options =
+      ExampleServerOptions(cluster, role, config->task_index(), config->runtime_settings());
   auto server = Server::Create(cluster, role, config->task_index(), options);
   if (!server.ok()) {
     Complain("wordcount: " + Describe(server.status()));

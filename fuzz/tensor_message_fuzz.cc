@@ -6,12 +6,13 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "src/rpc/shared_memory.h"
 #include "src/rpc/tensor_wire.h"
 
 // Shared memory off: a fuzzed reference must not make the fuzzer open other processes'
 // files through /proc (the reference's checks before that are still fuzzed).
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  setenv("TW_SHARED_MEMORY", "0", 1);
+  if (!tw::shm::TurnOff().ok()) std::abort();
   return 0;
 }
 

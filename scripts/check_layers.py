@@ -5,8 +5,10 @@ and layering"), and that only src/rpc includes gRPC.
 Each folder of src/ is a layer; a file may include headers of its own layer and of layers
 below it, never above. Public headers (include/tensorweave/...) belong to the layer that
 implements them. Tests (*_test.cc) may include anything above their layer (they drive it
-from the outside), but gRPC only from src/rpc too. Exits 1 and names every offending
-include; prints "layers: ok" otherwise.
+from the outside), but gRPC only from src/rpc too. Also checks that the library reads the
+environment only at its edge (getenv in src/ only where ENV_READERS allows; tools/, tests
+and programs may). Exits 1 and names every offending include or read; prints "layers: ok"
+otherwise.
 """
 import os
 import re
@@ -29,6 +31,12 @@ PUBLIC = [
     (r"tensorweave/(train/.*|tensorweave)\.h$", "train"),
     (r"tensorweave/protobuf/.*\.h$", "base"),  # generated wire formats, below everything
 ]
+
+# The only library files that may read the environment: TF_CONFIG and the runtime settings
+# (TW_NUM_THREADS, TW_SHARED_MEMORY, TW_BUFFER_POOL_MB) are read by RunConfig; everything
+# else takes options (docs/architecture.md, "Environment and process-wide options").
+ENV_READERS = {"src/cluster/run_config.cc"}
+GETENV = re.compile(r"\b(secure_)?getenv\s*\(")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]')
 GRPC = re.compile(r"^(grpc|grpcpp)/")
@@ -69,6 +77,11 @@ def check(root):
                 is_test = name.endswith("_test.cc")
                 with open(os.path.join(root, path), encoding="utf-8") as f:
                     for number, line in enumerate(f, 1):
+                        code = line.split("//", 1)[0]
+                        if (GETENV.search(code) and not is_test and top == "src"
+                                and path not in ENV_READERS):
+                            problems.append(f"{path}:{number}: reads the environment (only "
+                                            f"{', '.join(sorted(ENV_READERS))} and tools may)")
                         m = INCLUDE.match(line)
                         if not m:
                             continue
@@ -89,7 +102,8 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     problems = check(os.path.abspath(root))
     if problems:
-        print("layers: includes against the layer order (docs/architecture.md):")
+        print("layers: includes against the layer order, or environment reads inside the "
+              "library (docs/architecture.md):")
         for p in problems:
             print("  " + p)
         return 1

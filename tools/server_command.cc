@@ -83,6 +83,11 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
     return 1;
   }
   for (const std::string& w : config->warnings()) Log().warn("{}", w);
+  // The runtime's environment variables (TW_NUM_THREADS, which tw launch sets, ...): the
+  // library reads none itself.
+  std::vector<std::string> env_warnings;
+  const RuntimeSettings runtime = RuntimeSettings::FromEnvironment(nullptr, &env_warnings);
+  for (const std::string& w : env_warnings) Log().warn("{}", w);
 
   // Signals are taken by a thread of our own (sigwait), so stopping runs in normal code.
   sigset_t stop_signals;
@@ -92,9 +97,12 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   ServerOptions options{.bind_host = opt.bind_host,
-                        .num_threads = opt.threads,
+                        // --threads wins over TW_NUM_THREADS
+                        .num_threads = opt.threads > 0 ? opt.threads : runtime.num_threads,
                         .tls = *tls,
-                        .allowed_directories = opt.allowed_dirs};
+                        .allowed_directories = opt.allowed_dirs,
+                        .shared_memory = runtime.shared_memory,
+                        .buffer_pool_mb = runtime.buffer_pool_mb};
   for (const auto& [flag, text, field] :
        {std::tuple{"--stop-when-chief-unreachable", &opt.stop_when_chief_unreachable,
                    &options.stop_when_chief_unreachable},
@@ -144,7 +152,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->allow_extras();
   cmd->add_option("--bind-host", opt->bind_host, "Host to listen on (the port is the task's)")
       ->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "Compute threads; 0 means one per core");
+  cmd->add_option("--threads", opt->threads,
+                  "Compute threads; 0 means TW_NUM_THREADS, else one per core");
   cmd->add_option("--tls-ca", opt->tls_ca,
                   "Mutual TLS: PEM certificate of the cluster CA (with --tls-cert, --tls-key)");
   cmd->add_option("--tls-cert", opt->tls_cert,

@@ -30,6 +30,15 @@ struct DeviceName {
   static DeviceName Full(std::string_view job, int replica, int task, std::string_view type,
                          int id);
 
+  // "/job:<job>/replica:0/task:<task>": the name a task goes by in the master, the workers
+  // and their caches ("/job:ps/replica:0/task:3").
+  static std::string TaskName(std::string_view job, int task);
+
+  // The task part of a device name, everything before "/device:"
+  // ("/job:ps/replica:0/task:0" of "/job:ps/replica:0/task:0/device:CPU:0"); a name without
+  // a device part is returned unchanged. A string operation: `device` is not validated.
+  static std::string TaskOf(std::string_view device);
+
   // True when every part is set.
   bool IsFullySpecified() const;
 

@@ -11,6 +11,8 @@
 #ifndef TENSORWEAVE_RUN_CONFIG_H_
 #define TENSORWEAVE_RUN_CONFIG_H_
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,18 +25,46 @@ namespace tw {
 
 enum class ConfigSource { kFlags, kTfConfig, kDefault };
 
+// Tuning of this process's runtime that its environment gives. The library reads no
+// environment variable itself: the `tw` tool and RunConfig read these and the program puts
+// them in ServerOptions (and SessionOptions::num_threads), each field of the same name.
+struct RuntimeSettings {
+  // TW_NUM_THREADS: compute threads of the task's device. `tw launch` sets it to each
+  // task's share of the machine's cores, since its tasks share the machine. 0 when unset or
+  // not a positive number (the option's default, one per core).
+  int num_threads = 0;
+  // TW_SHARED_MEMORY: "0" turns same-host transfers through shared memory off (as if the
+  // tasks were on different hosts); anything else, or unset, leaves them on.
+  bool shared_memory = true;
+  // TW_BUFFER_POOL_MB: MiB of freed tensor memory the process keeps for reuse (0 disables
+  // the cache). -1 when unset or not a non-negative number (the option's default: leave
+  // the process's pool as it is, 1 GiB).
+  int64_t buffer_pool_mb = -1;
+
+  // Reads the three variables through `getenv` (the process's environment by default).
+  // A TW_NUM_THREADS or TW_BUFFER_POOL_MB that does not parse is ignored and adds a line to
+  // `warnings` (when given) naming the variable and its value.
+  static RuntimeSettings FromEnvironment(
+      const std::function<const char*(const char*)>& getenv = nullptr,
+      std::vector<std::string>* warnings = nullptr);
+
+  friend bool operator==(const RuntimeSettings&, const RuntimeSettings&) = default;
+};
+
 // "flags", "TF_CONFIG" or "default".
 std::string_view ConfigSourceName(ConfigSource source);
 
 class RunConfig {
  public:
   // Resolves from argv (argv[0] is the program and is skipped) and the TF_CONFIG
-  // environment variable, and logs one line with the result and one per warning.
+  // environment variable, reads runtime_settings() from TW_NUM_THREADS, TW_SHARED_MEMORY
+  // and TW_BUFFER_POOL_MB, and logs one line with the result and one per warning.
   // Arguments that are not cluster flags are left for the program (see unused_args()).
   static StatusOr<RunConfig> FromEnvironment(int argc, const char* const* argv);
 
   // The same without touching the process: `args` excludes the program name, `tf_config`
   // is TF_CONFIG's value (nullopt when unset). Unset, empty, blank and "{}" mean local.
+  // runtime_settings() are the defaults.
   // InvalidArgument, naming the input and the field, for: malformed JSON (with its
   // position), a job or address that does not parse, both chief and master jobs, more than
   // one chief or master task, a task type or index not in the cluster, a non-integer index,
@@ -70,6 +100,10 @@ class RunConfig {
   // an empty list means every task.
   const std::vector<std::string>& device_filters() const { return device_filters_; }
 
+  // What the environment says about this process's runtime (see RuntimeSettings); copy
+  // into ServerOptions: `.num_threads = config->runtime_settings().num_threads`, ...
+  const RuntimeSettings& runtime_settings() const { return runtime_settings_; }
+
   const std::string& rpc_layer() const { return rpc_layer_; }
   const std::string& environment() const { return environment_; }
   // Things worth telling the user that are not errors (unknown TF_CONFIG keys, ...).
@@ -100,6 +134,7 @@ class RunConfig {
   std::string target_;
   std::string bind_address_;
   std::vector<std::string> device_filters_;
+  RuntimeSettings runtime_settings_;
   std::string rpc_layer_;
   std::string environment_;
   std::vector<std::string> warnings_;

@@ -8,6 +8,7 @@
 #ifndef TENSORWEAVE_SERVER_H_
 #define TENSORWEAVE_SERVER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +24,9 @@ struct ServerOptions {
   // Host to listen on; the port is the task's own. "0.0.0.0" so the task's own name never
   // has to resolve.
   std::string bind_host = "0.0.0.0";
-  // Compute threads of the task's device; 0 means one per core.
+  // Compute threads of the task's device; 0 means one per core. Tasks that share a machine
+  // should share its cores: `tw launch` sets TW_NUM_THREADS to each task's share, which
+  // `tw server` and RunConfig::runtime_settings() read (the library reads no environment).
   int num_threads = 0;
   // How long CreateSession on this server waits for the tasks the session needs before
   // failing with Unavailable naming them (a session's own wait_for_cluster overrides it).
@@ -49,6 +52,24 @@ struct ServerOptions {
   // from any client that can reach the port. Relative entries are taken from the working
   // directory when the server is created; they need not exist yet. See docs/security.md.
   std::vector<std::string> allowed_directories;
+  // Same-host tensor transfers through shared memory instead of TCP (docs/architecture.md):
+  // on by default, as they are ~10x cheaper between tasks of one machine. false turns them
+  // off, as if the tasks were on different hosts (to measure the TCP path, or where
+  // /proc/<pid>/fd of a peer must not be opened). Process-wide, since a process has one
+  // host identity: false turns them off for every server and session of the process, for
+  // good, and must come before the process first sends or receives a tensor (its first
+  // server); otherwise Create fails with FailedPrecondition "ServerOptions.shared_memory =
+  // false: shared memory cannot be turned off: this process already uses it ...". true
+  // changes nothing. `tw server` and RunConfig take false from TW_SHARED_MEMORY=0.
+  bool shared_memory = true;
+  // MiB of freed tensor memory the process keeps for the next tensors of similar sizes
+  // (the buffer pool, docs/architecture.md); 0 disables the cache. Process-wide, since
+  // the pool is: a value >= 0 sets the process's limit when the server is created (the
+  // last server to set it wins; cached memory beyond it is returned at once). -1, the
+  // default, leaves the limit as it is (1 GiB unless set), so a server that does not ask
+  // never undoes another's setting. `tw server` and RunConfig take it from
+  // TW_BUFFER_POOL_MB.
+  int64_t buffer_pool_mb = -1;
   // Clusters that finish by themselves: when set, a task other than the chief stops (its
   // Join() returns) once the chief (task 0 of job "chief", else of job "worker") has not
   // answered for this long after having answered at least once. Default: never.
@@ -60,7 +81,9 @@ class Server {
  public:
   // InvalidArgument: `Job "x" was not defined in cluster`, `Task 3 was not defined in job
   // "ps"`, an address whose port cannot be parsed, incomplete `options.tls` (naming the
-  // missing field), or an empty entry of `options.allowed_directories`. Does not bind yet.
+  // missing field), or an empty entry of `options.allowed_directories`. FailedPrecondition
+  // for `options.shared_memory = false` in a process that already uses shared memory.
+  // Does not bind yet; applies the process-wide options (shared_memory, buffer_pool_mb).
   static StatusOr<std::unique_ptr<Server>> Create(const ClusterSpec& cluster,
                                                   const std::string& job, int task,
                                                   const ServerOptions& options = {});

@@ -125,6 +125,15 @@ DeviceName DeviceName::Full(std::string_view job, int replica, int task, std::st
   return d;
 }
 
+std::string DeviceName::TaskName(std::string_view job, int task) {
+  return absl::StrCat("/job:", std::string(job), "/replica:0/task:", task);
+}
+
+std::string DeviceName::TaskOf(std::string_view device) {
+  const size_t pos = device.find("/device:");
+  return std::string(pos == std::string_view::npos ? device : device.substr(0, pos));
+}
+
 bool DeviceName::IsFullySpecified() const { return job && replica && task && type && id; }
 
 std::string DeviceName::ToString() const {

@@ -27,6 +27,30 @@ TEST(DeviceNameTest, ParsesTheFullForm) {
             "/job:localhost/replica:0/task:0/device:CPU:0");
 }
 
+TEST(DeviceNameTest, TaskNameIsTheFullTaskPrefix) {
+  EXPECT_EQ(DeviceName::TaskName("ps", 3), "/job:ps/replica:0/task:3");
+  EXPECT_EQ(DeviceName::TaskName("worker", 0), "/job:worker/replica:0/task:0");
+  // It parses back to the same job and task, with no device part.
+  DeviceName d = P(DeviceName::TaskName("chief", 12));
+  EXPECT_EQ(d.job, "chief");
+  EXPECT_EQ(d.replica, 0);
+  EXPECT_EQ(d.task, 12);
+  EXPECT_FALSE(d.type.has_value());
+  EXPECT_FALSE(d.id.has_value());
+}
+
+TEST(DeviceNameTest, TaskOfCutsTheDevicePart) {
+  EXPECT_EQ(DeviceName::TaskOf("/job:ps/replica:0/task:1/device:CPU:0"),
+            "/job:ps/replica:0/task:1");
+  EXPECT_EQ(DeviceName::TaskOf(DeviceName::Full("worker", 0, 7, "CPU", 0).ToString()),
+            DeviceName::TaskName("worker", 7));
+  // Without a device part the name is the task already.
+  EXPECT_EQ(DeviceName::TaskOf("/job:ps/replica:0/task:1"), "/job:ps/replica:0/task:1");
+  EXPECT_EQ(DeviceName::TaskOf(""), "");
+  // Only "/device:" starts the device part; the legacy "/cpu:0" form is left as it is.
+  EXPECT_EQ(DeviceName::TaskOf("/job:a/replica:0/task:0/cpu:0"), "/job:a/replica:0/task:0/cpu:0");
+}
+
 TEST(DeviceNameTest, ParsesPartialSpecifications) {
   EXPECT_EQ(P("/job:ps").ToString(), "/job:ps");
   EXPECT_EQ(P("/task:1").ToString(), "/task:1");

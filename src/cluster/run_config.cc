@@ -1,7 +1,9 @@
 #include "tensorweave/run_config.h"
 
 #include <cstdlib>
+#include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "src/base/json.h"
 #include "src/base/logging.h"
@@ -10,6 +12,7 @@
 #include "src/cluster/cluster_json.h"
 #include "src/cluster/host_port.h"
 #include "src/cluster/tf_config.h"
+#include "tensorweave/device_name.h"
 
 namespace tw {
 
@@ -175,7 +178,7 @@ class RunConfigResolver {
     auto present = [&](std::vector<std::string> jobs) {
       std::vector<std::string> out;
       for (const std::string& j : jobs) {
-        if (cluster.HasJob(j)) out.push_back("/job:" + j);
+        if (cluster.HasJob(j)) out.push_back(DeviceName{.job = j}.ToString());
       }
       return out;
     };
@@ -185,7 +188,7 @@ class RunConfigResolver {
       c->device_filters_ = present({"ps", type});
     } else if (type == "worker") {
       c->device_filters_ = present({"ps", "chief", "master"});
-      c->device_filters_.push_back("/job:worker/task:" + std::to_string(c->task_index_));
+      c->device_filters_.push_back(DeviceName{.job = "worker", .task = c->task_index_}.ToString());
     } else if (type == "ps") {
       c->device_filters_ = present({"ps", "worker", "chief", "master"});
     }
@@ -200,12 +203,44 @@ StatusOr<RunConfig> RunConfig::Resolve(const std::vector<std::string>& args,
   return RunConfigResolver::Resolve(std::move(flags), std::move(tf));
 }
 
+RuntimeSettings RuntimeSettings::FromEnvironment(
+    const std::function<const char*(const char*)>& getenv, std::vector<std::string>* warnings) {
+  auto get = [&](const char* name) { return getenv ? getenv(name) : std::getenv(name); };
+  auto warn = [&](const char* name, const char* value, const std::string& what) {
+    if (warnings != nullptr) {
+      warnings->push_back(internal::StrCatAny(name, "=\"", value, "\" is not ", what, "; ignored"));
+    }
+  };
+  RuntimeSettings settings;
+  if (const char* v = get("TW_NUM_THREADS"); v != nullptr) {
+    int threads = 0;
+    if (absl::SimpleAtoi(v, &threads) && threads > 0) {
+      settings.num_threads = threads;
+    } else {
+      warn("TW_NUM_THREADS", v, "a positive number (using one thread per core)");
+    }
+  }
+  if (const char* v = get("TW_SHARED_MEMORY"); v != nullptr && std::strcmp(v, "0") == 0) {
+    settings.shared_memory = false;
+  }
+  if (const char* v = get("TW_BUFFER_POOL_MB"); v != nullptr) {
+    int64_t mb = 0;
+    if (absl::SimpleAtoi(v, &mb) && mb >= 0) {
+      settings.buffer_pool_mb = mb;
+    } else {
+      warn("TW_BUFFER_POOL_MB", v, "a number of MiB");
+    }
+  }
+  return settings;
+}
+
 StatusOr<RunConfig> RunConfig::FromEnvironment(int argc, const char* const* argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   std::optional<std::string> tf_config;
   if (const char* env = std::getenv("TF_CONFIG"); env != nullptr) tf_config = env;
   TW_ASSIGN_OR_RETURN(RunConfig config, Resolve(args, tf_config));
+  config.runtime_settings_ = RuntimeSettings::FromEnvironment(nullptr, &config.warnings_);
   for (const std::string& w : config.warnings()) Log().warn("{}", w);
   Log().info("{}", config.Summary());
   return config;

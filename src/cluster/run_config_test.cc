@@ -3,6 +3,8 @@
 // the seeds' make_configs script. Errors are in run_config_errors_test.cc.
 #include "tensorweave/run_config.h"
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -379,6 +381,60 @@ TEST(RunConfigTest, ToJsonHasEveryFieldAndObjectJobs) {
   EXPECT_THAT(json, HasSubstr(R"("bind_address":"0.0.0.0:2222")"));
   EXPECT_THAT(json, HasSubstr(R"("environment":"cloud")"));
   EXPECT_THAT(config->Summary(), HasSubstr("worker:1 of cluster"));
+}
+
+// A fake environment for RuntimeSettings::FromEnvironment.
+std::function<const char*(const char*)> Env(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(RuntimeSettingsTest, UnsetVariablesGiveTheOptionsDefaults) {
+  std::vector<std::string> warnings;
+  EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({}), &warnings), RuntimeSettings());
+  EXPECT_EQ(RuntimeSettings().num_threads, 0);
+  EXPECT_TRUE(RuntimeSettings().shared_memory);
+  EXPECT_EQ(RuntimeSettings().buffer_pool_mb, -1);
+  EXPECT_TRUE(warnings.empty());
+  // Resolve does not touch the process's environment: defaults there too.
+  EXPECT_EQ(RunConfig::Resolve({}, std::nullopt)->runtime_settings(), RuntimeSettings());
+}
+
+TEST(RuntimeSettingsTest, ReadsTheThreeVariables) {
+  std::vector<std::string> warnings;
+  RuntimeSettings s = RuntimeSettings::FromEnvironment(
+      Env({{"TW_NUM_THREADS", "3"}, {"TW_SHARED_MEMORY", "0"}, {"TW_BUFFER_POOL_MB", "0"}}),
+      &warnings);
+  EXPECT_EQ(s.num_threads, 3);
+  EXPECT_FALSE(s.shared_memory);
+  EXPECT_EQ(s.buffer_pool_mb, 0);
+  EXPECT_TRUE(warnings.empty());
+  // Only "0" turns shared memory off.
+  EXPECT_TRUE(RuntimeSettings::FromEnvironment(Env({{"TW_SHARED_MEMORY", "1"}})).shared_memory);
+  EXPECT_TRUE(RuntimeSettings::FromEnvironment(Env({{"TW_SHARED_MEMORY", ""}})).shared_memory);
+  EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_BUFFER_POOL_MB", "256"}})).buffer_pool_mb,
+            256);
+}
+
+TEST(RuntimeSettingsTest, BadValuesAreIgnoredWithAWarningNamingThem) {
+  std::vector<std::string> warnings;
+  RuntimeSettings s = RuntimeSettings::FromEnvironment(
+      Env({{"TW_NUM_THREADS", "three"}, {"TW_BUFFER_POOL_MB", "lots"}}), &warnings);
+  EXPECT_EQ(s.num_threads, 0);
+  EXPECT_EQ(s.buffer_pool_mb, -1);
+  EXPECT_THAT(warnings, ElementsAre(HasSubstr("TW_NUM_THREADS=\"three\" is not a positive number"),
+                                    HasSubstr("TW_BUFFER_POOL_MB=\"lots\" is not a number")));
+  warnings.clear();
+  EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_NUM_THREADS", "0"}}), &warnings).num_threads,
+            0);
+  EXPECT_EQ(
+      RuntimeSettings::FromEnvironment(Env({{"TW_NUM_THREADS", "-2"}}), &warnings).num_threads, 0);
+  EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_BUFFER_POOL_MB", "-5"}}), &warnings)
+                .buffer_pool_mb,
+            -1);
+  EXPECT_EQ(warnings.size(), 3u);
 }
 
 }  // namespace

@@ -101,16 +101,30 @@ void BufferPool::Trim() {
   for (auto& [size, block] : blocks) munmap(block.data, size);
 }
 
-BufferPool* BufferPool::Default() {
-  static BufferPool* pool = [] {
-    size_t mb = 1024;
-    if (const char* env = std::getenv("TW_BUFFER_POOL_MB")) {
-      char* end = nullptr;
-      const unsigned long long v = std::strtoull(env, &end, 10);
-      if (end != env && *end == '\0') mb = static_cast<size_t>(v);
+size_t BufferPool::max_cached_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return max_cached_bytes_;
+}
+
+void BufferPool::SetMaxCachedBytes(size_t bytes) {
+  std::vector<std::pair<size_t, void*>> evicted;
+  {
+    absl::MutexLock lock(&mu_);
+    max_cached_bytes_ = bytes;
+    while (cached_bytes_ > max_cached_bytes_ && !free_.empty()) {
+      auto oldest = std::min_element(free_.begin(), free_.end(), [](const auto& a, const auto& b) {
+        return a.second.freed < b.second.freed;
+      });
+      evicted.emplace_back(oldest->first, oldest->second.data);
+      cached_bytes_ -= oldest->first;
+      free_.erase(oldest);
     }
-    return new BufferPool(mb << 20);
-  }();
+  }
+  for (auto& [size, p] : evicted) munmap(p, size);
+}
+
+BufferPool* BufferPool::Default() {
+  static BufferPool* pool = new BufferPool(kDefaultMaxCachedBytes);
   return pool;
 }
 

@@ -36,20 +36,26 @@ class BufferPool {
   void Free(void* data, size_t bytes);
 
   size_t cached_bytes() const;
+  size_t max_cached_bytes() const;
+  // Keeps at most `bytes` of freed memory from now on, unmapping the oldest cached blocks
+  // beyond it at once (0 disables caching).
+  void SetMaxCachedBytes(size_t bytes);
   // Unmaps every cached block (memory pressure, or an idle server).
   void Trim();
 
-  // The pool tensors use; keeps at most 1 GiB (TW_BUFFER_POOL_MB overrides, 0 disables
-  // caching).
+  // The pool tensors use, one per process; keeps at most kDefaultMaxCachedBytes (1 GiB)
+  // until SetMaxCachedBytes (ServerOptions.buffer_pool_mb, which `tw server` and RunConfig
+  // take from TW_BUFFER_POOL_MB) says otherwise.
   static BufferPool* Default();
+  static constexpr size_t kDefaultMaxCachedBytes = size_t{1} << 30;
 
   // The size actually reserved for a request of `bytes` (large sizes round up so that
   // similar sizes share blocks; at most 1/8 more).
   static size_t BlockSize(size_t bytes);
 
  private:
-  const size_t max_cached_bytes_;
   mutable absl::Mutex mu_;
+  size_t max_cached_bytes_ ABSL_GUARDED_BY(mu_);
   size_t cached_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   struct Block {
     void* data;

@@ -62,6 +62,26 @@ TEST(BufferPoolTest, CacheNeverExceedsItsLimitAndKeepsTheNewestBlocks) {
   pool.Free(b, 4 * kMiB);
 }
 
+TEST(BufferPoolTest, LoweringTheLimitDropsTheOldestBlocksAtOnce) {
+  BufferPool pool(20 * kMiB);
+  void* a = pool.Allocate(4 * kMiB);
+  void* b = pool.Allocate(8 * kMiB);
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  pool.Free(a, 4 * kMiB);
+  pool.Free(b, 8 * kMiB);  // 12 MiB cached
+  pool.SetMaxCachedBytes(10 * kMiB);
+  EXPECT_EQ(pool.max_cached_bytes(), 10 * kMiB);
+  EXPECT_EQ(pool.cached_bytes(), 8 * kMiB);  // a, the oldest, is gone
+  EXPECT_EQ(pool.Allocate(8 * kMiB), b);
+  pool.SetMaxCachedBytes(0);  // no caching: a freed block is unmapped
+  pool.Free(b, 8 * kMiB);
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+}
+
+TEST(BufferPoolTest, TheDefaultPoolKeepsAGibibyteUntilToldOtherwise) {
+  EXPECT_EQ(BufferPool::Default()->max_cached_bytes(), size_t{1} << 30);
+}
+
 TEST(BufferPoolTest, BlockSizesWasteAtMostAnEighth) {
   EXPECT_EQ(BufferPool::BlockSize(100), 100u);
   EXPECT_EQ(BufferPool::BlockSize(kMiB), kMiB);

@@ -225,7 +225,7 @@ StatusOr<std::shared_ptr<const MasterSession::Executable>> MasterSession::GetExe
   TW_ASSIGN_OR_RETURN(auto parts, PartitionGraph(step, {.incarnation = incarnation}));
   std::map<std::string, int> part_of_device;
   for (auto& [device, part] : parts) {
-    const std::string task = TaskOfDevice(device);
+    const std::string task = DeviceName::TaskOf(device);
     TW_ASSIGN_OR_RETURN(WorkerInterface * worker, workers_->GetWorker(task));
     proto::RegisterGraphRequest reg;
     reg.set_session_handle(handle_);
@@ -378,7 +378,7 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
   for (size_t i = 0; i < n; ++i) {
     const Partition& part = e.parts[i];
     part.worker->RunGraphAsync(&step->requests[i], &step->responses[i], step->calls_cm.get(),
-                               [step, task = TaskOfDevice(part.device)](const Status& s) {
+                               [step, task = DeviceName::TaskOf(part.device)](const Status& s) {
                                  OnPartitionDone(step, task, s);
                                });
   }
@@ -528,7 +528,7 @@ void Master::CreateSessionAsync(const proto::CreateSessionRequest* request,
                                          request->device_filters().end());
   std::set<std::string> tasks;
   for (const std::string& task : options_.tasks) {
-    if (task == TaskOfDevice(options_.local_device) || TaskPassesFilters(task, filters)) {
+    if (task == DeviceName::TaskOf(options_.local_device) || TaskPassesFilters(task, filters)) {
       tasks.insert(task);
     }
   }

@@ -11,13 +11,9 @@
 #include "src/base/timer_queue.h"
 #include "src/distributed/client_terminated.h"
 #include "src/graph/graph.h"
+#include "tensorweave/device_name.h"
 
 namespace tw {
-
-std::string TaskOfDevice(const std::string& device) {
-  const size_t pos = device.find("/device:");
-  return pos == std::string::npos ? device : device.substr(0, pos);
-}
 
 // The rendezvous of one step on one worker. Values this worker's _Send kernels produce stay
 // here until a local _Recv or a peer's RecvTensor takes them; a _Recv of a value produced on
@@ -42,7 +38,7 @@ class StepRendezvous final : public Rendezvous,
       done(parsed.status(), Tensor());
       return;
     }
-    const std::string task = TaskOfDevice(parsed->src_device);
+    const std::string task = DeviceName::TaskOf(parsed->src_device);
     if (task == local_task_) {
       local_.RecvAsync(key, cm, std::move(done));
       return;
@@ -220,7 +216,7 @@ std::shared_ptr<StepRendezvous> Worker::FindOrCreateStep(int64_t step_id) {
 std::shared_ptr<StepRendezvous> Worker::FindOrCreateStepLocked(int64_t step_id) {
   std::shared_ptr<StepRendezvous>& step = steps_[step_id];
   if (step == nullptr) {
-    step = std::make_shared<StepRendezvous>(step_id, TaskOfDevice(device_->name()), peers_);
+    step = std::make_shared<StepRendezvous>(step_id, DeviceName::TaskOf(device_->name()), peers_);
   }
   return step;
 }
@@ -349,7 +345,7 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
   for (auto& [src, keys] : prefetch) {
     auto pushed = push.find(src);
     item->prefetch.push_back(
-        {TaskOfDevice(src), std::move(keys),
+        {DeviceName::TaskOf(src), std::move(keys),
          pushed == push.end() ? std::vector<std::string>() : std::move(pushed->second)});
   }
   item->executor = *std::move(executor);
@@ -415,7 +411,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
   }
   if (state->item == nullptr) {
     done(errors::Aborted("Graph handle is not found: ", header.graph_handle(),
-                         ". Possibly this worker (", TaskOfDevice(device_->name()),
+                         ". Possibly this worker (", DeviceName::TaskOf(device_->name()),
                          ") just restarted."));
     return;
   }
@@ -431,7 +427,8 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
   }
   if (step == nullptr) {  // `done` may call into this worker: never under mu_
     done(errors::Cancelled("step ", step_id, " was ended before its partition ",
-                           header.graph_handle(), " started on ", TaskOfDevice(device_->name())));
+                           header.graph_handle(), " started on ",
+                           DeviceName::TaskOf(device_->name())));
     return;
   }
   if (cm != nullptr) {

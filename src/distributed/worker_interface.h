@@ -50,9 +50,6 @@ class WorkerCache {
   virtual StatusOr<WorkerInterface*> GetWorker(const std::string& task) = 0;
 };
 
-// "/job:ps/replica:0/task:0" of a full device name (the task part).
-std::string TaskOfDevice(const std::string& device);
-
 }  // namespace tw
 
 #endif  // TENSORWEAVE_SRC_DISTRIBUTED_WORKER_INTERFACE_H_

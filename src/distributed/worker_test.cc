@@ -17,6 +17,7 @@
 #include "src/graph/partition.h"
 #include "src/graph/placer.h"
 #include "src/runtime/cpu_device.h"
+#include "tensorweave/device_name.h"
 #include "tensorweave/ops.h"
 
 namespace tw {
@@ -59,7 +60,7 @@ class TwoTaskTest : public ::testing::Test {
     for (const std::string& name : {kPs, kWorker}) {
       devices_[name] = *CpuDevice::Create(*DeviceName::Parse(name), {.num_threads = 2});
       workers_[name] = std::make_unique<Worker>(devices_[name].get(), &cache_);
-      cache_.workers[TaskOfDevice(name)] = workers_[name].get();
+      cache_.workers[DeviceName::TaskOf(name)] = workers_[name].get();
     }
   }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -15,13 +16,15 @@
 #include "absl/time/clock.h"
 #include "src/base/logging.h"
 #include "src/cluster/host_port.h"
+#include "src/core/buffer_pool.h"
+#include "src/distributed/local_master.h"
 #include "src/distributed/master.h"
 #include "src/distributed/worker.h"
 #include "src/rpc/grpc_services.h"
 #include "src/rpc/grpc_tls.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/grpc_worker_cache.h"
-#include "src/rpc/local_master.h"
+#include "src/rpc/shared_memory.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/server.h"
@@ -72,7 +75,7 @@ Status StopTasks(const ClusterSpec& cluster, const std::string& skip_task, const
   std::vector<std::unique_ptr<Call>> calls;
   for (const std::string& job : cluster.jobs()) {
     for (int index : cluster.task_indices(job)) {
-      const std::string task = TaskName(job, index);
+      const std::string task = DeviceName::TaskName(job, index);
       auto address = cluster.task_address(job, index);
       if (task == skip_task || !address.ok()) continue;
       auto call = std::make_unique<Call>();
@@ -130,14 +133,16 @@ class GrpcServer final : public Server {
     TW_ASSIGN_OR_RETURN(device_, CpuDevice::Create(DeviceName::Full(job_, 0, task_, "CPU", 0),
                                                    {.num_threads = options_.num_threads,
                                                     .file_access = std::move(files)}));
-    const std::string local_task = TaskName(job_, task_);
+    const std::string local_task = DeviceName::TaskName(job_, task_);
     worker_cache_ = std::make_unique<GrpcWorkerCache>(cluster_, local_task, options_.tls);
     worker_ = std::make_unique<Worker>(device_.get(), worker_cache_.get());
     worker_cache_->SetLocalWorker(worker_.get());
     MasterOptions master;
     master.local_device = device_->name();
     for (const std::string& job : cluster_.jobs()) {
-      for (int index : cluster_.task_indices(job)) master.tasks.push_back(TaskName(job, index));
+      for (int index : cluster_.task_indices(job)) {
+        master.tasks.push_back(DeviceName::TaskName(job, index));
+      }
     }
     master.wait_for_cluster = options_.wait_for_cluster;
     master_ = std::make_unique<Master>(std::move(master), worker_cache_.get());
@@ -244,7 +249,7 @@ class GrpcServer final : public Server {
   }
 
   Status StopCluster(absl::Duration timeout) override {
-    Status others = StopTasks(cluster_, TaskName(job_, task_), options_.tls, timeout);
+    Status others = StopTasks(cluster_, DeviceName::TaskName(job_, task_), options_.tls, timeout);
     Stop();
     return others;
   }
@@ -297,8 +302,8 @@ class GrpcServer final : public Server {
     if (chief_job == job_ && task_ == 0) return;  // this task is the chief
     auto address = cluster_.task_address(chief_job, 0);
     if (!address.ok()) return;
-    watcher_ =
-        std::thread([this, chief = TaskName(chief_job, 0), a = *address] { WatchChief(chief, a); });
+    watcher_ = std::thread(
+        [this, chief = DeviceName::TaskName(chief_job, 0), a = *address] { WatchChief(chief, a); });
   }
 
   const ClusterSpec cluster_;
@@ -328,6 +333,22 @@ class GrpcServer final : public Server {
   std::thread stop_thread_ ABSL_GUARDED_BY(stop_thread_mu_);  // StopSoon's
 };
 
+// The options that set state of the whole process (docs/architecture.md, "Process-wide
+// state"): shared memory and the buffer pool's size. A default value leaves the process's
+// setting as it is, so servers that do not ask never undo what another one asked for.
+Status ApplyProcessWideOptions(const ServerOptions& options) {
+  if (!options.shared_memory) {
+    if (Status s = shm::TurnOff(); !s.ok()) {
+      return errors::FailedPrecondition("ServerOptions.shared_memory = false: ", s.message());
+    }
+  }
+  if (options.buffer_pool_mb >= 0) {
+    const uint64_t mb = std::min<uint64_t>(options.buffer_pool_mb, SIZE_MAX >> 20);
+    BufferPool::Default()->SetMaxCachedBytes(static_cast<size_t>(mb) << 20);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster, const std::string& job,
@@ -345,6 +366,7 @@ StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster, con
   TW_RETURN_IF_ERROR(options.tls.Validate());
   auto server = std::make_unique<GrpcServer>(cluster, job, task, host_port->port, options);
   TW_RETURN_IF_ERROR(server->Init());
+  TW_RETURN_IF_ERROR(ApplyProcessWideOptions(options));
   return std::unique_ptr<Server>(std::move(server));
 }
 

@@ -1,13 +1,12 @@
 // GrpcSession: a Session whose graph runs on a cluster, through the master service of the
-// server named by the target; and Session::Create, which picks it for grpc:// targets.
+// server named by the target; and its SessionFactory, registered for grpc:// targets.
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "grpcpp/generic/generic_stub.h"
+#include "src/distributed/local_master.h"
 #include "src/rpc/grpc_util.h"
-#include "src/rpc/local_master.h"
 #include "src/rpc/tensor_wire.h"
-#include "src/runtime/cpu_device.h"
-#include "src/runtime/direct_session.h"
+#include "src/runtime/session_factory.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/session.h"
 
@@ -209,30 +208,24 @@ class GrpcSession final : public Session {
   grpc::ClientContext* pending_ ABSL_GUARDED_BY(mu_) = nullptr;  // a call Close() cancels
 };
 
-}  // namespace
-
-StatusOr<std::unique_ptr<Session>> Session::Create(const SessionOptions& options) {
-  if (options.target.starts_with("grpc://")) {
+// grpc:// targets: a GrpcSession on the master of the server the target names.
+class GrpcSessionFactory final : public SessionFactory {
+ public:
+  StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) override {
     TW_RETURN_IF_ERROR(options.tls.Validate());
     KeepFreedMemory();
-    auto session = std::make_unique<GrpcSession>(options.target.substr(7), options.device_filters,
-                                                 options.tls);
+    auto session = std::make_unique<GrpcSession>(options.target.substr(kPrefix.size()),
+                                                 options.device_filters, options.tls);
     session->set_isolate_session(options.isolate_session);
     return std::unique_ptr<Session>(std::move(session));
   }
-  if (!options.target.empty()) {
-    return errors::InvalidArgument(
-        "session target \"", options.target,
-        "\" is not supported; use \"\" (in-process) or grpc://host:port");
-  }
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> device,
-                      CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0),
-                                        {.num_threads = options.num_threads,
-                                         // The graphs come from this process, which could
-                                         // open any file itself.
-                                         .file_access = FileAccessPolicy::Unrestricted()}));
-  DeviceBase* raw = device.get();
-  return std::unique_ptr<Session>(new DirectSession(raw, std::move(device)));
-}
+
+  static constexpr std::string_view kPrefix = "grpc://";
+};
+
+TW_REGISTER_SESSION_FACTORY(std::string(GrpcSessionFactory::kPrefix),
+                            std::make_unique<GrpcSessionFactory>());
+
+}  // namespace
 
 }  // namespace tw

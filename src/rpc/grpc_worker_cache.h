@@ -1,5 +1,5 @@
-// The workers of a cluster as seen from one task: gRPC clients for the other tasks, the
-// task's own Worker called directly.
+// The workers of a cluster as seen from one task: gRPC clients for the other tasks
+// (src/rpc/grpc_remote_worker.h), the task's own Worker called directly.
 #ifndef TENSORWEAVE_SRC_RPC_GRPC_WORKER_CACHE_H_
 #define TENSORWEAVE_SRC_RPC_GRPC_WORKER_CACHE_H_
 
@@ -34,9 +34,6 @@ class GrpcWorkerCache final : public WorkerCache {
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<WorkerInterface>> remote_ ABSL_GUARDED_BY(mu_);
 };
-
-// "/job:ps/replica:0/task:3" for job "ps", task 3.
-std::string TaskName(const std::string& job, int task);
 
 }  // namespace tw
 

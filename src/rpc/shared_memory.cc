@@ -114,10 +114,6 @@ bool ProcFdReopenWorks() {
 }
 
 std::string ComputeHostIdentity() {
-  if (const char* env = std::getenv("TW_SHARED_MEMORY");
-      env != nullptr && std::strcmp(env, "0") == 0) {
-    return "";
-  }
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   std::string boot_id;
   if (!(boot >> boot_id)) return "";
@@ -400,9 +396,33 @@ PeerKeys& ThePeerKeys() {
 
 }  // namespace
 
+// The identity is fixed once, the first time it is needed or when TurnOff() comes first;
+// after that it is read without a lock on every message.
+namespace {
+absl::Mutex identity_mu(absl::kConstInit);
+std::atomic<const std::string*> host_identity{nullptr};
+}  // namespace
+
 const std::string& HostIdentity() {
-  static const std::string* identity = new std::string(ComputeHostIdentity());
-  return *identity;
+  if (const std::string* id = host_identity.load(std::memory_order_acquire)) return *id;
+  absl::MutexLock lock(&identity_mu);
+  if (host_identity.load(std::memory_order_relaxed) == nullptr) {
+    host_identity.store(new std::string(ComputeHostIdentity()), std::memory_order_release);
+  }
+  return *host_identity.load(std::memory_order_relaxed);
+}
+
+Status TurnOff() {
+  absl::MutexLock lock(&identity_mu);
+  const std::string* id = host_identity.load(std::memory_order_relaxed);
+  if (id == nullptr) {
+    host_identity.store(new std::string(), std::memory_order_release);
+    return OkStatus();
+  }
+  if (id->empty()) return OkStatus();
+  return errors::FailedPrecondition(
+      "shared memory cannot be turned off: this process already uses it (it is a process-wide "
+      "setting; turn it off on the process's first server, before any tensor is sent)");
 }
 
 bool SameHost(const std::string& peer_identity) {

@@ -13,9 +13,10 @@
 // boot, pid namespace and uid, the three things that decide whether it can open the
 // sender's /proc/<pid>/fd entries). A sender puts a tensor in shared memory only when the
 // receiver's identity equals its own; otherwise, or when a block cannot be had, the bytes
-// travel in the gRPC message as before. TW_SHARED_MEMORY=0 in the environment turns the
-// path off for a process (HostIdentity() is then empty, so nobody sends it shared memory and
-// it sends none).
+// travel in the gRPC message as before. ServerOptions.shared_memory = false (`tw server` and
+// RunConfig take it from TW_SHARED_MEMORY=0) turns the path off for the whole process
+// through TurnOff() (HostIdentity() is then empty, so nobody sends it shared memory and it
+// sends none).
 //
 // Who may make a process open anything: a reference in a *request* comes from whoever can
 // reach the server's port, and the host identity in it is a string anyone can copy. A
@@ -54,9 +55,15 @@ constexpr size_t kMinSharedBytes = size_t{128} << 10;
 // A block not released this long after it was handed out is taken back by its sender.
 constexpr absl::Duration kUnclaimedAfter = absl::Seconds(60);
 
-// This process's host identity, or "" when shared memory is off (TW_SHARED_MEMORY=0, or
-// memfds cannot be created and reopened through /proc here). Computed once.
+// This process's host identity, or "" when shared memory is off (TurnOff(), or memfds
+// cannot be created and reopened through /proc here). Computed once. Thread-safe.
 const std::string& HostIdentity();
+
+// Turns shared memory off for this process, for good: HostIdentity() is "" from now on.
+// OK when it is off already; FailedPrecondition when the identity was computed and is not
+// empty (a message of this process may have offered shared memory already, so turning it
+// off now could break a transfer in flight). Thread-safe.
+Status TurnOff();
 
 // Whether a peer that reported `peer_identity` can read this process's blocks (and this
 // process the peer's): both identities are known and equal.

@@ -29,6 +29,16 @@ TEST(SharedMemoryTest, HostIdentityIsKnownHereAndOnlyEqualIdentitiesShareAHost) 
 
 // The key is read through /proc like any peer's file: only at the advertised place, with
 // the advertised id (a restarted peer with the same pid and fd has another).
+// ServerOptions.shared_memory = false comes through TurnOff, which refuses once the process
+// has offered shared memory (a transfer in flight could break) and leaves it on.
+TEST(SharedMemoryTest, TurningItOffAfterUseIsFailedPreconditionAndChangesNothing) {
+  ASSERT_FALSE(HostIdentity().empty());
+  Status s = TurnOff();
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("this process already uses it"), std::string::npos) << s;
+  EXPECT_FALSE(HostIdentity().empty());
+}
+
 TEST(SharedMemoryTest, KeysAreReadThroughProcAndCheckedAgainstTheirId) {
   const proto::SharedMemoryKeyRef own = KeyLocation();
   ASSERT_EQ(own.pid(), getpid());

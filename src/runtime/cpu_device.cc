@@ -1,12 +1,8 @@
 #include "src/runtime/cpu_device.h"
 
-#include <cstdlib>
-#include <mutex>
+#include <algorithm>
 #include <random>
 #include <thread>
-
-#include "absl/strings/numbers.h"
-#include "src/base/logging.h"
 
 #define EIGEN_USE_THREADS
 #include "unsupported/Eigen/CXX11/ThreadPool"
@@ -27,23 +23,9 @@ uint64_t NewIncarnation() {
   return v;
 }
 
-// TW_NUM_THREADS when it is a positive number (tw launch sets it to each task's share of the
-// machine), else one per core.
-int DefaultThreads() {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const char* env = std::getenv("TW_NUM_THREADS");
-  if (env == nullptr) return cores;
-  int threads = 0;
-  if (!absl::SimpleAtoi(env, &threads) || threads <= 0) {
-    static std::once_flag warned;
-    std::call_once(warned, [env, cores] {
-      Log().warn("TW_NUM_THREADS=\"{}\" is not a positive number; using {} (one per core)", env,
-                 cores);
-    });
-    return cores;
-  }
-  return threads;
-}
+// One per core: the device does not know how many tasks share the machine (the options
+// say, from ServerOptions.num_threads or SessionOptions.num_threads).
+int DefaultThreads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 }  // namespace
 

@@ -155,14 +155,14 @@ TEST(ExecutorTest, OnlyADeviceOfSeveralThreadsRunsNodesOnItsPool) {
   }
 }
 
-TEST(CpuDeviceTest, ThreadsComeFromTwNumThreadsWhenNotGiven) {
+// The device takes its threads from its options only: TW_NUM_THREADS is read at the edges
+// (`tw server`, RunConfig::runtime_settings()), never inside the library.
+TEST(CpuDeviceTest, ThreadsComeFromTheOptionsNotTheEnvironment) {
   const DeviceName name = DeviceName::Full("localhost", 0, 0, "CPU", 0);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ASSERT_EQ(setenv("TW_NUM_THREADS", "3", 1), 0);
-  EXPECT_EQ((*CpuDevice::Create(name, {}))->NumThreads(), 3);
-  EXPECT_EQ((*CpuDevice::Create(name, {.num_threads = 1}))->NumThreads(), 1);  // given wins
-  ASSERT_EQ(setenv("TW_NUM_THREADS", "three", 1), 0);
-  EXPECT_EQ((*CpuDevice::Create(name, {}))->NumThreads(), cores);  // ignored, with a warning
+  EXPECT_EQ((*CpuDevice::Create(name, {}))->NumThreads(), cores);
+  EXPECT_EQ((*CpuDevice::Create(name, {.num_threads = 3}))->NumThreads(), 3);
   ASSERT_EQ(unsetenv("TW_NUM_THREADS"), 0);
   EXPECT_EQ((*CpuDevice::Create(name, {}))->NumThreads(), cores);
 }

@@ -1,4 +1,4 @@
-#include "src/rpc/local_master.h"
+#include "src/distributed/local_master.h"
 
 #include <map>
 

@@ -1,8 +1,8 @@
 // The masters of the servers running in this process, found by the addresses that name
 // them, so a session whose target names one runs its steps by direct call: no gRPC, no
 // serialization, tensors passed by reference.
-#ifndef TENSORWEAVE_SRC_RPC_LOCAL_MASTER_H_
-#define TENSORWEAVE_SRC_RPC_LOCAL_MASTER_H_
+#ifndef TENSORWEAVE_SRC_DISTRIBUTED_LOCAL_MASTER_H_
+#define TENSORWEAVE_SRC_DISTRIBUTED_LOCAL_MASTER_H_
 
 #include <memory>
 #include <string>
@@ -50,4 +50,4 @@ class LocalMaster {
 
 }  // namespace tw
 
-#endif  // TENSORWEAVE_SRC_RPC_LOCAL_MASTER_H_
+#endif  // TENSORWEAVE_SRC_DISTRIBUTED_LOCAL_MASTER_H_

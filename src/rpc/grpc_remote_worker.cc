@@ -1,0 +1,337 @@
+#include "src/rpc/grpc_remote_worker.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "src/rpc/grpc_util.h"
+#include "src/rpc/shared_memory.h"
+#include "src/rpc/tensor_chunks.h"
+#include "src/rpc/tensor_wire.h"
+#include "tensorweave/protobuf/service.grpc.pb.h"
+
+namespace tw {
+namespace {
+
+// The WorkerInterface of src/rpc/grpc_remote_worker.h.
+class GrpcRemoteWorker final : public WorkerInterface {
+ public:
+  explicit GrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel)
+      : stub_(proto::WorkerService::NewStub(channel)), raw_(std::move(channel)) {}
+
+  // Calls still in flight complete into this object (their callbacks read its stub and
+  // state, and may start the next call of a chunked transfer): cancel them and wait until
+  // every one has completed. Cancelled calls complete promptly.
+  ~GrpcRemoteWorker() override {
+    std::vector<std::shared_ptr<grpc::ClientContext>> in_flight;
+    {
+      absl::MutexLock lock(&calls_mu_);
+      closing_ = true;  // a call a completion starts from now on is cancelled at once
+      for (const auto& [context, owner] : calls_) in_flight.push_back(owner);
+    }
+    // Outside the lock: a cancelled call may complete on this thread.
+    for (const auto& context : in_flight) context->TryCancel();
+    in_flight.clear();
+    absl::MutexLock lock(&calls_mu_);
+    calls_mu_.Await(absl::Condition(
+        +[](CallSet* calls) { return calls->empty(); }, &calls_));
+  }
+
+  void GetStatusAsync(const proto::GetStatusRequest* req, proto::GetStatusResponse* resp,
+                      StatusCallback done) override {
+    Call(
+        [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+          stub_->async()->GetStatus(ctx, req, resp, std::move(cb));
+        },
+        nullptr, std::move(done));
+  }
+  void RegisterGraphAsync(const proto::RegisterGraphRequest* req,
+                          proto::RegisterGraphResponse* resp, StatusCallback done) override {
+    Call(
+        [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+          stub_->async()->RegisterGraph(ctx, req, resp, std::move(cb));
+        },
+        nullptr, std::move(done));
+  }
+  void DeregisterGraphAsync(const proto::DeregisterGraphRequest* req,
+                            proto::DeregisterGraphResponse* resp, StatusCallback done) override {
+    Call(
+        [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+          stub_->async()->DeregisterGraph(ctx, req, resp, std::move(cb));
+        },
+        nullptr, std::move(done));
+  }
+  // Feeds go in shared memory when the server is on this host (learned from its earlier
+  // replies); otherwise large ones go first as chunks (PutChunk, all at once), then the
+  // RunGraph call. Large fetches come back in shared memory or marked chunked, and are then
+  // pulled with RecvChunk into their tensors.
+  // No deadline of its own: the master's step timeout cancels `cm`.
+  void RunGraphAsync(const RunGraphArgs* req, RunGraphResult* resp, CancellationManager* cm,
+                     StatusCallback done) override {
+    std::vector<size_t> chunked_feeds;
+    std::string key = PeerKey();
+    grpc::ByteBuffer request = EncodeRunGraphArgs(*req, {.chunk_large = true,
+                                                         .shared_memory = !key.empty(),
+                                                         .shared_memory_key = std::move(key),
+                                                         .chunked = &chunked_feeds});
+    auto run = [this, req, resp, cm, done, request = std::move(request)]() mutable {
+      auto chunked = std::make_shared<std::vector<ChunkedTensor>>();
+      RawCall(
+          "/tw.proto.WorkerService/RunGraph", std::move(request),
+          [this, resp, chunked](const grpc::ByteBuffer& reply) {
+            std::string peer_host;
+            proto::SharedMemoryKeyRef peer_key;
+            Status s = DecodeRunGraphResult(reply, resp, chunked.get(), &peer_host, &peer_key);
+            LearnPeer(peer_host, peer_key);
+            return s;
+          },
+          cm,
+          [this, req, resp, chunked, cm, done](const Status& s) {
+            if (!s.ok() || chunked->empty()) {
+              done(s);
+              return;
+            }
+            RecvChunks(req->proto.step_id(), *chunked, resp, cm, done);
+          });
+    };
+    if (chunked_feeds.empty()) {
+      run();
+      return;
+    }
+    std::vector<const NamedTensor*> large;
+    for (size_t i : chunked_feeds) large.push_back(&req->send[i]);
+    PutChunks(req->proto.step_id(), large, cm,
+              [run = std::move(run), done](const Status& s) mutable {
+                if (s.ok()) {
+                  run();
+                } else {
+                  done(s);
+                }
+              });
+  }
+  // Pushed tensors go in shared memory when the server is on this host (learned from its
+  // earlier replies).
+  void RecvTensorAsync(const RecvTensorArgs* req, RecvTensorResult* resp, CancellationManager* cm,
+                       StatusCallback done) override {
+    std::string key = PeerKey();
+    const bool shared = !key.empty();
+    RawCall(
+        "/tw.proto.WorkerService/RecvTensor",
+        EncodeRecvTensorArgs(*req, {.shared_memory = shared, .shared_memory_key = std::move(key)}),
+        [this, resp](const grpc::ByteBuffer& reply) {
+          std::string peer_host;
+          proto::SharedMemoryKeyRef peer_key;
+          Status s = DecodeRecvTensorResult(reply, resp, &peer_host, &peer_key);
+          if (s.ok()) {
+            LearnPeer(peer_host, peer_key);
+          } else {
+            LearnPeer("", {});
+          }
+          return s;
+        },
+        cm, std::move(done));
+  }
+  void CleanupGraphAsync(const proto::CleanupGraphRequest* req, proto::CleanupGraphResponse* resp,
+                         StatusCallback done) override {
+    Call(
+        [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+          stub_->async()->CleanupGraph(ctx, req, resp, std::move(cb));
+        },
+        nullptr, std::move(done));
+  }
+  void CleanupAllAsync(const proto::CleanupAllRequest* req, proto::CleanupAllResponse* resp,
+                       StatusCallback done) override {
+    Call(
+        [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+          stub_->async()->CleanupAll(ctx, req, resp, std::move(cb));
+        },
+        nullptr, std::move(done));
+  }
+
+ private:
+  // One RPC; a cancellation of `cm` cancels it.
+  // `start(context, callback)` issues the RPC.
+  template <typename Start>
+  void Call(Start start, CancellationManager* cm, StatusCallback done) {
+    struct State {
+      grpc::ClientContext context;
+      CancellationManager* cm = nullptr;
+      CancellationManager::Token token = 0;
+      StatusCallback done;
+    };
+    // Shared with the cancellation callback, which may run while the RPC completes.
+    auto state = std::make_shared<State>();
+    state->cm = cm;
+    state->done = std::move(done);
+    if (cm != nullptr) {
+      state->token = cm->NewToken();
+      if (!cm->RegisterCallback(state->token, [state] { state->context.TryCancel(); })) {
+        state->done(errors::Cancelled("the step was cancelled"));
+        return;
+      }
+    }
+    {
+      absl::MutexLock lock(&calls_mu_);
+      calls_.emplace(&state->context, std::shared_ptr<grpc::ClientContext>(state, &state->context));
+      // The destructor waits for this call: it must end (a call issued after the
+      // destructor's cancellations, e.g. RunGraph after its chunks, would not).
+      if (closing_) state->context.TryCancel();
+    }
+    start(&state->context, [this, state](grpc::Status s) {
+      if (state->cm != nullptr) state->cm->DeregisterCallback(state->token);
+      StatusCallback cb = std::move(state->done);
+      cb(FromGrpcStatus(s));
+      // Last: the destructor may go on once this call is out of the set.
+      absl::MutexLock lock(&calls_mu_);
+      calls_.erase(&state->context);
+    });
+  }
+
+  // A call of a method whose messages carry tensors (src/rpc/tensor_wire.h): `decode` reads
+  // the reply.
+  template <typename Decode>
+  void RawCall(const char* method, grpc::ByteBuffer request, Decode decode, CancellationManager* cm,
+               StatusCallback done) {
+    struct Buffers {
+      grpc::ByteBuffer request, reply;
+    };
+    auto buffers = std::make_shared<Buffers>();
+    buffers->request = std::move(request);
+    Call(
+        [this, method, buffers](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+          raw_.UnaryCall(ctx, method, grpc::StubOptions(), &buffers->request, &buffers->reply,
+                         std::move(cb));
+        },
+        cm,
+        [this, buffers, decode, done = std::move(done)](const Status& s) {
+          // The request's tensors are sent: release them before `done` runs the step on (a
+          // variable they were read from would otherwise be copied by its next update).
+          buffers->request.Clear();
+          // A failed call may mean the peer is not where it was (restarted elsewhere, or in
+          // another pid namespace): its next reply says again whether it shares this host.
+          if (!s.ok()) LearnPeer("", {});
+          done(s.ok() ? decode(buffers->reply) : s);
+        });
+  }
+
+  // Calls `done` once, with the first error, after `count` calls of Done.
+  class Join {
+   public:
+    Join(size_t count, StatusCallback done) : pending_(count), done_(std::move(done)) {}
+    void Done(const Status& s) {
+      StatusCallback finish;
+      Status result;
+      {
+        absl::MutexLock lock(&mu_);
+        if (!s.ok() && first_.ok()) first_ = s;
+        if (--pending_ > 0) return;
+        finish = std::move(done_);
+        result = first_;
+      }
+      finish(result);
+    }
+
+   private:
+    absl::Mutex mu_;
+    size_t pending_ ABSL_GUARDED_BY(mu_);
+    Status first_ ABSL_GUARDED_BY(mu_);
+    StatusCallback done_ ABSL_GUARDED_BY(mu_);
+  };
+
+  void PutChunks(int64_t step, const std::vector<const NamedTensor*>& tensors,
+                 CancellationManager* cm, StatusCallback done) {
+    size_t count = 0;
+    for (const NamedTensor* t : tensors) count += ChunksOf(t->tensor.TotalBytes()).size();
+    auto join = std::make_shared<Join>(count, std::move(done));
+    for (const NamedTensor* t : tensors) {
+      proto::TensorChunk chunk;
+      chunk.set_step_id(step);
+      chunk.set_key(t->name);
+      TensorMetaToProto(t->tensor, chunk.mutable_meta());
+      for (const auto& [offset, length] : ChunksOf(t->tensor.TotalBytes())) {
+        chunk.set_offset(offset);
+        chunk.set_length(length);
+        RawCall(
+            "/tw.proto.WorkerService/PutChunk",
+            EncodeBytesMessage(chunk, t->tensor, offset, length),
+            [](const grpc::ByteBuffer&) { return OkStatus(); }, cm,
+            [join](const Status& s) { join->Done(s); });
+      }
+    }
+  }
+
+  void RecvChunks(int64_t step, const std::vector<ChunkedTensor>& chunked, RunGraphResult* resp,
+                  CancellationManager* cm, StatusCallback done) {
+    for (const ChunkedTensor& c : chunked) {
+      auto tensor = AllocateFromMetaProto(c.meta);
+      if (!tensor.ok()) {
+        done(tensor.status());
+        return;
+      }
+      resp->recv[c.index].tensor = *std::move(tensor);
+    }
+    size_t count = 0;
+    for (const ChunkedTensor& c : chunked) {
+      count += ChunksOf(resp->recv[c.index].tensor.TotalBytes()).size();
+    }
+    auto join = std::make_shared<Join>(count, std::move(done));
+    for (const ChunkedTensor& c : chunked) {
+      NamedTensor& target = resp->recv[c.index];
+      for (const auto& [offset, length] : ChunksOf(target.tensor.TotalBytes())) {
+        proto::TensorChunk chunk;
+        chunk.set_step_id(step);
+        chunk.set_key(target.name);
+        chunk.set_offset(offset);
+        chunk.set_length(length);
+        // Each reply is copied straight into its range of the fetched tensor.
+        char* dst = static_cast<char*>(target.tensor.raw_data()) + offset;
+        RawCall(
+            "/tw.proto.WorkerService/RecvChunk", EncodeProto(chunk),
+            [dst, length = length](const grpc::ByteBuffer& reply) {
+              proto::TensorChunkAck ack;
+              TensorMessageReader reader;
+              TW_RETURN_IF_ERROR(reader.Open(reply, &ack));
+              TW_RETURN_IF_ERROR(reader.ReadBytes(dst, length));
+              return reader.Finish();
+            },
+            cm, [join](const Status& s) { join->Done(s); });
+      }
+    }
+  }
+
+  // The server's shared-memory key, "" when it is not on this host (as far as its last
+  // reply said) or its key could not be read: requests then carry their tensors inline.
+  std::string PeerKey() {
+    absl::MutexLock lock(&peer_mu_);
+    return peer_key_;
+  }
+  // From a reply: the server's host identity and where its key is. Reading the key (once
+  // per server process, then cached by shm::PeerKey) is what proves this process may open
+  // the server's /proc entries, and the server requires it in every reference we send.
+  void LearnPeer(const std::string& host, const proto::SharedMemoryKeyRef& where) {
+    std::string key = shm::SameHost(host) ? shm::PeerKey(where) : "";
+    absl::MutexLock lock(&peer_mu_);
+    peer_key_ = std::move(key);
+  }
+
+  std::unique_ptr<proto::WorkerService::Stub> stub_;
+  grpc::GenericStub raw_;
+  absl::Mutex peer_mu_;
+  std::string peer_key_ ABSL_GUARDED_BY(peer_mu_);
+  // The calls in flight, by context (the shared_ptr keeps the call's state alive).
+  using CallSet = std::map<grpc::ClientContext*, std::shared_ptr<grpc::ClientContext>>;
+  absl::Mutex calls_mu_;
+  CallSet calls_ ABSL_GUARDED_BY(calls_mu_);
+  bool closing_ ABSL_GUARDED_BY(calls_mu_) = false;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel) {
+  return std::make_unique<GrpcRemoteWorker>(std::move(channel));
+}
+
+}  // namespace tw

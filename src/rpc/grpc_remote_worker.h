@@ -1,0 +1,22 @@
+// GrpcRemoteWorker: the WorkerInterface of another task, over gRPC. Each call is one unary
+// RPC with gRPC's callback API (RunGraph, RecvTensor and their chunked transfers as raw
+// byte buffers, src/rpc/tensor_wire.h); tensors go through shared memory when the peer is
+// on this host (src/rpc/shared_memory.h).
+#ifndef TENSORWEAVE_SRC_RPC_GRPC_REMOTE_WORKER_H_
+#define TENSORWEAVE_SRC_RPC_GRPC_REMOTE_WORKER_H_
+
+#include <memory>
+
+#include "grpcpp/channel.h"
+#include "src/distributed/worker_interface.h"
+
+namespace tw {
+
+// A worker reached through `channel`. Thread-safe; its calls follow WorkerInterface's
+// contract (done exactly once, on any thread). Destroying it cancels the calls still in
+// flight and waits until each has completed.
+std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel);
+
+}  // namespace tw
+
+#endif  // TENSORWEAVE_SRC_RPC_GRPC_REMOTE_WORKER_H_

@@ -1,0 +1,75 @@
+#include "src/runtime/session_factory.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "absl/synchronization/mutex.h"
+#include "src/runtime/cpu_device.h"
+#include "src/runtime/direct_session.h"
+
+namespace tw {
+namespace {
+
+absl::Mutex registry_mu(absl::kConstInit);
+// Never destroyed: factories may be used by sessions created during static destruction.
+std::map<std::string, std::unique_ptr<SessionFactory>>& Factories()
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(registry_mu) {
+  static auto* factories = new std::map<std::string, std::unique_ptr<SessionFactory>>();
+  return *factories;
+}
+
+// The in-process target "": a DirectSession on a CPU device of the session's own.
+class DirectSessionFactory final : public SessionFactory {
+ public:
+  StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) override {
+    TW_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> device,
+                        CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0),
+                                          {.num_threads = options.num_threads,
+                                           // The graphs come from this process, which could
+                                           // open any file itself.
+                                           .file_access = FileAccessPolicy::Unrestricted()}));
+    DeviceBase* raw = device.get();
+    return std::unique_ptr<Session>(new DirectSession(raw, std::move(device)));
+  }
+};
+
+TW_REGISTER_SESSION_FACTORY("", std::make_unique<DirectSessionFactory>());
+
+}  // namespace
+
+void SessionFactory::Register(const std::string& prefix, std::unique_ptr<SessionFactory> factory) {
+  absl::MutexLock lock(&registry_mu);
+  if (!Factories().emplace(prefix, std::move(factory)).second) {
+    std::fprintf(stderr, "tensorweave: two session factories for target prefix \"%s\"\n",
+                 prefix.c_str());
+    std::abort();
+  }
+}
+
+StatusOr<SessionFactory*> SessionFactory::ForTarget(const std::string& target) {
+  absl::MutexLock lock(&registry_mu);
+  SessionFactory* best = nullptr;
+  size_t best_length = 0;
+  for (const auto& [prefix, factory] : Factories()) {
+    // "" names the in-process target only; it is no prefix of the others.
+    const bool matches = prefix.empty() ? target.empty() : target.starts_with(prefix);
+    if (matches && (best == nullptr || prefix.size() > best_length)) {
+      best = factory.get();
+      best_length = prefix.size();
+    }
+  }
+  if (best == nullptr) {
+    return errors::InvalidArgument(
+        "session target \"", target,
+        "\" is not supported; use \"\" (in-process) or grpc://host:port");
+  }
+  return best;
+}
+
+StatusOr<std::unique_ptr<Session>> Session::Create(const SessionOptions& options) {
+  TW_ASSIGN_OR_RETURN(SessionFactory * factory, SessionFactory::ForTarget(options.target));
+  return factory->NewSession(options);
+}
+
+}  // namespace tw

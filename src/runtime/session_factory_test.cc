@@ -1,0 +1,56 @@
+#include "src/runtime/session_factory.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tw {
+namespace {
+
+// Answers every target it is asked for with Unimplemented naming it, so a test can tell
+// which factory was chosen.
+class NamingFactory final : public SessionFactory {
+ public:
+  explicit NamingFactory(std::string name) : name_(std::move(name)) {}
+  StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) override {
+    return errors::Unimplemented(name_, " for ", options.target);
+  }
+
+ private:
+  const std::string name_;
+};
+
+TW_REGISTER_SESSION_FACTORY("test://", std::make_unique<NamingFactory>("test"));
+TW_REGISTER_SESSION_FACTORY("test://special/", std::make_unique<NamingFactory>("special"));
+
+TEST(SessionFactoryTest, UnknownTargetsKeepTheirMessage) {
+  for (const std::string target : {"foo://x", "localhost:2222", " ", "grpc:/x"}) {
+    auto session = Session::Create({.target = target});
+    ASSERT_FALSE(session.ok()) << target;
+    EXPECT_TRUE(IsInvalidArgument(session.status()));
+    EXPECT_EQ(session.status().message(),
+              "session target \"" + target +
+                  "\" is not supported; use \"\" (in-process) or grpc://host:port");
+  }
+}
+
+TEST(SessionFactoryTest, TheEmptyTargetIsInProcessAndGrpcIsRegisteredByTheTransport) {
+  auto local = Session::Create();
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_TRUE((*local)->Close().ok());
+  // grpc:// comes from src/rpc's registrar; creating a session does not connect.
+  auto remote = Session::Create({.target = "grpc://localhost:1"});
+  ASSERT_TRUE(remote.ok()) << remote.status();
+}
+
+TEST(SessionFactoryTest, TheLongestRegisteredPrefixWins) {
+  auto plain = Session::Create({.target = "test://a"});
+  EXPECT_EQ(plain.status().message(), "test for test://a");
+  auto special = Session::Create({.target = "test://special/b"});
+  EXPECT_EQ(special.status().message(), "special for test://special/b");
+  auto found = SessionFactory::ForTarget("test://special/");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ((*found)->NewSession({.target = "x"}).status().message(), "special for x");
+}
+
+}  // namespace
+}  // namespace tw
