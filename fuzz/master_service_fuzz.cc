@@ -1,6 +1,6 @@
 // Fuzzes the master service in process (src/distributed/master.h) with structured requests:
-// a master on the worker task of a cluster of three tasks, two of them in-process workers
-// (ps:0 and worker:0) and one that is down (ps:1 answers every call Unavailable), driven by
+// a master on the worker task of a cluster of in-process workers (ps:0 and worker:0) and,
+// for half the inputs, a task that is down (ps:1 answers every call Unavailable), driven by
 // a sequence of calls of every method (CreateSession, ExtendSession, RunStep, IsPrepared,
 // CloseSession, ListDevices, Reset, CloseAllSessions) with graphs of registered ops (random
 // attributes, inputs and placement, resources of the wrong kind, forged resource handles),
@@ -95,8 +95,11 @@ class MasterFuzz {
       cache_.workers[TaskOfDevice(d->name())] = workers_.back().get();
       options.tasks.push_back(TaskOfDevice(d->name()));
     }
-    cache_.workers[kDownTask] = &down_;
-    options.tasks.push_back(kDownTask);
+    // Half the inputs have a task that is down: sessions must filter it out.
+    if (fdp_.ConsumeBool()) {
+      cache_.workers[kDownTask] = &down_;
+      options.tasks.push_back(kDownTask);
+    }
     options.wait_for_cluster = absl::Milliseconds(5);
     master_ = std::make_unique<Master>(std::move(options), &cache_);
   }
@@ -184,6 +187,7 @@ class MasterFuzz {
     req.set_isolate_session(fdp_.ConsumeIntegralInRange(0, 3) == 0);
     proto::CreateSessionResponse resp;
     Status s = master_->CreateSession(req, &resp);
+    Note("CreateSession " + req.ShortDebugString(), s);
     if (s.ok()) sessions_[resp.session_handle()] = {g.outputs, g.node_names, 0};
   }
 
@@ -197,6 +201,7 @@ class MasterFuzz {
     FuzzGraph g = FuzzGraphDef(fdp_, options);
     *req.mutable_graph_def() = g.graph;
     Status s = master_->ExtendSession(req);
+    Note("ExtendSession " + req.ShortDebugString(), s);
     if (s.ok() && it != sessions_.end()) {
       it->second.outputs.insert(it->second.outputs.end(), g.outputs.begin(), g.outputs.end());
       it->second.nodes.insert(it->second.nodes.end(), g.node_names.begin(), g.node_names.end());

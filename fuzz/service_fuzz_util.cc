@@ -47,8 +47,17 @@ const T& Pick(FuzzedDataProvider& fdp, const std::vector<T>& v) {
 // True about one time in `n`.
 bool OneIn(FuzzedDataProvider& fdp, int n) { return fdp.ConsumeIntegralInRange(0, n - 1) == 0; }
 
+// Whether the graph being generated is a hostile one: a quarter of them carry deliberate
+// flaws (missing or ill-kinded attributes, dangling inputs, cycles, bad placement, huge
+// dimensions); the others are meant to be valid, so that their steps run far enough to
+// reach the kernels. Set by FuzzGraphDef; the generator runs on one thread.
+bool hostile = false;
+
+// A deliberate flaw, about one time in `n`, in hostile graphs only.
+bool Flaw(FuzzedDataProvider& fdp, int n) { return hostile && OneIn(fdp, n); }
+
 int64_t FuzzInt(FuzzedDataProvider& fdp, int64_t lo, int64_t hi) {
-  if (OneIn(fdp, 32)) {
+  if (Flaw(fdp, 16)) {
     switch (fdp.ConsumeIntegralInRange(0, 3)) {
       case 0:
         return std::numeric_limits<int64_t>::max();
@@ -69,7 +78,7 @@ std::vector<int64_t> FuzzDims(FuzzedDataProvider& fdp, bool tensor) {
   std::vector<int64_t> dims(fdp.ConsumeIntegralInRange<size_t>(0, tensor ? 4 : 3));
   for (int64_t& d : dims) {
     d = fdp.ConsumeIntegralInRange<int64_t>(tensor ? 0 : -1, 3);
-    if (!tensor && OneIn(fdp, 64)) d = FuzzInt(fdp, -2, 3);
+    if (!tensor && Flaw(fdp, 64)) d = FuzzInt(fdp, -2, 3);
   }
   return dims;
 }
@@ -88,8 +97,8 @@ ResourceHandle FuzzHandle(FuzzedDataProvider& fdp, const std::vector<FuzzDevice>
   static const std::vector<std::string> kKinds = {"Variable", "FIFOQueue", "ConditionalAccumulator",
                                                   "", "Bogus"};
   ResourceHandle h;
-  h.device = devices.empty() || OneIn(fdp, 8) ? PickString(fdp, {"", "/job:nope/task:0"})
-                                              : Pick(fdp, devices).name;
+  h.device = devices.empty() || Flaw(fdp, 8) ? PickString(fdp, {"", "/job:nope/task:0"})
+                                             : Pick(fdp, devices).name;
   h.container = PickString(fdp, Containers());
   h.name = PickString(fdp, SharedNames());
   h.type = PickString(fdp, kKinds);
@@ -100,14 +109,14 @@ ResourceHandle FuzzHandle(FuzzedDataProvider& fdp, const std::vector<FuzzDevice>
 proto::AttrValue FuzzAttr(FuzzedDataProvider& fdp, const OpDef& op, const AttrDef& def,
                           const proto::NodeDef& node, const GraphOptions& options) {
   std::string kind = def.kind;
-  if (OneIn(fdp, 48)) {
+  if (Flaw(fdp, 16)) {
     static const std::vector<std::string> kKinds = {"int",  "float", "bool",       "string",
                                                     "type", "shape", "list(type)", "list(int)"};
     kind = Pick(fdp, kKinds);
   }
   const std::string& name = def.name;
   if (kind == "type") {
-    if (!def.allowed_types.empty() && !OneIn(fdp, 16)) {
+    if (!def.allowed_types.empty() && !Flaw(fdp, 8)) {
       return MakeAttr(Pick(fdp, def.allowed_types));
     }
     return MakeAttr(FuzzType(fdp));
@@ -127,7 +136,7 @@ proto::AttrValue FuzzAttr(FuzzedDataProvider& fdp, const OpDef& op, const AttrDe
       const std::string& send =
           node.attr().count("send_device") ? node.attr().at("send_device").s() : std::string();
       for (const FuzzDevice& d : options.devices) {
-        if (d.name == send && !OneIn(fdp, 8)) return MakeAttr(static_cast<int64_t>(d.incarnation));
+        if (d.name == send && !Flaw(fdp, 4)) return MakeAttr(static_cast<int64_t>(d.incarnation));
       }
       return MakeAttr(FuzzInt(fdp, 0, 3));
     }
@@ -155,7 +164,7 @@ proto::AttrValue FuzzAttr(FuzzedDataProvider& fdp, const OpDef& op, const AttrDe
     if (name == "reduction_type") return MakeAttr(PickString(fdp, {"MEAN", "SUM"}));
     if (name == "tensor_name") return MakeAttr(PickString(fdp, {"t0", "t1", "n0:0", "n1:0"}));
     if (name == "send_device" || name == "recv_device") {
-      if (options.devices.empty() || OneIn(fdp, 16)) return MakeAttr(PickString(fdp, {""}));
+      if (options.devices.empty() || Flaw(fdp, 16)) return MakeAttr(PickString(fdp, {""}));
       return MakeAttr(Pick(fdp, options.devices).name);
     }
     return MakeAttr(fdp.ConsumeRandomLengthString(8));
@@ -170,11 +179,11 @@ proto::AttrValue FuzzAttr(FuzzedDataProvider& fdp, const OpDef& op, const AttrDe
     DataType dtype = FuzzType(fdp);
     auto it = node.attr().find("dtype");
     if (it != node.attr().end() && it->second.value_case() == proto::AttrValue::kType &&
-        !OneIn(fdp, 16)) {
+        !Flaw(fdp, 8)) {
       dtype = static_cast<DataType>(it->second.type());
     }
     // A checkpoint's variable names: one string per variable input.
-    if (name == "names" && !OneIn(fdp, 8)) {
+    if (name == "names" && !Flaw(fdp, 4)) {
       const int64_t n = node.attr().count("N") ? node.attr().at("N").i() : 1;
       std::vector<std::string> names;
       for (int64_t i = 0; i < std::clamp<int64_t>(n, 0, 4); ++i) {
@@ -217,8 +226,34 @@ proto::NodeDef Source(FuzzedDataProvider& fdp, const std::string& name, DataType
   return n;
 }
 
+// A node that makes a resource of a random kind.
+proto::NodeDef NewResource(FuzzedDataProvider& fdp, const std::string& name,
+                           const GraphOptions& options) {
+  proto::NodeDef n;
+  n.set_name(name);
+  auto& attr = *n.mutable_attr();
+  switch (fdp.ConsumeIntegralInRange(0, 2)) {
+    case 0:
+      n.set_op("Variable");
+      attr["dtype"] = MakeAttr(OneIn(fdp, 2) ? DT_FLOAT : FuzzType(fdp));
+      break;
+    case 1:
+      n.set_op("FIFOQueue");
+      attr["component_types"] = MakeAttr(std::vector<DataType>{FuzzType(fdp)});
+      attr["capacity"] = MakeAttr(FuzzInt(fdp, -1, 3));
+      break;
+    default:
+      n.set_op("ConditionalAccumulator");
+      attr["dtype"] = MakeAttr(OneIn(fdp, 2) ? DT_FLOAT : DT_DOUBLE);
+      break;
+  }
+  if (fdp.ConsumeBool()) attr["shared_name"] = MakeAttr(PickString(fdp, SharedNames()));
+  if (OneIn(fdp, 4)) attr["container"] = MakeAttr(PickString(fdp, Containers()));
+  return n;
+}
+
 std::string PlaceOn(FuzzedDataProvider& fdp, const GraphOptions& options) {
-  if (options.place_on.empty() || OneIn(fdp, 16)) {
+  if (options.place_on.empty() || Flaw(fdp, 8)) {
     return PickString(fdp, {"", "/job:nope/task:0", "/device:CPU:0",
                             options.devices.empty() ? "" : Pick(fdp, options.devices).name});
   }
@@ -243,7 +278,7 @@ std::string PickString(FuzzedDataProvider& fdp, const std::vector<std::string>& 
 }
 
 DataType FuzzType(FuzzedDataProvider& fdp) {
-  if (OneIn(fdp, 64)) return static_cast<DataType>(fdp.ConsumeIntegralInRange(0, 30));
+  if (Flaw(fdp, 32)) return static_cast<DataType>(fdp.ConsumeIntegralInRange(0, 30));
   return kKernelTypes[fdp.ConsumeIntegralInRange<size_t>(0, std::size(kKernelTypes) - 1)];
 }
 
@@ -291,11 +326,12 @@ Tensor FuzzTensor(FuzzedDataProvider& fdp, DataType dtype, const std::vector<Fuz
 
 FuzzGraph FuzzGraphDef(FuzzedDataProvider& fdp, const GraphOptions& options) {
   FuzzGraph out;
+  hostile = OneIn(fdp, 4);
   std::vector<std::pair<std::string, DataType>> available = options.existing_outputs;
   const int nodes = fdp.ConsumeIntegralInRange(1, options.max_nodes);
   int next_name = 0;
   auto new_name = [&] {
-    if (OneIn(fdp, 64) && !out.node_names.empty()) return Pick(fdp, out.node_names);  // dup
+    if (Flaw(fdp, 32) && !out.node_names.empty()) return Pick(fdp, out.node_names);  // dup
     return options.name_prefix + std::to_string(next_name++);
   };
   auto add = [&](proto::NodeDef n) {
@@ -331,17 +367,21 @@ FuzzGraph FuzzGraphDef(FuzzedDataProvider& fdp, const GraphOptions& options) {
   // An input of `dtype`: an earlier output of that type, else a new source node; now and
   // then anything at all, or a name that is nowhere.
   auto input_of = [&](DataType dtype, const std::string& device) -> std::string {
-    if (OneIn(fdp, 40)) return PickString(fdp, {"nowhere", "n0:9", "n0:-1", "^n0", ":0"});
+    if (Flaw(fdp, 16)) return PickString(fdp, {"nowhere", "n0:9", "n0:-1", "^n0", ":0"});
     std::vector<const std::string*> matching;
     for (const auto& [name, t] : available) {
       if (t == dtype) matching.push_back(&name);
     }
-    if (!available.empty() && OneIn(fdp, 24)) return Pick(fdp, available).first;
+    if (!available.empty() && Flaw(fdp, 12)) return Pick(fdp, available).first;
     // Mostly reuse what exists (resources especially, so that kernels share them).
     if (!matching.empty() && (dtype == DT_RESOURCE ? !OneIn(fdp, 4) : fdp.ConsumeBool())) {
       return *Pick(fdp, matching);
     }
-    proto::NodeDef src = Source(fdp, new_name(), dtype, options);
+    // A resource input gets a new resource of any kind half the time (a queue for a
+    // variable's update), else a forged handle.
+    proto::NodeDef src = dtype == DT_RESOURCE && fdp.ConsumeBool()
+                             ? NewResource(fdp, new_name(), options)
+                             : Source(fdp, new_name(), dtype, options);
     src.set_device(OneIn(fdp, 4) ? PlaceOn(fdp, options) : device);
     const std::string name = src.name() + ":0";
     add(std::move(src));
@@ -372,10 +412,10 @@ FuzzGraph FuzzGraphDef(FuzzedDataProvider& fdp, const GraphOptions& options) {
       // Attributes with defaults are often left out; any one now and then (a _Send
       // without its incarnation).
       if (a->default_value.has_value() && fdp.ConsumeBool()) continue;
-      if (OneIn(fdp, 40)) continue;
+      if (Flaw(fdp, 16)) continue;
       (*node.mutable_attr())[a->name] = FuzzAttr(fdp, def, *a, node, options);
     }
-    if (OneIn(fdp, 64)) (*node.mutable_attr())["bogus_attr"] = MakeAttr(int64_t{1});
+    if (Flaw(fdp, 32)) (*node.mutable_attr())["bogus_attr"] = MakeAttr(int64_t{1});
     // Inputs: one per expanded input type when the attributes tell them.
     proto::NodeDef checked = node;
     std::vector<DataType> in_types;
@@ -407,7 +447,7 @@ FuzzGraph FuzzGraphDef(FuzzedDataProvider& fdp, const GraphOptions& options) {
     if (!out.node_names.empty() && OneIn(fdp, 8)) {
       node.add_input("^" + Pick(fdp, out.node_names));
     }
-    if (OneIn(fdp, 64)) node.add_input("^" + node.name());  // a cycle
+    if (Flaw(fdp, 32)) node.add_input("^" + node.name());  // a cycle
     add(std::move(node));
   }
   return out;
@@ -428,6 +468,7 @@ std::function<void(const Status&)> CallTracker::Done(std::string what,
                    s.ToString().c_str());
       std::abort();
     }
+    Note(what, s);
     if (then) then(s);
     absl::MutexLock lock(&mu_);
     outstanding_.erase(id);
@@ -449,6 +490,11 @@ void CallTracker::WaitAllOrDie(absl::Duration timeout) {
                absl::FormatDuration(timeout).c_str());
   for (const auto& [id, what] : outstanding_) std::fprintf(stderr, "  %s\n", what.c_str());
   std::abort();
+}
+
+void Note(const std::string& what, const Status& s) {
+  static const bool verbose = std::getenv("TW_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "%s -> %s\n", what.c_str(), s.ToString().c_str());
 }
 
 Status CallSync(const std::function<void(std::function<void(const Status&)>)>& start) {

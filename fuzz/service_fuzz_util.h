@@ -94,6 +94,10 @@ class CallTracker {
   std::map<int64_t, std::string> outstanding_ ABSL_GUARDED_BY(mu_);
 };
 
+// With TW_FUZZ_VERBOSE set in the environment: prints a call and its outcome (for reading
+// what a reproducer does).
+void Note(const std::string& what, const Status& s);
+
 // Calls a synchronous-looking async method and waits for it (for calls that answer at once).
 Status CallSync(const std::function<void(std::function<void(const Status&)>)>& start);
 

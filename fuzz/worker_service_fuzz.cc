@@ -188,6 +188,7 @@ class WorkerFuzz {
     *req.mutable_graph_def() = r.graph.graph;
     proto::RegisterGraphResponse resp;
     Status s = CallSync([&](auto done) { workers_[w]->RegisterGraphAsync(&req, &resp, done); });
+    Note("RegisterGraph on " + std::to_string(w) + " " + req.ShortDebugString(), s);
     if (s.ok()) {
       r.handle = resp.graph_handle();
       graphs_.push_back(std::move(r));
