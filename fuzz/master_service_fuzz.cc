@@ -2,12 +2,13 @@
 // a master on the worker task of a cluster of in-process workers (ps:0 and worker:0) and,
 // for half the inputs, a task that is down (ps:1 answers every call Unavailable), driven by
 // a sequence of calls of every method (CreateSession, ExtendSession, RunStep, IsPrepared,
-// CloseSession, ListDevices, Reset, CloseAllSessions) with graphs of registered ops (random
-// attributes, inputs and placement, resources of the wrong kind, forged resource handles),
-// feeds, fetches and targets drawn from the session's graph, device filters and timeouts.
-// Any request may fail, but none may crash the task, and every step must end once its
-// session is closed. The master and its workers are made per input; devices (and their
-// thread pools) live for the process, their resources are cleared after each input.
+// CloseSession, ListDevices, Reset, CloseAllSessions, Stop) with graphs of registered ops
+// (random attributes, inputs and placement, resources of the wrong kind, forged resource
+// handles), feeds, fetches and targets drawn from the session's graph, device filters,
+// timeouts and client cancellations. Any request may fail, but none may crash the task, and
+// every call must end once the master is stopped and the clients' cancellations fired. The master
+// and its workers are made per input; devices (and their thread pools) live for the process, their
+// resources are cleared after each input.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "fuzz/service_fuzz_util.h"
 #include "src/distributed/master.h"
 #include "src/distributed/worker.h"
+#include "src/framework/file_access.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/device_name.h"
 
@@ -105,16 +107,19 @@ class MasterFuzz {
   }
 
   ~MasterFuzz() {
-    // Closing the sessions cancels their steps: then every step must end.
-    master_->CloseAllSessions();
-    calls_.WaitAllOrDie(absl::Seconds(20));
+    // Stopping ends the waits for the cluster and closes the sessions, which cancels their
+    // steps: then every call must end.
+    master_->Stop();
+    for (auto& cm : cms_) cm->StartCancel();
+    calls_.WaitAllOrDie(absl::Seconds(5));
     master_.reset();
     workers_.clear();
   }
 
   void Run() {
     for (int i = 0; i < kMaxCalls && fdp_.remaining_bytes() > 0; ++i) {
-      switch (fdp_.ConsumeIntegralInRange(0, 11)) {
+      TakeCreated();
+      switch (fdp_.ConsumeIntegralInRange(0, 12)) {
         case 0:
         case 1:
           CreateSession();
@@ -142,8 +147,16 @@ class MasterFuzz {
         case 10:
           if (fdp_.ConsumeIntegralInRange(0, 3) == 0) master_->CloseAllSessions();
           break;
+        case 11:
+          if (fdp_.ConsumeIntegralInRange(0, 7) == 0) master_->Stop();
+          (void)master_->PendingCreates();
+          break;
         default:
-          (void)calls_.WaitAll(absl::Milliseconds(fdp_.ConsumeIntegralInRange(0, 20)));
+          if (!cms_.empty() && fdp_.ConsumeBool()) {
+            cms_[fdp_.ConsumeIntegralInRange<size_t>(0, cms_.size() - 1)]->StartCancel();
+          } else {
+            (void)calls_.WaitAll(absl::Milliseconds(fdp_.ConsumeIntegralInRange(0, 20)));
+          }
           break;
       }
     }
@@ -174,10 +187,41 @@ class MasterFuzz {
     return it->first;
   }
 
+  // A client's cancellation: none, one cancelled already, or one a later action (or the
+  // end of the input) cancels.
+  std::shared_ptr<CancellationManager> MaybeCm() {
+    switch (fdp_.ConsumeIntegralInRange(0, 5)) {
+      case 0:
+        return nullptr;
+      case 1: {
+        auto cm = std::make_shared<CancellationManager>();
+        cm->StartCancel();
+        return cm;
+      }
+      default:
+        cms_.push_back(std::make_shared<CancellationManager>());
+        return cms_.back();
+    }
+  }
+
+  // Sessions whose creation has ended well since the last action.
+  void TakeCreated() {
+    absl::MutexLock lock(&created_mu_);
+    for (auto& [handle, info] : created_) sessions_[handle] = std::move(info);
+    created_.clear();
+  }
+
   void CreateSession() {
-    proto::CreateSessionRequest req;
+    struct Call {
+      proto::CreateSessionRequest req;
+      proto::CreateSessionResponse resp;
+      SessionInfo info;
+    };
+    auto call = std::make_shared<Call>();
+    proto::CreateSessionRequest& req = call->req;
     FuzzGraph g = FuzzGraphDef(fdp_, Options("n"));
     *req.mutable_graph_def() = g.graph;
+    call->info = {g.outputs, g.node_names, 0};
     const int filters = fdp_.ConsumeIntegralInRange(0, 2);
     for (int i = 0; i < filters; ++i) {
       req.add_device_filters(
@@ -185,10 +229,14 @@ class MasterFuzz {
     }
     req.set_wait_for_cluster_ms(fdp_.ConsumeIntegralInRange(0, 10));
     req.set_isolate_session(fdp_.ConsumeIntegralInRange(0, 3) == 0);
-    proto::CreateSessionResponse resp;
-    Status s = master_->CreateSession(req, &resp);
-    Note("CreateSession " + req.ShortDebugString(), s);
-    if (s.ok()) sessions_[resp.session_handle()] = {g.outputs, g.node_names, 0};
+    std::shared_ptr<CancellationManager> cm = MaybeCm();
+    master_->CreateSessionAsync(
+        &call->req, &call->resp, cm.get(),
+        calls_.Done("CreateSession " + req.ShortDebugString(), [this, call, cm](const Status& s) {
+          if (!s.ok()) return;
+          absl::MutexLock lock(&created_mu_);
+          created_.emplace_back(call->resp.session_handle(), std::move(call->info));
+        }));
   }
 
   void ExtendSession() {
@@ -243,9 +291,10 @@ class MasterFuzz {
 
   void RunStep() {
     std::shared_ptr<StepCall> call = MakeStep();
+    std::shared_ptr<CancellationManager> cm = MaybeCm();
     master_->RunStepAsync(
-        &call->args, &call->result,
-        calls_.Done("RunStep " + call->args.proto.ShortDebugString(), [call](const Status& s) {
+        &call->args, &call->result, cm.get(),
+        calls_.Done("RunStep " + call->args.proto.ShortDebugString(), [call, cm](const Status& s) {
           if (s.ok() &&
               call->result.tensor.size() != static_cast<size_t>(call->args.proto.fetch_size())) {
             std::abort();  // one tensor per fetch
@@ -283,7 +332,11 @@ class MasterFuzz {
   FuzzedDataProvider& fdp_;
   MapWorkerCache cache_;
   DownWorker down_;
-  CallTracker calls_;  // outlives the master and workers, which complete calls into it
+  // Outlive the master and workers, which complete calls into them.
+  CallTracker calls_;
+  std::vector<std::shared_ptr<CancellationManager>> cms_;
+  absl::Mutex created_mu_;
+  std::vector<std::pair<std::string, SessionInfo>> created_ ABSL_GUARDED_BY(created_mu_);
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Master> master_;
   std::map<std::string, SessionInfo> sessions_;
@@ -299,7 +352,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   env->dir = MakeScratchDir();
   for (const char* name :
        {"/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"}) {
-    auto device = CpuDevice::Create(*DeviceName::Parse(name), {.num_threads = 2});
+    // Checkpoint ops may write in the scratch directory only.
+    auto files = FileAccessPolicy::AllowDirectories({env->dir}, "fuzz");
+    if (!files.ok()) std::abort();
+    auto device = CpuDevice::Create(*DeviceName::Parse(name),
+                                    {.num_threads = 2, .file_access = *std::move(files)});
     if (!device.ok()) std::abort();
     env->fuzz_devices.push_back({(*device)->name(), (*device)->incarnation()});
     env->devices.push_back(*std::move(device));

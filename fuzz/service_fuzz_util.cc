@@ -210,19 +210,80 @@ proto::AttrValue FuzzAttr(FuzzedDataProvider& fdp, const OpDef& op, const AttrDe
 }
 
 // A Const or Placeholder of `dtype`, for an input no earlier node provides.
-proto::NodeDef Source(FuzzedDataProvider& fdp, const std::string& name, DataType dtype,
-                      const GraphOptions& options) {
+// The _Send or _Recv node of a rendezvous key, as the partitioner and MakeClientTerminated
+// write them (src/graph/partition.cc, src/distributed/client_terminated.cc).
+proto::NodeDef SendRecv(bool send, const std::string& name, DataType dtype, const FuzzDevice& src,
+                        const std::string& dst, const std::string& tensor_name,
+                        bool client_terminated) {
   proto::NodeDef n;
   n.set_name(name);
-  if (OneIn(fdp, 4)) {
+  n.set_op(send ? "_Send" : "_Recv");
+  n.set_device(send ? src.name : dst);
+  auto& attr = *n.mutable_attr();
+  attr[send ? "T" : "tensor_type"] = MakeAttr(dtype);
+  attr["tensor_name"] = MakeAttr(tensor_name);
+  attr["send_device"] = MakeAttr(src.name);
+  attr["send_device_incarnation"] = MakeAttr(static_cast<int64_t>(src.incarnation));
+  attr["recv_device"] = MakeAttr(dst);
+  if (client_terminated) attr["client_terminated"] = MakeAttr(true);
+  return n;
+}
+
+// The device of a worker partition (its first placement) and another task's device.
+const FuzzDevice* OwnDevice(const GraphOptions& options) {
+  for (const FuzzDevice& d : options.devices) {
+    if (!options.place_on.empty() && d.name == options.place_on[0]) return &d;
+  }
+  return nullptr;
+}
+const FuzzDevice* PeerDevice(const GraphOptions& options) {
+  for (const FuzzDevice& d : options.devices) {
+    if (options.place_on.empty() || d.name != options.place_on[0]) return &d;
+  }
+  return nullptr;
+}
+
+// A node of `dtype` for an input no earlier node provides: a Const, a Placeholder, and in a
+// worker partition also a feed (a client-terminated _Recv) or a tensor from the peer task.
+proto::NodeDef Source(FuzzedDataProvider& fdp, const std::string& name, DataType dtype,
+                      const GraphOptions& options) {
+  const FuzzDevice* own = OwnDevice(options);
+  const FuzzDevice* peer = PeerDevice(options);
+  if (options.worker_partition && own != nullptr && peer != nullptr) {
+    switch (fdp.ConsumeIntegralInRange(0, 7)) {
+      case 0:
+      case 1:  // a feed from the client, whose key has incarnation 0
+        return SendRecv(false, name, dtype, {peer->name, 0}, own->name,
+                        PickString(fdp, {"feed0", "feed1", "n0:0"}), true);
+      case 2:  // a tensor the peer task's partition sends
+        return SendRecv(false, name, dtype, *peer, own->name,
+                        PickString(fdp, {"t0", "t1", "n0:0", "n1:0"}), false);
+      case 3:
+        if (!OneIn(fdp, 4)) break;
+        [[fallthrough]];
+      case 4: {
+        proto::NodeDef n;
+        n.set_name(name);
+        n.set_op("Placeholder");
+        (*n.mutable_attr())["dtype"] = MakeAttr(dtype);
+        return n;
+      }
+      default:
+        break;
+    }
+  } else if (OneIn(fdp, 4)) {
+    proto::NodeDef n;
+    n.set_name(name);
     n.set_op("Placeholder");
     (*n.mutable_attr())["dtype"] = MakeAttr(dtype);
-  } else {
-    n.set_op("Const");
-    (*n.mutable_attr())["dtype"] = MakeAttr(dtype);
-    (*n.mutable_attr())["value"] =
-        MakeAttr(FuzzTensor(fdp, IsValidDataType(dtype) ? dtype : DT_FLOAT, options.devices));
+    return n;
   }
+  proto::NodeDef n;
+  n.set_name(name);
+  n.set_op("Const");
+  (*n.mutable_attr())["dtype"] = MakeAttr(dtype);
+  (*n.mutable_attr())["value"] =
+      MakeAttr(FuzzTensor(fdp, IsValidDataType(dtype) ? dtype : DT_FLOAT, options.devices));
   return n;
 }
 
@@ -450,6 +511,23 @@ FuzzGraph FuzzGraphDef(FuzzedDataProvider& fdp, const GraphOptions& options) {
     if (Flaw(fdp, 32)) node.add_input("^" + node.name());  // a cycle
     add(std::move(node));
   }
+  // A worker partition's ends: fetches for the client (client-terminated _Send) and
+  // tensors for the peer task to pull.
+  const FuzzDevice* own = OwnDevice(options);
+  const FuzzDevice* peer = PeerDevice(options);
+  if (options.worker_partition && own != nullptr && peer != nullptr) {
+    const int sinks = fdp.ConsumeIntegralInRange(0, 2);
+    for (int i = 0; i < sinks && !available.empty(); ++i) {
+      const auto [input, dtype] = Pick(fdp, available);
+      const bool client = fdp.ConsumeBool();
+      proto::NodeDef n = SendRecv(
+          true, new_name(), dtype, *own, peer->name,
+          client ? PickString(fdp, {"fetch0", "fetch1"}) : PickString(fdp, {"t0", "t1", "n0:0"}),
+          client);
+      n.add_input(input);
+      add(std::move(n));
+    }
+  }
   return out;
 }
 
@@ -460,6 +538,9 @@ std::function<void(const Status&)> CallTracker::Done(std::string what,
     absl::MutexLock lock(&mu_);
     id = next_++;
     outstanding_[id] = what;
+  }
+  if (std::getenv("TW_FUZZ_VERBOSE") != nullptr) {
+    std::fprintf(stderr, "%s started\n", what.c_str());
   }
   auto called = std::make_shared<std::atomic<bool>>(false);
   return [this, id, called, what = std::move(what), then = std::move(then)](const Status& s) {

@@ -17,6 +17,7 @@
 
 #include "fuzz/service_fuzz_util.h"
 #include "src/distributed/worker.h"
+#include "src/framework/file_access.h"
 #include "src/framework/rendezvous.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/device_name.h"
@@ -75,7 +76,7 @@ class WorkerFuzz {
       }
     }
     for (auto& cm : cms_) cm->StartCancel();
-    calls_.WaitAllOrDie(absl::Seconds(20));
+    calls_.WaitAllOrDie(absl::Seconds(5));
     workers_.clear();
   }
 
@@ -214,7 +215,12 @@ class WorkerFuzz {
   }
 
   void RunGraph(int w) {
-    const Registered* r = PickGraph(w);
+    // Mostly a graph registered on either task, run there.
+    const Registered* r = nullptr;
+    if (!graphs_.empty() && fdp_.ConsumeIntegralInRange(0, 15) != 0) {
+      r = &graphs_[fdp_.ConsumeIntegralInRange<size_t>(0, graphs_.size() - 1)];
+      w = r->worker;
+    }
     auto call = std::make_shared<RunGraphCall>();
     proto::RunGraphRequest& p = call->request.proto;
     p.set_session_handle(PickString(fdp_, {"s1", "s2", ""}));
@@ -225,29 +231,33 @@ class WorkerFuzz {
     const FuzzGraph& g = r != nullptr ? r->graph : empty;
     // Feeds for the graph's _Recv nodes (mostly of the type they declare), and fetches of
     // its _Send nodes, now and then keys of nothing.
+    std::set<std::string> fed;  // each key once, but now and then twice
     for (const auto& [key, dtype] : g.recv_keys) {
       if (fdp_.ConsumeIntegralInRange(0, 3) == 0) continue;
+      if (!fed.insert(key).second && fdp_.ConsumeIntegralInRange(0, 15) != 0) continue;
       const DataType t = fdp_.ConsumeIntegralInRange(0, 7) == 0 ? FuzzType(fdp_) : dtype;
       call->request.send.push_back({key, FuzzTensor(fdp_, t, env->fuzz_devices)});
     }
     if (fdp_.ConsumeIntegralInRange(0, 7) == 0) {
       call->request.send.push_back(
-          {RandomKey(), FuzzTensor(fdp_, FuzzType(fdp_), env->fuzz_devices)});
+          {RandomKey(-1), FuzzTensor(fdp_, FuzzType(fdp_), env->fuzz_devices)});
     }
     for (const auto& [key, dtype] : g.send_keys) {
       if (fdp_.ConsumeIntegralInRange(0, 2) != 0) p.add_recv_key(key);
     }
-    if (fdp_.ConsumeIntegralInRange(0, 7) == 0) p.add_recv_key(RandomKey());
+    if (fdp_.ConsumeIntegralInRange(0, 7) == 0) p.add_recv_key(RandomKey(w));
     std::shared_ptr<CancellationManager> cm = MaybeCm();
     workers_[w]->RunGraphAsync(
         &call->request, &call->response, cm.get(),
         calls_.Done("RunGraph " + p.ShortDebugString(), [call, cm](const Status&) {}));
   }
 
-  // A rendezvous key: mostly between the two tasks with the right incarnation.
-  std::string RandomKey() {
+  // A rendezvous key: mostly from task `src` (any when -1) with the right incarnation.
+  std::string RandomKey(int src_task) {
     const auto& d = env->fuzz_devices;
-    const FuzzDevice& src = d[fdp_.ConsumeIntegralInRange<size_t>(0, d.size() - 1)];
+    const FuzzDevice& src = src_task >= 0 && fdp_.ConsumeIntegralInRange(0, 7) != 0
+                                ? d[src_task]
+                                : d[fdp_.ConsumeIntegralInRange<size_t>(0, d.size() - 1)];
     const FuzzDevice& dst = d[fdp_.ConsumeIntegralInRange<size_t>(0, d.size() - 1)];
     const uint64_t inc =
         fdp_.ConsumeIntegralInRange(0, 7) == 0 ? fdp_.ConsumeIntegral<uint64_t>() : src.incarnation;
@@ -260,7 +270,8 @@ class WorkerFuzz {
     proto::RecvTensorRequest& p = call->request.proto;
     p.set_step_id(StepId());
     // Keys the peers' graphs send to this task, or made up.
-    const int keys = fdp_.ConsumeIntegralInRange(0, 3);
+    const int keys =
+        fdp_.ConsumeIntegralInRange(0, 15) == 0 ? 0 : fdp_.ConsumeIntegralInRange(1, 3);
     for (int i = 0; i < keys; ++i) {
       std::vector<std::string> candidates;
       for (const Registered& r : graphs_) {
@@ -271,7 +282,7 @@ class WorkerFuzz {
         p.add_rendezvous_key(
             candidates[fdp_.ConsumeIntegralInRange<size_t>(0, candidates.size() - 1)]);
       } else {
-        p.add_rendezvous_key(RandomKey());
+        p.add_rendezvous_key(RandomKey(w));
       }
     }
     // Pushes: tensors for the _Recv nodes of this task's graphs, or made up.
@@ -287,7 +298,7 @@ class WorkerFuzz {
         call->request.push.push_back({c.first, FuzzTensor(fdp_, c.second, env->fuzz_devices)});
       } else {
         call->request.push.push_back(
-            {RandomKey(), FuzzTensor(fdp_, FuzzType(fdp_), env->fuzz_devices)});
+            {RandomKey(1 - w), FuzzTensor(fdp_, FuzzType(fdp_), env->fuzz_devices)});
       }
     }
     std::shared_ptr<CancellationManager> cm = MaybeCm();
@@ -334,7 +345,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   env->dir = MakeScratchDir();
   for (const char* name :
        {"/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"}) {
-    auto device = CpuDevice::Create(*DeviceName::Parse(name), {.num_threads = 2});
+    // Checkpoint ops may write in the scratch directory only.
+    auto files = FileAccessPolicy::AllowDirectories({env->dir}, "fuzz");
+    if (!files.ok()) std::abort();
+    auto device = CpuDevice::Create(*DeviceName::Parse(name),
+                                    {.num_threads = 2, .file_access = *std::move(files)});
     if (!device.ok()) std::abort();
     env->fuzz_devices.push_back({(*device)->name(), (*device)->incarnation()});
     env->devices.push_back(*std::move(device));
