@@ -12,6 +12,7 @@
 #include <set>
 
 #include "absl/synchronization/notification.h"
+#include "src/base/timer_queue.h"
 #include "src/core/tensor_coding.h"
 #include "src/framework/attr_value.h"
 #include "src/framework/op_def.h"
@@ -451,6 +452,8 @@ FuzzGraph FuzzGraphDef(FuzzedDataProvider& fdp, const GraphOptions& options) {
 
   for (int i = 0; i < nodes && fdp.remaining_bytes() > 0; ++i) {
     std::string op = Pick(fdp, OpNames());
+    // Partitions get more _Send/_Recv nodes of their own making (and their flaws).
+    if (options.worker_partition && OneIn(fdp, 8)) op = fdp.ConsumeBool() ? "_Send" : "_Recv";
     const bool sendrecv = op == "_Send" || op == "_Recv";
     if (sendrecv && !options.worker_partition && !OneIn(fdp, 8)) op = "Identity";
     auto def_or = OpRegistry::Global().LookUp(op);
@@ -473,7 +476,7 @@ FuzzGraph FuzzGraphDef(FuzzedDataProvider& fdp, const GraphOptions& options) {
       // Attributes with defaults are often left out; any one now and then (a _Send
       // without its incarnation).
       if (a->default_value.has_value() && fdp.ConsumeBool()) continue;
-      if (Flaw(fdp, 16)) continue;
+      if (Flaw(fdp, sendrecv ? 4 : 16)) continue;
       (*node.mutable_attr())[a->name] = FuzzAttr(fdp, def, *a, node, options);
     }
     if (Flaw(fdp, 32)) (*node.mutable_attr())["bogus_attr"] = MakeAttr(int64_t{1});
@@ -593,6 +596,12 @@ StatusOr<WorkerInterface*> MapWorkerCache::GetWorker(const std::string& task) {
   auto it = workers.find(task);
   if (it == workers.end()) return errors::NotFound("no task ", task);
   return it->second;
+}
+
+void DrainTimers() {
+  absl::Notification ran;
+  TimerQueue::Default()->Schedule(absl::Now(), [&ran] { ran.Notify(); });
+  ran.WaitForNotification();
 }
 
 std::string MakeScratchDir() {
