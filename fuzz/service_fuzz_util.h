@@ -34,8 +34,10 @@ struct GraphOptions {
   std::vector<FuzzDevice> devices;
   // Where nodes are placed (picked per node; "" and others are also picked now and then).
   std::vector<std::string> place_on;
-  // Partitions as a worker sees them carry _Send/_Recv nodes; a client's graph does not
-  // (they are still generated, rarely, since a client may send anything).
+  // A partition as a worker sees it (place_on[0] is its device): inputs come from feeds
+  // (client-terminated _Recv) and from the other task, outputs go to fetches and to the
+  // other task, and more _Send/_Recv nodes are made. A client's graph has none (they are
+  // still generated, rarely, since a client may send anything).
   bool worker_partition = false;
   // Node names are `prefix` + index, so that graphs extending a session do not collide.
   std::string name_prefix = "n";
