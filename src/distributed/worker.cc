@@ -254,10 +254,17 @@ void Worker::EndServing(int64_t step_id, StepRendezvous* step, bool failed) {
   }
 }
 
-void Worker::EraseStep(int64_t step_id, const StepRendezvous* step) {
-  absl::MutexLock lock(&mu_);
-  auto it = steps_.find(step_id);
-  if (it != steps_.end() && it->second.get() == step) steps_.erase(it);
+void Worker::EraseStep(int64_t step_id, StepRendezvous* step) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = steps_.find(step_id);
+    if (it == steps_.end() || it->second.get() != step) return;
+    steps_.erase(it);
+  }
+  // A RecvTensor still waiting on the step (for a key its partition does not produce) would
+  // otherwise wait for ever: once the step is forgotten, CleanupGraph cannot reach it.
+  step->StartAbort(
+      errors::Cancelled("step ", step_id, " has ended on ", TaskOfDevice(device_->name())));
 }
 
 void Worker::GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResponse* response,

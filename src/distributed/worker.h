@@ -95,8 +95,9 @@ class Worker final : public WorkerInterface {
   std::shared_ptr<StepRendezvous> FindOrCreateStep(int64_t step_id);
   std::shared_ptr<StepRendezvous> FindOrCreateStepLocked(int64_t step_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Forgets the step if `step` is still its rendezvous.
-  void EraseStep(int64_t step_id, const StepRendezvous* step);
+  // Forgets the step if `step` is still its rendezvous, and then fails the receives still
+  // waiting on it (Cancelled).
+  void EraseStep(int64_t step_id, StepRendezvous* step);
   // A RecvTensor call for `step_id` begins: its rendezvous (nullptr when CleanupGraph ended
   // the step), counted in serving_.
   std::shared_ptr<StepRendezvous> BeginServing(int64_t step_id);

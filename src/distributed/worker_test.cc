@@ -351,6 +351,48 @@ TEST_F(TwoTaskTest, AbandonedRecvTensorsLeaveNoStepBehind) {
   EXPECT_EQ(workers_[kPs]->ActiveSteps(), 0u);
 }
 
+// A partition that sends nothing to peers forgets its step when it ends, well or with a
+// refused feed: a RecvTensor still waiting on that step (for a key nothing produces) must
+// end then, since a later CleanupGraph no longer finds the step. Found by
+// worker_service_fuzz: the call waited for ever.
+TEST_F(TwoTaskTest, ReceivesWaitingOnAStepItsPartitionForgotEnd) {
+  const uint64_t incarnation = devices_[kPs]->incarnation();
+  Scope root = Scope::NewRootScope();
+  ops::Const(root.WithOpName("one").WithDevice("/job:ps/task:0"), Tensor::Scalar<float>(1));
+  const std::string handle = RegisterOnPs(*root.ToGraphDef(), {"one"});
+  for (bool bad_feed : {false, true}) {
+    SCOPED_TRACE(bad_feed ? "refused feed" : "partition ran");
+    const int64_t step_id = bad_feed ? 3000 : 3001;
+    RecvTensorArgs recv;
+    recv.proto.set_step_id(step_id);
+    recv.proto.add_rendezvous_key(RendezvousKey(kPs, incarnation, kWorker, "never"));
+    RecvTensorResult got;
+    Pending waiting;
+    workers_[kPs]->RecvTensorAsync(&recv, &got, nullptr, waiting.Callback());
+
+    RunGraphArgs run;
+    run.proto.set_graph_handle(handle);
+    run.proto.set_step_id(step_id);
+    if (bad_feed) {  // the same key twice: the second is refused
+      const std::string key = RendezvousKey(kWorker, 0, kPs, "fed");
+      run.send.push_back({key, Tensor::Scalar<float>(1)});
+      run.send.push_back({key, Tensor::Scalar<float>(2)});
+    }
+    RunGraphResult ran;
+    Pending partition;
+    workers_[kPs]->RunGraphAsync(&run, &ran, nullptr, partition.Callback());
+    ASSERT_TRUE(partition.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_EQ(IsInvalidArgument(partition.status), bad_feed) << partition.status;
+    ASSERT_TRUE(CleanupOnPs(step_id).ok());
+
+    ASSERT_TRUE(waiting.done.WaitForNotificationWithTimeout(absl::Seconds(10)))
+        << "RecvTensor of step " << step_id << " never ended";
+    EXPECT_TRUE(IsCancelled(waiting.status)) << waiting.status;
+    EXPECT_THAT(std::string(waiting.status.message()), HasSubstr("has ended"));
+    EXPECT_EQ(workers_[kPs]->ActiveSteps(), 0u);
+  }
+}
+
 // One RecvTensor call for several tensors answers when the last of them is there, with
 // each in the order asked.
 TEST_F(TwoTaskTest, RecvTensorOfSeveralKeysAnswersWhenAllAreThere) {

@@ -36,19 +36,20 @@ StatusOr<ParsedRendezvousKey> ParseRendezvousKey(std::string_view key) {
 LocalRendezvous::~LocalRendezvous() { StartAbort(errors::Aborted("rendezvous destroyed")); }
 
 Status LocalRendezvous::Send(const std::string& key, const Tensor& value) {
+  State& s = *state_;
   Waiter waiter;
   {
-    absl::MutexLock lock(&mu_);
-    TW_RETURN_IF_ERROR(aborted_);
-    auto it = waiters_.find(key);
-    if (it == waiters_.end()) {
-      if (!values_.emplace(key, value).second) {
+    absl::MutexLock lock(&s.mu);
+    TW_RETURN_IF_ERROR(s.aborted);
+    auto it = s.waiters.find(key);
+    if (it == s.waiters.end()) {
+      if (!s.values.emplace(key, value).second) {
         return errors::InvalidArgument("tensor ", key, " was sent twice in one step");
       }
       return OkStatus();
     }
     waiter = std::move(it->second);
-    waiters_.erase(it);
+    s.waiters.erase(it);
   }
   if (waiter.cm != nullptr) waiter.cm->DeregisterCallback(waiter.token);
   waiter.done(OkStatus(), value);
@@ -57,16 +58,17 @@ Status LocalRendezvous::Send(const std::string& key, const Tensor& value) {
 
 void LocalRendezvous::RecvAsync(const std::string& key, CancellationManager* cm,
                                 RecvCallback done) {
+  State& s = *state_;
   Status immediate_status;
   Tensor immediate_value;
   {
-    absl::MutexLock lock(&mu_);
-    if (!aborted_.ok()) {
-      immediate_status = aborted_;
-    } else if (auto it = values_.find(key); it != values_.end()) {
+    absl::MutexLock lock(&s.mu);
+    if (!s.aborted.ok()) {
+      immediate_status = s.aborted;
+    } else if (auto it = s.values.find(key); it != s.values.end()) {
       immediate_value = std::move(it->second);
-      values_.erase(it);
-    } else if (waiters_.contains(key)) {
+      s.values.erase(it);
+    } else if (s.waiters.contains(key)) {
       // A value is sent once per step, so a second receiver could never be answered; and
       // the first waiter's `done` must still be called exactly once.
       immediate_status = errors::InvalidArgument("Recv of ", key, " is already waiting");
@@ -78,10 +80,11 @@ void LocalRendezvous::RecvAsync(const std::string& key, CancellationManager* cm,
       bool registered = true;
       if (cm != nullptr) {
         token = cm->NewToken();
-        registered = cm->RegisterCallback(token, [this, key] { CancelWaiter(key); });
+        registered =
+            cm->RegisterCallback(token, [state = state_, key] { CancelWaiter(*state, key); });
       }
       if (registered) {
-        waiters_[key] = Waiter{std::move(done), cm, token};
+        s.waiters[key] = Waiter{std::move(done), cm, token};
         return;
       }
       immediate_status = errors::Cancelled("Recv of ", key, " was cancelled");
@@ -91,34 +94,36 @@ void LocalRendezvous::RecvAsync(const std::string& key, CancellationManager* cm,
 }
 
 StatusOr<Tensor> LocalRendezvous::TryRecv(const std::string& key) {
-  absl::MutexLock lock(&mu_);
-  TW_RETURN_IF_ERROR(aborted_);
-  auto it = values_.find(key);
-  if (it == values_.end()) return errors::NotFound("no tensor was sent for ", key);
+  State& s = *state_;
+  absl::MutexLock lock(&s.mu);
+  TW_RETURN_IF_ERROR(s.aborted);
+  auto it = s.values.find(key);
+  if (it == s.values.end()) return errors::NotFound("no tensor was sent for ", key);
   Tensor value = std::move(it->second);
-  values_.erase(it);
+  s.values.erase(it);
   return value;
 }
 
-void LocalRendezvous::CancelWaiter(const std::string& key) {
+void LocalRendezvous::CancelWaiter(State& s, const std::string& key) {
   Waiter waiter;
   {
-    absl::MutexLock lock(&mu_);
-    auto it = waiters_.find(key);
-    if (it == waiters_.end()) return;
+    absl::MutexLock lock(&s.mu);
+    auto it = s.waiters.find(key);
+    if (it == s.waiters.end()) return;
     waiter = std::move(it->second);
-    waiters_.erase(it);
+    s.waiters.erase(it);
   }
   waiter.done(errors::Cancelled("Recv of ", key, " was cancelled"), Tensor());
 }
 
 void LocalRendezvous::StartAbort(const Status& status) {
+  State& s = *state_;
   std::map<std::string, Waiter> waiters;
   {
-    absl::MutexLock lock(&mu_);
-    if (aborted_.ok()) aborted_ = status;
-    waiters.swap(waiters_);
-    values_.clear();
+    absl::MutexLock lock(&s.mu);
+    if (s.aborted.ok()) s.aborted = status;
+    waiters.swap(s.waiters);
+    s.values.clear();
   }
   for (auto& [key, w] : waiters) {
     if (w.cm != nullptr) w.cm->DeregisterCallback(w.token);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -65,12 +66,18 @@ class LocalRendezvous final : public Rendezvous {
     CancellationManager* cm = nullptr;
     CancellationManager::Token token = 0;
   };
-  void CancelWaiter(const std::string& key);
+  struct State {
+    absl::Mutex mu;
+    Status aborted ABSL_GUARDED_BY(mu);
+    std::map<std::string, Tensor> values ABSL_GUARDED_BY(mu);
+    std::map<std::string, Waiter> waiters ABSL_GUARDED_BY(mu);
+  };
+  static void CancelWaiter(State& state, const std::string& key);
 
-  absl::Mutex mu_;
-  Status aborted_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, Tensor> values_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
+  // Shared with the cancellation callbacks of the waiters: such a callback may run after
+  // this rendezvous is gone, since DeregisterCallback does not wait for one that another
+  // thread's StartCancel has begun (it then finds no waiter and does nothing).
+  const std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
 }  // namespace tw

@@ -1,6 +1,7 @@
 #include "src/framework/rendezvous.h"
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -112,6 +113,31 @@ TEST(LocalRendezvousTest, ACompletionMayFreeTheWaitersKeyAndCancellation) {
     sender.join();
   }
   EXPECT_EQ(completed.load(), kCalls);
+}
+
+// A cancellation that another thread's StartCancel has begun still runs the rendezvous's
+// callback after DeregisterCallback returned, and so possibly after the rendezvous is gone
+// (a peer's step cancelled while CleanupGraph drops the step here). The callback must then
+// do nothing. Here the callback registered first destroys the rendezvous, so the
+// rendezvous's own callback runs after it: ASan reported a use after free. Found by
+// worker_service_fuzz.
+TEST(LocalRendezvousTest, ACancellationRunningAfterTheRendezvousIsGoneDoesNothing) {
+  CancellationManager cm;
+  auto rendezvous = std::make_unique<LocalRendezvous>();
+  ASSERT_TRUE(cm.RegisterCallback(cm.NewToken(), [&] {
+    rendezvous->StartAbort(errors::Cancelled("step ended"));
+    rendezvous.reset();
+  }));
+  Status status;
+  int calls = 0;
+  rendezvous->RecvAsync("k", &cm, [&](const Status& s, const Tensor&) {
+    status = s;
+    ++calls;
+  });
+  cm.StartCancel();
+  EXPECT_EQ(rendezvous, nullptr);
+  EXPECT_EQ(calls, 1);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("step ended"));
 }
 
 }  // namespace
