@@ -119,7 +119,10 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
     std::cerr << "tw server: " << s.message() << "\n";
     return 1;
   }
-  Log().info("tw server: {} serving at {}", config->Summary(), (*server)->target());
+  // The address really bound: --bind-host and a local task's 127.0.0.1 differ from the
+  // bind address the cluster configuration alone suggests.
+  Log().info("tw server: {} serving at {}", config->Summary((*server)->listen_address()),
+             (*server)->target());
   Server* raw = server->get();
   std::atomic<bool> joined{false};
   std::thread stopper([raw, stop_signals, &joined] {

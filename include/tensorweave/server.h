@@ -88,6 +88,9 @@ class Server {
   virtual std::string target() const = 0;
   // The port actually bound (after Start()).
   virtual int port() const = 0;
+  // "host:port" the server listens on (after Start()): its bind host (127.0.0.1 for
+  // CreateLocal's default) and the port actually bound, an IPv6 host in brackets.
+  virtual std::string listen_address() const = 0;
 };
 
 // StopCluster for a process without a server of its own (an operator's tool): asks every

@@ -228,11 +228,11 @@ std::string RunConfig::ToJson(int indent) const {
   return DumpJson(out, indent);
 }
 
-std::string RunConfig::Summary() const {
+std::string RunConfig::Summary(std::string_view bind) const {
   return internal::StrCatAny(task_type_, ":", task_index_, " of cluster ", cluster_.ToJson(),
                              " (from ", ConfigSourceName(source_),
                              "), chief=", is_chief_ ? "true" : "false", ", target=\"", target_,
-                             "\", bind=", bind_address_);
+                             "\", bind=", bind.empty() ? std::string_view(bind_address_) : bind);
 }
 
 }  // namespace tw
