@@ -23,7 +23,8 @@ struct ServerOptions {
   // Host to listen on; the port is the task's own. "0.0.0.0" so the task's own name never
   // has to resolve.
   std::string bind_host = "0.0.0.0";
-  // Compute threads of the task's device; 0 means one per core.
+  // Compute threads of the task's device, 0 to 1024; 0 means one per core. Create fails
+  // with InvalidArgument "num_threads must be from 0 (one per core) to 1024, got N" otherwise.
   int num_threads = 0;
   // How long CreateSession on this server waits for the tasks the session needs before
   // failing with Unavailable naming them (a session's own wait_for_cluster overrides it).

@@ -34,11 +34,11 @@ int DefaultThreads() {
   const char* env = std::getenv("TW_NUM_THREADS");
   if (env == nullptr) return cores;
   int threads = 0;
-  if (!absl::SimpleAtoi(env, &threads) || threads <= 0) {
+  if (!absl::SimpleAtoi(env, &threads) || threads <= 0 || threads > kMaxComputeThreads) {
     static std::once_flag warned;
     std::call_once(warned, [env, cores] {
-      Log().warn("TW_NUM_THREADS=\"{}\" is not a positive number; using {} (one per core)", env,
-                 cores);
+      Log().warn("TW_NUM_THREADS=\"{}\" is not a number from 1 to {}; using {} (one per core)", env,
+                 kMaxComputeThreads, cores);
     });
     return cores;
   }
@@ -55,8 +55,13 @@ StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const DeviceName& name,
         "/job:localhost/replica:0/task:0/device:CPU:0, got \"",
         name.ToString(), "\"");
   }
+  // A negative count is a mistake, not a request for the default.
+  if (options.num_threads < 0 || options.num_threads > kMaxComputeThreads) {
+    return errors::InvalidArgument("num_threads must be from 0 (one per core) to ",
+                                   kMaxComputeThreads, ", got ", options.num_threads);
+  }
   int threads = options.num_threads;
-  if (threads <= 0) threads = DefaultThreads();
+  if (threads == 0) threads = DefaultThreads();
   return std::unique_ptr<CpuDevice>(new CpuDevice(name, threads, options.file_access));
 }
 
