@@ -348,14 +348,17 @@ TEST(QueueTest, DequeueManyAndUpToNeedComponentShapes) {
   auto up_to = ops::QueueDequeueUpTo(root.WithOpName("up_to"), q, 1);
   ClientSession session(root);
   ASSERT_TRUE(session.Run({}, {}, {put}).ok());
+  // Bounded: a queue that accepted the request would leave the second one waiting.
+  const RunOptions bounded{.timeout = absl::Seconds(30)};
   for (const auto& outputs : {many, up_to}) {
-    auto out = session.Run({}, outputs);
+    auto out = session.Run({}, outputs, {}, bounded);
     EXPECT_TRUE(IsInvalidArgument(out.status())) << out.status();
     EXPECT_THAT(std::string(out.status().message()),
                 HasSubstr("FIFOQueue's DequeueMany and DequeueUpTo require the components to "
                           "have specified shapes."));
   }
-  EXPECT_THAT(std::string(session.Run({}, up_to).status().message()), HasSubstr("node up_to"));
+  EXPECT_THAT(std::string(session.Run({}, up_to, {}, bounded).status().message()),
+              HasSubstr("node up_to"));
 }
 
 TEST(QueueTest, ContainerIsValidatedLikeAVariables) {
