@@ -139,7 +139,7 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   // Shared with every worker: each reports here when done, so the chief stops the cluster
   // only once nobody trains any more.
   const Scope on_ps0 = root.WithDevice(cluster.HasJob("ps") ? "/job:ps/task:0" : worker_device);
-  ops::Queue done = ops::FIFOQueue(on_ps0, {DT_INT32}, {.shared_name = kDoneQueue});
+  ops::Queue done = ops::FIFOQueue(on_ps0, {DT_INT32}, {.shapes = {{}}, .shared_name = kDoneQueue});
   Operation report_done = ops::QueueEnqueue(root, done, {Tensor::Scalar<int32_t>(shard)});
   auto wait_done = ops::QueueDequeueMany(root, done, std::max(num_workers - 1, 1));
 

@@ -112,9 +112,11 @@ SharedState MakeSharedState(const Scope& root) {
   const Scope files = root.WithDevice(kFilesDevice);
   const Scope reduce = root.WithDevice(kReduceDevice);
   return SharedState{
-      .filenames = ops::FIFOQueue(files, {DT_STRING}, {.shared_name = "wordcount_filenames"}),
+      .filenames = ops::FIFOQueue(files, {DT_STRING},
+                                  {.shapes = {{}}, .shared_name = "wordcount_filenames"}),
       .total = ops::MakeVariable(reduce, "total", DT_INT64, {}),
-      .maps_ready = ops::FIFOQueue(reduce, {DT_INT32}, {.shared_name = "wordcount_maps_ready"}),
+      .maps_ready = ops::FIFOQueue(reduce, {DT_INT32},
+                                   {.shapes = {{}}, .shared_name = "wordcount_maps_ready"}),
       .counter_ready =
           ops::FIFOQueue(reduce, {DT_INT32}, {.shared_name = "wordcount_counter_ready"}),
       .reports = ops::FIFOQueue(reduce, {DT_INT64},

@@ -13,7 +13,7 @@ namespace {
 
 TEST(NameFetcherTest, TakesEveryNameOnceInOrderInShrinkingBatches) {
   Scope root = Scope::NewRootScope();
-  auto queue = ops::FIFOQueue(root, {DT_STRING}, {.shared_name = "names"});
+  auto queue = ops::FIFOQueue(root, {DT_STRING}, {.shapes = {{}}, .shared_name = "names"});
   auto all = ops::Placeholder(root, DT_STRING);
   auto fill = ops::QueueEnqueueMany(root, queue, {all});
   auto close = ops::QueueClose(root, queue);
@@ -51,7 +51,7 @@ TEST(NameFetcherTest, TakesEveryNameOnceInOrderInShrinkingBatches) {
 
 TEST(NameFetcherTest, ClosingTheSessionEndsAWaitingFetch) {
   Scope root = Scope::NewRootScope();
-  auto queue = ops::FIFOQueue(root, {DT_STRING}, {.shared_name = "never_filled"});
+  auto queue = ops::FIFOQueue(root, {DT_STRING}, {.shapes = {{}}, .shared_name = "never_filled"});
   auto n = ops::Placeholder(root, DT_INT32);
   auto names = ops::QueueDequeueUpTo(root, queue, n);
   auto left = ops::QueueSize(root.WithControlDependencies({names[0].op()}), queue);

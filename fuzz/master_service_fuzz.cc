@@ -112,11 +112,6 @@ class MasterFuzz {
     master_->Stop();
     for (auto& cm : cms_) cm->StartCancel();
     calls_.WaitAllOrDie(absl::Seconds(5));
-    // TODO(#13): a step whose timeout fires as it finishes is cancelled on the TimerQueue's
-    // thread, which may still be sending CleanupGraph to the workers after the step's `done`
-    // (and Master::Stop) returned; destroying the workers then is a use after free (found
-    // by this fuzzer, reported, not fixed yet). Let that thread finish first.
-    DrainTimers();
     master_.reset();
     workers_.clear();
   }

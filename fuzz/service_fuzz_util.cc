@@ -598,12 +598,6 @@ StatusOr<WorkerInterface*> MapWorkerCache::GetWorker(const std::string& task) {
   return it->second;
 }
 
-void DrainTimers() {
-  absl::Notification ran;
-  TimerQueue::Default()->Schedule(absl::Now(), [&ran] { ran.Notify(); });
-  ran.WaitForNotification();
-}
-
 std::string MakeScratchDir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string dir = std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") + "/tw_fuzz_XXXXXX";

@@ -110,10 +110,6 @@ class MapWorkerCache : public WorkerCache {
   std::map<std::string, WorkerInterface*> workers;
 };
 
-// Returns once the process's TimerQueue has run every callback due now, and so has ended any
-// it was running (it runs them one at a time).
-void DrainTimers();
-
 // A fresh directory under $TMPDIR for the checkpoint ops of this process.
 std::string MakeScratchDir();
 

@@ -1,4 +1,5 @@
 // `tw graph --dot FILE.pb`: draws a GraphDef as Graphviz DOT, nodes coloured by device.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,10 +16,20 @@ struct GraphOptions {
 };
 
 Status WriteDot(const GraphOptions& opt) {
+  // A directory opens as a stream and reads as zero bytes, which parse as an empty
+  // GraphDef: refuse anything but a regular file (or a pipe) before reading.
+  std::error_code ec;
+  const auto status = std::filesystem::status(opt.dot_input, ec);
+  if (ec || !std::filesystem::exists(status))
+    return errors::NotFound("cannot read ", opt.dot_input);
+  if (std::filesystem::is_directory(status)) {
+    return errors::InvalidArgument(opt.dot_input, " is a directory, not a GraphDef file");
+  }
   std::ifstream in(opt.dot_input, std::ios::binary);
   if (!in) return errors::NotFound("cannot read ", opt.dot_input);
   std::stringstream bytes;
   bytes << in.rdbuf();
+  if (in.bad()) return errors::DataLoss("cannot read ", opt.dot_input);
   proto::GraphDef graph;
   if (!graph.ParseFromString(bytes.str())) {
     return errors::InvalidArgument(opt.dot_input, " is not a binary GraphDef");

@@ -48,15 +48,25 @@ StatusOr<ClusterSpec> BuildCluster(const LaunchFlags& flags, std::vector<std::st
   if (!flags.cluster.empty()) {
     auto counts = ParseJobCounts(flags.cluster);
     if (!counts.ok()) return errors::Annotate(counts.status(), "--cluster: ");
-    int total = 0;
+    int64_t total = 0;
     for (const JobCount& c : *counts) {
       total += c.tasks;
       order->push_back(c.job);
     }
-    TW_ASSIGN_OR_RETURN(std::vector<int> ports, launch::PickFreeLoopbackPorts(total));
+    TW_RETURN_IF_ERROR(launch::CheckLaunchTaskCount(total, "--cluster " + flags.cluster));
+    TW_ASSIGN_OR_RETURN(std::vector<int> ports,
+                        launch::PickFreeLoopbackPorts(static_cast<int>(total)));
     auto cluster = launch::MakeLocalCluster(*counts, ports);
     if (!cluster.ok()) return errors::Annotate(cluster.status(), "--cluster: ");
     return cluster;
+  }
+  // A cluster of kMaxLaunchTasks tasks takes far less; a larger file is refused unread.
+  constexpr std::uintmax_t kMaxClusterJsonBytes = 4 << 20;
+  std::error_code ec;
+  const std::uintmax_t bytes = std::filesystem::file_size(flags.cluster_json, ec);
+  if (!ec && bytes > kMaxClusterJsonBytes) {
+    return errors::InvalidArgument("--cluster-json ", flags.cluster_json, " has ", bytes,
+                                   " bytes; at most ", kMaxClusterJsonBytes, " are read");
   }
   std::ifstream file(flags.cluster_json);
   if (!file.is_open()) return errors::NotFound("--cluster-json: cannot read ", flags.cluster_json);

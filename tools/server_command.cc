@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "src/base/logging.h"
+#include "src/runtime/cpu_device.h"
 #include "tensorweave/run_config.h"
 #include "tensorweave/server.h"
 #include "tensorweave/tls.h"
@@ -66,6 +67,11 @@ StatusOr<TlsOptions> TlsFromFlags(const ServerCommandOptions& opt) {
 }
 
 int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& args) {
+  if (opt.threads < 0 || opt.threads > kMaxComputeThreads) {
+    std::cerr << "tw server: --threads must be from 0 (one per core) to " << kMaxComputeThreads
+              << ", got " << opt.threads << "\n";
+    return 1;
+  }
   StatusOr<TlsOptions> tls = TlsFromFlags(opt);
   if (!tls.ok()) {
     std::cerr << "tw server: " << tls.status().message() << "\n";
@@ -127,7 +133,10 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
     std::cerr << "tw server: " << s.message() << "\n";
     return 1;
   }
-  Log().info("tw server: {} serving at {}", config->Summary(), (*server)->target());
+  // The address really bound: --bind-host and a local task's 127.0.0.1 differ from the
+  // bind address the cluster configuration alone suggests.
+  Log().info("tw server: {} serving at {}", config->Summary((*server)->listen_address()),
+             (*server)->target());
   Server* raw = server->get();
   std::atomic<bool> joined{false};
   std::thread stopper([raw, stop_signals, &joined] {
@@ -153,7 +162,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--bind-host", opt->bind_host, "Host to listen on (the port is the task's)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads,
-                  "Compute threads; 0 means TW_NUM_THREADS, else one per core");
+                  "Compute threads, 0 to " + std::to_string(kMaxComputeThreads) +
+                      "; 0 means TW_NUM_THREADS, else one per core");
   cmd->add_option("--tls-ca", opt->tls_ca,
                   "Mutual TLS: PEM certificate of the cluster CA (with --tls-cert, --tls-key)");
   cmd->add_option("--tls-cert", opt->tls_cert,

@@ -115,8 +115,10 @@ class RunConfig {
   // index}, is_chief, chief_job, num_workers, num_ps, target, bind_address,
   // device_filters, environment, rpc_layer.
   std::string ToJson(int indent = -1) const;
-  // One line for logs: "worker:1 of cluster {...} (from TF_CONFIG), chief=false, ...".
-  std::string Summary() const;
+  // One line for logs: "worker:1 of cluster {...} (from TF_CONFIG), chief=false, ...,
+  // bind=<address>". `bind` replaces bind_address() there when not empty: a program that
+  // listens elsewhere (say `tw server --bind-host`) logs what it really bound.
+  std::string Summary(std::string_view bind = {}) const;
 
  private:
   friend class RunConfigResolver;

@@ -24,9 +24,11 @@ struct ServerOptions {
   // Host to listen on; the port is the task's own. "0.0.0.0" so the task's own name never
   // has to resolve.
   std::string bind_host = "0.0.0.0";
-  // Compute threads of the task's device; 0 means one per core. Tasks that share a machine
-  // should share its cores: `tw launch` sets TW_NUM_THREADS to each task's share, which
-  // `tw server` and RunConfig::runtime_settings() read (the library reads no environment).
+  // Compute threads of the task's device, 0 to 1024; 0 means one per core. Create fails
+  // with InvalidArgument "num_threads must be from 0 (one per core) to 1024, got N" otherwise.
+  // Tasks that share a machine should share its cores: `tw launch` sets TW_NUM_THREADS to
+  // each task's share, which `tw server` and RunConfig::runtime_settings() read (the
+  // library reads no environment).
   int num_threads = 0;
   // How long CreateSession on this server waits for the tasks the session needs before
   // failing with Unavailable naming them (a session's own wait_for_cluster overrides it).
@@ -111,6 +113,9 @@ class Server {
   virtual std::string target() const = 0;
   // The port actually bound (after Start()).
   virtual int port() const = 0;
+  // "host:port" the server listens on (after Start()): its bind host (127.0.0.1 for
+  // CreateLocal's default) and the port actually bound, an IPv6 host in brackets.
+  virtual std::string listen_address() const = 0;
 };
 
 // StopCluster for a process without a server of its own (an operator's tool): asks every

@@ -27,9 +27,10 @@ namespace tw {
 struct SessionOptions {
   // "" runs the graph in this process on a device of the session's own.
   std::string target;
-  // Compute threads of an in-process session's device; 0 means one per core. The library
-  // reads no environment: a program that honours TW_NUM_THREADS (as `tw launch` sets it)
-  // passes RunConfig::runtime_settings().num_threads here.
+  // Compute threads of an in-process session's device, 0 to 1024; 0 means one per core
+  // (more, or a negative count, fails the session's creation with InvalidArgument). The
+  // library reads no environment: a program that honours TW_NUM_THREADS (as `tw launch`
+  // sets it) passes RunConfig::runtime_settings().num_threads here.
   int num_threads = 0;
   // For grpc:// targets: the tasks the session may use ("/job:ps", "/job:worker/task:1"),
   // so it never waits for others (an evaluator, another worker). Empty: every task.

@@ -113,6 +113,19 @@ TEST(HostPortTest, SplitsAtTheLastColon) {
   EXPECT_EQ(ParseHostPort("h:65535")->port, 65535);
 }
 
+// gRPC binds "[::1]:2222" but not "::1:2222".
+TEST(HostPortTest, JoinBracketsIpv6Hosts) {
+  EXPECT_EQ(JoinHostPort("::1", 2222), "[::1]:2222");
+  EXPECT_EQ(JoinHostPort("[::1]", 2222), "[::1]:2222");
+  EXPECT_EQ(JoinHostPort("::", 0), "[::]:0");
+  EXPECT_EQ(JoinHostPort("127.0.0.1", 2222), "127.0.0.1:2222");
+  EXPECT_EQ(JoinHostPort("ps-0.svc", 1), "ps-0.svc:1");
+  auto back = ParseHostPort(JoinHostPort("fe80::1", 7));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->host, "fe80::1");
+  EXPECT_EQ(back->port, 7);
+}
+
 TEST(HostPortTest, RejectsMalformedAddresses) {
   for (const char* bad : {"", "host", "host:", ":1", "host:65536", "host:-1", "host:1x", "a b:1",
                           "[::1:2222", "host:123456", "a/b:1"}) {

@@ -53,4 +53,15 @@ bool IsValidJobName(std::string_view name) {
   return true;
 }
 
+std::string JoinHostPort(std::string_view host, int port) {
+  const bool v6 = host.find(':') != std::string_view::npos && !host.starts_with("[");
+  std::string out;
+  if (v6) out += '[';
+  out += host;
+  if (v6) out += ']';
+  out += ':';
+  out += std::to_string(port);
+  return out;
+}
+
 }  // namespace tw

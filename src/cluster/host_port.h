@@ -20,6 +20,10 @@ struct HostPort {
 // InvalidArgument: `Could not interpret "<addr>" as a host-port pair: <reason>`.
 StatusOr<HostPort> ParseHostPort(std::string_view address);
 
+// "host:port", with an IPv6 host ("::1", one containing ':') in brackets ("[::1]:2222"),
+// as gRPC and every address parser here expect. A host already in brackets is kept.
+std::string JoinHostPort(std::string_view host, int port);
+
 // True when `name` matches [A-Za-z][A-Za-z0-9_]*, the rule for job names.
 bool IsValidJobName(std::string_view name);
 

@@ -213,11 +213,14 @@ RuntimeSettings RuntimeSettings::FromEnvironment(
   };
   RuntimeSettings settings;
   if (const char* v = get("TW_NUM_THREADS"); v != nullptr) {
+    // The range CpuDevice accepts (kMaxComputeThreads, src/runtime/cpu_device.h, a layer
+    // above this one).
+    constexpr int kMaxThreads = 1024;
     int threads = 0;
-    if (absl::SimpleAtoi(v, &threads) && threads > 0) {
+    if (absl::SimpleAtoi(v, &threads) && threads > 0 && threads <= kMaxThreads) {
       settings.num_threads = threads;
     } else {
-      warn("TW_NUM_THREADS", v, "a positive number (using one thread per core)");
+      warn("TW_NUM_THREADS", v, "a number from 1 to 1024 (using one thread per core)");
     }
   }
   if (const char* v = get("TW_SHARED_MEMORY"); v != nullptr && std::strcmp(v, "0") == 0) {
@@ -263,11 +266,11 @@ std::string RunConfig::ToJson(int indent) const {
   return DumpJson(out, indent);
 }
 
-std::string RunConfig::Summary() const {
+std::string RunConfig::Summary(std::string_view bind) const {
   return internal::StrCatAny(task_type_, ":", task_index_, " of cluster ", cluster_.ToJson(),
                              " (from ", ConfigSourceName(source_),
                              "), chief=", is_chief_ ? "true" : "false", ", target=\"", target_,
-                             "\", bind=", bind_address_);
+                             "\", bind=", bind.empty() ? std::string_view(bind_address_) : bind);
 }
 
 }  // namespace tw

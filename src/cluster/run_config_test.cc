@@ -17,6 +17,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Expected {
   std::string source;
@@ -381,6 +382,10 @@ TEST(RunConfigTest, ToJsonHasEveryFieldAndObjectJobs) {
   EXPECT_THAT(json, HasSubstr(R"("bind_address":"0.0.0.0:2222")"));
   EXPECT_THAT(json, HasSubstr(R"("environment":"cloud")"));
   EXPECT_THAT(config->Summary(), HasSubstr("worker:1 of cluster"));
+  EXPECT_THAT(config->Summary(), HasSubstr(", bind=0.0.0.0:2222"));
+  // A server that listens elsewhere (tw server --bind-host) logs what it really bound.
+  EXPECT_THAT(config->Summary("127.0.0.1:2222"), HasSubstr(", bind=127.0.0.1:2222"));
+  EXPECT_THAT(config->Summary("127.0.0.1:2222"), Not(HasSubstr("0.0.0.0")));
 }
 
 // A fake environment for RuntimeSettings::FromEnvironment.

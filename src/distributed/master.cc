@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
@@ -68,17 +69,51 @@ bool TaskPassesFilters(const std::string& task, const std::vector<std::string>& 
 
 }  // namespace
 
+// Whether the master still stands, for work that reaches its workers from threads of
+// others: a step's cancellation runs where the cancelling happens (a step's timer on the
+// TimerQueue, a client's cancellation on a gRPC thread), and may still be calling workers
+// when the step has ended and the master stopped. Stop() closes it, which waits for such
+// work in progress and refuses later work, so that the workers may go once Stop returns.
+// Thread-safe; shared by the master and its sessions, so it outlives both.
+class WorkerAccess {
+ public:
+  // False once closed; otherwise the caller may use the workers until Exit().
+  bool Enter() {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return false;
+    ++inside_;
+    return true;
+  }
+  void Exit() {
+    absl::MutexLock lock(&mu_);
+    --inside_;
+  }
+  void Close() {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    mu_.Await(absl::Condition(
+        +[](int* inside) { return *inside == 0; }, &inside_));
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int inside_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 // One session of a master: its graph, the cluster's devices it may use, and an executable
 // (registered partitions) per step signature. Thread-safe.
 class MasterSession : public std::enable_shared_from_this<MasterSession> {
  public:
   using StatusCallback = std::function<void(const Status&)>;
   MasterSession(std::string handle, const MasterOptions& options, WorkerCache* workers,
-                std::vector<proto::DeviceAttributes> devices, bool isolate)
+                std::shared_ptr<WorkerAccess> access, std::vector<proto::DeviceAttributes> devices,
+                bool isolate)
       : isolate_(isolate),
         handle_(std::move(handle)),
         options_(options),
         workers_(workers),
+        access_(std::move(access)),
         devices_(std::move(devices)) {}
 
   ~MasterSession() { Close(); }
@@ -172,6 +207,7 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
   const std::string handle_;
   const MasterOptions& options_;
   WorkerCache* const workers_;
+  const std::shared_ptr<WorkerAccess> access_;
   const std::vector<proto::DeviceAttributes> devices_;
 
   absl::Mutex mu_;
@@ -385,6 +421,11 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
 }
 
 void MasterSession::CancelPartitions(const std::shared_ptr<Step>& step) {
+  // A master that has stopped told every task already (Stop closed its sessions), and its
+  // workers may be gone.
+  WorkerAccess& access = *step->session->access_;
+  if (!access.Enter()) return;
+  absl::Cleanup exit = [&access] { access.Exit(); };
   std::set<WorkerInterface*> told;
   for (const Partition& p : step->executable->parts) {
     if (!told.insert(p.worker).second) continue;
@@ -477,7 +518,7 @@ void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
 }
 
 Master::Master(MasterOptions options, WorkerCache* workers)
-    : options_(std::move(options)), workers_(workers) {}
+    : options_(std::move(options)), workers_(workers), access_(std::make_shared<WorkerAccess>()) {}
 
 Master::~Master() { Stop(); }
 
@@ -491,6 +532,8 @@ void Master::Stop() {
   for (auto& [key, wait] : waits)
     wait->Cancel(errors::Cancelled("CreateSession: the server is stopping"));
   CloseAllSessions();
+  // Cancellations still running on other threads end before the workers may go.
+  access_->Close();
 }
 
 size_t Master::PendingCreates() {
@@ -568,8 +611,8 @@ Status Master::FinishCreate(const proto::CreateSessionRequest& request,
                             proto::CreateSessionResponse* response) {
   char handle[17];
   std::snprintf(handle, sizeof(handle), "%016llx", static_cast<unsigned long long>(Random64()));
-  auto session = std::make_shared<MasterSession>(handle, options_, workers_, std::move(devices),
-                                                 request.isolate_session());
+  auto session = std::make_shared<MasterSession>(handle, options_, workers_, access_,
+                                                 std::move(devices), request.isolate_session());
   TW_RETURN_IF_ERROR(session->Extend(request.graph_def()));
   {
     absl::MutexLock lock(&mu_);

@@ -30,6 +30,7 @@ struct MasterOptions {
 };
 
 class MasterSession;
+class WorkerAccess;
 
 // Thread-safe. The synchronous methods block their calling thread while they talk to workers
 // (run them off the transport's callback threads); a running step holds no thread.
@@ -88,6 +89,8 @@ class Master {
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // Closed by Stop (src/distributed/master.cc).
+  const std::shared_ptr<WorkerAccess> access_;
   // CreateSession calls waiting for their tasks; each removes itself when it ends.
   std::map<const void*, std::shared_ptr<ClusterWait>> waits_ ABSL_GUARDED_BY(mu_);
 };

@@ -32,18 +32,56 @@ StatusOr<ClusterSpec> RewriteAddresses(const ClusterSpec& cluster, Rewrite rewri
   return out;
 }
 
-// A TFJob-style address with `port` on `host`, bracketing IPv6 hosts.
-std::string JoinHostPort(std::string_view host, int port) {
-  const bool v6 = host.find(':') != std::string_view::npos;
-  return internal::StrCatAny(v6 ? "[" : "", host, v6 ? "]" : "", ":", port);
-}
-
 bool IsExecutableFile(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
+// The "cluster" value of TFJob's TF_CONFIG, compact, jobs sorted (as Go writes map keys);
+// sparse jobs keep their {"<index>": address} form.
+std::string TfJobClusterJson(const ClusterSpec& cluster) {
+  using Ordered = nlohmann::ordered_json;
+  Ordered jobs = Ordered::object();
+  for (const auto& [job, tasks] : cluster.job_map()) {
+    if (cluster.IsDense(job)) {
+      Ordered list = Ordered::array();
+      for (const auto& [index, address] : tasks) list.push_back(address);
+      jobs[job] = std::move(list);
+    } else {
+      Ordered object = Ordered::object();
+      for (const auto& [index, address] : tasks) object[std::to_string(index)] = address;
+      jobs[job] = std::move(object);
+    }
+  }
+  return jobs.dump(-1, ' ', false, Ordered::error_handler_t::replace);
+}
+
+// TFJob's TF_CONFIG for `task` around the serialized cluster, keys in TFJob's order (its Go
+// struct order): cluster, task, environment.
+std::string TfJobTfConfigFor(std::string_view cluster_json, const TaskId& task) {
+  const std::string type =
+      nlohmann::json(task.job).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return internal::StrCatAny(R"({"cluster":)", cluster_json, R"(,"task":{"type":)", type,
+                             R"(,"index":)", task.index, R"(},"environment":"cloud"})");
+}
+
+int TotalTasks(const ClusterSpec& cluster) {
+  int total = 0;
+  for (const std::string& job : cluster.jobs()) total += cluster.num_tasks(job);
+  return total;
+}
+
 }  // namespace
+
+Status CheckLaunchTaskCount(int64_t tasks, std::string_view what) {
+  if (tasks > kMaxLaunchTasks) {
+    return errors::InvalidArgument(what, " has ", tasks, " tasks; tw launch starts at most ",
+                                   kMaxLaunchTasks,
+                                   " (each is a process on this machine, and every task's "
+                                   "TF_CONFIG lists them all)");
+  }
+  return OkStatus();
+}
 
 std::vector<TaskPlan> PlanTasks(const ClusterSpec& cluster,
                                 const std::vector<std::string>& job_order) {
@@ -57,11 +95,18 @@ std::vector<TaskPlan> PlanTasks(const ClusterSpec& cluster,
   for (const std::string& job : cluster.jobs()) {
     if (std::find(jobs.begin(), jobs.end(), job) == jobs.end()) jobs.push_back(job);
   }
+  // Every task's TF_CONFIG lists the whole cluster: serialized once, not once per task
+  // (which made planning quadratic in JSON work, not only in the bytes TFJob's format
+  // itself requires).
+  const bool one_task = TotalTasks(cluster) <= 1;
+  const std::string cluster_json = one_task ? "" : TfJobClusterJson(cluster);
   std::vector<TaskPlan> plan;
   for (const std::string& job : jobs) {
     for (const auto& [index, address] : cluster.job_map().find(job)->second) {
       TaskId id{job, index};
-      plan.push_back({id, address, TfJobTfConfig(cluster, id)});
+      std::optional<std::string> tf_config;
+      if (!one_task) tf_config = TfJobTfConfigFor(cluster_json, id);
+      plan.push_back({id, address, std::move(tf_config)});
     }
   }
   return plan;
@@ -115,9 +160,9 @@ StatusOr<ClusterSpec> ParseLaunchClusterJson(std::string_view text, std::string_
   const std::string where = internal::StrCatAny(what, is_tf_config ? " \"cluster\"" : "");
   const nlohmann::json& cluster_value = is_tf_config ? value["cluster"] : value;
   TW_ASSIGN_OR_RETURN(ClusterSpec spec, ClusterSpecFromJsonValue(cluster_value, where));
-  int tasks = 0;
-  for (const std::string& job : spec.jobs()) tasks += spec.num_tasks(job);
+  const int tasks = TotalTasks(spec);
   if (tasks == 0) return errors::InvalidArgument(where, " has no tasks to start");
+  TW_RETURN_IF_ERROR(CheckLaunchTaskCount(tasks, where));
   // TFJob lower-cases replica types, so the task types its pods see are lower case.
   ClusterSpec lowered;
   for (const auto& [job, job_tasks] : spec.job_map()) {
@@ -158,31 +203,8 @@ StatusOr<ClusterSpec> FillZeroPorts(const ClusterSpec& cluster, const std::vecto
 }
 
 std::optional<std::string> TfJobTfConfig(const ClusterSpec& cluster, const TaskId& task) {
-  int total = 0;
-  for (const std::string& job : cluster.jobs()) total += cluster.num_tasks(job);
-  if (total <= 1) return std::nullopt;
-  // ordered_json keeps TFJob's key order (its Go struct order): cluster, task, environment;
-  // jobs are sorted, as Go writes map keys.
-  using Ordered = nlohmann::ordered_json;
-  Ordered jobs = Ordered::object();
-  for (const auto& [job, tasks] : cluster.job_map()) {
-    if (cluster.IsDense(job)) {
-      Ordered list = Ordered::array();
-      for (const auto& [index, address] : tasks) list.push_back(address);
-      jobs[job] = std::move(list);
-    } else {
-      Ordered object = Ordered::object();
-      for (const auto& [index, address] : tasks) object[std::to_string(index)] = address;
-      jobs[job] = std::move(object);
-    }
-  }
-  Ordered config = Ordered::object();
-  config["cluster"] = std::move(jobs);
-  config["task"] = Ordered::object();
-  config["task"]["type"] = task.job;
-  config["task"]["index"] = task.index;
-  config["environment"] = "cloud";
-  return config.dump(-1, ' ', false, Ordered::error_handler_t::replace);
+  if (TotalTasks(cluster) <= 1) return std::nullopt;
+  return TfJobTfConfigFor(TfJobClusterJson(cluster), task);
 }
 
 std::vector<std::string> TaskEnvironment(const std::vector<std::string>& base,

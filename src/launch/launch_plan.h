@@ -4,6 +4,7 @@
 #ifndef TENSORWEAVE_SRC_LAUNCH_LAUNCH_PLAN_H_
 #define TENSORWEAVE_SRC_LAUNCH_LAUNCH_PLAN_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,16 @@ namespace tw::launch {
 
 // The host of every address the launcher makes, as `tw config` writes it.
 inline constexpr std::string_view kLaunchHost = "localhost";
+
+// The most tasks one launch starts. Each is a process on this machine, and each task's
+// TF_CONFIG lists every task, so the environment the launcher builds grows with the square
+// of the count: 1000 tasks make 1000 TF_CONFIGs of about 20 KB each (an environment entry
+// may hold at most 128 KiB on Linux).
+inline constexpr int kMaxLaunchTasks = 1000;
+
+// InvalidArgument "<what> has <tasks> tasks; tw launch starts at most 1000 (...)" above
+// kMaxLaunchTasks.
+Status CheckLaunchTaskCount(int64_t tasks, std::string_view what);
 
 // One task to start.
 struct TaskPlan {
@@ -40,7 +51,7 @@ StatusOr<ClusterSpec> MakeLocalCluster(const std::vector<JobCount>& counts,
 // A cluster read from a --cluster-json file: either a cluster object ({"ps": ["h:p"], ...},
 // jobs as lists or sparse objects) or a whole TF_CONFIG whose "cluster" is used.
 // Job names are lower-cased. InvalidArgument naming `what` (the file) for bad JSON, a bad
-// cluster, or one without tasks.
+// cluster, one without tasks or one with more than kMaxLaunchTasks.
 StatusOr<ClusterSpec> ParseLaunchClusterJson(std::string_view text, std::string_view what);
 
 // Number of addresses with port 0 in `cluster` (each gets a free port).

@@ -112,6 +112,39 @@ TEST(LaunchPlanTest, ClusterJsonAcceptsAClusterOrAWholeTfConfig) {
   EXPECT_TRUE(job_named_cluster->HasJob("cluster"));
 }
 
+// Every task is a process here and every TF_CONFIG lists every task: a launch is capped.
+TEST(LaunchPlanTest, ClusterJsonHasAtMostTheTaskCap) {
+  auto cluster_of = [](int tasks) {
+    std::string json = R"({"worker": [)";
+    for (int i = 0; i < tasks; ++i) json += std::string(i == 0 ? "" : ",") + R"("localhost:0")";
+    return json + "]}";
+  };
+  auto at_cap = ParseLaunchClusterJson(cluster_of(kMaxLaunchTasks), "c.json");
+  ASSERT_TRUE(at_cap.ok()) << at_cap.status();
+  EXPECT_EQ(at_cap->num_tasks("worker"), kMaxLaunchTasks);
+  auto over = ParseLaunchClusterJson(cluster_of(kMaxLaunchTasks + 1), "--cluster-json c.json");
+  EXPECT_TRUE(IsInvalidArgument(over.status())) << over.status();
+  EXPECT_THAT(std::string(over.status().message()),
+              HasSubstr("--cluster-json c.json has 1001 tasks; tw launch starts at most 1000"));
+}
+
+// The plan serializes the cluster once for all tasks; each TF_CONFIG is still exactly the
+// one TfJobTfConfig makes for its task alone.
+TEST(LaunchPlanTest, PlannedTfConfigsAreEachTasksOwn) {
+  auto cluster = ParseLaunchClusterJson(
+      R"({"chief": ["h:1"], "ps": {"0": "h:2", "3": "h:3"}, "worker": ["h:4", "h:5"]})", "f");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const std::vector<TaskPlan> plan = PlanTasks(*cluster);
+  ASSERT_EQ(plan.size(), 5u);
+  for (const TaskPlan& task : plan) {
+    ASSERT_TRUE(task.tf_config.has_value()) << task.id.ToString();
+    EXPECT_EQ(*task.tf_config, *TfJobTfConfig(*cluster, task.id)) << task.id.ToString();
+  }
+  EXPECT_EQ(*plan[2].tf_config,
+            R"({"cluster":{"chief":["h:1"],"ps":{"0":"h:2","3":"h:3"},"worker":["h:4","h:5"]},)"
+            R"("task":{"type":"ps","index":3},"environment":"cloud"})");
+}
+
 TEST(LaunchPlanTest, ClusterJsonErrorsNameTheFile) {
   EXPECT_THAT(ParseLaunchClusterJson("{\"ps\": [", "--cluster-json c.json").status().message(),
               HasSubstr("--cluster-json c.json"));

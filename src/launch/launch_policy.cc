@@ -80,14 +80,21 @@ JobPolicy::JobPolicy(std::vector<TaskId> tasks, SuccessPolicy success, RestartPo
       succeeded_(tasks_.size()),
       restart_(restart),
       max_restarts_(std::max(0, max_restarts)) {
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    is_deciding_[i] = std::find(deciding_.begin(), deciding_.end(), tasks_[i]) != deciding_.end();
+  // Deciding tasks are a subsequence of tasks_ (DecidingTasks keeps the order), so one merge
+  // pass marks them; a search per task was quadratic with every worker deciding.
+  for (size_t i = 0, d = 0; i < tasks_.size() && d < deciding_.size(); ++i) {
+    if (tasks_[i] == deciding_[d]) {
+      is_deciding_[i] = true;
+      ++d;
+    }
   }
+  deciding_not_succeeded_ = deciding_.size();
 }
 
 ExitAction JobPolicy::OnExit(size_t task, int exit_code) {
   if (decided_ || task >= tasks_.size()) return ExitAction::kNone;
   if (exit_code != 0) {
+    if (is_deciding_[task] && succeeded_[task]) ++deciding_not_succeeded_;
     succeeded_[task] = false;
     if (!IsRetryable(restart_, exit_code)) {
       no_restart_reason_ = NoRestartReason::kPolicy;
@@ -100,10 +107,9 @@ ExitAction JobPolicy::OnExit(size_t task, int exit_code) {
     decided_ = true;
     return ExitAction::kJobFailed;
   }
+  if (is_deciding_[task] && !succeeded_[task]) --deciding_not_succeeded_;
   succeeded_[task] = true;
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (is_deciding_[i] && !succeeded_[i]) return ExitAction::kNone;
-  }
+  if (deciding_not_succeeded_ > 0) return ExitAction::kNone;
   decided_ = true;
   return ExitAction::kJobSucceeded;
 }

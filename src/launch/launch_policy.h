@@ -94,6 +94,9 @@ class JobPolicy {
   std::vector<TaskId> deciding_;
   std::vector<bool> is_deciding_;
   std::vector<bool> succeeded_;
+  // Deciding tasks whose last exit was not 0: the job succeeds when it reaches 0. Kept so
+  // that each exit costs O(1), not a pass over every task (quadratic in a launch's end).
+  size_t deciding_not_succeeded_ = 0;
   RestartPolicy restart_;
   int max_restarts_;
   int restarts_used_ = 0;

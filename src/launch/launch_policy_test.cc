@@ -120,6 +120,18 @@ TEST(JobPolicyTest, AllWorkersWaitsForTheLastWorker) {
   EXPECT_EQ(p.OnExit(2, 0), ExitAction::kJobSucceeded);
 }
 
+// The count of deciding tasks still to succeed: each counts once, and one that fails after
+// exiting 0 is not done again.
+TEST(JobPolicyTest, AllWorkersCountsEachWorkerOnceWhateverTheOrder) {
+  JobPolicy p(Tasks({{"worker", 3}}), SuccessPolicy::kAllWorkers, RestartPolicy::kOnFailure, 5);
+  EXPECT_EQ(p.OnExit(0, 0), ExitAction::kNone);
+  EXPECT_EQ(p.OnExit(0, 0), ExitAction::kNone);  // the same worker twice is still one
+  EXPECT_EQ(p.OnExit(1, 0), ExitAction::kNone);
+  EXPECT_EQ(p.OnExit(1, 137), ExitAction::kRestart);
+  EXPECT_EQ(p.OnExit(2, 0), ExitAction::kNone);  // worker 1 is running again
+  EXPECT_EQ(p.OnExit(1, 0), ExitAction::kJobSucceeded);
+}
+
 TEST(JobPolicyTest, WordCountShapeNeedsEveryTask) {
   JobPolicy p(Tasks({{"files", 1}, {"reduce", 1}, {"map", 2}}), SuccessPolicy::kDefault,
               RestartPolicy::kOnFailure, 1);

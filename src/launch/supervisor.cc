@@ -325,6 +325,7 @@ Status Supervisor::Spawn(size_t index) {
   SetNonBlocking(t.out_fd);
   SetNonBlocking(t.err_fd);
   t.pid = pid;
+  task_of_pid_[pid] = index;
   t.state = TaskState::kStarting;
   t.term_sent = t.kill_sent = false;
   ++t.runs;
@@ -388,17 +389,17 @@ void Supervisor::ReapChildren() {
     siginfo_t info{};
     if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
     const pid_t pid = info.si_pid;
-    auto it =
-        std::find_if(tasks_.begin(), tasks_.end(), [&](const Task& t) { return t.pid == pid; });
+    auto it = task_of_pid_.find(pid);
     // While the exited process is a zombie its pid cannot be reused, so the group id is
     // still ours: kill what is left of the task's process group, as a container's end does.
-    if (it != tasks_.end()) kill(-pid, SIGKILL);
+    if (it != task_of_pid_.end()) kill(-pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (it != tasks_.end()) {
-      it->pid = -1;
-      exits.emplace_back(static_cast<size_t>(it - tasks_.begin()), status);
+    if (it != task_of_pid_.end()) {
+      tasks_[it->second].pid = -1;
+      exits.emplace_back(it->second, status);
+      task_of_pid_.erase(it);
     }
   }
   for (const auto& [index, status] : exits) OnTaskExit(index, status);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "src/launch/console.h"
@@ -101,6 +102,9 @@ class Supervisor {
 
   SupervisorOptions options_;
   std::vector<Task> tasks_;
+  // The running tasks by pid: each reaped child is found in O(1), not by a pass over every
+  // task (which made the end of a large launch quadratic).
+  std::unordered_map<int, size_t> task_of_pid_;
   JobPolicy policy_;
   Console console_;
   Phase phase_ = Phase::kRunning;

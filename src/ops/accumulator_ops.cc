@@ -1,11 +1,11 @@
 // Conditional accumulator ops: definitions, CPU kernels and graph-building functions. The
 // accumulator itself is ConditionalAccumulatorResource (conditional_accumulator.h);
 // AccumulatorTakeGradient is an asynchronous kernel.
-#include <cctype>
 
 #include "src/framework/op_kernel.h"
 #include "src/framework/resource_lookup.h"
 #include "src/ops/conditional_accumulator.h"
+#include "src/ops/resource_attrs.h"
 #include "tensorweave/ops/training_ops.h"  // IWYU pragma: associated
 
 namespace tw {
@@ -37,15 +37,8 @@ class ConditionalAccumulatorOp : public OpKernel {
       if (r.ok()) reduction_ = *r;
       s = r.status();
     }
-    for (char ch : container) {
-      if (s.ok() && !std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' &&
-          ch != '-' && ch != '/') {
-        s = errors::InvalidArgument("container \"", container, "\" contains invalid characters");
-      }
-    }
-    if (s.ok() && name_.starts_with("_")) {
-      s = errors::InvalidArgument("shared_name \"", name_, "\" must not start with '_'");
-    }
+    if (s.ok()) s = ValidateContainerAttr(container);
+    if (s.ok()) s = ValidateSharedNameAttr(name_);
     if (name_.empty()) name_ = c->def().name();
     ResourceMgr* rm = c->device()->resource_manager();
     container_ = container.empty() ? rm->default_container() : container;

@@ -95,10 +95,9 @@ void FIFOQueueResource::Start(std::unique_ptr<Attempt> a) {
     absl::MutexLock lock(&mu_);
     if (cancelled || (cm != nullptr && cm->IsCancelled())) {
       // The cancellation came before the attempt was listed, so its callback found nothing.
-      const bool enqueue = a->is_enqueue;
-      done.push_back({std::move(a), errors::Cancelled(enqueue ? "Enqueue" : "Dequeue",
-                                                      " operation was cancelled")});
-    } else if (a->is_enqueue && closed_) {
+      Status cancelled_status = CancelledStatus(*a);
+      done.push_back({std::move(a), std::move(cancelled_status)});
+    } else if (a->is_enqueue && !a->is_close && closed_) {
       done.push_back({std::move(a), errors::Cancelled("FIFOQueue '", name_, "' is closed.")});
     } else {
       (a->is_enqueue ? enqueuers_ : dequeuers_).push_back(std::move(a));
@@ -128,28 +127,46 @@ void FIFOQueueResource::Cancel(int64_t id) {
       queue_.push_front(std::move(*t));
     }
     a->collected.clear();
-    const bool enqueue = a->is_enqueue;
-    done.push_back({std::move(a), errors::Cancelled(enqueue ? "Enqueue" : "Dequeue",
-                                                    " operation was cancelled")});
+    Status cancelled_status = CancelledStatus(*a);
+    done.push_back({std::move(a), std::move(cancelled_status)});
     FlushLocked(&done);
   }
   RunCompletions(std::move(done));
 }
 
-void FIFOQueueResource::Close(bool cancel_pending_enqueues) {
-  std::vector<Completion> done;
+Status FIFOQueueResource::CancelledStatus(const Attempt& a) {
+  return errors::Cancelled(a.is_close     ? "Close"
+                           : a.is_enqueue ? "Enqueue"
+                                          : "Dequeue",
+                           " operation was cancelled");
+}
+
+void FIFOQueueResource::Close(bool cancel_pending_enqueues, CancellationManager* cm,
+                              EnqueueDone done) {
+  if (!cancel_pending_enqueues) {
+    // In line with the enqueues: FlushLocked closes the queue when the close's turn comes.
+    auto a = std::make_unique<Attempt>();
+    a->is_enqueue = true;
+    a->is_close = true;
+    a->cm = cm;
+    a->enqueue_done = std::move(done);
+    Start(std::move(a));
+    return;
+  }
+  std::vector<Completion> completions;
   {
     absl::MutexLock lock(&mu_);
     closed_ = true;
-    if (cancel_pending_enqueues) {
-      for (auto& a : enqueuers_) {
-        done.push_back({std::move(a), errors::Cancelled("FIFOQueue '", name_, "' is closed.")});
-      }
-      enqueuers_.clear();
+    for (auto& a : enqueuers_) {
+      Status status =
+          a->is_close ? AlreadyClosed() : errors::Cancelled("FIFOQueue '", name_, "' is closed.");
+      completions.push_back({std::move(a), std::move(status)});
     }
-    FlushLocked(&done);
+    enqueuers_.clear();
+    FlushLocked(&completions);
   }
-  RunCompletions(std::move(done));
+  RunCompletions(std::move(completions));
+  done(OkStatus());
 }
 
 int64_t FIFOQueueResource::size() const {
@@ -162,6 +179,18 @@ void FIFOQueueResource::FlushLocked(std::vector<Completion>* done) {
     progress = false;
     while (!enqueuers_.empty()) {
       Attempt& a = *enqueuers_.front();
+      if (a.is_close || closed_) {
+        // Everything in line before it has been served: the close's turn. What waited
+        // behind a close finds the queue closed.
+        Status status = !a.is_close ? errors::Cancelled("FIFOQueue '", name_, "' is closed.")
+                        : closed_   ? AlreadyClosed()
+                                    : OkStatus();
+        if (a.is_close) closed_ = true;
+        done->push_back({std::move(enqueuers_.front()), std::move(status)});
+        enqueuers_.pop_front();
+        progress = true;
+        continue;
+      }
       while (!a.pending.empty() && !Full()) {
         queue_.push_back(std::move(a.pending.front()));
         a.pending.pop_front();

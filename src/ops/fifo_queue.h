@@ -50,15 +50,29 @@ class FIFOQueueResource : public ResourceBase,
   // OutOfRange, unless `allow_partial` (DequeueUpTo) and at least one remains.
   // Cancelled when the step is cancelled (the queue keeps its elements).
   void Dequeue(int64_t n, bool allow_partial, CancellationManager* cm, DequeueDone done);
-  // Closes the queue; pending dequeues that can no longer be served fail with OutOfRange.
-  void Close(bool cancel_pending_enqueues);
+  // Closes the queue, as TensorFlow's QueueBase::Close does:
+  // - cancel_pending_enqueues == false: the close waits in line behind the enqueues pending
+  //   when it was asked for; `done` runs (OK) once they have all been served or cancelled
+  //   and the queue is closed. Enqueues asked for after it are Cancelled. If the queue is
+  //   already closed when the close's turn comes, `done` gets Cancelled
+  //   "Queue '<name>' is already closed.". Waiting, the close is cancelled with the step
+  //   (`cm`, may be null): Cancelled "Close operation was cancelled", the queue left open.
+  //   TensorFlow's close cannot be cancelled; ours can, because no kernel may wait forever.
+  // - cancel_pending_enqueues == true: closes at once, cancels every pending enqueue (and
+  //   pending close) and runs `done` with OK, also on a queue already closed (as TensorFlow).
+  // Either way, pending dequeues that can no longer be served then fail with OutOfRange.
+  void Close(bool cancel_pending_enqueues, CancellationManager* cm, EnqueueDone done);
   int64_t size() const;
   const std::vector<DataType>& component_types() const { return types_; }
+  // True when the queue was given one shape per component: DequeueMany and DequeueUpTo
+  // need them (TensorFlow's "specified shapes").
+  bool has_shapes() const { return !shapes_.empty(); }
 
  private:
   struct Attempt {
     int64_t id = 0;
-    bool is_enqueue = false;
+    bool is_enqueue = false;  // enqueues and closes wait in one line (enqueuers_)
+    bool is_close = false;
     std::deque<Tuple> pending;     // enqueue: tuples still to add
     int64_t wanted = 0;            // dequeue: how many
     bool allow_partial = false;    // dequeue: DequeueUpTo
@@ -78,6 +92,12 @@ class FIFOQueueResource : public ResourceBase,
   // Serves waiting attempts as far as the queue's state allows.
   void FlushLocked(std::vector<Completion>* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Cancel(int64_t id);
+  // The status of an attempt cancelled with its step.
+  static Status CancelledStatus(const Attempt& a);
+  // What a close gets when another closed the queue first (TensorFlow's message).
+  Status AlreadyClosed() const {
+    return errors::Cancelled("Queue '", name_, "' is already closed.");
+  }
   static void RunCompletions(std::vector<Completion> done);
   bool Full() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return capacity_ >= 0 && static_cast<int64_t>(queue_.size()) >= capacity_;

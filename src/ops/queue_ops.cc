@@ -7,6 +7,7 @@
 #include "src/framework/op_kernel.h"
 #include "src/framework/resource_lookup.h"
 #include "src/ops/fifo_queue.h"
+#include "src/ops/resource_attrs.h"
 
 namespace tw {
 namespace {
@@ -33,9 +34,10 @@ class FIFOQueueOp : public OpKernel {
       s = errors::InvalidArgument("FIFOQueue ", c->def().name(), " has ", types_.size(),
                                   " component types but ", shapes_.size(), " shapes");
     }
-    if (s.ok() && shared_name_.starts_with("_")) {
-      s = errors::InvalidArgument("shared_name \"", shared_name_, "\" must not start with '_'");
-    }
+    // The same names as a variable's: a container the runtime keeps for itself, or a name
+    // like the private queues' "_<session>_<node>", must not be reachable from a graph.
+    if (s.ok()) s = ValidateContainerAttr(container_);
+    if (s.ok()) s = ValidateSharedNameAttr(shared_name_);
     c->SetStatus(s);
   }
 
@@ -195,6 +197,14 @@ class DequeueOp : public AsyncOpKernel {
           ctx, n >= 0,
           errors::InvalidArgument("cannot dequeue a negative number (", n, ") of elements"), done);
     }
+    if (kMode != 0) {
+      // As TensorFlow: batches are stacked per component, which needs a shape for each.
+      TW_OP_REQUIRES_ASYNC(
+          ctx, (*queue)->has_shapes(),
+          errors::InvalidArgument("FIFOQueue's DequeueMany and DequeueUpTo require the "
+                                  "components to have specified shapes."),
+          done);
+    }
     std::vector<DataType> types = (*queue)->component_types();
     TW_OP_REQUIRES_ASYNC(ctx, static_cast<int>(types.size()) == num_outputs(),
                          errors::InvalidArgument("queue has ", types.size(),
@@ -255,15 +265,20 @@ TW_REGISTER_OP("QueueClose")
     .SetIsStateful()
     .Doc("Closes the queue: no more enqueues; dequeues drain what is left.");
 
-class QueueCloseOp : public OpKernel {
+// Asynchronous: without cancel_pending_enqueues the close waits behind pending enqueues.
+class QueueCloseOp : public AsyncOpKernel {
  public:
-  explicit QueueCloseOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit QueueCloseOp(OpKernelConstruction* c) : AsyncOpKernel(c) {
     c->SetStatus(c->GetAttr("cancel_pending_enqueues", &cancel_pending_));
   }
-  void Compute(OpKernelContext* ctx) override {
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     auto queue = LookupQueue(ctx);
-    TW_OP_REQUIRES_OK(ctx, queue.status());
-    (*queue)->Close(cancel_pending_);
+    TW_OP_REQUIRES_OK_ASYNC(ctx, queue.status(), done);
+    (*queue)->Close(cancel_pending_, ctx->cancellation_manager(),
+                    [ctx, done = std::move(done)](const Status& s) {
+                      ctx->SetStatus(s);
+                      done();
+                    });
   }
 
  private:

@@ -6,6 +6,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/ops/fifo_queue.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"
 
@@ -23,7 +24,8 @@ struct QueueGraph {
   std::vector<Output> dequeue, dequeue_many, dequeue_up_to;
   Output size;
   explicit QueueGraph(int64_t capacity = -1) {
-    q = ops::FIFOQueue(root.WithOpName("q"), {DT_INT32, DT_STRING}, {.capacity = capacity});
+    q = ops::FIFOQueue(root.WithOpName("q"), {DT_INT32, DT_STRING},
+                       {.shapes = {{}, {}}, .capacity = capacity});
     enqueue = ops::QueueEnqueue(root, q, {x, s});
     dequeue = ops::QueueDequeue(root, q);
     dequeue_many = ops::QueueDequeueMany(root, q, 2);
@@ -230,6 +232,153 @@ TEST(QueueTest, EnqueueManyAndValidation) {
               HasSubstr("component 0 has shape [2], got [3]"));
   EXPECT_THAT(std::string(session.Run({}, {}, {bad_type}).status().message()),
               HasSubstr("component 0 is float, got int32"));
+}
+
+// The queue itself, driven without a session: every callback runs on the calling thread, so
+// the order of events is exact and no test waits on a clock.
+struct Recorded {
+  bool called = false;
+  Status status = errors::Unknown("not called");
+  FIFOQueueResource::EnqueueDone Callback() {
+    return [this](const Status& s) {
+      called = true;
+      status = s;
+    };
+  }
+};
+
+std::shared_ptr<FIFOQueueResource> ScalarQueue(int64_t capacity) {
+  return std::make_shared<FIFOQueueResource>("q", std::vector<DataType>{DT_INT32},
+                                             std::vector<PartialShape>{PartialShape::Of({})},
+                                             capacity);
+}
+
+std::vector<FIFOQueueResource::Tuple> One(int32_t v) { return {{Tensor::Scalar<int32_t>(v)}}; }
+
+// TensorFlow's QueueBase::Close: the close waits in line behind pending enqueues.
+TEST(FIFOQueueResourceTest, CloseWaitsForPendingEnqueues) {
+  auto q = ScalarQueue(/*capacity=*/1);
+  Recorded first, blocked, close, late;
+  q->Enqueue(One(1), nullptr, first.Callback());
+  ASSERT_TRUE(first.called && first.status.ok()) << first.status;
+  q->Enqueue(One(2), nullptr, blocked.Callback());
+  EXPECT_FALSE(blocked.called);  // the queue is full
+  q->Close(/*cancel_pending_enqueues=*/false, nullptr, close.Callback());
+  EXPECT_FALSE(close.called) << "close returned while an enqueue was pending: " << close.status;
+  q->Enqueue(One(3), nullptr, late.Callback());  // behind the close
+  EXPECT_FALSE(late.called);
+
+  StatusOr<std::vector<FIFOQueueResource::Tuple>> got = errors::Unknown("not called");
+  q->Dequeue(1, false, nullptr, [&](auto r) { got = std::move(r); });
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)[0][0].scalar<int32_t>(), 1);
+  // Room for the pending enqueue; then the close's turn; then the late enqueue is refused.
+  EXPECT_TRUE(blocked.called && blocked.status.ok()) << blocked.status;
+  EXPECT_TRUE(close.called && close.status.ok()) << close.status;
+  ASSERT_TRUE(late.called);
+  EXPECT_TRUE(IsCancelled(late.status)) << late.status;
+  EXPECT_EQ(late.status.message(), "FIFOQueue 'q' is closed.");
+  EXPECT_EQ(q->size(), 1);  // 2 went in before the close, 3 did not
+}
+
+TEST(FIFOQueueResourceTest, SecondCloseIsCancelledUnlessCancellingPendingEnqueues) {
+  auto q = ScalarQueue(/*capacity=*/-1);
+  Recorded first, second, cancelling;
+  q->Close(false, nullptr, first.Callback());
+  ASSERT_TRUE(first.called && first.status.ok()) << first.status;
+  q->Close(false, nullptr, second.Callback());
+  ASSERT_TRUE(second.called);
+  EXPECT_TRUE(IsCancelled(second.status)) << second.status;
+  EXPECT_EQ(second.status.message(), "Queue 'q' is already closed.");
+  // TensorFlow's close with cancel_pending_enqueues never reports an earlier close.
+  q->Close(true, nullptr, cancelling.Callback());
+  ASSERT_TRUE(cancelling.called);
+  EXPECT_TRUE(cancelling.status.ok()) << cancelling.status;
+}
+
+TEST(FIFOQueueResourceTest, CancelPendingEnqueuesClosesAtOnceAndCancelsWaitingCloses) {
+  auto q = ScalarQueue(/*capacity=*/1);
+  Recorded first, blocked, close, cancelling;
+  q->Enqueue(One(1), nullptr, first.Callback());
+  q->Enqueue(One(2), nullptr, blocked.Callback());
+  q->Close(false, nullptr, close.Callback());
+  ASSERT_FALSE(close.called);
+  q->Close(true, nullptr, cancelling.Callback());
+  ASSERT_TRUE(cancelling.called && blocked.called && close.called);
+  EXPECT_TRUE(cancelling.status.ok()) << cancelling.status;
+  EXPECT_TRUE(IsCancelled(blocked.status)) << blocked.status;
+  EXPECT_TRUE(IsCancelled(close.status)) << close.status;
+  EXPECT_EQ(close.status.message(), "Queue 'q' is already closed.");
+  EXPECT_EQ(q->size(), 1);
+}
+
+TEST(FIFOQueueResourceTest, AWaitingCloseIsCancelledWithItsStepAndLeavesTheQueueOpen) {
+  auto q = ScalarQueue(/*capacity=*/1);
+  CancellationManager step;
+  Recorded first, blocked, close, after;
+  q->Enqueue(One(1), nullptr, first.Callback());
+  q->Enqueue(One(2), nullptr, blocked.Callback());
+  q->Close(false, &step, close.Callback());
+  ASSERT_FALSE(close.called);
+  step.StartCancel();
+  ASSERT_TRUE(close.called);
+  EXPECT_TRUE(IsCancelled(close.status)) << close.status;
+  EXPECT_EQ(close.status.message(), "Close operation was cancelled");
+  EXPECT_FALSE(blocked.called);  // still waiting for room: the queue is not closed
+  q->Close(false, nullptr, after.Callback());
+  EXPECT_FALSE(after.called);
+}
+
+TEST(QueueTest, SecondCloseIsCancelledAsInTensorFlow) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root, {DT_INT32}, {.shared_name = "closing"});
+  auto close = ops::QueueClose(root, q);
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {}, {close}).ok());
+  Status again = session.Run({}, {}, {close}).status();
+  EXPECT_TRUE(IsCancelled(again)) << again;
+  EXPECT_THAT(std::string(again.message()), HasSubstr("Queue 'closing' is already closed."));
+}
+
+TEST(QueueTest, DequeueManyAndUpToNeedComponentShapes) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root, {DT_INT32});  // no shapes
+  auto put = ops::QueueEnqueue(root, q, {1});
+  auto many = ops::QueueDequeueMany(root.WithOpName("many"), q, 1);
+  auto up_to = ops::QueueDequeueUpTo(root.WithOpName("up_to"), q, 1);
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {}, {put}).ok());
+  // Bounded: a queue that accepted the request would leave the second one waiting.
+  const RunOptions bounded{.timeout = absl::Seconds(30)};
+  for (const auto& outputs : {many, up_to}) {
+    auto out = session.Run({}, outputs, {}, bounded);
+    EXPECT_TRUE(IsInvalidArgument(out.status())) << out.status();
+    EXPECT_THAT(std::string(out.status().message()),
+                HasSubstr("FIFOQueue's DequeueMany and DequeueUpTo require the components to "
+                          "have specified shapes."));
+  }
+  EXPECT_THAT(std::string(session.Run({}, up_to, {}, bounded).status().message()),
+              HasSubstr("node up_to"));
+}
+
+TEST(QueueTest, ContainerIsValidatedLikeAVariables) {
+  for (const std::string container : {"bad container", "_runtime", "/abs", "-x"}) {
+    Scope root = Scope::NewRootScope();
+    auto q = ops::FIFOQueue(root, {DT_INT32}, {.container = container});
+    auto v = ops::MakeVariable(root, "v", DT_INT32, {}, {.container = container});
+    ClientSession session(root);
+    for (const Output& handle : {q.handle, v.handle}) {
+      auto out = session.Run({}, {handle});
+      EXPECT_TRUE(IsInvalidArgument(out.status())) << container << ": " << out.status();
+      EXPECT_THAT(std::string(out.status().message()),
+                  HasSubstr("container \"" + container + "\" contains invalid characters"));
+    }
+  }
+  Scope root = Scope::NewRootScope();
+  auto good = ops::FIFOQueue(root, {DT_INT32}, {.container = "job.a-1/b_c"});
+  ClientSession session(root);
+  auto out = session.Run({}, {good.handle});
+  EXPECT_TRUE(out.ok()) << out.status();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "src/graph/gradient_registry.h"
 #include "src/ops/array_grad.h"
 #include "src/ops/cwise.h"
+#include "src/ops/resource_attrs.h"
 #include "src/ops/type_dispatch.h"
 #include "src/ops/variable.h"
 
@@ -35,15 +36,8 @@ namespace {
 Status ResourceName(OpKernelConstruction* c, std::string* container, std::string* name) {
   TW_RETURN_IF_ERROR(c->GetAttr("container", container));
   TW_RETURN_IF_ERROR(c->GetAttr("shared_name", name));
-  for (char ch : *container) {
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-' &&
-        ch != '/') {
-      return errors::InvalidArgument("container \"", *container, "\" contains invalid characters");
-    }
-  }
-  if (name->starts_with("_")) {
-    return errors::InvalidArgument("shared_name \"", *name, "\" must not start with '_'");
-  }
+  TW_RETURN_IF_ERROR(ValidateContainerAttr(*container));
+  TW_RETURN_IF_ERROR(ValidateSharedNameAttr(*name));
   if (name->empty()) *name = c->def().name();
   return OkStatus();
 }

@@ -156,7 +156,8 @@ class GrpcServer final : public Server {
     KeepFreedMemory();
     grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
-    const std::string bind = options_.bind_host + ":" + std::to_string(requested_port_);
+    // An IPv6 host must be bracketed for gRPC ("[::1]:2222"); "::1:2222" fails to bind.
+    const std::string bind = JoinHostPort(options_.bind_host, requested_port_);
     builder.AddListeningPort(bind, NewServerCredentials(options_.tls), &port_);
     // gRPC sets SO_REUSEPORT by default, so a second server could bind a port in use and
     // share its connections: a stale task and its replacement would both serve.
@@ -259,6 +260,7 @@ class GrpcServer final : public Server {
     absl::MutexLock lock(&mu_);
     return port_;
   }
+  std::string listen_address() const override { return JoinHostPort(options_.bind_host, port()); }
 
  private:
   // Stops on a thread of its own (the caller may be a gRPC or watcher thread Stop waits for).

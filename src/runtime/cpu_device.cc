@@ -37,8 +37,13 @@ StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const DeviceName& name,
         "/job:localhost/replica:0/task:0/device:CPU:0, got \"",
         name.ToString(), "\"");
   }
+  // A negative count is a mistake, not a request for the default.
+  if (options.num_threads < 0 || options.num_threads > kMaxComputeThreads) {
+    return errors::InvalidArgument("num_threads must be from 0 (one per core) to ",
+                                   kMaxComputeThreads, ", got ", options.num_threads);
+  }
   int threads = options.num_threads;
-  if (threads <= 0) threads = DefaultThreads();
+  if (threads == 0) threads = DefaultThreads();
   return std::unique_ptr<CpuDevice>(new CpuDevice(name, threads, options.file_access));
 }
 

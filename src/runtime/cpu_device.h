@@ -10,8 +10,13 @@
 
 namespace tw {
 
+// The most compute threads a device takes: far more than any machine's cores, few enough
+// that a mistyped count (100000) is refused instead of starting that many threads.
+inline constexpr int kMaxComputeThreads = 1024;
+
 struct CpuDeviceOptions {
-  // Threads of the compute pool; 0 means one per core.
+  // Threads of the compute pool, 0 to kMaxComputeThreads; 0 means one per core (or
+  // TW_NUM_THREADS when set).
   int num_threads = 0;
   // Where kernels may read and write files. Default: nowhere, so a device whose creator
   // did not think about it (a server's) cannot be made to touch files by a remote graph;
@@ -23,7 +28,8 @@ struct CpuDeviceOptions {
 // pointers that must not outlive it.
 class CpuDevice final : public DeviceBase {
  public:
-  // `name` must be fully specified with device type CPU; InvalidArgument otherwise.
+  // `name` must be fully specified with device type CPU and options.num_threads within
+  // 0..kMaxComputeThreads; InvalidArgument naming num_threads or the name otherwise.
   static StatusOr<std::unique_ptr<CpuDevice>> Create(const DeviceName& name,
                                                      const CpuDeviceOptions& options = {});
   ~CpuDevice() override;

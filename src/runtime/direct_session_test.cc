@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/runtime/cpu_device.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"
 
@@ -11,6 +12,22 @@ namespace tw {
 namespace {
 
 using ::testing::HasSubstr;
+
+// A negative count used to mean "the default" and 100000 started that many threads.
+TEST(CpuDeviceTest, ThreadCountOutsideItsRangeIsInvalidArgument) {
+  const DeviceName name = DeviceName::Full("localhost", 0, 0, "CPU", 0);
+  for (int threads : {-5, -1, kMaxComputeThreads + 1, 100000}) {
+    auto device = CpuDevice::Create(name, {.num_threads = threads});
+    ASSERT_FALSE(device.ok()) << threads;
+    EXPECT_TRUE(IsInvalidArgument(device.status())) << device.status();
+    EXPECT_EQ(device.status().message(),
+              "num_threads must be from 0 (one per core) to 1024, got " + std::to_string(threads));
+  }
+  for (int threads : {0, 1, 3}) {
+    auto device = CpuDevice::Create(name, {.num_threads = threads});
+    EXPECT_TRUE(device.ok()) << threads << ": " << device.status();
+  }
+}
 
 TEST(DirectSessionTest, FetchesAConstantAndAFedPlaceholder) {
   Scope root = Scope::NewRootScope();

@@ -58,11 +58,41 @@ Status SyncDirectory(const std::string& dir) {
 
 }  // namespace
 
+namespace {
+
+// "<pid>-<salt>-": what every temporary name this process makes starts with after
+// kTempInfix. The salt tells this process from an earlier one with the same pid (a
+// restarted container's task often gets the same pid).
+std::string ProcessTempTag() {
+  static const uint64_t process_salt = std::random_device{}();
+  return absl::StrCat(::getpid(), "-", process_salt % 100000, "-");
+}
+
+}  // namespace
+
 std::string TempFileName(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
-  static const uint64_t process_salt = std::random_device{}();
-  return absl::StrCat(path, std::string(kTempInfix), ::getpid(), "-", process_salt % 100000, "-",
-                      counter.fetch_add(1));
+  return absl::StrCat(path, std::string(kTempInfix), ProcessTempTag(), counter.fetch_add(1));
+}
+
+int RemoveStaleTempFiles(const std::string& dir,
+                         const std::function<bool(std::string_view final_name)>& owned) {
+  auto names = ListDirectory(dir);
+  if (!names.ok()) return 0;
+  const std::string own_tag = ProcessTempTag();
+  int removed = 0;
+  for (const std::string& name : *names) {
+    const size_t infix = name.rfind(kTempInfix);
+    if (infix == std::string::npos || infix == 0) continue;
+    const std::string_view tag = std::string_view(name).substr(infix + kTempInfix.size());
+    if (tag.starts_with(own_tag) || !owned(std::string_view(name).substr(0, infix))) continue;
+    const std::string path = dir + "/" + name;
+    struct stat st;
+    // Only regular files: never follow or remove a link or a directory of that name.
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::unlink(path.c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {

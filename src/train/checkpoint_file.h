@@ -7,6 +7,7 @@
 #define TENSORWEAVE_SRC_TRAIN_CHECKPOINT_FILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,8 +21,19 @@ namespace tw::checkpoint {
 // a save interrupted at any point leaves nothing that looks like a checkpoint.
 inline constexpr std::string_view kTempInfix = ".tmp-";
 
-// A unique temporary name for `path` in the same directory.
+// A unique temporary name for `path` in the same directory:
+// "<path>.tmp-<pid>-<process salt>-<counter>".
 std::string TempFileName(const std::string& path);
+
+// Removes from `dir` the temporary files (TempFileName) of the final names `owned` accepts
+// that were made by another process: what a save killed midway left behind, which no later
+// save would otherwise ever remove. This process's own temporary files, which may belong
+// to a write in progress, are kept. Callers pass only final names that no other live
+// process writes (the files of the caller's own shard), so that a concurrent save's
+// files are never taken. Best effort: an entry that cannot be removed is skipped, since
+// the save itself does not depend on it. Returns the number of files removed.
+int RemoveStaleTempFiles(const std::string& dir,
+                         const std::function<bool(std::string_view final_name)>& owned);
 
 // Writes `contents` to a temporary name, fsyncs it, renames it to `path` and fsyncs the
 // directory: readers see the old file or the whole new one. Internal/PermissionDenied/

@@ -342,6 +342,48 @@ TEST_F(CheckpointFormatTest, IndexThatIsASymbolicLinkIsRefused) {
   EXPECT_TRUE(IsInvalidArgument(CheckpointReader::Open(prefix_).status()));
 }
 
+// A save killed midway leaves temporary files under names no reader opens; the next save
+// (of any checkpoint) of the same shard, the next merge and the next state file write
+// remove those another process left, and nothing else.
+TEST_F(CheckpointFormatTest, TheNextSaveRemovesTemporaryFilesOfAKilledSave) {
+  // What a process that died while saving model.ckpt-0 (shard 0 of 1) left behind.
+  const std::string dead = std::string(kTempInfix) + "999999-12345-0";
+  const std::vector<std::string> stale = {
+      "model.ckpt-0.data-00000-of-00001" + dead, "model.ckpt-0.index-00000-of-00001" + dead,
+      "model.ckpt-0.index" + dead, std::string(kStateFileName) + dead};
+  // Not this shard's, not a checkpoint's, or not temporary: kept.
+  const std::vector<std::string> kept = {"model.ckpt-0.data-00001-of-00002" + dead,
+                                         "notes.txt" + dead, "model.ckpt-0.data-00000-of-00001"};
+  for (const std::string& name : stale) WriteFile(dir_ + "/" + name, "partial");
+  for (const std::string& name : kept) WriteFile(dir_ + "/" + name, "other");
+  // A directory with a stale-looking name is never removed.
+  std::filesystem::create_directory(dir_ + "/model.ckpt-0.index" + dead + "9");
+  SaveWhole({{"a", Tensor::Scalar(1.0f)}});
+  ASSERT_TRUE(WriteCheckpointState(dir_, {"model.ckpt-1", {"model.ckpt-1"}}).ok());
+  std::vector<std::string> expected = kept;
+  expected.push_back("model.ckpt-0.index" + dead + "9");
+  expected.push_back(std::string(kStateFileName));
+  expected.push_back("model.ckpt-1.data-00000-of-00001");
+  expected.push_back("model.ckpt-1.index");
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(Files(), expected);
+}
+
+// A save in progress in this process keeps its temporary files.
+TEST_F(CheckpointFormatTest, TemporaryFilesOfThisProcessAreKept) {
+  auto first = ShardWriter::Create(prefix_, 0, 1);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = ShardWriter::Create(dir_ + "/model.ckpt-2", 0, 1);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE((*first)->Add("a", TensorShape({}), 0, Tensor::Scalar(1.0f)).ok());
+  ASSERT_TRUE((*first)->Finish().ok());
+  ASSERT_TRUE(MergeShardIndexes(prefix_, 1).ok());
+  EXPECT_EQ(RemoveStaleTempFiles(dir_, [](std::string_view) { return true; }), 0);
+  int temporary = 0;
+  for (const std::string& name : Files()) temporary += name.find(kTempInfix) != std::string::npos;
+  EXPECT_EQ(temporary, 1);  // model.ckpt-2's data file, still being written
+}
+
 TEST(CheckpointStateTest, FormatsAndParsesTensorFlowText) {
   CheckpointState state{"model.ckpt-3", {"model.ckpt-1", "we\"ird\\name", "model.ckpt-3"}};
   const std::string text = FormatCheckpointState(state);

@@ -89,6 +89,10 @@ StatusOr<CheckpointState> ReadCheckpointState(const std::string& dir) {
 }
 
 Status WriteCheckpointState(const std::string& dir, const CheckpointState& state) {
+  // One saver (the chief's) writes the state file; a temporary one of another process was
+  // left by a save killed while writing it.
+  RemoveStaleTempFiles(dir,
+                       [](std::string_view final_name) { return final_name == kStateFileName; });
   return WriteFileAtomically(dir + "/" + kStateFileName, FormatCheckpointState(state));
 }
 

@@ -6,6 +6,16 @@
 #include "src/train/checkpoint_format.h"
 
 namespace tw::checkpoint {
+namespace {
+
+// The directory of a checkpoint prefix ("/d/model.ckpt-1" -> "/d").
+std::string PrefixDirectory(const std::string& prefix) {
+  const size_t slash = prefix.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : prefix.substr(0, slash);
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<ShardWriter>> ShardWriter::Create(const std::string& prefix, int shard,
                                                            int num_shards) {
@@ -13,6 +23,15 @@ StatusOr<std::unique_ptr<ShardWriter>> ShardWriter::Create(const std::string& pr
     return errors::InvalidArgument("bad checkpoint shard ", shard, " of ", num_shards, " for ",
                                    prefix);
   }
+  // A save of this shard killed midway (of this or any earlier checkpoint) left temporary
+  // files that nothing else would remove. Only this shard's writer makes files with its
+  // shard suffix, so they cannot be a concurrent save's.
+  const std::string data_suffix = DataFileName(prefix, shard, num_shards).substr(prefix.size());
+  const std::string index_suffix =
+      ShardIndexFileName(prefix, shard, num_shards).substr(prefix.size());
+  RemoveStaleTempFiles(PrefixDirectory(prefix), [&](std::string_view final_name) {
+    return final_name.ends_with(data_suffix) || final_name.ends_with(index_suffix);
+  });
   TW_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> data,
                       WritableFile::Create(TempFileName(DataFileName(prefix, shard, num_shards))));
   return std::unique_ptr<ShardWriter>(new ShardWriter(prefix, shard, num_shards, std::move(data)));
@@ -95,6 +114,10 @@ Status MergeShardIndexes(const std::string& prefix, int num_shards) {
     for (auto& e : *shard.mutable_entry()) *merged.add_entry() = std::move(e);
   }
   const std::string index_file = IndexFileName(prefix);
+  // The merged index of a checkpoint is written by one task (the merge), so a temporary
+  // index left by another process is a killed merge's.
+  RemoveStaleTempFiles(PrefixDirectory(prefix),
+                       [](std::string_view final_name) { return final_name.ends_with(".index"); });
   if (Status s = ValidateIndex(merged, index_file, /*merged=*/true); !s.ok()) {
     return errors::InvalidArgument("cannot merge the shards of checkpoint ", prefix, ": ",
                                    s.message());

@@ -68,7 +68,12 @@ StatusOr<Scope::DeviceFunction> ReplicaDeviceSetter(const ReplicaDeviceSetterOpt
         std::find(options.ps_ops.begin(), options.ps_ops.end(), node.op()) != options.ps_ops.end();
     if (is_ps_op && options.ps_tasks > 0) {
       chosen.job = options.ps_job;
-      chosen.task = ChooseTask(options, node, load.get());
+      // As TensorFlow's replica_device_setter: only a variable left to the ps job (no job,
+      // or that job) gets a ps task and spends a turn; one pinned to another job keeps its
+      // job, and a ps task number would name a task that job may not have.
+      if (!current.job.has_value() || *current.job == options.ps_job) {
+        chosen.task = ChooseTask(options, node, load.get());
+      }
     } else {
       chosen = worker;
     }

@@ -81,6 +81,27 @@ TEST(ReplicaDeviceSetterTest, ScopeDevicesOverrideTheSetter) {
   EXPECT_EQ(DeviceOf(root, "c"), "/job:chief/task:0");
 }
 
+// As TensorFlow's replica_device_setter: a variable pinned to a job other than the ps job
+// keeps that job, gets no ps task number and takes no turn of the round robin.
+TEST(ReplicaDeviceSetterTest, VariablesOfAnotherJobGetNoPsTaskAndTakeNoTurn) {
+  auto setter = ReplicaDeviceSetter({.ps_tasks = 2, .worker_device = "/job:worker/task:0"});
+  ASSERT_TRUE(setter.ok());
+  Scope root = Scope::NewRootScope();
+  Scope model = root.WithDeviceFunction(*setter);
+  ops::MakeVariable(model, "a", DT_FLOAT, {});
+  ops::MakeVariable(model.WithDevice("/job:moon"), "moon", DT_FLOAT, {});
+  ops::MakeVariable(model.WithDevice("/job:worker/task:1"), "local", DT_FLOAT, {});
+  ops::MakeVariable(model, "b", DT_FLOAT, {});
+  ops::MakeVariable(model.WithDevice("/job:ps"), "on_ps", DT_FLOAT, {});
+  ops::MakeVariable(model, "c", DT_FLOAT, {});
+  EXPECT_EQ(DeviceOf(root, "a"), "/job:ps/task:0");
+  EXPECT_EQ(DeviceOf(root, "moon"), "/job:moon");
+  EXPECT_EQ(DeviceOf(root, "local"), "/job:worker/task:1");
+  EXPECT_EQ(DeviceOf(root, "b"), "/job:ps/task:1");      // the next turn after a
+  EXPECT_EQ(DeviceOf(root, "on_ps"), "/job:ps/task:0");  // the ps job itself takes a turn
+  EXPECT_EQ(DeviceOf(root, "c"), "/job:ps/task:1");
+}
+
 TEST(ReplicaDeviceSetterTest, ClusterGivesThePsCountAndBadOptionsAreNamed) {
   auto cluster = ClusterSpec::FromJson(R"({"ps": ["a:1", "b:1"], "worker": ["c:1"]})");
   ASSERT_TRUE(cluster.ok()) << cluster.status();

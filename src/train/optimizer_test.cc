@@ -115,6 +115,20 @@ TEST(OptimizerTest, PartitionedLookupTrainsOnlyTheRowsItTouches) {
                                    });
   ASSERT_TRUE(table.ok()) << table.status();
   ASSERT_EQ(table->parts.size(), 3u);
+  // TensorFlow's names for the parts: "<name>/part_<i>", not "<name>/part_<i>_1".
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(table->parts[i].op().name(), "table/part_" + std::to_string(i));
+  }
+  auto graph = root.ToGraphDef();
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  int variables = 0;
+  for (const auto& node : graph->node()) {
+    if (node.op() != "Variable") continue;
+    ++variables;
+    EXPECT_THAT(node.name(),
+                ::testing::AnyOf("global_step", "table/part_0", "table/part_1", "table/part_2"));
+  }
+  EXPECT_EQ(variables, 4);
   EXPECT_EQ(table->parts[0].shape[0], 3);  // 7 rows: 3 + 2 + 2
   EXPECT_EQ(table->row_offsets[2], 5);
   auto ids = Tensor::FromVector<int32_t>({0, 4, 6, 4});

@@ -35,10 +35,18 @@ StatusOr<PartitionedVariable> ModelVariables::AddPartitioned(
   for (int i = 0; i < num_parts; ++i) {
     std::vector<int64_t> part_shape = shape;
     part_shape[0] = base + (i < extra ? 1 : 0);
+    // The part's node takes the name "<name>/part_<i>" (TensorFlow's) before anything
+    // else can: its initial value is built afterwards, under "<name>/part_<i>/initial_value".
+    // Building the value first in a sub-scope named after the part took that name, and the
+    // variable became "<name>/part_<i>_1".
     const std::string part_name = p.name + "/part_" + std::to_string(i);
-    ops::Variable part = Add(scope, part_name, dtype, part_shape,
-                             initial_value(scope.NewSubScope(part_name), part_shape), trainable);
+    ops::Variable part = ops::MakeVariable(scope, part_name, dtype, part_shape);
     TW_RETURN_IF_ERROR(scope.status());
+    const Output value = initial_value(scope.NewSubScope(part_name + "/initial_value"), part_shape);
+    Operation init = ops::Assign(scope.WithOpName(part_name + "/initializer"), part, value).op();
+    TW_RETURN_IF_ERROR(scope.status());
+    variables_.push_back(
+        {.name = part.op().name(), .var = part, .initializer = init, .trainable = trainable});
     variables_.back().name = p.name;
     variables_.back().full_shape = shape;
     variables_.back().row_offset = offset;

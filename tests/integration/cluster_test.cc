@@ -1,5 +1,9 @@
 // Servers of one cluster in this process, talking over gRPC on loopback: the seeds'
 // patterns of shared variables and queues across tasks.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
@@ -298,6 +302,35 @@ TEST(LocalServerTest, HelloDistributedTensorweave) {
   auto out = session.Run({}, {hello});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].scalar<std::string>(), "Hello, distributed tensorweave!");
+}
+
+// What the server reports as bound is what it listens on: CreateLocal binds loopback.
+TEST(ServerBindTest, ListenAddressIsTheAddressReallyBound) {
+  auto server = Server::CreateLocal({.num_threads = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ((*server)->listen_address(), "127.0.0.1:" + std::to_string((*server)->port()));
+}
+
+// An IPv6 bind host is bracketed for gRPC: "::1:0" could not be bound, "[::1]:0" can.
+TEST(ServerBindTest, AnIpv6LoopbackBindHostIsServed) {
+  const int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in6 addr{};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_addr = in6addr_loopback;
+  const bool has_v6 =
+      probe >= 0 && bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  if (probe >= 0) close(probe);
+  if (!has_v6) GTEST_SKIP() << "no IPv6 loopback on this machine";
+  auto server = Server::CreateLocal({.bind_host = "::1", .num_threads = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string address = "[::1]:" + std::to_string((*server)->port());
+  EXPECT_EQ((*server)->listen_address(), address);
+  Scope root = Scope::NewRootScope();
+  auto two = ops::Add(root, 1, 1);
+  ClientSession session(root, {.target = "grpc://" + address});
+  auto out = session.Run({}, {two}, {}, {.timeout = absl::Seconds(30)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int32_t>(), 2);
 }
 
 TEST(ServerCreateTest, BadRoleIsInvalidArgument) {

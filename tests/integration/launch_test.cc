@@ -451,6 +451,9 @@ TEST_F(LaunchTest, BadFlagsAreOneLineAndExitOne) {
       {{"--cluster", "ps=1", "--"}, "no program to run"},
       {{"--cluster", "ps=1", "--", "no-such-program-tw"}, "no-such-program-tw: command not found"},
       {{"--cluster-json", (dir_ / "missing.json").string(), "--", "true"}, "cannot read"},
+      // Each job within its own limit, the launch over the total one.
+      {{"--cluster", "ps=1000,worker=1", "--", "true"},
+       "--cluster ps=1000,worker=1 has 1001 tasks; tw launch starts at most 1000"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<std::string> argv = {tw, "launch"};

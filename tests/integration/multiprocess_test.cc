@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -99,6 +100,23 @@ TEST_F(MultiProcessTest, KilledTaskGivesUnavailableNotAHang) {
   EXPECT_TRUE(IsUnavailable(out.status())) << out.status();
   EXPECT_THAT(std::string(out.status().message()),
               ::testing::HasSubstr("/job:ps/replica:0/task:0"));
+}
+
+// The configuration alone says bind=0.0.0.0:<port>; the server listens where --bind-host
+// says, and that is what it logs.
+TEST_F(MultiProcessTest, TwServerLogsTheAddressItReallyBinds) {
+  Scope root = Scope::NewRootScope();
+  auto c = ops::Identity(root.WithDevice("/job:ps/task:0"), 1.0f);
+  ClientSession session(root, {.target = worker_->target()});
+  ASSERT_TRUE(session.Run({}, {c}).ok());  // the ps process is up, its start logged
+  ps_->Signal(SIGTERM);
+  auto code = ps_->Wait(absl::Seconds(10));
+  ASSERT_TRUE(code.ok()) << code.status();
+  std::ifstream in(::testing::TempDir() + "/ps_server.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(log, ::testing::HasSubstr("serving at"));
+  EXPECT_THAT(log, ::testing::HasSubstr("bind=" + ps_address_)) << log;
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("bind=0.0.0.0"))) << log;
 }
 
 // Starts a `tw server` for the ps task at `address`, its log at `log`.

@@ -157,6 +157,19 @@ TEST(TwGraphTest, UnreadableOrBadFileIsOneLineAndExitOne) {
   const std::string path = ::testing::TempDir() + "/not_a_graph.pb";
   std::ofstream(path, std::ios::binary) << "\xff\xff\xff garbage";
   ExpectCleanFailure(Tw({"graph", "--dot", path}), "is not a binary GraphDef");
+  // A directory read as zero bytes, an empty GraphDef: an empty graph and exit 0.
+  const std::string dir = ::testing::TempDir() + "/a_directory.pb";
+  std::filesystem::create_directories(dir);
+  ExpectCleanFailure(Tw({"graph", "--dot", dir}), dir + " is a directory, not a GraphDef file");
+}
+
+// -5 used to mean "one per core" and 100000 started 100000 threads. Refused before any
+// server starts, naming the flag.
+TEST(TwServerTest, ThreadsOutsideTheirRangeAreRefused) {
+  for (const std::string threads : {"-5", "100000", "1025"}) {
+    ExpectCleanFailure(Tw({"server", "--threads=" + threads}),
+                       "--threads must be from 0 (one per core) to 1024, got " + threads);
+  }
 }
 
 TEST(TwHelpTest, ExplainsCommandsWithExamples) {

@@ -8,10 +8,14 @@
 namespace tw::ops {
 
 struct FIFOQueueOptions {
-  std::vector<std::vector<int64_t>> shapes;  // empty: any shape; else one per component
-  int64_t capacity = -1;                     // -1: unbounded
+  // Empty: any shape (then QueueDequeueMany/QueueDequeueUpTo are refused); else one per
+  // component.
+  std::vector<std::vector<int64_t>> shapes;
+  int64_t capacity = -1;  // -1: unbounded
+  // "": the device's default container; else [A-Za-z0-9.][A-Za-z0-9_.\-/]*, as TensorFlow
+  // (InvalidArgument `container "<c>" contains invalid characters` when the queue runs).
   std::string container;
-  std::string shared_name;  // "": private to the session
+  std::string shared_name;  // "": private to the session; must not start with '_'
 };
 
 // A queue handle (a DT_RESOURCE tensor) and its component types.
@@ -30,9 +34,17 @@ Operation QueueEnqueueMany(const Scope& scope, const Queue& queue, const InputLi
 // Takes one element; waits while empty; OutOfRange once closed and empty.
 std::vector<Output> QueueDequeue(const Scope& scope, const Queue& queue);
 // Takes n elements stacked along a new first dimension; OutOfRange if closed with fewer.
+// The queue needs component shapes (FIFOQueueOptions::shapes); otherwise InvalidArgument
+// "FIFOQueue's DequeueMany and DequeueUpTo require the components to have specified
+// shapes." as TensorFlow.
 std::vector<Output> QueueDequeueMany(const Scope& scope, const Queue& queue, Input n);
 // Like QueueDequeueMany, but once closed returns what is left (at least one element).
 std::vector<Output> QueueDequeueUpTo(const Scope& scope, const Queue& queue, Input n);
+// Closes the queue as TensorFlow does: without cancel_pending_enqueues the close waits
+// behind the enqueues already pending and completes when they have been served (enqueues
+// after it are Cancelled); Cancelled "Queue '<name>' is already closed." if another close
+// came first. With cancel_pending_enqueues it closes at once, cancels pending enqueues and
+// always succeeds. Dequeues then drain what is left, then get OutOfRange.
 Operation QueueClose(const Scope& scope, const Queue& queue, bool cancel_pending_enqueues = false);
 Output QueueSize(const Scope& scope, const Queue& queue);
 
