@@ -94,8 +94,8 @@ class MasterFuzz {
     options.local_device = env->devices[1]->name();
     for (auto& d : env->devices) {
       workers_.push_back(std::make_unique<Worker>(d.get(), &cache_));
-      cache_.workers[TaskOfDevice(d->name())] = workers_.back().get();
-      options.tasks.push_back(TaskOfDevice(d->name()));
+      cache_.workers[DeviceName::TaskOf(d->name())] = workers_.back().get();
+      options.tasks.push_back(DeviceName::TaskOf(d->name()));
     }
     // Half the inputs have a task that is down: sessions must filter it out.
     if (fdp_.ConsumeBool()) {

@@ -59,7 +59,7 @@ class WorkerFuzz {
   explicit WorkerFuzz(FuzzedDataProvider& fdp) : fdp_(fdp) {
     for (auto& d : env->devices) {
       workers_.push_back(std::make_unique<Worker>(d.get(), &cache_));
-      cache_.workers[TaskOfDevice(d->name())] = workers_.back().get();
+      cache_.workers[DeviceName::TaskOf(d->name())] = workers_.back().get();
     }
   }
 

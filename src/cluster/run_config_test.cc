@@ -429,17 +429,21 @@ TEST(RuntimeSettingsTest, BadValuesAreIgnoredWithAWarningNamingThem) {
       Env({{"TW_NUM_THREADS", "three"}, {"TW_BUFFER_POOL_MB", "lots"}}), &warnings);
   EXPECT_EQ(s.num_threads, 0);
   EXPECT_EQ(s.buffer_pool_mb, -1);
-  EXPECT_THAT(warnings, ElementsAre(HasSubstr("TW_NUM_THREADS=\"three\" is not a positive number"),
-                                    HasSubstr("TW_BUFFER_POOL_MB=\"lots\" is not a number")));
+  EXPECT_THAT(warnings,
+              ElementsAre(HasSubstr("TW_NUM_THREADS=\"three\" is not a number from 1 to 1024"),
+                          HasSubstr("TW_BUFFER_POOL_MB=\"lots\" is not a number")));
   warnings.clear();
   EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_NUM_THREADS", "0"}}), &warnings).num_threads,
             0);
   EXPECT_EQ(
       RuntimeSettings::FromEnvironment(Env({{"TW_NUM_THREADS", "-2"}}), &warnings).num_threads, 0);
+  EXPECT_EQ(
+      RuntimeSettings::FromEnvironment(Env({{"TW_NUM_THREADS", "100000"}}), &warnings).num_threads,
+      0);  // beyond what a device accepts
   EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_BUFFER_POOL_MB", "-5"}}), &warnings)
                 .buffer_pool_mb,
             -1);
-  EXPECT_EQ(warnings.size(), 3u);
+  EXPECT_EQ(warnings.size(), 4u);
 }
 
 }  // namespace

@@ -264,7 +264,7 @@ void Worker::EraseStep(int64_t step_id, StepRendezvous* step) {
   // A RecvTensor still waiting on the step (for a key its partition does not produce) would
   // otherwise wait for ever: once the step is forgotten, CleanupGraph cannot reach it.
   step->StartAbort(
-      errors::Cancelled("step ", step_id, " has ended on ", TaskOfDevice(device_->name())));
+      errors::Cancelled("step ", step_id, " has ended on ", DeviceName::TaskOf(device_->name())));
 }
 
 void Worker::GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResponse* response,
