@@ -58,8 +58,10 @@ install-check: build
 format:
 	@clang-format -i $(SOURCES)
 
+# Formatting, and the layer order of includes (scripts/check_layers.py).
 format-check:
 	@clang-format --dry-run --Werror $(SOURCES) && echo "format-check: ok"
+	@python3 scripts/check_layers.py
 
 clean:
 	@rm -rf $(BUILD) $(SAN_BUILD) $(BUILD).configure.log $(SAN_BUILD).configure.log

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "src/launch/launch_plan.h"
-#include "src/launch/launch_policy.h"
+#include "tools/launch/launch_plan.h"
+#include "tools/launch/launch_policy.h"
 
 namespace tw::launch {
 namespace {

@@ -15,8 +15,8 @@ import re
 import sys
 
 # Bottom to top, as built.
-LAYERS = ["base", "core", "cluster", "framework", "graph", "ops", "runtime", "distributed",
-          "rpc", "train"]
+LAYERS = ["base", "core", "checkpoint", "cluster", "framework", "graph", "ops", "runtime",
+          "distributed", "rpc", "train"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # Public headers by the layer that implements them (the first match wins).

@@ -1,6 +1,6 @@
 // `tw launch`: runs a whole cluster on this machine, one process per task, each with the
 // TF_CONFIG Kubeflow's TFJob would give it, and ends the job by TFJob's rules. The logic is
-// in src/launch/; this file turns flags into a plan and a supervisor. See docs/launch.md.
+// in tools/launch/; this file turns flags into a plan and a supervisor. See docs/launch.md.
 #include <unistd.h>
 
 #include <chrono>
@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "src/cluster/job_counts.h"
-#include "src/launch/launch_plan.h"
-#include "src/launch/supervisor.h"
 #include "tools/commands.h"
+#include "tools/launch/launch_plan.h"
+#include "tools/launch/supervisor.h"
 
 extern char** environ;
 

@@ -1,5 +1,5 @@
 // Checkpoint I/O: SaveVariables, MergeCheckpoint and RestoreVariables (definitions, CPU
-// kernels, graph-building functions). The format lives in src/train/checkpoint_*.h; see
+// kernels, graph-building functions). The format lives in src/checkpoint/checkpoint_*.h; see
 // docs/architecture.md, "Checkpoints".
 //
 // The kernels take variable handles, so each runs on its variables' task and reads or
@@ -9,11 +9,11 @@
 // is touched.
 #include "tensorweave/ops/io_ops.h"
 
+#include "src/checkpoint/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_format.h"
+#include "src/checkpoint/checkpoint_reader.h"
+#include "src/checkpoint/checkpoint_writer.h"
 #include "src/ops/variable.h"
-#include "src/train/checkpoint_file.h"
-#include "src/train/checkpoint_format.h"
-#include "src/train/checkpoint_reader.h"
-#include "src/train/checkpoint_writer.h"
 
 namespace tw {
 namespace {

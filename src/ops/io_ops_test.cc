@@ -8,7 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/train/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_file.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"
 

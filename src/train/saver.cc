@@ -1,6 +1,6 @@
 // Saver: builds the save, merge and restore ops per device group, and manages the
 // checkpoint directory (state file, max_to_keep). The files' format is in
-// src/train/checkpoint_*.h.
+// src/checkpoint/checkpoint_*.h.
 #include "tensorweave/train/saver.h"
 
 #include <algorithm>
@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
-#include "src/train/checkpoint_file.h"
-#include "src/train/checkpoint_format.h"
-#include "src/train/checkpoint_state.h"
+#include "src/checkpoint/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_format.h"
+#include "src/checkpoint/checkpoint_state.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/ops/basic_ops.h"
 

@@ -12,9 +12,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/train/checkpoint_file.h"
-#include "src/train/checkpoint_state.h"
-#include "src/train/checkpoint_writer.h"
+#include "src/checkpoint/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_state.h"
+#include "src/checkpoint/checkpoint_writer.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"

@@ -1,10 +1,10 @@
-#include "src/train/checkpoint_reader.h"
+#include "src/checkpoint/checkpoint_reader.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "src/base/crc32c.h"
-#include "src/train/checkpoint_format.h"
+#include "src/checkpoint/checkpoint_format.h"
 
 namespace tw::checkpoint {
 namespace {

@@ -1,9 +1,9 @@
-#include "src/train/checkpoint_writer.h"
+#include "src/checkpoint/checkpoint_writer.h"
 
 #include <unistd.h>
 
 #include "src/base/crc32c.h"
-#include "src/train/checkpoint_format.h"
+#include "src/checkpoint/checkpoint_format.h"
 
 namespace tw::checkpoint {
 namespace {

@@ -1,4 +1,4 @@
-#include "src/launch/line_splitter.h"
+#include "tools/launch/line_splitter.h"
 
 #include <string>
 #include <vector>

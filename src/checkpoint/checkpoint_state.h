@@ -7,8 +7,8 @@
 //
 // Paths are written relative to the directory; absolute ones are read too. Thread-safe:
 // pure functions (concurrent writers of one directory race, the last rename wins).
-#ifndef TENSORWEAVE_SRC_TRAIN_CHECKPOINT_STATE_H_
-#define TENSORWEAVE_SRC_TRAIN_CHECKPOINT_STATE_H_
+#ifndef TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_STATE_H_
+#define TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_STATE_H_
 
 #include <string>
 #include <string_view>
@@ -38,4 +38,4 @@ Status WriteCheckpointState(const std::string& dir, const CheckpointState& state
 
 }  // namespace tw::checkpoint
 
-#endif  // TENSORWEAVE_SRC_TRAIN_CHECKPOINT_STATE_H_
+#endif  // TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_STATE_H_

@@ -1,8 +1,8 @@
 // The terminal side of `tw launch`: task lines with a "[job:index] " prefix (coloured on a
 // terminal), the launcher's own messages, and on a terminal a status line kept at the
 // bottom with each task's state and the elapsed time.
-#ifndef TENSORWEAVE_SRC_LAUNCH_CONSOLE_H_
-#define TENSORWEAVE_SRC_LAUNCH_CONSOLE_H_
+#ifndef TENSORWEAVE_TOOLS_LAUNCH_CONSOLE_H_
+#define TENSORWEAVE_TOOLS_LAUNCH_CONSOLE_H_
 
 #include <cstddef>
 #include <string>
@@ -73,4 +73,4 @@ class Console {
 
 }  // namespace tw::launch
 
-#endif  // TENSORWEAVE_SRC_LAUNCH_CONSOLE_H_
+#endif  // TENSORWEAVE_TOOLS_LAUNCH_CONSOLE_H_

@@ -1,8 +1,8 @@
 // What `tw launch` starts: the cluster on loopback, and for each task the TF_CONFIG and
 // environment that Kubeflow's TFJob would give its pod. Everything here but the port and
 // program look-ups is pure, so the TF_CONFIG text is unit-tested byte for byte.
-#ifndef TENSORWEAVE_SRC_LAUNCH_LAUNCH_PLAN_H_
-#define TENSORWEAVE_SRC_LAUNCH_LAUNCH_PLAN_H_
+#ifndef TENSORWEAVE_TOOLS_LAUNCH_LAUNCH_PLAN_H_
+#define TENSORWEAVE_TOOLS_LAUNCH_LAUNCH_PLAN_H_
 
 #include <cstdint>
 #include <optional>
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "src/cluster/job_counts.h"
-#include "src/launch/launch_policy.h"
 #include "tensorweave/cluster_spec.h"
 #include "tensorweave/status.h"
+#include "tools/launch/launch_policy.h"
 
 namespace tw::launch {
 
@@ -93,4 +93,4 @@ StatusOr<std::string> FindProgram(const std::string& program, std::string_view p
 
 }  // namespace tw::launch
 
-#endif  // TENSORWEAVE_SRC_LAUNCH_LAUNCH_PLAN_H_
+#endif  // TENSORWEAVE_TOOLS_LAUNCH_LAUNCH_PLAN_H_

@@ -3,8 +3,8 @@
 //
 // Errors name the file. POSIX only. Thread-safe: no shared state (temporary names are
 // unique per process and call).
-#ifndef TENSORWEAVE_SRC_TRAIN_CHECKPOINT_FILE_H_
-#define TENSORWEAVE_SRC_TRAIN_CHECKPOINT_FILE_H_
+#ifndef TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_FILE_H_
+#define TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_FILE_H_
 
 #include <cstdint>
 #include <functional>
@@ -107,4 +107,4 @@ Status CheckPathUnder(const std::string& dir, const std::string& path);
 
 }  // namespace tw::checkpoint
 
-#endif  // TENSORWEAVE_SRC_TRAIN_CHECKPOINT_FILE_H_
+#endif  // TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_FILE_H_

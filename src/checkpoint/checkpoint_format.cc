@@ -1,4 +1,4 @@
-#include "src/train/checkpoint_format.h"
+#include "src/checkpoint/checkpoint_format.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "src/launch/launch_policy.h"
+#include "tools/launch/launch_policy.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,6 +1,6 @@
 // The checkpoint files on their own: writer, merge, reader, the index's checks, the state
 // file and the path checks.
-#include "src/train/checkpoint_format.h"
+#include "src/checkpoint/checkpoint_format.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,10 +10,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/train/checkpoint_file.h"
-#include "src/train/checkpoint_reader.h"
-#include "src/train/checkpoint_state.h"
-#include "src/train/checkpoint_writer.h"
+#include "src/checkpoint/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_reader.h"
+#include "src/checkpoint/checkpoint_state.h"
+#include "src/checkpoint/checkpoint_writer.h"
 
 namespace tw::checkpoint {
 namespace {

@@ -11,8 +11,8 @@
 // Everything read here comes from a file and is checked: corruption is DataLoss naming the
 // file (and the tensor), never a crash. Little-endian hosts only (checked at compile time).
 // Thread-safe: pure functions.
-#ifndef TENSORWEAVE_SRC_TRAIN_CHECKPOINT_FORMAT_H_
-#define TENSORWEAVE_SRC_TRAIN_CHECKPOINT_FORMAT_H_
+#ifndef TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_FORMAT_H_
+#define TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_FORMAT_H_
 
 #include <cstdint>
 #include <string>
@@ -65,4 +65,4 @@ StatusOr<Tensor> DecodeTensorBytes(DataType dtype, const TensorShape& shape, std
 
 }  // namespace tw::checkpoint
 
-#endif  // TENSORWEAVE_SRC_TRAIN_CHECKPOINT_FORMAT_H_
+#endif  // TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_FORMAT_H_

@@ -8,8 +8,8 @@
 // When a task's main process exits, the rest of its process group is killed, as when a
 // container's main process exits. One thread, one poll() loop; signals (SIGCHLD, SIGINT,
 // SIGTERM, SIGHUP) arrive through a signalfd while Run() blocks them.
-#ifndef TENSORWEAVE_SRC_LAUNCH_SUPERVISOR_H_
-#define TENSORWEAVE_SRC_LAUNCH_SUPERVISOR_H_
+#ifndef TENSORWEAVE_TOOLS_LAUNCH_SUPERVISOR_H_
+#define TENSORWEAVE_TOOLS_LAUNCH_SUPERVISOR_H_
 
 #include <chrono>
 #include <memory>
@@ -18,9 +18,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "src/launch/console.h"
-#include "src/launch/launch_policy.h"
 #include "tensorweave/status.h"
+#include "tools/launch/console.h"
+#include "tools/launch/launch_policy.h"
 
 namespace tw::launch {
 
@@ -122,4 +122,4 @@ class Supervisor {
 
 }  // namespace tw::launch
 
-#endif  // TENSORWEAVE_SRC_LAUNCH_SUPERVISOR_H_
+#endif  // TENSORWEAVE_TOOLS_LAUNCH_SUPERVISOR_H_

@@ -1,4 +1,4 @@
-#include "src/launch/launch_plan.h"
+#include "tools/launch/launch_plan.h"
 
 #include <unistd.h>
 

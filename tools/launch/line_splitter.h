@@ -1,7 +1,7 @@
 // Splits a byte stream that arrives in arbitrary pieces (pipe reads) into lines, keeping a
 // partial line until its end arrives. Used by `tw launch` to prefix each line of a task.
-#ifndef TENSORWEAVE_SRC_LAUNCH_LINE_SPLITTER_H_
-#define TENSORWEAVE_SRC_LAUNCH_LINE_SPLITTER_H_
+#ifndef TENSORWEAVE_TOOLS_LAUNCH_LINE_SPLITTER_H_
+#define TENSORWEAVE_TOOLS_LAUNCH_LINE_SPLITTER_H_
 
 #include <cstddef>
 #include <functional>
@@ -32,4 +32,4 @@ class LineSplitter {
 
 }  // namespace tw::launch
 
-#endif  // TENSORWEAVE_SRC_LAUNCH_LINE_SPLITTER_H_
+#endif  // TENSORWEAVE_TOOLS_LAUNCH_LINE_SPLITTER_H_

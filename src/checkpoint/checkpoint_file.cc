@@ -1,4 +1,4 @@
-#include "src/train/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_file.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -2,8 +2,8 @@
 // which tasks decide success, which exit codes are retried, and the per-job state machine
 // that turns task exits into "restart", "job succeeded" or "job failed". Pure functions
 // and a value type, no processes, so every rule is unit-tested (launch_policy_test.cc).
-#ifndef TENSORWEAVE_SRC_LAUNCH_LAUNCH_POLICY_H_
-#define TENSORWEAVE_SRC_LAUNCH_LAUNCH_POLICY_H_
+#ifndef TENSORWEAVE_TOOLS_LAUNCH_LAUNCH_POLICY_H_
+#define TENSORWEAVE_TOOLS_LAUNCH_LAUNCH_POLICY_H_
 
 #include <compare>
 #include <string>
@@ -106,4 +106,4 @@ class JobPolicy {
 
 }  // namespace tw::launch
 
-#endif  // TENSORWEAVE_SRC_LAUNCH_LAUNCH_POLICY_H_
+#endif  // TENSORWEAVE_TOOLS_LAUNCH_LAUNCH_POLICY_H_

@@ -1,9 +1,9 @@
-#include "src/train/checkpoint_state.h"
+#include "src/checkpoint/checkpoint_state.h"
 
 #include <optional>
 
 #include "src/base/strings.h"
-#include "src/train/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_file.h"
 
 namespace tw::checkpoint {
 namespace {

@@ -1,12 +1,12 @@
 // Writing checkpoints: one ShardWriter per shard (each on the task that holds the shard's
 // variables, in parallel), then MergeShardIndexes on one task makes the checkpoint valid.
-#ifndef TENSORWEAVE_SRC_TRAIN_CHECKPOINT_WRITER_H_
-#define TENSORWEAVE_SRC_TRAIN_CHECKPOINT_WRITER_H_
+#ifndef TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_WRITER_H_
+#define TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_WRITER_H_
 
 #include <memory>
 #include <string>
 
-#include "src/train/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_file.h"
 #include "tensorweave/protobuf/checkpoint.pb.h"
 #include "tensorweave/status.h"
 #include "tensorweave/tensor.h"
@@ -58,4 +58,4 @@ Status MergeShardIndexes(const std::string& prefix, int num_shards);
 
 }  // namespace tw::checkpoint
 
-#endif  // TENSORWEAVE_SRC_TRAIN_CHECKPOINT_WRITER_H_
+#endif  // TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_WRITER_H_

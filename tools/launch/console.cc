@@ -1,4 +1,4 @@
-#include "src/launch/console.h"
+#include "tools/launch/console.h"
 
 #include <poll.h>
 #include <sys/ioctl.h>

@@ -1,4 +1,4 @@
-#include "src/launch/supervisor.h"
+#include "tools/launch/supervisor.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <cstring>
 #include <utility>
 
-#include "src/launch/line_splitter.h"
+#include "tools/launch/line_splitter.h"
 
 namespace tw::launch {
 namespace {

@@ -1,15 +1,15 @@
 // Reading checkpoints: the index once, then any row range of any saved tensor, assembled
 // from whichever saved slices cover it (so a variable partitioned over 2 tasks when saved
 // can be restored onto 3), every slice's checksum verified before use.
-#ifndef TENSORWEAVE_SRC_TRAIN_CHECKPOINT_READER_H_
-#define TENSORWEAVE_SRC_TRAIN_CHECKPOINT_READER_H_
+#ifndef TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_READER_H_
+#define TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_READER_H_
 
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "src/train/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_file.h"
 #include "tensorweave/protobuf/checkpoint.pb.h"
 #include "tensorweave/status.h"
 #include "tensorweave/tensor.h"
@@ -53,4 +53,4 @@ class CheckpointReader {
 
 }  // namespace tw::checkpoint
 
-#endif  // TENSORWEAVE_SRC_TRAIN_CHECKPOINT_READER_H_
+#endif  // TENSORWEAVE_SRC_CHECKPOINT_CHECKPOINT_READER_H_
