@@ -19,6 +19,7 @@
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/ops.h"
+#include "testing/in_process_cluster.h"
 
 namespace tw {
 namespace {
@@ -27,19 +28,6 @@ using ::testing::HasSubstr;
 
 const std::string kPs = "/job:ps/replica:0/task:0/device:CPU:0";
 const std::string kWorker = "/job:worker/replica:0/task:0/device:CPU:0";
-
-class LocalWorkerCache : public WorkerCache {
- public:
-  // Workers look a peer up once per RecvTensor call they make.
-  StatusOr<WorkerInterface*> GetWorker(const std::string& task) override {
-    ++lookups;
-    auto it = workers.find(task);
-    if (it == workers.end()) return errors::NotFound("no task ", task);
-    return it->second;
-  }
-  std::map<std::string, WorkerInterface*> workers;
-  std::atomic<int> lookups{0};
-};
 
 // Calls an async worker method and waits for it.
 template <typename Method, typename... Args>
@@ -56,12 +44,18 @@ Status Call(Method method, Args... args) {
 
 class TwoTaskTest : public ::testing::Test {
  protected:
-  TwoTaskTest() {
+  TwoTaskTest()
+      : cluster_(*testing::InProcessCluster::Create(
+            {DeviceName::TaskOf(kPs), DeviceName::TaskOf(kWorker)})) {
     for (const std::string& name : {kPs, kWorker}) {
-      devices_[name] = *CpuDevice::Create(*DeviceName::Parse(name), {.num_threads = 2});
-      workers_[name] = std::make_unique<Worker>(devices_[name].get(), &cache_);
-      cache_.workers[DeviceName::TaskOf(name)] = workers_[name].get();
+      devices_[name] = cluster_->device(DeviceName::TaskOf(name));
+      workers_[name] = cluster_->worker(DeviceName::TaskOf(name));
     }
+  }
+  // How many times the workers looked a peer up (once per RecvTensor call they make).
+  int Lookups() {
+    return cluster_->lookups(DeviceName::TaskOf(kPs)) +
+           cluster_->lookups(DeviceName::TaskOf(kWorker));
   }
 
   // Plans and runs one step like a master whose own task is the worker task. `cleanup`:
@@ -88,7 +82,7 @@ class TwoTaskTest : public ::testing::Test {
       *reg.mutable_graph_def() = part;
       proto::RegisterGraphResponse handle;
       TW_RETURN_IF_ERROR(Call(
-          [target = workers_[device].get()](auto* req, auto* resp, auto done) {
+          [target = workers_[device]](auto* req, auto* resp, auto done) {
             target->RegisterGraphAsync(req, resp, done);
           },
           &reg, &handle));
@@ -125,8 +119,8 @@ class TwoTaskTest : public ::testing::Test {
       proto::CleanupGraphRequest request;
       request.set_step_id(step_id);
       proto::CleanupGraphResponse ignored;
-      (void)Call([target = worker.get()](auto* req, auto* resp,
-                                         auto done) { target->CleanupGraphAsync(req, resp, done); },
+      (void)Call([target = worker](auto* req, auto* resp,
+                                   auto done) { target->CleanupGraphAsync(req, resp, done); },
                  &request, &ignored);
     }
     for (auto& [device, s] : statuses) {
@@ -190,9 +184,9 @@ class TwoTaskTest : public ::testing::Test {
                 &cleanup, &ignored);
   }
 
-  std::map<std::string, std::unique_ptr<CpuDevice>> devices_;
-  std::map<std::string, std::unique_ptr<Worker>> workers_;
-  LocalWorkerCache cache_;
+  std::unique_ptr<testing::InProcessCluster> cluster_;
+  std::map<std::string, CpuDevice*> devices_;  // by device name, owned by cluster_
+  std::map<std::string, Worker*> workers_;
   int64_t next_step_ = 1;
 };
 
@@ -243,11 +237,11 @@ TEST_F(TwoTaskTest, PrefetchedTensorsAndAValueReadAfterTheUpdateCrossInOneStep) 
   ops::Identity(root.WithOpName("seen"), updated);
   const proto::GraphDef graph = *root.ToGraphDef();
   ASSERT_TRUE(RunStep(graph, {}, {}, {"init_w", "init_b"}).ok());
-  cache_.lookups = 0;
+  const int lookups_before = Lookups();
   auto out = RunStep(graph, {}, {"seen:0"}, {"update_b"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].scalar<float>(), 3.0f + 12.0f);
-  EXPECT_EQ(cache_.lookups, 2);
+  EXPECT_EQ(Lookups() - lookups_before, 2);
   auto after = RunStep(graph, {}, {"read_w:0", "read_b:0"}, {});
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ((*after)[0].scalar<float>(), 15.0f);
