@@ -17,6 +17,9 @@ ClientSession::~ClientSession() {
 
 Status ClientSession::SendNewNodes() {
   TW_RETURN_IF_ERROR(create_status_);
+  // mu_ orders the sends (each Extend carries the nodes after the last one sent), so it is
+  // held across Extend, which may wait for the cluster; Close never takes it, and ends such
+  // a wait (the session cancels its call in flight).
   absl::MutexLock lock(&mu_);
   TW_ASSIGN_OR_RETURN(proto::GraphDef fresh, scope_.NodesSince(nodes_sent_));
   if (fresh.node_size() == 0) return OkStatus();

@@ -231,6 +231,27 @@ TEST_F(WaitingForClusterTest, CloseEndsASessionWaitingForTheCluster) {
   EXPECT_EQ(run_status.message(), "Session has been closed");
 }
 
+// The same through a ClientSession, whose first Run sends its graph (Extend) and waits.
+TEST_F(WaitingForClusterTest, CloseEndsAClientSessionWaitingForTheCluster) {
+  Scope root = Scope::NewRootScope();
+  auto c = ops::Const(root.WithOpName("c"), Tensor::Scalar<float>(1));
+  ClientSession session(root, {.target = worker_->target()});
+  absl::Notification calling, returned;
+  Status run_status;
+  std::thread client([&] {
+    calling.Notify();
+    run_status = session.Run({}, {c}).status();
+    returned.Notify();
+  });
+  calling.WaitForNotification();
+  EXPECT_TRUE(session.Close().ok());
+  const bool ended = returned.WaitForNotificationWithTimeout(absl::Seconds(30));
+  if (!ended) worker_->Stop();  // ends the wait, so the test fails instead of hanging
+  client.join();
+  EXPECT_TRUE(ended);
+  EXPECT_TRUE(IsCancelled(run_status)) << run_status;
+}
+
 // The wait for the cluster is the server's option, and names the task that never answered.
 TEST_F(WaitingForClusterTest, TheWaitEndsWithUnavailableNamingTheMissingTask) {
   auto server = Server::Create(cluster_, "worker", 0,
