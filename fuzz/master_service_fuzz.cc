@@ -21,6 +21,7 @@
 #include "src/framework/file_access.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/device_name.h"
+#include "testing/in_process_cluster.h"
 
 namespace tw::fuzz {
 namespace {
@@ -38,42 +39,6 @@ struct Env {
 };
 
 Env* env = nullptr;
-
-// A task that is down: every call fails as a lost peer's would.
-class DownWorker final : public WorkerInterface {
- public:
-  void GetStatusAsync(const proto::GetStatusRequest*, proto::GetStatusResponse*,
-                      StatusCallback done) override {
-    done(Down());
-  }
-  void RegisterGraphAsync(const proto::RegisterGraphRequest*, proto::RegisterGraphResponse*,
-                          StatusCallback done) override {
-    done(Down());
-  }
-  void DeregisterGraphAsync(const proto::DeregisterGraphRequest*, proto::DeregisterGraphResponse*,
-                            StatusCallback done) override {
-    done(Down());
-  }
-  void RunGraphAsync(const RunGraphArgs*, RunGraphResult*, CancellationManager*,
-                     StatusCallback done) override {
-    done(Down());
-  }
-  void RecvTensorAsync(const RecvTensorArgs*, RecvTensorResult*, CancellationManager*,
-                       StatusCallback done) override {
-    done(Down());
-  }
-  void CleanupGraphAsync(const proto::CleanupGraphRequest*, proto::CleanupGraphResponse*,
-                         StatusCallback done) override {
-    done(Down());
-  }
-  void CleanupAllAsync(const proto::CleanupAllRequest*, proto::CleanupAllResponse*,
-                       StatusCallback done) override {
-    done(Down());
-  }
-
- private:
-  static Status Down() { return errors::Unavailable("task ", kDownTask, " is down"); }
-};
 
 struct StepCall {
   RunStepArgs args;
@@ -99,7 +64,7 @@ class MasterFuzz {
     }
     // Half the inputs have a task that is down: sessions must filter it out.
     if (fdp_.ConsumeBool()) {
-      cache_.workers[kDownTask] = &down_;
+      cache_.workers[kDownTask] = down_.get();
       options.tasks.push_back(kDownTask);
     }
     options.wait_for_cluster = absl::Milliseconds(5);
@@ -331,7 +296,8 @@ class MasterFuzz {
 
   FuzzedDataProvider& fdp_;
   MapWorkerCache cache_;
-  DownWorker down_;
+  // A task that is down: every call fails as a lost peer's would.
+  const std::unique_ptr<WorkerInterface> down_ = testing::NewUnreachableWorker();
   // Outlive the master and workers, which complete calls into them.
   CallTracker calls_;
   std::vector<std::shared_ptr<CancellationManager>> cms_;

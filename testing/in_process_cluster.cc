@@ -87,6 +87,10 @@ class HungWorker final : public WorkerInterface {
 
 }  // namespace
 
+std::unique_ptr<WorkerInterface> NewUnreachableWorker() {
+  return std::make_unique<UnreachableWorker>();
+}
+
 StatusOr<std::unique_ptr<InProcessCluster>> InProcessCluster::Create(
     const std::vector<std::string>& tasks, int threads) {
   std::unique_ptr<InProcessCluster> cluster(new InProcessCluster());

@@ -17,6 +17,10 @@
 
 namespace tw::testing {
 
+// A worker of a task that is down: every call fails at once with Unavailable, as a task
+// whose process is gone answers over the network. Thread-safe.
+std::unique_ptr<WorkerInterface> NewUnreachableWorker();
+
 // Thread-safe. Masters made by NewMaster must be destroyed before the cluster.
 class InProcessCluster final : public WorkerCache {
  public:
