@@ -169,6 +169,18 @@ void FIFOQueueResource::Close(bool cancel_pending_enqueues, CancellationManager*
   done(OkStatus());
 }
 
+bool FIFOQueueResource::AwaitWaiting(bool dequeues, size_t n, absl::Duration timeout) const {
+  const auto* line = dequeues ? &dequeuers_ : &enqueuers_;
+  struct Wait {
+    const std::list<std::unique_ptr<Attempt>>* line;
+    size_t n;
+  } wait{line, n};
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(absl::Condition(
+                                  +[](Wait* w) { return w->line->size() >= w->n; }, &wait),
+                              timeout);
+}
+
 int64_t FIFOQueueResource::size() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(queue_.size());

@@ -63,6 +63,10 @@ class FIFOQueueResource : public ResourceBase,
   // Either way, pending dequeues that can no longer be served then fail with OutOfRange.
   void Close(bool cancel_pending_enqueues, CancellationManager* cm, EnqueueDone done);
   int64_t size() const;
+  // Waits up to `timeout` until at least `n` dequeues (`dequeues`), or enqueues and closes,
+  // are waiting in line; false when they are not by then. For tests that must know a step
+  // is blocked on the queue before they act.
+  bool AwaitWaiting(bool dequeues, size_t n, absl::Duration timeout) const;
   const std::vector<DataType>& component_types() const { return types_; }
   // True when the queue was given one shape per component: DequeueMany and DequeueUpTo
   // need them (TensorFlow's "specified shapes").

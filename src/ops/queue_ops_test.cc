@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/ops/fifo_queue.h"
+#include "src/runtime/direct_session.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"
 
@@ -24,8 +25,9 @@ struct QueueGraph {
   std::vector<Output> dequeue, dequeue_many, dequeue_up_to;
   Output size;
   explicit QueueGraph(int64_t capacity = -1) {
+    // A shared name, so that tests can find the queue on their session's own device.
     q = ops::FIFOQueue(root.WithOpName("q"), {DT_INT32, DT_STRING},
-                       {.shapes = {{}, {}}, .capacity = capacity});
+                       {.shapes = {{}, {}}, .capacity = capacity, .shared_name = "g"});
     enqueue = ops::QueueEnqueue(root, q, {x, s});
     dequeue = ops::QueueDequeue(root, q);
     dequeue_many = ops::QueueDequeueMany(root, q, 2);
@@ -110,12 +112,23 @@ TEST(QueueTest, ClosedQueueSemantics) {
   EXPECT_TRUE(IsOutOfRange(session.Run({}, g.dequeue_up_to).status()));
 }
 
+// Waits (bounded) until `n` steps wait in line on the QueueGraph's queue of `session` to
+// dequeue (`dequeues`) or to enqueue: the condition a test acts on, instead of a sleep.
+void AwaitWaiting(ClientSession& session, const QueueGraph& g, bool dequeues, size_t n) {
+  ASSERT_TRUE(session.Run({}, {g.size}).ok());  // the queue exists from its first step on
+  auto* direct = static_cast<DirectSession*>(session.session());
+  auto queue = direct->device()->resource_manager()->Lookup<FIFOQueueResource>("", "g");
+  ASSERT_TRUE(queue.ok()) << queue.status();
+  ASSERT_TRUE((*queue)->AwaitWaiting(dequeues, n, absl::Seconds(30)))
+      << n << (dequeues ? " dequeues" : " enqueues") << " never waited";
+}
+
 TEST(QueueTest, CloseWakesBlockedDequeueWithOutOfRange) {
   QueueGraph g;
   ClientSession session(g.root);
   StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
   std::thread consumer([&] { out = session.Run({}, g.dequeue); });
-  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_NO_FATAL_FAILURE(AwaitWaiting(session, g, /*dequeues=*/true, 1));
   ASSERT_TRUE(session.Run({}, {}, {g.close}).ok());
   consumer.join();
   EXPECT_TRUE(IsOutOfRange(out.status())) << out.status();
@@ -127,7 +140,7 @@ TEST(QueueTest, CloseWithCancelPendingEnqueuesCancelsBlockedEnqueue) {
   ASSERT_TRUE(g.Enqueue(session, 1).ok());
   Status blocked;
   std::thread producer([&] { blocked = g.Enqueue(session, 2); });
-  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_NO_FATAL_FAILURE(AwaitWaiting(session, g, /*dequeues=*/false, 1));
   ASSERT_TRUE(session.Run({}, {}, {g.cancel_close}).ok());
   producer.join();
   EXPECT_TRUE(IsCancelled(blocked)) << blocked;
@@ -150,7 +163,7 @@ TEST(QueueTest, SessionCloseCancelsBlockedDequeue) {
   ClientSession session(g.root);
   StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
   std::thread consumer([&] { out = session.Run({}, g.dequeue); });
-  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_NO_FATAL_FAILURE(AwaitWaiting(session, g, /*dequeues=*/true, 1));
   ASSERT_TRUE(session.Close().ok());
   consumer.join();
   EXPECT_TRUE(IsCancelled(out.status())) << out.status();
@@ -168,7 +181,7 @@ TEST(QueueTest, HundredBlockedStepsDoNotStarveAnUnrelatedStep) {
       if (session.Run({}, g.dequeue).ok()) ++served;
     });
   }
-  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_NO_FATAL_FAILURE(AwaitWaiting(session, g, /*dequeues=*/true, 100));
   auto out = session.Run({}, {unrelated}, {}, {.timeout = absl::Seconds(10)});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].scalar<int32_t>(), 42);

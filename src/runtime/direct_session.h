@@ -20,6 +20,8 @@ class DirectSession final : public Session {
   // every other session on the same device. `owned` (if any) is that device, owned here.
   DirectSession(DeviceBase* device, std::unique_ptr<DeviceBase> owned);
   ~DirectSession() override;
+  // The device the session runs on (its resources, for tests).
+  DeviceBase* device() const { return device_; }
 
   using Session::Run;
   Status Extend(const proto::GraphDef& graph) override;
