@@ -73,6 +73,24 @@ void FIFOQueueResource::Dequeue(int64_t n, bool allow_partial, CancellationManag
   Start(std::move(a));
 }
 
+FIFOQueueResource::~FIFOQueueResource() {
+  std::vector<Completion> done;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto* line : {&enqueuers_, &dequeuers_}) {
+      for (std::unique_ptr<Attempt>& a : *line) {
+        done.push_back({std::move(a), errors::Cancelled("FIFOQueue '", name_,
+                                                        "' was destroyed: its container was "
+                                                        "cleared")});
+      }
+      line->clear();
+    }
+  }
+  // The attempts' cancellation callbacks hold the queue weakly: any that still runs finds
+  // it gone and does nothing.
+  RunCompletions(std::move(done));
+}
+
 void FIFOQueueResource::Start(std::unique_ptr<Attempt> a) {
   std::vector<Completion> done;
   CancellationManager* cm = a->cm;

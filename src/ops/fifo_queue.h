@@ -33,6 +33,10 @@ class FIFOQueueResource : public ResourceBase,
   // capacity < 0: unbounded. `shapes` is empty or one (partial) shape per component.
   FIFOQueueResource(std::string name, std::vector<DataType> types, std::vector<PartialShape> shapes,
                     int64_t capacity);
+  // Attempts still waiting when the queue goes (its container was cleared: CleanupAll,
+  // Reset, the end of an isolated session) end with Cancelled; they would otherwise never
+  // end, and their steps with them.
+  ~FIFOQueueResource() override;
 
   std::string TypeName() const override { return kTypeName; }
   std::string DebugString() const override { return "FIFOQueue '" + name_ + "'"; }

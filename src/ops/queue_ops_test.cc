@@ -294,6 +294,27 @@ TEST(FIFOQueueResourceTest, CloseWaitsForPendingEnqueues) {
   EXPECT_EQ(q->size(), 1);  // 2 went in before the close, 3 did not
 }
 
+// A queue destroyed while steps wait on it (its container cleared by CleanupAll or Reset)
+// ends their waits: found by the worker service fuzzer, where such a step never ended.
+TEST(FIFOQueueResourceTest, DestroyingAQueueEndsTheAttemptsWaitingOnIt) {
+  auto q = ScalarQueue(/*capacity=*/1);
+  Recorded first, blocked;
+  q->Enqueue(One(1), nullptr, first.Callback());
+  q->Enqueue(One(2), nullptr, blocked.Callback());  // waits: the queue is full
+  auto empty = ScalarQueue(/*capacity=*/1);
+  StatusOr<std::vector<FIFOQueueResource::Tuple>> got = errors::Unknown("not called");
+  CancellationManager cm;
+  empty->Dequeue(1, false, &cm, [&](auto r) { got = std::move(r); });  // waits: empty
+  ASSERT_FALSE(blocked.called);
+  q.reset();
+  empty.reset();
+  ASSERT_TRUE(blocked.called);
+  EXPECT_TRUE(IsCancelled(blocked.status)) << blocked.status;
+  EXPECT_EQ(blocked.status.message(), "FIFOQueue 'q' was destroyed: its container was cleared");
+  EXPECT_TRUE(IsCancelled(got.status())) << got.status();
+  cm.StartCancel();  // its callback finds the queue gone
+}
+
 TEST(FIFOQueueResourceTest, SecondCloseIsCancelledUnlessCancellingPendingEnqueues) {
   auto q = ScalarQueue(/*capacity=*/-1);
   Recorded first, second, cancelling;
@@ -340,6 +361,8 @@ TEST(FIFOQueueResourceTest, AWaitingCloseIsCancelledWithItsStepAndLeavesTheQueue
   EXPECT_FALSE(blocked.called);  // still waiting for room: the queue is not closed
   q->Close(false, nullptr, after.Callback());
   EXPECT_FALSE(after.called);
+  q.reset();  // the waiting enqueue and close end with the queue, before their recorders go
+  EXPECT_TRUE(blocked.called && after.called);
 }
 
 TEST(QueueTest, SecondCloseIsCancelledAsInTensorFlow) {
