@@ -26,8 +26,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libyaml-cpp-dev
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
+  python3  # scripts/check_layers.py (make format-check)
   linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
-  dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: src/train reader, its tests, training
+  dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training
 )
 # Only for the peer baselines in bench/ (PyTorch pulls in a few hundred MB), not for building.
 # libopenblas0-openmp becomes the system's libblas.so.3: without it Debian's torch calls the
