@@ -32,7 +32,7 @@ void ClusterWait::Run(Done done) {
         if (auto self = weak.lock()) {
           Status give_up;
           {
-            absl::MutexLock lock(&self->mu_);
+            absl::MutexLock self_lock(&self->mu_);
             give_up = self->GiveUp();
           }
           self->Finish(give_up);
