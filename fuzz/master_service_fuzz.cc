@@ -32,13 +32,7 @@ constexpr int kMaxCalls = 16;
 constexpr int64_t kMaxStepMs = 40;
 const char kDownTask[] = "/job:ps/replica:0/task:1";
 
-struct Env {
-  std::vector<std::unique_ptr<CpuDevice>> devices;  // ps:0, worker:0 (the master's task)
-  std::vector<FuzzDevice> fuzz_devices;
-  std::string dir;
-};
-
-Env* env = nullptr;
+FuzzEnv* env = nullptr;
 
 struct StepCall {
   RunStepArgs args;
@@ -312,21 +306,7 @@ class MasterFuzz {
 }  // namespace tw::fuzz
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  using namespace tw;
-  using namespace tw::fuzz;
-  env = new Env();
-  env->dir = MakeScratchDir();
-  for (const char* name :
-       {"/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"}) {
-    // Checkpoint ops may write in the scratch directory only.
-    auto files = FileAccessPolicy::AllowDirectories({env->dir}, "fuzz");
-    if (!files.ok()) std::abort();
-    auto device = CpuDevice::Create(*DeviceName::Parse(name),
-                                    {.num_threads = 2, .file_access = *std::move(files)});
-    if (!device.ok()) std::abort();
-    env->fuzz_devices.push_back({(*device)->name(), (*device)->incarnation()});
-    env->devices.push_back(*std::move(device));
-  }
+  tw::fuzz::env = tw::fuzz::FuzzEnv::Create();
   return 0;
 }
 
@@ -337,6 +317,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     MasterFuzz fuzz(fdp);
     fuzz.Run();
   }
-  for (auto& d : env->devices) d->resource_manager()->Clear({});
+  env->ClearResources();
   return 0;
 }

@@ -15,8 +15,10 @@
 #include "src/base/timer_queue.h"
 #include "src/core/tensor_coding.h"
 #include "src/framework/attr_value.h"
+#include "src/framework/file_access.h"
 #include "src/framework/op_def.h"
 #include "src/framework/rendezvous.h"
+#include "tensorweave/device_name.h"
 
 namespace tw::fuzz {
 namespace {
@@ -606,6 +608,26 @@ std::string MakeScratchDir() {
     std::abort();
   }
   return dir;
+}
+
+FuzzEnv* FuzzEnv::Create() {
+  auto* env = new FuzzEnv();
+  env->dir = MakeScratchDir();
+  for (const char* name :
+       {"/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"}) {
+    auto files = FileAccessPolicy::AllowDirectories({env->dir}, "fuzz");
+    if (!files.ok()) std::abort();
+    auto device = CpuDevice::Create(*DeviceName::Parse(name),
+                                    {.num_threads = 2, .file_access = *std::move(files)});
+    if (!device.ok()) std::abort();
+    env->fuzz_devices.push_back({(*device)->name(), (*device)->incarnation()});
+    env->devices.push_back(*std::move(device));
+  }
+  return env;
+}
+
+void FuzzEnv::ClearResources() {
+  for (auto& d : devices) d->resource_manager()->Clear({});
 }
 
 }  // namespace tw::fuzz

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "src/distributed/worker_interface.h"
+#include "src/runtime/cpu_device.h"
 #include "tensorweave/protobuf/graph.pb.h"
 #include "tensorweave/tensor.h"
 
@@ -112,6 +113,19 @@ class MapWorkerCache : public WorkerCache {
 
 // A fresh directory under $TMPDIR for the checkpoint ops of this process.
 std::string MakeScratchDir();
+
+// What both service fuzzers keep for the whole process: the devices of ps:0 and worker:0
+// (2 threads each; their checkpoint ops may write in a scratch directory only), made once
+// because a device's thread pool is costly to start for every input.
+struct FuzzEnv {
+  std::vector<std::unique_ptr<CpuDevice>> devices;  // ps:0, worker:0
+  std::vector<FuzzDevice> fuzz_devices;
+  std::string dir;
+  // Aborts when the devices cannot be made (the fuzzer cannot run at all then).
+  static FuzzEnv* Create();
+  // Forgets every variable and queue an input left on the devices.
+  void ClearResources();
+};
 
 }  // namespace tw::fuzz
 

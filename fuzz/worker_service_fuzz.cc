@@ -30,13 +30,7 @@ constexpr int kMaxCalls = 24;
 // an empty queue, a _Recv nobody sends) ends by itself.
 constexpr int64_t kMaxStepMs = 40;
 
-struct Env {
-  std::vector<std::unique_ptr<CpuDevice>> devices;
-  std::vector<FuzzDevice> fuzz_devices;
-  std::string dir;
-};
-
-Env* env = nullptr;
+FuzzEnv* env = nullptr;
 
 // What one asynchronous call needs alive until its `done`.
 struct RunGraphCall {
@@ -339,21 +333,7 @@ class WorkerFuzz {
 }  // namespace tw::fuzz
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  using namespace tw;
-  using namespace tw::fuzz;
-  env = new Env();
-  env->dir = MakeScratchDir();
-  for (const char* name :
-       {"/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"}) {
-    // Checkpoint ops may write in the scratch directory only.
-    auto files = FileAccessPolicy::AllowDirectories({env->dir}, "fuzz");
-    if (!files.ok()) std::abort();
-    auto device = CpuDevice::Create(*DeviceName::Parse(name),
-                                    {.num_threads = 2, .file_access = *std::move(files)});
-    if (!device.ok()) std::abort();
-    env->fuzz_devices.push_back({(*device)->name(), (*device)->incarnation()});
-    env->devices.push_back(*std::move(device));
-  }
+  tw::fuzz::env = tw::fuzz::FuzzEnv::Create();
   return 0;
 }
 
@@ -364,6 +344,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     WorkerFuzz fuzz(fdp);
     fuzz.Run();
   }
-  for (auto& d : env->devices) d->resource_manager()->Clear({});
+  env->ClearResources();
   return 0;
 }
