@@ -78,6 +78,17 @@ struct ServerOptions {
   absl::Duration stop_when_chief_unreachable = absl::InfiniteDuration();
 };
 
+// What a server is doing now, for diagnostics, health checks and tests that must wait for a
+// condition rather than sleep.
+struct ServerStats {
+  // Steps this task's worker is running a partition of, or holds tensors for.
+  size_t active_steps = 0;
+  // When the chief last answered this task's watch (ServerOptions::
+  // stop_when_chief_unreachable); absl::InfinitePast() before the first answer or without a
+  // watch.
+  absl::Time chief_last_answered = absl::InfinitePast();
+};
+
 // Thread-safe.
 class Server {
  public:
@@ -116,6 +127,8 @@ class Server {
   // "host:port" the server listens on (after Start()): its bind host (127.0.0.1 for
   // CreateLocal's default) and the port actually bound, an IPv6 host in brackets.
   virtual std::string listen_address() const = 0;
+  // A snapshot of what the server is doing; valid in any state.
+  virtual ServerStats stats() const = 0;
 };
 
 // StopCluster for a process without a server of its own (an operator's tool): asks every

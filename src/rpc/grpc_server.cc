@@ -261,6 +261,12 @@ class GrpcServer final : public Server {
     return port_;
   }
   std::string listen_address() const override { return JoinHostPort(options_.bind_host, port()); }
+  ServerStats stats() const override {
+    ServerStats stats{.active_steps = worker_->ActiveSteps()};
+    absl::MutexLock lock(&mu_);
+    stats.chief_last_answered = chief_last_answered_;
+    return stats;
+  }
 
  private:
   // Stops on a thread of its own (the caller may be a gRPC or watcher thread Stop waits for).
@@ -284,6 +290,8 @@ class GrpcServer final : public Server {
       proto::GetStatusResponse resp;
       if (stub->GetStatus(&ctx, req, &resp).ok()) {
         last_seen = absl::Now();
+        absl::MutexLock lock(&mu_);
+        chief_last_answered_ = *last_seen;
       } else if (last_seen && absl::Now() - *last_seen > limit) {
         Log().info("/job:{}/task:{}: the chief {} has not answered for {}; stopping", job_, task_,
                    chief, absl::FormatDuration(absl::Now() - *last_seen));
@@ -327,6 +335,7 @@ class GrpcServer final : public Server {
   std::vector<std::string> local_addresses_;
   std::shared_ptr<LocalMaster> local_master_;
   int port_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time chief_last_answered_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Notification stopped_;
   absl::Mutex stop_mu_;  // held for the whole of Stop()
   absl::Notification watch_done_;

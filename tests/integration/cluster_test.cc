@@ -22,6 +22,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Returns once `server`'s worker runs a step: a step blocked there is really blocked, not
+// yet on its way.
+void WaitForActiveStep(const Server& server) {
+  while (server.stats().active_steps == 0) absl::SleepFor(absl::Milliseconds(1));
+}
+
 // ps:0, worker:0 and worker:1 on free loopback ports, all started.
 class ClusterTest : public ::testing::Test {
  protected:
@@ -135,7 +141,7 @@ TEST_F(ClusterTest, CloseCancelsARemoteBlockedDequeue) {
   ClientSession session(root, {.target = Target("worker0")});
   StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
   std::thread consumer([&] { out = session.Run({}, take); });
-  absl::SleepFor(absl::Milliseconds(200));
+  WaitForActiveStep(*servers_["ps0"]);  // the dequeue waits on the ps task
   ASSERT_TRUE(session.Close().ok());
   consumer.join();  // would hang if Close did not reach the ps task
   EXPECT_TRUE(IsCancelled(out.status())) << out.status();
@@ -158,7 +164,7 @@ TEST_F(ClusterTest, StoppingTheMasterCancelsItsRunningSteps) {
   ClientSession session(root, {.target = Target("worker0")});
   StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
   std::thread consumer([&] { out = session.Run({}, take); });
-  absl::SleepFor(absl::Milliseconds(200));
+  WaitForActiveStep(*servers_["ps0"]);
   servers_["worker0"]->Stop();  // would hang if the step kept waiting on the ps task
   consumer.join();
   EXPECT_FALSE(out.ok());
@@ -253,7 +259,10 @@ TEST(ChiefWatchTest, TasksStopWhenTheChiefIsGone) {
   ASSERT_TRUE(chief_server.ok() && ps_server.ok());
   ASSERT_TRUE((*chief_server)->Start().ok());
   ASSERT_TRUE((*ps_server)->Start().ok());
-  absl::SleepFor(absl::Milliseconds(300));  // the ps task sees the chief at least once
+  // The watch counts only from a first answer of the chief.
+  while ((*ps_server)->stats().chief_last_answered == absl::InfinitePast()) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
   const absl::Time gone = absl::Now();
   (*chief_server)->Stop();
   (*ps_server)->Join();  // would hang if the ps task did not watch the chief
