@@ -26,7 +26,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libyaml-cpp-dev
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
-  python3  # scripts/check_layers.py (make format-check)
+  python3  # scripts/check_layers.py (make format-check), the Python front-end
+  pybind11-dev python3-dev python3-numpy python3-pytest  # python/: the extension and its tests
   linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training
 )
@@ -34,7 +35,7 @@ packages=(
 # libopenblas0-openmp becomes the system's libblas.so.3: without it Debian's torch calls the
 # reference BLAS and its steps are ~8x slower, which would make the baseline a straw man.
 bench_packages=(
-  python3-torch python3-numpy libopenblas0-openmp  # bench/mnist_torch.py
+  python3-torch libopenblas0-openmp  # bench/mnist_torch.py
 )
 if [ "$with_bench" = 1 ]; then
   packages+=("${bench_packages[@]}")

@@ -128,6 +128,12 @@ class Scope {
   // or an invalid Operation after recording an error.
   Operation AddNode(std::string_view op, const std::vector<InputList>& inputs,
                     const AttrMap& attrs = {}) const;
+  // Like AddNode, but all or nothing: a node that cannot be built leaves the graph as it
+  // was (no node, no name taken, no error recorded) and its error is returned. For
+  // front-ends that report each mistake where it is made and go on building (the Python
+  // layer raises it from the op's constructor). The scope's recorded error, if any, first.
+  StatusOr<Operation> TryAddNode(std::string_view op, const std::vector<InputList>& inputs,
+                                 const AttrMap& attrs = {}) const;
   // The node's output i, or an invalid Output when the node failed.
   Output AddNodeOutput(std::string_view op, const std::vector<InputList>& inputs,
                        const AttrMap& attrs = {}, int index = 0) const;

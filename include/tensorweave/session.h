@@ -47,9 +47,33 @@ struct SessionOptions {
   TlsOptions tls;
 };
 
+class CancellationManager;  // src/framework/cancellation.h
+
+// Cancels a step from another thread: give it as RunOptions::cancellation, then Cancel().
+// The step stops on every task it runs on and fails with Cancelled ("Step was cancelled
+// by the caller"); the session stays usable. Cancelling before the step starts makes it
+// fail at once; a cancellation stays cancelled, so use a fresh one per step.
+// Thread-safe.
+class StepCancellation {
+ public:
+  StepCancellation();
+  ~StepCancellation();
+  StepCancellation(const StepCancellation&) = delete;
+  StepCancellation& operator=(const StepCancellation&) = delete;
+  void Cancel();
+  bool IsCancelled() const;
+  // For sessions: where they register what stops their step.
+  CancellationManager* manager() { return manager_.get(); }
+
+ private:
+  std::unique_ptr<CancellationManager> manager_;
+};
+
 struct RunOptions {
   // A step still running after this long is cancelled and fails with DeadlineExceeded.
   absl::Duration timeout = absl::InfiniteDuration();
+  // Not owned; must outlive the Run call. Null: only the timeout and Close() end the step.
+  StepCancellation* cancellation = nullptr;
 };
 
 // Thread-safe: many threads may Run at once; Close may be called from any thread.
@@ -70,7 +94,8 @@ class Session {
   // targets node names run for their effects. `outputs` gets one tensor per fetch.
   // Errors: InvalidArgument for unknown names, fed values of the wrong dtype or shape, and
   // placement a local session cannot satisfy; the failing kernel's error prefixed with its
-  // node; DeadlineExceeded after RunOptions.timeout; Cancelled when Close() interrupted it.
+  // node; DeadlineExceeded after RunOptions.timeout; Cancelled when Close() or
+  // RunOptions.cancellation interrupted it.
   virtual Status Run(const RunOptions& options,
                      const std::vector<std::pair<std::string, Tensor>>& feeds,
                      const std::vector<std::string>& fetches,

@@ -16,7 +16,8 @@ std::map<std::string, std::shared_ptr<LocalMaster>>& Registry()
 
 }  // namespace
 
-Status LocalMaster::RunStep(const RunStepArgs& args, RunStepResult* result) {
+Status LocalMaster::RunStep(const RunStepArgs& args, RunStepResult* result,
+                            CancellationManager* cm) {
   Master* master = nullptr;
   {
     absl::MutexLock lock(&mu_);
@@ -26,7 +27,7 @@ Status LocalMaster::RunStep(const RunStepArgs& args, RunStepResult* result) {
   }
   absl::Notification finished;
   Status status;
-  master->RunStepAsync(&args, result, nullptr, [&](const Status& s) {
+  master->RunStepAsync(&args, result, cm, [&](const Status& s) {
     status = s;
     finished.Notify();
   });

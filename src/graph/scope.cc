@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_join.h"
 #include "src/framework/attr_value.h"
@@ -19,13 +20,14 @@ class GraphBuilder {
   std::map<std::string, int> node_index;  // name -> position in graph
   std::set<std::string> names;
   Status status;
+  // While a TryAddNode runs: the names it took, to give back if the node fails.
+  std::vector<std::string>* names_taken = nullptr;
 
   std::string UniqueName(const std::string& base) {
-    if (names.insert(base).second) return base;
-    for (int i = 1;; ++i) {
-      std::string candidate = base + "_" + std::to_string(i);
-      if (names.insert(candidate).second) return candidate;
-    }
+    std::string name = base;
+    for (int i = 1; !names.insert(name).second; ++i) name = base + "_" + std::to_string(i);
+    if (names_taken != nullptr) names_taken->push_back(name);
+    return name;
   }
   void Fail(const Status& s) {
     if (status.ok()) status = s;
@@ -105,6 +107,26 @@ StatusOr<proto::GraphDef> Scope::NodesSince(int first) const {
 }
 
 void Scope::UpdateStatus(const Status& s) const { builder_->Fail(s); }
+
+StatusOr<Operation> Scope::TryAddNode(std::string_view op, const std::vector<InputList>& inputs,
+                                      const AttrMap& attrs) const {
+  internal::GraphBuilder& b = *builder_;
+  TW_RETURN_IF_ERROR(b.status);
+  const int first = b.graph.node_size();
+  std::vector<std::string> taken;
+  b.names_taken = &taken;
+  Operation node = AddNode(op, inputs, attrs);
+  b.names_taken = nullptr;
+  if (node.valid()) return node;
+  // Undo: the constants made for literal inputs, and every name taken.
+  b.graph.mutable_node()->DeleteSubrange(first, b.graph.node_size() - first);
+  for (const std::string& name : taken) {
+    b.names.erase(name);
+    b.output_types.erase(name);
+    b.node_index.erase(name);
+  }
+  return std::exchange(b.status, OkStatus());
+}
 
 Output Scope::AddNodeOutput(std::string_view op, const std::vector<InputList>& inputs,
                             const AttrMap& attrs, int index) const {

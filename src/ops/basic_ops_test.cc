@@ -99,6 +99,26 @@ TEST(BuilderTest, ErrorsNameTheNodeAndStick) {
   EXPECT_FALSE(other.ToGraphDef().ok());
 }
 
+TEST(BuilderTest, TryAddNodeLeavesTheGraphAsItWasOnError) {
+  Scope root = Scope::NewRootScope();
+  Output a = ops::Const(root.WithOpName("a"), Tensor::Scalar(1.0f));
+  // A float and an int32 literal: the literal's Const is made, then the Add fails.
+  auto bad = root.WithOpName("sum").TryAddNode("Add", {InputList{a}, InputList{Input(3)}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(IsInvalidArgument(bad.status())) << bad.status();
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("node sum: "));
+  EXPECT_TRUE(root.ok());  // nothing recorded: building goes on
+  auto good = root.WithOpName("sum").TryAddNode("Add", {InputList{a}, InputList{a}});
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(good->name(), "sum");  // the failed node's name was given back
+  auto graph = root.ToGraphDef();
+  ASSERT_TRUE(graph.ok());
+  ASSERT_EQ(graph->node_size(), 2);  // a and sum: the failed node's constant is gone
+  EXPECT_EQ(graph->node(1).name(), "sum");
+  EXPECT_FALSE(root.WithOpName("x").TryAddNode("NoSuchOp", {}).ok());
+  EXPECT_TRUE(root.WithOpName("x").TryAddNode("NoOp", {}).ok());
+}
+
 // ---- Shape ----
 
 TEST(ShapeOpTest, Int32AndInt64) {

@@ -1,9 +1,11 @@
 // GrpcSession: a Session whose graph runs on a cluster, through the master service of the
 // server named by the target; and its SessionFactory, registered for grpc:// targets.
+#include "absl/cleanup/cleanup.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "src/distributed/local_master.h"
+#include "src/framework/cancellation.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/tensor_wire.h"
 #include "src/runtime/session_factory.h"
@@ -74,8 +76,13 @@ class GrpcSession final : public Session {
       args.proto.set_timeout_ms(absl::ToInt64Milliseconds(options.timeout));
     }
     RunStepResult result;
-    Status s = local_master_ != nullptr ? local_master_->RunStep(args, &result)
-                                        : RemoteRunStep(args, options.timeout, &result);
+    CancellationManager* caller =
+        options.cancellation != nullptr ? options.cancellation->manager() : nullptr;
+    Status s = local_master_ != nullptr ? local_master_->RunStep(args, &result, caller)
+                                        : RemoteRunStep(args, options.timeout, caller, &result);
+    if (caller != nullptr && caller->IsCancelled() && !s.ok()) {
+      return errors::Cancelled("Step was cancelled by the caller");
+    }
     if (IsDeadlineExceeded(s)) {
       return errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
                                       absl::FormatDuration(options.timeout));
@@ -174,8 +181,33 @@ class GrpcSession final : public Session {
   }
 
   // RunStep over gRPC, tensors in the wire form of src/rpc/tensor_wire.h.
-  Status RemoteRunStep(const RunStepArgs& args, absl::Duration timeout, RunStepResult* result) {
+  // `caller` (may be null) cancels the call, which ends the step on the master's tasks.
+  Status RemoteRunStep(const RunStepArgs& args, absl::Duration timeout, CancellationManager* caller,
+                       RunStepResult* result) {
     grpc::ClientContext ctx;
+    // What the caller's cancellation reaches: the call while it runs. The callback may
+    // still be running when the call has ended, so it holds this and not the context.
+    struct CallSlot {
+      absl::Mutex mu;
+      grpc::ClientContext* ctx ABSL_GUARDED_BY(mu) = nullptr;
+    };
+    auto slot = std::make_shared<CallSlot>();
+    {
+      absl::MutexLock lock(&slot->mu);
+      slot->ctx = &ctx;
+    }
+    const CancellationManager::Token token = caller != nullptr ? caller->NewToken() : 0;
+    if (caller != nullptr && !caller->RegisterCallback(token, [slot] {
+          absl::MutexLock lock(&slot->mu);
+          if (slot->ctx != nullptr) slot->ctx->TryCancel();
+        })) {
+      return errors::Cancelled("Step was cancelled by the caller");
+    }
+    absl::Cleanup forget = [&] {
+      if (caller != nullptr) caller->DeregisterCallback(token);
+      absl::MutexLock lock(&slot->mu);
+      slot->ctx = nullptr;
+    };
     // Grace past the step's own timeout and the master's wait for its tasks to confirm the
     // cancellation (2 s at most), so the master reports it once the step has stopped.
     if (timeout != absl::InfiniteDuration()) {

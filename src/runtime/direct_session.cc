@@ -146,6 +146,15 @@ Status DirectSession::Run(const RunOptions& options,
   if (options.timeout != absl::InfiniteDuration())
     run_args.deadline = absl::Now() + options.timeout;
 
+  // The caller's cancellation cancels this step's manager; the callback holds it, so it
+  // may still run after the step ended.
+  const CancellationManager::Token caller_token =
+      options.cancellation ? options.cancellation->manager()->NewToken() : 0;
+  if (options.cancellation != nullptr &&
+      !options.cancellation->manager()->RegisterCallback(
+          caller_token, [cancellation] { cancellation->StartCancel(); })) {
+    cancellation->StartCancel();  // cancelled before it started: it ends at once
+  }
   absl::Notification finished;
   Status status;
   executable->executor->RunAsync(run_args, [&](const Status& s) {
@@ -160,11 +169,17 @@ Status DirectSession::Run(const RunOptions& options,
     cancellation->StartCancel();  // wakes waiting kernels; they leave their queues intact
     finished.WaitForNotification();
   }
+  if (options.cancellation != nullptr) {
+    options.cancellation->manager()->DeregisterCallback(caller_token);
+  }
   bool closed = false;
   {
     absl::MutexLock lock(&mu_);
     active_steps_.erase(cancellation);
     closed = closed_;
+  }
+  if (options.cancellation != nullptr && options.cancellation->IsCancelled() && !status.ok()) {
+    return errors::Cancelled("Step was cancelled by the caller");
   }
   if (timed_out && !status.ok()) {
     return errors::DeadlineExceeded("Timed out waiting for the step to finish after ",

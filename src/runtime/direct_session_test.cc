@@ -168,5 +168,29 @@ TEST(DirectSessionTest, ClosedSessionRefusesSteps) {
   EXPECT_TRUE(IsCancelled(session.Run({}, {c}).status()));
 }
 
+TEST(DirectSessionTest, AStepCancelledByTheCallerEndsAndTheSessionGoesOn) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root, {DT_INT32});
+  auto take = ops::QueueDequeue(root, q);
+  auto put = ops::QueueEnqueue(root, q, {Input(7)});
+  ClientSession session(root);
+  for (bool before : {true, false}) {
+    StepCancellation cancellation;
+    if (before) cancellation.Cancel();
+    // Whenever the other thread's Cancel lands (before the dequeue waits or while it
+    // waits), the step ends with Cancelled: it would hang otherwise.
+    std::thread canceller([&] { cancellation.Cancel(); });
+    auto out = session.Run({}, take, {}, {.cancellation = &cancellation});
+    canceller.join();
+    ASSERT_TRUE(IsCancelled(out.status())) << out.status();
+    EXPECT_THAT(std::string(out.status().message()), HasSubstr("cancelled by the caller"));
+  }
+  // The cancelled dequeues left the queue: the next one gets the element.
+  ASSERT_TRUE(session.Run({}, {}, {put}).ok());
+  auto out = session.Run({}, take);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int32_t>(), 7);
+}
+
 }  // namespace
 }  // namespace tw

@@ -147,6 +147,34 @@ TEST_F(ClusterTest, CloseCancelsARemoteBlockedDequeue) {
   EXPECT_TRUE(IsCancelled(out.status())) << out.status();
 }
 
+// Through a master of this process (worker0's own server) and through gRPC: a target in
+// gRPC's "ipv4:" spelling names no master of this process, so its session takes the
+// network path.
+TEST_F(ClusterTest, TheCallerCancelsARemoteBlockedDequeueAndTheSessionGoesOn) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "c"});
+  auto take = ops::QueueDequeue(root, q);
+  auto put = ops::QueueEnqueue(root, q, {Input(5)});
+  const std::string remote =
+      "grpc://ipv4:127.0.0.1:" + std::to_string(servers_["worker1"]->port());
+  for (const std::string& target : {Target("worker0"), remote}) {
+    ClientSession session(root, {.target = target});
+    StepCancellation cancellation;
+    StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
+    std::thread consumer([&] { out = session.Run({}, take, {}, {.cancellation = &cancellation}); });
+    WaitForActiveStep(*servers_["ps0"]);
+    cancellation.Cancel();
+    consumer.join();  // would hang if the cancellation did not reach the ps task
+    EXPECT_TRUE(IsCancelled(out.status())) << target << ": " << out.status();
+    // The dequeue is gone from the ps task: the next one gets the element.
+    ASSERT_TRUE(session.Run({}, {}, {put}).ok());
+    auto again = session.Run({}, take, {}, {.timeout = absl::Seconds(10)});
+    ASSERT_TRUE(again.ok()) << target << ": " << again.status();
+    EXPECT_EQ((*again)[0].scalar<int32_t>(), 5);
+    while (servers_["ps0"]->stats().active_steps != 0) absl::SleepFor(absl::Milliseconds(1));
+  }
+}
+
 TEST_F(ClusterTest, StopEndsJoinAndFreesThePort) {
   Server* ps = servers_["ps0"].get();
   std::thread joiner([ps] { ps->Join(); });
