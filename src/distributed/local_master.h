@@ -30,8 +30,7 @@ class LocalMaster {
 
   // Runs a step and waits for it; `cm` (may be null) cancels it, as a client that gives
   // up does. Unavailable once the server has stopped.
-  Status RunStep(const RunStepArgs& args, RunStepResult* result,
-                 CancellationManager* cm = nullptr);
+  Status RunStep(const RunStepArgs& args, RunStepResult* result, CancellationManager* cm = nullptr);
   // Later calls fail with Unavailable; waits for the calls in progress (the server closes
   // its sessions first, which ends their steps).
   void Detach();

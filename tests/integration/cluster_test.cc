@@ -155,8 +155,7 @@ TEST_F(ClusterTest, TheCallerCancelsARemoteBlockedDequeueAndTheSessionGoesOn) {
   auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "c"});
   auto take = ops::QueueDequeue(root, q);
   auto put = ops::QueueEnqueue(root, q, {Input(5)});
-  const std::string remote =
-      "grpc://ipv4:127.0.0.1:" + std::to_string(servers_["worker1"]->port());
+  const std::string remote = "grpc://ipv4:127.0.0.1:" + std::to_string(servers_["worker1"]->port());
   for (const std::string& target : {Target("worker0"), remote}) {
     ClientSession session(root, {.target = target});
     StepCancellation cancellation;

@@ -1,0 +1,285 @@
+// The graph half of the native module: the registered op definitions, device names, and
+// Graph, which adds nodes through the C++ builder (Scope::TryAddNode) one at a time.
+//
+// The Python layer decides names, devices, control inputs and colocation by TF 1.x's rules
+// and passes them resolved; the builder checks the op, its attributes and its input types,
+// infers type attributes, fills defaults and places resource users with their resource.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "python/native/errors.h"
+#include "python/native/module.h"
+#include "python/native/tensor_numpy.h"
+#include "src/framework/attr_value.h"
+#include "src/framework/op_def.h"
+#include "tensorweave/device_name.h"
+#include "tensorweave/scope.h"
+
+namespace py = pybind11;
+
+namespace tw::python {
+namespace {
+
+py::dict ArgToDict(const ArgDef& arg) {
+  py::dict d;
+  d["name"] = arg.name;
+  d["type"] = static_cast<int>(arg.type);
+  d["type_attr"] = arg.type_attr;
+  d["number_attr"] = arg.number_attr;
+  d["type_list_attr"] = arg.type_list_attr;
+  return d;
+}
+
+py::object ShapeToPython(const proto::TensorShapeProto& shape) {
+  if (shape.unknown_rank()) return py::none();
+  py::list dims;
+  for (int64_t d : shape.dim()) dims.append(d < 0 ? py::object(py::none()) : py::int_(d));
+  return py::tuple(dims);
+}
+
+py::object AttrToPython(const proto::AttrValue& v) {
+  switch (v.value_case()) {
+    case proto::AttrValue::kI:
+      return py::int_(v.i());
+    case proto::AttrValue::kF:
+      return py::float_(v.f());
+    case proto::AttrValue::kB:
+      return py::bool_(v.b());
+    case proto::AttrValue::kS:
+      return py::bytes(v.s());
+    case proto::AttrValue::kType:
+      return py::int_(static_cast<int>(v.type()));
+    case proto::AttrValue::kShape:
+      return ShapeToPython(v.shape());
+    case proto::AttrValue::kList: {
+      py::list out;
+      for (int64_t i : v.list().i()) out.append(i);
+      for (float f : v.list().f()) out.append(f);
+      for (bool b : v.list().b()) out.append(b);
+      for (const std::string& s : v.list().s()) out.append(py::bytes(s));
+      for (int t : v.list().type()) out.append(t);
+      for (const auto& s : v.list().shape()) out.append(ShapeToPython(s));
+      return out;
+    }
+    default:
+      return py::none();  // tensors: the Python layer keeps the value it gave
+  }
+}
+
+py::dict OpDefToDict(const OpDef& def) {
+  py::dict d;
+  d["name"] = def.name;
+  py::list inputs, outputs, attrs;
+  for (const ArgDef& a : def.inputs) inputs.append(ArgToDict(a));
+  for (const ArgDef& a : def.outputs) outputs.append(ArgToDict(a));
+  for (const AttrDef& a : def.attrs) {
+    py::dict attr;
+    attr["name"] = a.name;
+    attr["kind"] = a.kind;
+    attr["default"] = a.default_value ? AttrToPython(*a.default_value) : py::object(py::none());
+    attr["has_default"] = a.default_value.has_value();
+    py::list allowed;
+    for (DataType t : a.allowed_types) allowed.append(static_cast<int>(t));
+    attr["allowed_types"] = allowed;
+    attrs.append(attr);
+  }
+  d["inputs"] = inputs;
+  d["outputs"] = outputs;
+  d["attrs"] = attrs;
+  d["is_stateful"] = def.is_stateful;
+  d["doc"] = def.doc;
+  return d;
+}
+
+py::list OpDefs() {
+  py::list out;
+  for (const std::string& name : OpRegistry::Global().ListOps()) {
+    out.append(OpDefToDict(*ValueOrThrow(OpRegistry::Global().LookUp(name))));
+  }
+  return out;
+}
+
+// A Python value as an attribute of `kind`; the message names the node and attribute.
+StatusOr<PartialShape> ToShape(const py::handle& value, const std::string& what) {
+  if (value.is_none()) return PartialShape::Unknown();
+  std::vector<int64_t> dims;
+  try {
+    for (const py::handle& d : value) dims.push_back(d.is_none() ? -1 : d.cast<int64_t>());
+  } catch (const py::cast_error&) {
+    return errors::InvalidArgument(what, ": a shape must be None or a list of ints or None");
+  }
+  return PartialShape::Of(std::move(dims));
+}
+
+template <typename T>
+StatusOr<T> Cast(const py::handle& value, const std::string& what, const char* expected) {
+  try {
+    return value.cast<T>();
+  } catch (const py::cast_error&) {
+    return errors::InvalidArgument(what, ": expected ", expected, ", got ",
+                                   std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+}
+
+StatusOr<proto::AttrValue> ToAttr(const std::string& kind, const py::handle& value,
+                                  const std::string& what) {
+  if (kind == "int") {
+    TW_ASSIGN_OR_RETURN(int64_t v, Cast<int64_t>(value, what, "an int"));
+    return MakeAttr(v);
+  }
+  if (kind == "float") {
+    TW_ASSIGN_OR_RETURN(float v, Cast<float>(value, what, "a float"));
+    return MakeAttr(v);
+  }
+  if (kind == "bool") {
+    TW_ASSIGN_OR_RETURN(bool v, Cast<bool>(value, what, "a bool"));
+    return MakeAttr(v);
+  }
+  if (kind == "string") {
+    TW_ASSIGN_OR_RETURN(std::string v, Cast<std::string>(value, what, "a string"));
+    return MakeAttr(std::string_view(v));
+  }
+  if (kind == "type") {
+    TW_ASSIGN_OR_RETURN(int t, Cast<int>(value, what, "a dtype"));
+    if (!IsValidDataType(t)) return errors::InvalidArgument(what, ": no data type ", t);
+    return MakeAttr(static_cast<DataType>(t));
+  }
+  if (kind == "shape") {
+    TW_ASSIGN_OR_RETURN(PartialShape shape, ToShape(value, what));
+    return MakeAttr(shape);
+  }
+  if (kind == "tensor") {
+    py::array array = py::array::ensure(value);
+    if (!array) {
+      PyErr_Clear();
+      return errors::InvalidArgument(what, ": expected an array");
+    }
+    const std::string numpy_name = py::str(array.dtype());
+    auto dtype = DataTypeFromName(numpy_name == "object" ? "string" : numpy_name);
+    if (!dtype.ok()) return errors::InvalidArgument(what, ": ", dtype.status().message());
+    TW_ASSIGN_OR_RETURN(Tensor tensor, NumpyToTensor(array, *dtype, what));
+    return MakeAttr(tensor);
+  }
+  if (kind == "list(type)") {
+    std::vector<DataType> types;
+    for (const py::handle& t : value) {
+      TW_ASSIGN_OR_RETURN(int v, Cast<int>(t, what, "a list of dtypes"));
+      if (!IsValidDataType(v)) return errors::InvalidArgument(what, ": no data type ", v);
+      types.push_back(static_cast<DataType>(v));
+    }
+    return MakeAttr(types);
+  }
+  if (kind == "list(int)") {
+    TW_ASSIGN_OR_RETURN(auto ints, Cast<std::vector<int64_t>>(value, what, "a list of ints"));
+    return MakeAttr(ints);
+  }
+  if (kind == "list(shape)") {
+    std::vector<PartialShape> shapes;
+    for (const py::handle& s : value) {
+      TW_ASSIGN_OR_RETURN(PartialShape shape, ToShape(s, what));
+      shapes.push_back(std::move(shape));
+    }
+    return MakeAttr(shapes);
+  }
+  return errors::Unimplemented(what, ": attributes of kind ", kind, " cannot be set from Python");
+}
+
+// The graph being built: a C++ root Scope and the operations added so far by name.
+class Graph {
+ public:
+  // Adds a node; returns (output dtypes, device as placed). ValueError naming the node for
+  // anything the builder refuses (TypeError for input type mismatches, as TF).
+  py::tuple AddNode(const std::string& op, const std::string& name,
+                    const std::vector<std::vector<std::pair<std::string, int>>>& inputs,
+                    const py::dict& attrs, const std::string& device,
+                    const std::vector<std::string>& control_inputs,
+                    const std::string& colocate_with) {
+    const OpDef* def = ValueOrThrow(OpRegistry::Global().LookUp(op));
+    AttrMap attr_map;
+    for (const auto& [key, value] : attrs) {
+      const std::string attr = key.cast<std::string>();
+      const AttrDef* attr_def = def->FindAttr(attr);
+      if (attr_def == nullptr) {
+        ThrowIfError(
+            errors::InvalidArgument("node ", name, ": op ", op, " has no attribute ", attr));
+      }
+      attr_map[attr] =
+          ValueOrThrow(ToAttr(attr_def->kind, value, "node " + name + ": attribute " + attr));
+    }
+    std::vector<InputList> input_lists;
+    for (const auto& arg : inputs) {
+      InputList list;
+      for (const auto& [node, index] : arg) list.push_back(Output(Find(node), index));
+      input_lists.push_back(std::move(list));
+    }
+    std::vector<Operation> deps;
+    for (const std::string& dep : control_inputs) deps.push_back(Find(dep));
+    Scope scope = root_.WithOpName(name).WithDevice(device).WithControlDependencies(deps);
+    if (!colocate_with.empty()) scope = scope.ColocateWith(Find(colocate_with));
+    const int first = static_cast<int>(ops_.size());
+    Operation added = ValueOrThrow(scope.TryAddNode(op, input_lists, attr_map));
+    proto::GraphDef fresh = ValueOrThrow(root_.NodesSince(first));
+    ops_.emplace(added.name(), added);
+    py::list types;
+    for (int i = 0; i < added.num_outputs(); ++i)
+      types.append(static_cast<int>(added.output_type(i)));
+    return py::make_tuple(types, fresh.node(fresh.node_size() - 1).device());
+  }
+
+  const Scope& scope() const { return root_; }
+  // The serialized GraphDef (tw.proto.GraphDef) built so far.
+  py::bytes SerializedGraphDef() const {
+    return py::bytes(ValueOrThrow(root_.ToGraphDef()).SerializeAsString());
+  }
+  int num_nodes() const { return static_cast<int>(ops_.size()); }
+
+  Operation Find(const std::string& name) const {
+    auto it = ops_.find(name);
+    if (it == ops_.end()) ThrowIfError(errors::InvalidArgument("no node named ", name));
+    return it->second;
+  }
+
+ private:
+  Scope root_ = Scope::NewRootScope();
+  std::unordered_map<std::string, Operation> ops_;
+};
+
+// "/job:ps/task:0/cpu:0" -> "/job:ps/task:0/device:CPU:0"; ValueError for bad syntax.
+std::string CanonicalDevice(const std::string& device) {
+  return ValueOrThrow(DeviceName::Parse(device)).ToString();
+}
+
+// Merges `inner` over `outer` (fields `inner` sets win), as nested device scopes do.
+std::string MergeDevices(const std::string& outer, const std::string& inner) {
+  DeviceName merged = ValueOrThrow(DeviceName::Parse(outer));
+  merged.OverrideWith(ValueOrThrow(DeviceName::Parse(inner)));
+  return merged.ToString();
+}
+
+}  // namespace
+
+const Scope& GraphScope(const py::handle& graph) { return graph.cast<const Graph&>().scope(); }
+Operation GraphOperation(const py::handle& graph, const std::string& name) {
+  return graph.cast<const Graph&>().Find(name);
+}
+
+void BindGraph(py::module_& m) {
+  m.def("op_defs", &OpDefs, "Every registered op definition, as dicts.");
+  m.def("canonical_device", &CanonicalDevice);
+  m.def("merge_devices", &MergeDevices);
+  m.def("dtype_name", [](int t) { return std::string(DataTypeName(static_cast<DataType>(t))); });
+  py::class_<Graph>(m, "Graph")
+      .def(py::init<>())
+      .def("add_node", &Graph::AddNode, py::arg("op"), py::arg("name"), py::arg("inputs"),
+           py::arg("attrs"), py::arg("device"), py::arg("control_inputs"), py::arg("colocate_with"))
+      .def("graph_def", &Graph::SerializedGraphDef)
+      .def_property_readonly("num_nodes", &Graph::num_nodes);
+}
+
+}  // namespace tw::python

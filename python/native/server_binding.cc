@@ -1,0 +1,113 @@
+// Servers and cluster configuration from Python: Server over the C++ Server, and
+// RunConfig's resolution of TF_CONFIG, given to Python as the JSON that `tw cluster` prints.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "python/native/errors.h"
+#include "python/native/module.h"
+#include "tensorweave/run_config.h"
+#include "tensorweave/server.h"
+
+namespace py = pybind11;
+
+namespace tw::python {
+namespace {
+
+class PyServer {
+ public:
+  explicit PyServer(std::unique_ptr<Server> server) : server_(std::move(server)) {}
+
+  static PyServer Create(const std::string& cluster_json, const std::string& job, int task,
+                         const std::string& bind_host, int num_threads, bool shared_memory,
+                         int64_t buffer_pool_mb, std::vector<std::string> allowed_directories) {
+    ClusterSpec cluster = ValueOrThrow(ClusterSpec::FromJson(cluster_json));
+    ServerOptions options{.bind_host = bind_host,
+                          .num_threads = num_threads,
+                          .allowed_directories = std::move(allowed_directories),
+                          .shared_memory = shared_memory,
+                          .buffer_pool_mb = buffer_pool_mb};
+    return PyServer(ValueOrThrow(Server::Create(cluster, job, task, options)));
+  }
+
+  void Start() { ThrowIfError(server_->Start()); }
+  void Stop() {
+    py::gil_scoped_release release;
+    server_->Stop();
+  }
+  // Waits, without the GIL, for the server to stop; Ctrl-C raises KeyboardInterrupt (the
+  // server keeps serving, as TensorFlow's does). The waiting thread holds the server.
+  void Join() {
+    auto joined = std::make_shared<absl::Notification>();
+    std::thread([server = server_, joined] {
+      server->Join();
+      joined->Notify();
+    }).detach();
+    for (;;) {
+      bool done = false;
+      {
+        py::gil_scoped_release release;
+        done = joined->WaitForNotificationWithTimeout(absl::Milliseconds(100));
+      }
+      if (done) return;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+  }
+  void StopCluster(double timeout_secs) {
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = server_->StopCluster(absl::Seconds(timeout_secs));
+    }
+    ThrowIfError(s);
+  }
+  std::string target() const { return server_->target(); }
+  int port() const { return server_->port(); }
+  size_t active_steps() const { return server_->stats().active_steps; }
+
+ private:
+  std::shared_ptr<Server> server_;
+};
+
+// RunConfig::Resolve with no flags: TF_CONFIG's `value` (None when unset) as the JSON object
+// RunConfig::ToJson writes. ValueError (InvalidArgumentError) naming the field at fault.
+std::string ResolveRunConfig(std::optional<std::string> tf_config) {
+  return ValueOrThrow(RunConfig::Resolve({}, tf_config)).ToJson();
+}
+
+py::dict RuntimeSettingsFromEnvironment() {
+  RuntimeSettings s = RuntimeSettings::FromEnvironment();
+  py::dict d;
+  d["num_threads"] = s.num_threads;
+  d["shared_memory"] = s.shared_memory;
+  d["buffer_pool_mb"] = s.buffer_pool_mb;
+  return d;
+}
+
+}  // namespace
+
+void BindServer(py::module_& m) {
+  py::class_<PyServer>(m, "Server")
+      .def_static("create", &PyServer::Create, py::arg("cluster_json"), py::arg("job"),
+                  py::arg("task"), py::arg("bind_host") = "0.0.0.0", py::arg("num_threads") = 0,
+                  py::arg("shared_memory") = true, py::arg("buffer_pool_mb") = -1,
+                  py::arg("allowed_directories") = std::vector<std::string>{})
+      .def("start", &PyServer::Start)
+      .def("stop", &PyServer::Stop)
+      .def("join", &PyServer::Join)
+      .def("stop_cluster", &PyServer::StopCluster, py::arg("timeout_secs") = 10.0)
+      .def_property_readonly("target", &PyServer::target)
+      .def_property_readonly("port", &PyServer::port)
+      .def_property_readonly("active_steps", &PyServer::active_steps);
+  m.def("resolve_run_config", &ResolveRunConfig, py::arg("tf_config"));
+  m.def("runtime_settings", &RuntimeSettingsFromEnvironment);
+}
+
+}  // namespace tw::python

@@ -1,0 +1,78 @@
+"""TensorFlow 1.x's API over tensorweave: `import tensorweave.compat.v1 as tf`.
+
+Programs written for `import tensorflow as tf` (1.x, graph mode) run with only that line
+changed, as far as they use what is here; docs/python.md lists it, and what is not.
+"""
+
+import types as _types
+
+from tensorweave import errors
+from tensorweave import raw_ops
+from tensorweave.client.session import InteractiveSession, Session
+from tensorweave.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
+from tensorweave.framework import dtypes as _dtypes
+from tensorweave.framework.constant_op import constant, convert_to_tensor
+from tensorweave.framework.dtypes import (DType, as_dtype, bool, double, float32,  # noqa: A004
+                                          float64, int32, int64, resource, string, uint8)
+from tensorweave.framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,
+                                       add_to_collections, colocate_with, control_dependencies,
+                                       device, get_collection, get_collection_ref,
+                                       get_default_graph, get_default_session, name_scope,
+                                       reset_default_graph)
+from tensorweave.framework.tensor_shape import Dimension, TensorShape
+from tensorweave.ops import nn_ops as _nn
+from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, ones_like, pad,
+                                       placeholder, placeholder_with_default, reshape, shape,
+                                       slice, stack, unstack, where, zeros, zeros_like)
+from tensorweave.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
+from tensorweave.ops.data_flow_ops import FIFOQueue, QueueBase
+from tensorweave.ops.math_ops import (add, add_n, argmax, cast, clip_by_value, div, divide,
+                                      equal, exp, greater, less, log, matmul, maximum, minimum,
+                                      multiply, negative, reduce_max, reduce_mean, reduce_sum,
+                                      sigmoid, sqrt, square, subtract, tanh, to_float, to_int32,
+                                      to_int64, truediv)
+from tensorweave.ops.random_ops import random_normal, random_uniform, truncated_normal
+from tensorweave.ops.variables import (Variable, all_variables, assign, assign_add, assign_sub,
+                                       global_variables, global_variables_initializer,
+                                       initialize_all_variables, is_variable_initialized,
+                                       local_variables, local_variables_initializer,
+                                       model_variables, report_uninitialized_variables,
+                                       trainable_variables, variables_initializer)
+from tensorweave.run_config import RunConfig as _RunConfig
+from tensorweave.run_config import TaskType as _TaskType
+from tensorweave.run_config import TFConfigClusterResolver as _TFConfigClusterResolver
+from tensorweave.training.server_lib import ClusterSpec as _ClusterSpec
+from tensorweave.training.server_lib import Server as _Server
+
+float16 = None  # not supported by this runtime; present so that `tf.float16` is not an error
+
+
+def _namespace(name, **members):
+    module = _types.ModuleType(__name__ + "." + name)
+    module.__dict__.update(members)
+    return module
+
+
+nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_softmax,
+                bias_add=_nn.bias_add, xw_plus_b=_nn.xw_plus_b, sigmoid=_nn.sigmoid,
+                tanh=_nn.tanh,
+                sparse_softmax_cross_entropy_with_logits=(
+                    _nn.sparse_softmax_cross_entropy_with_logits),
+                softmax_cross_entropy_with_logits=_nn.softmax_cross_entropy_with_logits,
+                softmax_cross_entropy_with_logits_v2=_nn.softmax_cross_entropy_with_logits_v2)
+math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=divide,
+                  truediv=truediv, exp=exp, log=log, sqrt=sqrt, square=square, maximum=maximum,
+                  minimum=minimum, equal=equal, less=less, greater=greater, negative=negative,
+                  reduce_sum=reduce_sum, reduce_mean=reduce_mean, reduce_max=reduce_max,
+                  argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n)
+train = _namespace("train", ClusterSpec=_ClusterSpec, Server=_Server)
+estimator = _namespace("estimator", RunConfig=_RunConfig, TaskType=_TaskType)
+contrib = _namespace("contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig))
+distribute = _namespace("distribute", cluster_resolver=_namespace(
+    "distribute.cluster_resolver", TFConfigClusterResolver=_TFConfigClusterResolver))
+dtypes = _dtypes
+
+import sys as _sys  # noqa: E402
+
+# `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.
+compat = _namespace("compat", v1=_sys.modules[__name__])

@@ -1,0 +1,1 @@
+"""Graph construction: dtypes, shapes, Graph, Operation, Tensor."""

@@ -1,0 +1,125 @@
+"""Python values to tensors: `constant` and `convert_to_tensor`, with TF 1.x's rules.
+
+Without a dtype, a Python float becomes float32, an int int32 (int64 if it does not fit),
+a bool bool, bytes/str string; numpy arrays keep their dtype. With one, the value must
+fit it: a float where an int32 is expected is a TypeError, as in TF.
+"""
+
+import numbers
+
+import numpy as np
+
+from tensorweave.framework import dtypes
+from tensorweave.framework import ops
+from tensorweave.framework import tensor_shape
+
+
+def _is_string(value):
+    return isinstance(value, (bytes, str))
+
+
+def _flatten(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _flatten(v)
+    else:
+        yield value
+
+
+def _infer_dtype(value):
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        return dtypes.as_dtype(value.dtype)
+    leaves = list(_flatten(value))
+    if any(v is None for v in leaves):
+        raise ValueError("None values not supported.")
+    if leaves and all(_is_string(v) for v in leaves):
+        return dtypes.string
+    if leaves and all(isinstance(v, (bool, np.bool_)) for v in leaves):
+        return dtypes.bool
+    if all(isinstance(v, numbers.Integral) for v in leaves):
+        if all(-2**31 <= int(v) < 2**31 for v in leaves):
+            return dtypes.int32
+        return dtypes.int64
+    if all(isinstance(v, numbers.Real) for v in leaves):
+        return dtypes.float32
+    raise TypeError("Failed to convert object of type %s to Tensor. Contents: %s. Consider "
+                    "casting elements to a supported type." % (type(value), value))
+
+
+def to_numpy(value, dtype=None):
+    """`value` as a numpy array of `dtype` (inferred when None), checked as TF checks it."""
+    if value is None:
+        raise ValueError("None values not supported.")
+    dtype = _infer_dtype(value) if dtype is None else dtypes.as_dtype(dtype)
+    if dtype == dtypes.string:
+        try:
+            array = np.array(value, dtype=object)
+        except ValueError as e:
+            raise ValueError("Argument must be a dense tensor: %s - got shape %s, but wanted %s."
+                             % (value, "ragged", "dense")) from e
+        flat = array.reshape(-1)
+        for i, v in enumerate(flat):
+            if isinstance(v, str):
+                flat[i] = v.encode("utf-8")
+            elif not isinstance(v, bytes):
+                raise TypeError("Expected string, got %r of type '%s' instead." %
+                                (v, type(v).__name__))
+        return array
+    if not isinstance(value, np.ndarray):
+        for v in _flatten(value):
+            if v is None:
+                raise ValueError("None values not supported.")
+            if dtype.is_integer and isinstance(v, float) and not float(v).is_integer():
+                raise TypeError("Expected %s, got %r of type '%s' instead." %
+                                (dtype.name, v, type(v).__name__))
+            if (dtype.is_integer or dtype.is_floating) and _is_string(v):
+                raise TypeError("Expected %s, got %r of type '%s' instead." %
+                                (dtype.name, v, type(v).__name__))
+    try:
+        return np.asarray(value, dtype=dtype.as_numpy_dtype)
+    except ValueError as e:
+        raise ValueError("Argument must be a dense tensor: %s - got shape %s, but wanted a "
+                         "dense shape." % (value, "ragged")) from e
+
+
+def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
+    """A Const node holding `value` (reshaped or filled to `shape` when given)."""
+    array = to_numpy(value, dtype)
+    if shape is not None:
+        shape = tuple(tensor_shape.as_shape(shape).as_list())
+        if array.size == 1 and not verify_shape:
+            array = np.full(shape, array.reshape(-1)[0], dtype=array.dtype)
+        elif array.size == int(np.prod(shape)) and not verify_shape:
+            array = array.reshape(shape)
+        else:
+            raise TypeError("Expected Tensor's shape: %s, got %s." % (shape, array.shape))
+    op = ops.get_default_graph().create_op(
+        "Const", [], {"value": array, "dtype": dtypes.as_dtype(array.dtype)
+                      if array.dtype != object else dtypes.string}, name=name)
+    out = op.outputs[0]
+    out._shape = tensor_shape.TensorShape(array.shape)
+    op._const_value = array
+    return out
+
+
+def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
+    """A Tensor for `value`: a Tensor as is (checked against `dtype`), else a constant."""
+    if hasattr(value, "_as_graph_element") and not isinstance(value, ops.Tensor):
+        value = value._as_graph_element()
+        if isinstance(value, ops.Operation):
+            raise TypeError("Can't convert Operation '%s' to Tensor (target dtype=%s, name=%r)"
+                            % (value.name, dtype, name))
+    if isinstance(value, ops.Tensor):
+        if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+            raise ValueError("Tensor conversion requested dtype %s for Tensor with dtype %s: %r"
+                             % (dtypes.as_dtype(dtype).name, value.dtype.name, value))
+        return value
+    if isinstance(value, ops.Operation):
+        raise TypeError("Can't convert Operation '%s' to Tensor (target dtype=%s, name=%r)" %
+                        (value.name, dtype, name))
+    if dtype is None and preferred_dtype is not None:
+        try:
+            return constant(value, preferred_dtype, name=name or "Const")
+        except (TypeError, ValueError):
+            pass
+    return constant(value, dtype, name=name or "Const")

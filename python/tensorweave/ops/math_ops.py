@@ -1,0 +1,201 @@
+"""Math and reduction ops with TF 1.x's names, and the Tensor operators.
+
+Operators follow TF 1.x: a Python operand takes the tensor's dtype, `/` is true division
+(integers are cast to floating point first), `==` and `!=` stay identity comparisons.
+Operators whose op this runtime lacks raise NotImplementedError naming it.
+"""
+
+from tensorweave import raw_ops
+from tensorweave.framework import dtypes
+from tensorweave.framework import ops
+from tensorweave.framework.constant_op import convert_to_tensor
+
+
+def _binary(op_type, default_name):
+    def fn(x, y, name=None):
+        x_is_tensor = isinstance(x, ops.Tensor) or hasattr(x, "_as_graph_element")
+        if x_is_tensor:
+            x = convert_to_tensor(x)
+            y = convert_to_tensor(y, dtype=None if _is_tensor(y) else x.dtype)
+        else:
+            y = convert_to_tensor(y)
+            x = convert_to_tensor(x, dtype=y.dtype)
+        if x.dtype != y.dtype:
+            raise TypeError("Input 'y' of '%s' Op has type %s that does not match type %s of "
+                            "argument 'x'." % (op_type, y.dtype.name, x.dtype.name))
+        return getattr(raw_ops, op_type)(x=x, y=y, name=name or default_name)
+    fn.__name__ = default_name
+    return fn
+
+
+def _is_tensor(v):
+    return isinstance(v, ops.Tensor) or hasattr(v, "_as_graph_element")
+
+
+add = _binary("Add", "add")
+subtract = _binary("Sub", "sub")
+multiply = _binary("Mul", "mul")
+maximum = _binary("Maximum", "maximum")
+minimum = _binary("Minimum", "minimum")
+equal = _binary("Equal", "equal")
+less = _binary("Less", "less")
+greater = _binary("Greater", "greater")
+sub = subtract
+mul = multiply
+
+
+def truediv(x, y, name=None):
+    x = convert_to_tensor(x) if _is_tensor(x) else x
+    if _is_tensor(x):
+        y = convert_to_tensor(y, dtype=None if _is_tensor(y) else x.dtype)
+    else:
+        y = convert_to_tensor(y)
+        x = convert_to_tensor(x, dtype=y.dtype)
+    if x.dtype != y.dtype:
+        raise TypeError("x and y must have the same dtype, got %r != %r" % (x.dtype, y.dtype))
+    if x.dtype in (dtypes.int32, dtypes.int64, dtypes.uint8):
+        target = dtypes.float64 if x.dtype in (dtypes.int32, dtypes.int64) else dtypes.float32
+        x, y = cast(x, target), cast(y, target)
+    return raw_ops.Div(x=x, y=y, name=name or "truediv")
+
+
+def divide(x, y, name=None):
+    return truediv(x, y, name=name or "truediv")
+
+
+div = divide
+
+
+def negative(x, name=None):
+    return raw_ops.Neg(x=x, name=name or "Neg")
+
+
+def exp(x, name=None):
+    return raw_ops.Exp(x=x, name=name or "Exp")
+
+
+def log(x, name=None):
+    return raw_ops.Log(x=x, name=name or "Log")
+
+
+def sqrt(x, name=None):
+    return raw_ops.Sqrt(x=x, name=name or "Sqrt")
+
+
+def square(x, name=None):
+    return raw_ops.Square(x=x, name=name or "Square")
+
+
+def sigmoid(x, name=None):
+    return raw_ops.Sigmoid(x=x, name=name or "Sigmoid")
+
+
+def tanh(x, name=None):
+    return raw_ops.Tanh(x=x, name=name or "Tanh")
+
+
+def cast(x, dtype, name=None):
+    x = convert_to_tensor(x)
+    dtype = dtypes.as_dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    out = raw_ops.Cast(x=x, DstT=dtype, name=name or "Cast")
+    out._shape = x.shape
+    return out
+
+
+def to_float(x, name="ToFloat"):
+    return cast(x, dtypes.float32, name=name)
+
+
+def to_int32(x, name="ToInt32"):
+    return cast(x, dtypes.int32, name=name)
+
+
+def to_int64(x, name="ToInt64"):
+    return cast(x, dtypes.int64, name=name)
+
+
+def add_n(inputs, name=None):
+    return raw_ops.AddN(inputs=list(inputs), name=name or "AddN")
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    return raw_ops.MatMul(a=a, b=b, transpose_a=transpose_a, transpose_b=transpose_b,
+                          name=name or "MatMul")
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    with ops.name_scope(name, "clip_by_value"):
+        return minimum(maximum(t, clip_value_min), clip_value_max)
+
+
+def _reduction(op_type, default_name):
+    def fn(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
+           keep_dims=None):
+        x = convert_to_tensor(input_tensor)
+        if axis is None:
+            axis = reduction_indices
+        keep = bool(keepdims if keepdims is not None else keep_dims)
+        if axis is None:
+            if x.shape.ndims is None:
+                raise NotImplementedError("%s over every axis of a tensor of unknown rank: "
+                                          "give axis" % default_name)
+            axis = list(range(x.shape.ndims))
+        return getattr(raw_ops, op_type)(input=x, axis=axis, keep_dims=keep,
+                                         name=name or default_name)
+    fn.__name__ = default_name
+    return fn
+
+
+reduce_sum = _reduction("Sum", "Sum")
+reduce_mean = _reduction("Mean", "Mean")
+reduce_max = _reduction("Max", "Max")
+
+
+def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    if axis is None:
+        axis = dimension if dimension is not None else 0
+    return raw_ops.ArgMax(input=input, dimension=axis, output_type=output_type,
+                          name=name or "ArgMax")
+
+
+def _unsupported(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError("%s: the runtime has no kernel for this op yet" % name)
+    return fn
+
+
+# ---- Tensor operators ----
+def _reflect(fn):
+    return lambda x, y: fn(y, x)
+
+
+def _getitem(tensor, key):
+    from tensorweave.ops import array_ops
+    return array_ops._slice_helper(tensor, key)
+
+
+def _install_operators(cls):
+    cls.__add__ = lambda x, y: add(x, y)
+    cls.__radd__ = _reflect(add)
+    cls.__sub__ = lambda x, y: subtract(x, y)
+    cls.__rsub__ = _reflect(subtract)
+    cls.__mul__ = lambda x, y: multiply(x, y)
+    cls.__rmul__ = _reflect(multiply)
+    cls.__truediv__ = lambda x, y: truediv(x, y)
+    cls.__rtruediv__ = _reflect(truediv)
+    cls.__matmul__ = lambda x, y: matmul(x, y)
+    cls.__rmatmul__ = _reflect(matmul)
+    cls.__neg__ = lambda x: negative(x)
+    cls.__lt__ = lambda x, y: less(x, y)
+    cls.__gt__ = lambda x, y: greater(x, y)
+    cls.__getitem__ = _getitem
+    for op, name in (("__floordiv__", "FloorDiv"), ("__mod__", "FloorMod"), ("__pow__", "Pow"),
+                     ("__le__", "LessEqual"), ("__ge__", "GreaterEqual"), ("__abs__", "Abs"),
+                     ("__and__", "LogicalAnd"), ("__or__", "LogicalOr"),
+                     ("__invert__", "LogicalNot")):
+        setattr(cls, op, _unsupported(name))
+
+
+_install_operators(ops.Tensor)

@@ -1,0 +1,55 @@
+"""tf.nn: activations, softmax and its cross-entropies, bias_add, xw_plus_b."""
+
+from tensorweave import raw_ops
+from tensorweave.framework import ops
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.ops import math_ops
+
+
+def relu(features, name=None):
+    return raw_ops.Relu(features=features, name=name or "Relu")
+
+
+def softmax(logits, axis=None, name=None):
+    return raw_ops.Softmax(logits=logits, name=name or "Softmax")
+
+
+def log_softmax(logits, axis=None, name=None):
+    return raw_ops.LogSoftmax(logits=logits, name=name or "LogSoftmax")
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    return raw_ops.BiasAdd(value=value, bias=bias, name=name or "BiasAdd")
+
+
+def xw_plus_b(x, weights, biases, name=None):
+    with ops.name_scope(name, "xw_plus_b") as scope:
+        return bias_add(math_ops.matmul(x, weights), biases, name=scope)
+
+
+def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
+                                             name=None):
+    if _sentinel is not None:
+        raise ValueError("Only call `sparse_softmax_cross_entropy_with_logits` with named "
+                         "arguments (labels=..., logits=..., ...)")
+    loss, _ = raw_ops.SparseSoftmaxCrossEntropyWithLogits(
+        features=logits, labels=labels, name=name or "SparseSoftmaxCrossEntropyWithLogits")
+    return loss
+
+
+def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1,
+                                         name=None, axis=None):
+    if _sentinel is not None:
+        raise ValueError("Only call `softmax_cross_entropy_with_logits_v2` with named "
+                         "arguments (labels=..., logits=..., ...)")
+    with ops.name_scope(name, "softmax_cross_entropy_with_logits"):
+        labels = convert_to_tensor(labels)
+        logits = convert_to_tensor(logits, dtype=labels.dtype)
+        # -sum(labels * log_softmax(logits)) over the last axis.
+        return math_ops.negative(math_ops.reduce_sum(
+            math_ops.multiply(labels, log_softmax(logits)), axis=[1]))
+
+
+softmax_cross_entropy_with_logits = softmax_cross_entropy_with_logits_v2
+sigmoid = math_ops.sigmoid
+tanh = math_ops.tanh

@@ -1,0 +1,49 @@
+"""Random tensors: random_normal, truncated_normal, random_uniform."""
+
+from tensorweave import raw_ops
+from tensorweave.framework import dtypes
+from tensorweave.framework import ops
+from tensorweave.framework import tensor_shape
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.ops import math_ops
+
+
+def _seeds(seed):
+    graph_seed = ops.get_default_graph().seed
+    if seed is None and graph_seed is None:
+        return 0, 0
+    return (graph_seed or 87654321), (seed or 0)
+
+
+def _shaped(op_type, shape, dtype, seed, name):
+    seed1, seed2 = _seeds(seed)
+    shape_tensor = convert_to_tensor(shape, dtype=dtypes.int32)
+    out = getattr(raw_ops, op_type)(shape=shape_tensor, dtype=dtypes.as_dtype(dtype),
+                                    seed=seed1, seed2=seed2, name=name)
+    if isinstance(shape, (list, tuple)):
+        out._shape = tensor_shape.TensorShape(shape)
+    return out
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    with ops.name_scope(name, "random_normal") as scope:
+        x = _shaped("RandomStandardNormal", shape, dtype, seed, "RandomStandardNormal")
+        return math_ops.add(math_ops.multiply(x, stddev), mean, name=scope)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    with ops.name_scope(name, "truncated_normal") as scope:
+        x = _shaped("TruncatedNormal", shape, dtype, seed, "TruncatedNormal")
+        return math_ops.add(math_ops.multiply(x, stddev), mean, name=scope)
+
+
+def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
+    dtype = dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise NotImplementedError("random_uniform: only floating dtypes are supported")
+    if maxval is None:
+        maxval = 1
+    with ops.name_scope(name, "random_uniform") as scope:
+        x = _shaped("RandomUniform", shape, dtype, seed, "RandomUniform")
+        return math_ops.add(math_ops.multiply(x, math_ops.subtract(
+            convert_to_tensor(maxval, dtype=dtype), minval)), minval, name=scope)

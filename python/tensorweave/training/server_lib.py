@@ -1,0 +1,158 @@
+"""ClusterSpec and Server with TF 1.x's API, the server being the C++ Server."""
+
+import json
+
+from tensorweave import _native
+from tensorweave import errors
+
+
+class ClusterSpec:
+    """Jobs and their tasks' addresses: from a dict of lists or of {index: address}, another
+    ClusterSpec, or None (empty)."""
+
+    def __init__(self, cluster):
+        self._jobs = {}
+        if cluster is None:
+            return
+        if isinstance(cluster, ClusterSpec):
+            self._jobs = {j: dict(t) for j, t in cluster._jobs.items()}
+            return
+        if isinstance(cluster, dict):
+            for job, tasks in cluster.items():
+                if not isinstance(job, str):
+                    raise TypeError("Job names must be strings, got %r" % (job,))
+                if isinstance(tasks, (list, tuple)):
+                    self._jobs[job] = {i: a for i, a in enumerate(tasks)}
+                elif isinstance(tasks, dict):
+                    self._jobs[job] = {int(i): a for i, a in tasks.items()}
+                else:
+                    raise TypeError("The tasks for job %r must be a list or a dictionary from "
+                                    "integers to strings." % job)
+            return
+        raise TypeError("`cluster` must be a dictionary mapping one or more job names to "
+                        "lists of network addresses, or a `ClusterDef` protocol buffer")
+
+    def __bool__(self):
+        return bool(self._jobs)
+
+    def __eq__(self, other):
+        return isinstance(other, ClusterSpec) and self._jobs == other._jobs
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __repr__(self):
+        return "ClusterSpec(%r)" % self.as_dict()
+
+    @property
+    def jobs(self):
+        return list(self._jobs.keys())
+
+    def as_dict(self):
+        out = {}
+        for job, tasks in self._jobs.items():
+            indices = sorted(tasks)
+            if indices == list(range(len(indices))):
+                out[job] = [tasks[i] for i in indices]
+            else:
+                out[job] = {i: tasks[i] for i in indices}
+        return out
+
+    def as_cluster_def(self):
+        return {"job": [{"name": j, "tasks": dict(t)} for j, t in self._jobs.items()]}
+
+    def _tasks(self, job_name):
+        try:
+            return self._jobs[job_name]
+        except KeyError:
+            raise ValueError("No such job in cluster: %r" % job_name) from None
+
+    def num_tasks(self, job_name):
+        return len(self._tasks(job_name))
+
+    def task_indices(self, job_name):
+        return sorted(self._tasks(job_name))
+
+    def task_address(self, job_name, task_index):
+        tasks = self._tasks(job_name)
+        try:
+            return tasks[task_index]
+        except KeyError:
+            raise ValueError("No task with index %r in job %r" % (task_index, job_name)) from None
+
+    def job_tasks(self, job_name):
+        tasks = self._tasks(job_name)
+        if not tasks:
+            return []
+        out = [None] * (max(tasks) + 1)
+        for i, address in tasks.items():
+            out[i] = address
+        return out
+
+    def _to_json(self):
+        return json.dumps({j: {str(i): a for i, a in t.items()} for j, t in self._jobs.items()})
+
+
+class Server:
+    """The server of one task of a cluster: serves its devices to every session of the
+    cluster and runs their steps. `stop()` works (TF 1.x's did not)."""
+
+    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
+                 config=None, start=True, _bind_host="0.0.0.0"):
+        cluster = ClusterSpec(server_or_cluster_def)
+        if not cluster:
+            raise ValueError("The cluster must have at least one job.")
+        if job_name is None:
+            if len(cluster.jobs) != 1:
+                raise ValueError("Must specify an explicit `job_name`.")
+            job_name = cluster.jobs[0]
+        if task_index is None:
+            indices = cluster.task_indices(job_name)
+            if len(indices) != 1:
+                raise ValueError("Must specify an explicit `task_index`.")
+            task_index = indices[0]
+        if protocol not in (None, "grpc"):
+            raise ValueError("protocol %r is not supported (only 'grpc')" % protocol)
+        self._cluster = cluster
+        self._job = job_name
+        self._task = task_index
+        self._config = config
+        settings = _native.runtime_settings()
+        self._server = _native.Server.create(
+            cluster._to_json(), job_name, int(task_index), bind_host=_bind_host,
+            num_threads=settings["num_threads"], shared_memory=settings["shared_memory"],
+            buffer_pool_mb=settings["buffer_pool_mb"])
+        if start:
+            self.start()
+
+    @staticmethod
+    def create_local_server(config=None, start=True):
+        # One task on a port the OS chooses, reachable from this machine only.
+        return Server({"localhost": ["localhost:0"]}, job_name="localhost", task_index=0,
+                      config=config, start=start, _bind_host="127.0.0.1")
+
+    def start(self):
+        self._server.start()
+
+    def join(self):
+        self._server.join()
+
+    def stop(self):
+        self._server.stop()
+
+    def stop_cluster(self, timeout_secs=10.0):
+        """Stops every task of the cluster, then this one (tensorweave's Server::StopCluster);
+        UnavailableError names tasks that could not be reached."""
+        self._server.stop_cluster(timeout_secs)
+
+    @property
+    def target(self):
+        return self._server.target
+
+    @property
+    def server_def(self):
+        return {"cluster": self._cluster.as_cluster_def(), "job_name": self._job,
+                "task_index": self._task, "protocol": "grpc"}
+
+
+__all__ = ["ClusterSpec", "Server", "errors"]

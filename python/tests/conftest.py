@@ -1,0 +1,41 @@
+"""Shared fixtures: a fresh default graph per test, and the build's tools."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import tensorweave.compat.v1 as tf
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("TW_BUILD_DIR", ROOT / "build"))
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    tf.reset_default_graph()
+    yield
+    tf.reset_default_graph()
+
+
+@pytest.fixture
+def tw_tool():
+    tool = BUILD / "tools" / "tw"
+    if not tool.exists():
+        pytest.skip("the tw tool is not built (%s)" % tool)
+    return str(tool)
+
+
+def python_env():
+    """The environment for a child Python that imports this build's package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(BUILD / "python")
+    env.pop("TF_CONFIG", None)
+    return env
+
+
+def run_python(args, timeout=60, **kwargs):
+    return subprocess.run([sys.executable] + args, env=python_env(), capture_output=True,
+                          text=True, timeout=timeout, **kwargs)

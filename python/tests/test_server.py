@@ -1,0 +1,118 @@
+"""ClusterSpec, Server and RunConfig: TF 1.x's API over the C++ Server and RunConfig."""
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+import tensorweave.compat.v1 as tf
+
+
+def test_cluster_spec_api():
+    spec = tf.train.ClusterSpec({"ps": ["a:1"], "worker": {0: "b:1", 3: "c:1"}})
+    assert spec.jobs == ["ps", "worker"]
+    assert spec.num_tasks("worker") == 2
+    assert spec.task_indices("worker") == [0, 3]
+    assert spec.task_address("worker", 3) == "c:1"
+    assert spec.job_tasks("worker") == ["b:1", None, None, "c:1"]
+    assert spec.as_dict() == {"ps": ["a:1"], "worker": {0: "b:1", 3: "c:1"}}
+    assert spec == tf.train.ClusterSpec(spec.as_dict())
+    assert spec != tf.train.ClusterSpec({"ps": ["a:1"]})
+    with pytest.raises(ValueError, match="No such job in cluster: 'chief'"):
+        spec.num_tasks("chief")
+    with pytest.raises(ValueError, match="No task with index 1 in job 'worker'"):
+        spec.task_address("worker", 1)
+
+
+def test_local_server_runs_steps_and_stops():
+    server = tf.train.Server.create_local_server()
+    assert server.target.startswith("grpc://localhost:")
+    c = tf.constant("Hello")
+    with tf.Session(server.target) as s:
+        assert s.run(c) == b"Hello"
+    joined = threading.Event()
+    t = threading.Thread(target=lambda: (server.join(), joined.set()))
+    t.start()
+    server.stop()
+    t.join(timeout=30)
+    assert joined.is_set()  # stop() ends join(), unlike TF 1.x
+
+
+def test_server_arguments_are_checked():
+    with pytest.raises(ValueError, match="Must specify an explicit `job_name`."):
+        tf.train.Server({"ps": ["localhost:0"], "worker": ["localhost:0"]}, start=False)
+    with pytest.raises(ValueError, match="Must specify an explicit `task_index`."):
+        tf.train.Server({"worker": ["localhost:0", "localhost:0"]}, start=False)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="ps"):
+        tf.train.Server({"worker": ["localhost:0"]}, job_name="ps", task_index=0, start=False)
+
+
+def test_a_variable_is_shared_by_two_sessions_on_one_server():
+    server = tf.train.Server.create_local_server()
+    v = tf.Variable(0, name="shared_counter")
+    add = tf.assign_add(v, 1, use_locking=True)
+    a = tf.Session(server.target)
+    b = tf.Session(server.target)
+    try:
+        a.run(v.initializer)
+        for _ in range(3):
+            b.run(add)
+        assert a.run(v) == 3
+        # A session of its own process without a server does not see it.
+        with tf.Session() as private:
+            with pytest.raises(tf.errors.FailedPreconditionError):
+                private.run(v)
+    finally:
+        a.close()
+        b.close()
+        server.stop()
+
+
+def test_run_config_reads_tf_config(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"ps": ["p:1"], "worker": ["w0:1", "w1:1"], "chief": ["c:1"]},
+        "task": {"type": "worker", "index": 1}}))
+    for config in (tf.contrib.learn.RunConfig(), tf.estimator.RunConfig()):
+        assert config.task_type == "worker" and config.task_id == 1
+        assert config.cluster_spec.task_address("ps", 0) == "p:1"
+        assert config.master == "grpc://w1:1"
+        assert not config.is_chief
+        assert config.num_ps_replicas == 1
+        assert config.num_worker_replicas == 3
+        assert config.evaluation_master == ""
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    assert resolver.task_type == "worker" and resolver.task_id == 1
+    assert resolver.master() == "w1:1"
+    assert resolver.cluster_spec().num_tasks("worker") == 2
+
+
+def test_run_config_without_tf_config_is_local(monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    config = tf.contrib.learn.RunConfig()
+    assert config.task_type is None and config.task_id == 0
+    assert not config.cluster_spec
+    assert config.master == "" and config.is_chief
+    assert config.num_ps_replicas == 0 and config.num_worker_replicas == 1
+
+
+def test_a_bad_tf_config_names_the_field(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"ps": ["p:1"]}, "task": {"type": "ps", '
+                                    '"index": 4}}')
+    with pytest.raises(tf.errors.InvalidArgumentError, match='Task 4 was not defined in job "ps"'):
+        tf.contrib.learn.RunConfig()
+
+
+def test_isolated_sessions_keep_their_variables(tmp_path):
+    server = tf.train.Server.create_local_server()
+    v = tf.Variable(np.float32(1.0), name="iso")
+    config = tf.ConfigProto(isolate_session_state=True)
+    try:
+        with tf.Session(server.target, config=config) as a:
+            a.run(v.initializer)
+            assert a.run(v) == 1.0
+            with tf.Session(server.target) as shared:
+                with pytest.raises(tf.errors.FailedPreconditionError):
+                    shared.run(v)
+    finally:
+        server.stop()
