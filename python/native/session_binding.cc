@@ -69,6 +69,7 @@ class PySession {
     StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
     {
       InterruptibleCall call(&cancellation);
+      call.RaiseIfInterrupted();  // a Ctrl-C from before the call was registered
       {
         py::gil_scoped_release release;
         out = session_->Run(feed_list, fetch_list, target_list, options);

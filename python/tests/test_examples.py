@@ -1,0 +1,85 @@
+"""The seeds' Python programs (examples/python), run as their users run them."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, python_env, run_python
+
+EXAMPLES = ROOT / "examples" / "python"
+CORPUS = pathlib.Path("/usr/share/doc/linux-doc-6.1")
+
+
+def launch(tw_tool, cluster, args, timeout=120):
+    return subprocess.run([tw_tool, "launch", "--cluster", cluster, "--", sys.executable] + args,
+                          env=python_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def test_hello():
+    out = run_python([str(EXAMPLES / "hello.py")])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "b'Hello, distributed TensorFlow!'"
+
+
+def test_make_configs_writes_one_script_per_task(tmp_path):
+    out = run_python([str(EXAMPLES / "make_configs.py")], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["config_files_0.sh", "config_map_0.sh", "config_map_1.sh",
+                     "config_reduce_0.sh"]
+    assert '"type": "map"' in (tmp_path / "config_map_1.sh").read_text()
+
+
+def test_cluster_roles_under_tw_launch(tw_tool):
+    out = launch(tw_tool, "ps=1,worker=2", [str(EXAMPLES / "cluster_roles.py")])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[worker:1] worker:1 of" in out.stdout
+    assert "[ps:0] ps:0 of" in out.stdout
+    assert out.stdout.count("computed on /job:ps/task:0: 11.0") == 2
+
+
+def wc_total(files):
+    """`LC_ALL=C wc -w`'s total line: the sum of the per-file counts."""
+    total = 0
+    for start in range(0, len(files), 500):
+        out = subprocess.run(["wc", "-w"] + files[start:start + 500], capture_output=True,
+                             text=True, env=dict(os.environ, LC_ALL="C"), check=True)
+        lines = out.stdout.strip().splitlines()
+        total += int((lines[-1] if len(files[start:start + 500]) > 1 else lines[0]).split()[0])
+    return total
+
+
+def test_wordcount_under_tw_launch_equals_wc(tw_tool, tmp_path):
+    if not CORPUS.is_dir():
+        pytest.skip("the kernel documentation corpus is missing (scripts/setup.sh installs "
+                    "linux-doc-6.1)")
+    files = sorted(str(p) for p in CORPUS.rglob("*.rst.txt"))
+    assert len(files) > 1000
+    list_file = tmp_path / "files.txt"
+    list_file.write_text("\n".join(files) + "\n")
+    out = launch(tw_tool, "files=1,reduce=1,map=2", [str(EXAMPLES / "wordcount.py"),
+                                                     str(list_file)])
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = [l for l in out.stdout.splitlines() if l.startswith("[reduce:0] ")]
+    assert lines[-1] == "[reduce:0] final total: %d" % wc_total(files)
+    assert "[reduce:0] %d files" % len(files) in lines
+
+
+def test_wordcount_with_words_across_odd_bytes(tw_tool, tmp_path):
+    # Bytes wc treats specially in the C locale: NUL inside a word, a lone control byte,
+    # bytes over 0x7f, every separator, and a file without a final newline.
+    samples = [b"a\0b c", b"\0 \x01 \x80", b"x \x80 y\tz\x0bw\x0cv\rq\n", b"end", b""]
+    files = []
+    for i, data in enumerate(samples):
+        path = tmp_path / ("f%d.txt" % i)
+        path.write_bytes(data)
+        files.append(str(path))
+    list_file = tmp_path / "files.txt"
+    list_file.write_text("\n".join(files) + "\n")
+    out = launch(tw_tool, "files=1,reduce=1,map=3", [str(EXAMPLES / "wordcount.py"),
+                                                     str(list_file)])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[reduce:0] final total: %d" % wc_total(files) in out.stdout
