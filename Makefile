@@ -37,7 +37,8 @@ wordcount-demo: build
 # libFuzzer targets for FUZZ_SECONDS each.
 sanitize-configure: setup
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-	  -DTW_SANITIZE=ON -DTW_FUZZ=ON -DTW_BUILD_BENCHMARKS=OFF -DTW_WERROR=$(WERROR) \
+	  -DTW_SANITIZE=ON -DTW_FUZZ=ON -DTW_BUILD_BENCHMARKS=OFF -DTW_BUILD_PYTHON=OFF \
+	  -DTW_WERROR=$(WERROR) \
 	  -DTW_FUZZ_SECONDS=$(FUZZ_SECONDS) > $(SAN_BUILD).configure.log 2>&1 \
 	  || { cat $(SAN_BUILD).configure.log; exit 1; }
 

@@ -15,4 +15,10 @@ cmake --build "$scratch/consumer" > "$scratch/build.log" || { cat "$scratch/buil
 "$scratch/consumer/consumer"
 TF_CONFIG='{"cluster":{"worker":["w-0:2222","w-1:2222"]},"task":{"type":"worker","index":1}}' \
   "$scratch/prefix/bin/tw" cluster | grep -q '"target": "grpc://w-1:2222"'
-echo "install-check: ok (find_package(tensorweave), tensorweave::tensorweave and bin/tw work from $(basename "$scratch")/prefix)"
+# The Python package, from the prefix alone (the interpreter the README names).
+PYTHONPATH="$scratch/prefix/lib/python3/dist-packages" /usr/bin/python3 -c '
+import tensorweave.compat.v1 as tf
+server = tf.train.Server.create_local_server()
+assert tf.Session(server.target).run(tf.constant("installed")) == b"installed"
+' 2>/dev/null
+echo "install-check: ok (find_package(tensorweave), tensorweave::tensorweave, bin/tw and the Python package work from $(basename "$scratch")/prefix)"
