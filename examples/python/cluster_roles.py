@@ -29,5 +29,8 @@ if task_type == 'ps':
 else:
     with tf.device('/job:ps/task:0'):
         product = tf.matmul(tf.constant([[1.0, 2.0]]), tf.constant([[3.0], [4.0]]))
-    with tf.Session(server.target) as session:
+    # Only the ps task and this worker: a session waits for every task it may use, and the
+    # other worker may have finished already.
+    only = tf.ConfigProto(device_filters=['/job:ps', '/job:worker/task:%d' % task_id])
+    with tf.Session(server.target, config=only) as session:
         print('computed on /job:ps/task:0: {}'.format(session.run(product)[0][0]))

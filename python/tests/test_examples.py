@@ -13,7 +13,7 @@ EXAMPLES = ROOT / "examples" / "python"
 CORPUS = pathlib.Path("/usr/share/doc/linux-doc-6.1")
 
 
-def launch(tw_tool, cluster, args, timeout=120):
+def launch(tw_tool, cluster, args, timeout=60):
     return subprocess.run([tw_tool, "launch", "--cluster", cluster, "--", sys.executable] + args,
                           env=python_env(), capture_output=True, text=True, timeout=timeout)
 
