@@ -45,6 +45,17 @@ struct SessionOptions {
   // session checks the server's certificate against `tls.ca_cert_pem` and the target's
   // host (or `tls.server_name`). Ignored for in-process sessions.
   TlsOptions tls;
+  // A step run without a RunOptions::timeout is cancelled after this long and fails with
+  // DeadlineExceeded (TensorFlow's ConfigProto.operation_timeout_in_ms). Infinite, zero or
+  // negative: no limit.
+  absl::Duration operation_timeout = absl::InfiniteDuration();
+};
+
+// A device a session can place ops on.
+struct DeviceAttributes {
+  std::string name;         // "/job:ps/replica:0/task:0/device:CPU:0"
+  std::string device_type;  // "CPU"
+  friend bool operator==(const DeviceAttributes&, const DeviceAttributes&) = default;
 };
 
 class CancellationManager;  // src/framework/cancellation.h
@@ -108,7 +119,20 @@ class Session {
 
   // Cancels running steps (they fail with Cancelled) and refuses new ones. Idempotent.
   virtual Status Close() = 0;
+  // The devices steps can use: an in-process session's own CPU device; for a grpc://
+  // target, every device of the tasks the session's device filters admit (the first call
+  // waits for them as a first step does). Cancelled after Close().
+  virtual StatusOr<std::vector<DeviceAttributes>> ListDevices() = 0;
 };
+
+// Clears `containers` ("" is the default container, which holds every variable and queue
+// not given one; no containers: all of them, as TensorFlow's `containers=None`) on every
+// task of the cluster whose master `options.target` names, and
+// closes every session of that master: TensorFlow's Session.reset. The tasks' other
+// containers, and sessions of other masters, are untouched. For the in-process target
+// there is nothing to clear (each in-process session owns its state; it goes with the
+// session) and the result is OK. Unavailable when the master cannot be reached.
+Status ResetContainers(const SessionOptions& options, const std::vector<std::string>& containers);
 
 // Runs graphs built with a Scope: before each step it sends the session the nodes added to
 // the scope's graph since the last step. Thread-safe like Session.
@@ -124,6 +148,8 @@ class ClientSession {
                                     const std::vector<Operation>& targets = {},
                                     const RunOptions& options = {});
   Status Close();
+  // Session::ListDevices, after sending the graph built so far.
+  StatusOr<std::vector<DeviceAttributes>> ListDevices();
   Session* session() { return session_.get(); }
 
  private:

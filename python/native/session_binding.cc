@@ -36,13 +36,18 @@ Output OutputOf(const py::handle& graph, const std::string& name) {
 class PySession {
  public:
   PySession(py::object graph, const std::string& target, int num_threads,
-            std::vector<std::string> device_filters, bool isolate_session)
+            std::vector<std::string> device_filters, bool isolate_session,
+            int64_t operation_timeout_ms)
       : graph_(std::move(graph)),
         session_(std::make_unique<ClientSession>(
-            GraphScope(graph_), SessionOptions{.target = target,
-                                               .num_threads = num_threads,
-                                               .device_filters = std::move(device_filters),
-                                               .isolate_session = isolate_session})) {}
+            GraphScope(graph_),
+            SessionOptions{.target = target,
+                           .num_threads = num_threads,
+                           .device_filters = std::move(device_filters),
+                           .isolate_session = isolate_session,
+                           .operation_timeout = operation_timeout_ms > 0
+                                                    ? absl::Milliseconds(operation_timeout_ms)
+                                                    : absl::InfiniteDuration()})) {}
 
   // feeds: (tensor name, numpy array, dtype enum); fetches: tensor names; targets: node
   // names. Returns one numpy array per fetch (0-d for scalars).
@@ -82,6 +87,20 @@ class PySession {
     return results;
   }
 
+  // (name, device_type) of each device steps can use.
+  std::vector<std::pair<std::string, std::string>> ListDevices() {
+    StatusOr<std::vector<DeviceAttributes>> devices = errors::Unknown("not run");
+    {
+      py::gil_scoped_release release;
+      devices = session_->ListDevices();
+    }
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const DeviceAttributes& d : ValueOrThrow(std::move(devices))) {
+      out.emplace_back(d.name, d.device_type);
+    }
+    return out;
+  }
+
   void Close() {
     Status s;
     {
@@ -100,13 +119,25 @@ class PySession {
 
 void BindSession(py::module_& m) {
   py::class_<PySession>(m, "Session")
-      .def(py::init<py::object, const std::string&, int, std::vector<std::string>, bool>(),
+      .def(py::init<py::object, const std::string&, int, std::vector<std::string>, bool, int64_t>(),
            py::arg("graph"), py::arg("target"), py::arg("num_threads") = 0,
            py::arg("device_filters") = std::vector<std::string>{},
-           py::arg("isolate_session") = false)
+           py::arg("isolate_session") = false, py::arg("operation_timeout_ms") = 0)
+      .def("list_devices", &PySession::ListDevices)
       .def("run", &PySession::Run, py::arg("feeds"), py::arg("fetches"), py::arg("targets"),
            py::arg("timeout_ms") = 0)
       .def("close", &PySession::Close);
+  m.def(
+      "reset",
+      [](const std::string& target, const std::vector<std::string>& containers) {
+        Status s;
+        {
+          py::gil_scoped_release release;
+          s = ResetContainers({.target = target}, containers);
+        }
+        ThrowIfError(s);
+      },
+      py::arg("target"), py::arg("containers"));
 }
 
 }  // namespace tw::python

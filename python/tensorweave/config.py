@@ -33,7 +33,7 @@ class ConfigProto(_Message):
         threads = max(self.intra_op_parallelism_threads, self.inter_op_parallelism_threads, 0)
         return {"num_threads": threads, "device_filters": list(self.device_filters),
                 "isolate_session": bool(self.isolate_session_state),
-                "operation_timeout_in_ms": int(self.operation_timeout_in_ms or 0)}
+                "operation_timeout_ms": int(self.operation_timeout_in_ms or 0)}
 
 
 class RunOptions(_Message):

@@ -116,3 +116,24 @@ def test_isolated_sessions_keep_their_variables(tmp_path):
                     shared.run(v)
     finally:
         server.stop()
+
+
+def test_list_devices_and_reset_on_a_server():
+    server = tf.train.Server.create_local_server()
+    v = tf.Variable(1.0, name="to_reset")
+    try:
+        with tf.Session() as local:
+            devices = local.list_devices()
+            assert [d.device_type for d in devices] == ["CPU"]
+        s = tf.Session(server.target)
+        names = [d.name for d in s.list_devices()]
+        assert names == ["/job:localhost/replica:0/task:0/device:CPU:0"]
+        s.run(v.initializer)
+        tf.Session.reset(server.target)
+        with pytest.raises(tf.errors.OpError):  # the reset closed it on the master
+            s.run(v)
+        with tf.Session(server.target) as fresh:
+            with pytest.raises(tf.errors.FailedPreconditionError):
+                fresh.run(v)  # and the variable is gone
+    finally:
+        server.stop()

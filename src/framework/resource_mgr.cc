@@ -16,12 +16,13 @@ std::shared_ptr<ResourceBase> ResourceMgr::Insert(const Key& key, std::shared_pt
 }
 
 void ResourceMgr::Clear(const std::vector<std::string>& containers) {
+  std::vector<std::string> named;  // "" is the default container, as for resource ops
+  for (const std::string& c : containers) named.push_back(Container(c));
   std::vector<std::shared_ptr<ResourceBase>> doomed;  // destroyed after the lock is released
   absl::MutexLock lock(&mu_);
   for (auto it = resources_.begin(); it != resources_.end();) {
     const std::string& container = std::get<0>(it->first);
-    if (containers.empty() ||
-        std::find(containers.begin(), containers.end(), container) != containers.end()) {
+    if (named.empty() || std::find(named.begin(), named.end(), container) != named.end()) {
       doomed.push_back(std::move(it->second));
       it = resources_.erase(it);
     } else {

@@ -46,8 +46,8 @@ class ResourceMgr {
   template <typename T>
   StatusOr<std::shared_ptr<T>> Lookup(const std::string& container, const std::string& name) const;
 
-  // Destroys every resource of the containers (all of them when `containers` is empty).
-  // Unknown containers are ignored.
+  // Destroys every resource of the containers (all of them when `containers` is empty; ""
+  // is the default container). Unknown containers are ignored.
   void Clear(const std::vector<std::string>& containers);
 
   // Number of resources held, for tests and debugging.

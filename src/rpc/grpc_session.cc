@@ -99,6 +99,21 @@ class GrpcSession final : public Session {
     return OkStatus();
   }
 
+  StatusOr<std::vector<DeviceAttributes>> ListDevices() override {
+    TW_ASSIGN_OR_RETURN(std::string handle, Handle());
+    grpc::ClientContext ctx;
+    proto::ListDevicesRequest req;
+    req.set_session_handle(handle);
+    proto::ListDevicesResponse resp;
+    TW_RETURN_IF_ERROR(BeginCall(&ctx));
+    grpc::Status s = stub_->ListDevices(&ctx, req, &resp);
+    TW_RETURN_IF_ERROR(EndCall());
+    TW_RETURN_IF_ERROR(FromGrpcStatus(s));
+    std::vector<DeviceAttributes> devices;
+    for (const auto& d : resp.device()) devices.push_back({d.name(), d.device_type()});
+    return devices;
+  }
+
   Status Close() override {
     std::string handle;
     {
@@ -250,6 +265,19 @@ class GrpcSessionFactory final : public SessionFactory {
                                                  options.device_filters, options.tls);
     session->set_isolate_session(options.isolate_session);
     return std::unique_ptr<Session>(std::move(session));
+  }
+
+  // The master's Reset: clears the containers on its tasks, closes its sessions.
+  Status Reset(const SessionOptions& options, const std::vector<std::string>& containers) override {
+    TW_RETURN_IF_ERROR(options.tls.Validate());
+    auto stub = proto::MasterService::NewStub(
+        NewChannel(options.target.substr(kPrefix.size()), options.tls));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    proto::ResetRequest req;
+    for (const std::string& c : containers) req.add_container(c);
+    proto::ResetResponse resp;
+    return FromGrpcStatus(stub->Reset(&ctx, req, &resp));
   }
 
   static constexpr std::string_view kPrefix = "grpc://";

@@ -49,4 +49,9 @@ Status ClientSession::Close() {
   return session_->Close();
 }
 
+StatusOr<std::vector<DeviceAttributes>> ClientSession::ListDevices() {
+  TW_RETURN_IF_ERROR(SendNewNodes());
+  return session_->ListDevices();
+}
+
 }  // namespace tw

@@ -198,6 +198,15 @@ Status DirectSession::Run(const RunOptions& options,
   return OkStatus();
 }
 
+StatusOr<std::vector<DeviceAttributes>> DirectSession::ListDevices() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return errors::Cancelled("Session has been closed");
+  }
+  return std::vector<DeviceAttributes>{
+      {device_name_.ToString(), device_name_.type.value_or("CPU")}};
+}
+
 Status DirectSession::Close() {
   std::vector<std::shared_ptr<CancellationManager>> running;
   {

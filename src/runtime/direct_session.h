@@ -29,6 +29,7 @@ class DirectSession final : public Session {
              const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs) override;
   Status Close() override;
+  StatusOr<std::vector<DeviceAttributes>> ListDevices() override;
 
  private:
   // A pruned, validated graph with its kernels, for one (feeds, fetches, targets).

@@ -192,5 +192,24 @@ TEST(DirectSessionTest, AStepCancelledByTheCallerEndsAndTheSessionGoesOn) {
   EXPECT_EQ((*out)[0].scalar<int32_t>(), 7);
 }
 
+TEST(DirectSessionTest, ListsItsDeviceAndAppliesTheSessionsOperationTimeout) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root, {DT_INT32});
+  auto take = ops::QueueDequeue(root, q);
+  ClientSession session(root, {.operation_timeout = absl::Milliseconds(20)});
+  auto devices = session.ListDevices();
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_EQ(devices->size(), 1u);
+  EXPECT_EQ((*devices)[0].device_type, "CPU");
+  EXPECT_THAT((*devices)[0].name, HasSubstr("/device:CPU:0"));
+  // The session's timeout ends a step that has none of its own; a step's own wins.
+  EXPECT_TRUE(IsDeadlineExceeded(session.Run({}, take).status()));
+  auto own = session.Run({}, take, {}, {.timeout = absl::Milliseconds(40)});
+  EXPECT_THAT(std::string(own.status().message()), HasSubstr("40ms"));
+  ASSERT_TRUE(session.Close().ok());
+  EXPECT_TRUE(IsCancelled(session.ListDevices().status()));
+  EXPECT_TRUE(ResetContainers({}, {}).ok());  // in-process: nothing shared to clear
+}
+
 }  // namespace
 }  // namespace tw

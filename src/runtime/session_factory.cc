@@ -67,9 +67,51 @@ StatusOr<SessionFactory*> SessionFactory::ForTarget(const std::string& target) {
   return best;
 }
 
+namespace {
+
+// SessionOptions::operation_timeout: gives every step that has no timeout of its own the
+// session's, whatever the target.
+class DefaultTimeoutSession final : public Session {
+ public:
+  DefaultTimeoutSession(std::unique_ptr<Session> session, absl::Duration timeout)
+      : session_(std::move(session)), timeout_(timeout) {}
+
+  using Session::Run;
+  Status Extend(const proto::GraphDef& graph) override { return session_->Extend(graph); }
+  Status Run(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
+             const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+             std::vector<Tensor>* outputs) override {
+    if (options.timeout != absl::InfiniteDuration()) {
+      return session_->Run(options, feeds, fetches, targets, outputs);
+    }
+    RunOptions limited = options;
+    limited.timeout = timeout_;
+    return session_->Run(limited, feeds, fetches, targets, outputs);
+  }
+  Status Close() override { return session_->Close(); }
+  StatusOr<std::vector<DeviceAttributes>> ListDevices() override { return session_->ListDevices(); }
+
+ private:
+  const std::unique_ptr<Session> session_;
+  const absl::Duration timeout_;
+};
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Session>> Session::Create(const SessionOptions& options) {
   TW_ASSIGN_OR_RETURN(SessionFactory * factory, SessionFactory::ForTarget(options.target));
-  return factory->NewSession(options);
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, factory->NewSession(options));
+  if (options.operation_timeout == absl::InfiniteDuration() ||
+      options.operation_timeout <= absl::ZeroDuration()) {
+    return session;
+  }
+  return std::unique_ptr<Session>(
+      std::make_unique<DefaultTimeoutSession>(std::move(session), options.operation_timeout));
+}
+
+Status ResetContainers(const SessionOptions& options, const std::vector<std::string>& containers) {
+  TW_ASSIGN_OR_RETURN(SessionFactory * factory, SessionFactory::ForTarget(options.target));
+  return factory->Reset(options, containers);
 }
 
 }  // namespace tw

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tensorweave/session.h"
 #include "tensorweave/status.h"
@@ -27,6 +28,11 @@ class SessionFactory {
   // errors are those of Session::Create (InvalidArgument for options the factory cannot
   // serve).
   virtual StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options) = 0;
+  // ResetContainers for this factory's targets. The default has nothing to clear: the
+  // sessions it makes own their state (the in-process target).
+  virtual Status Reset(const SessionOptions& options, const std::vector<std::string>& containers) {
+    return OkStatus();
+  }
 
   // Makes `factory` the one for targets starting with `prefix` ("grpc://"). The empty
   // prefix is the in-process target and matches only the empty target, not every target.

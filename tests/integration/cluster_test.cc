@@ -174,6 +174,54 @@ TEST_F(ClusterTest, TheCallerCancelsARemoteBlockedDequeueAndTheSessionGoesOn) {
   }
 }
 
+TEST_F(ClusterTest, ListDevicesShowsTheTasksTheFiltersAdmit) {
+  Scope root = Scope::NewRootScope();
+  ClientSession all(root, {.target = Target("worker0")});
+  auto devices = all.ListDevices();
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  std::vector<std::string> names;
+  for (const DeviceAttributes& d : *devices) names.push_back(d.name);
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("/job:ps/replica:0/task:0/device:CPU:0",
+                                                     "/job:worker/replica:0/task:0/device:CPU:0",
+                                                     "/job:worker/replica:0/task:1/device:CPU:0"));
+  // Filters keep the master's own task (where unplaced ops run) and what they name.
+  ClientSession some(root, {.target = Target("worker0"), .device_filters = {"/job:ps"}});
+  devices = some.ListDevices();
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  names.clear();
+  for (const DeviceAttributes& d : *devices) names.push_back(d.name);
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("/job:ps/replica:0/task:0/device:CPU:0",
+                                                     "/job:worker/replica:0/task:0/device:CPU:0"));
+}
+
+TEST_F(ClusterTest, ResetContainersClearsTheTasksStateAndClosesTheMastersSessions) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "reset_me", DT_FLOAT, {});
+  auto set = ops::Assign(root, v, 1.0f);
+  auto read = ops::ReadVariable(root, v);
+  ClientSession session(root, {.target = Target("worker0")});
+  ASSERT_TRUE(session.Run({}, {}, {set.op()}).ok());
+  ASSERT_TRUE(ResetContainers({.target = Target("worker1")}, {""}).ok());
+  // worker0's session is on another master: still open, but the variable is gone.
+  auto out = session.Run({}, {read});
+  EXPECT_TRUE(IsFailedPrecondition(out.status())) << out.status();
+  ClientSession on_worker1(root, {.target = Target("worker1")});
+  ASSERT_TRUE(on_worker1.Run({}, {}, {set.op()}).ok());
+  ASSERT_TRUE(ResetContainers({.target = Target("worker1")}, {}).ok());
+  EXPECT_FALSE(on_worker1.Run({}, {read}).ok());  // its session was closed
+  EXPECT_TRUE(IsUnavailable(ResetContainers(
+      {.target = "grpc://127.0.0.1:" + std::to_string(testing::PickUnusedPort())}, {})));
+}
+
+TEST_F(ClusterTest, TheSessionsOperationTimeoutEndsARemoteStep) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root.WithDevice("/job:ps/task:0"), {DT_INT32}, {.shared_name = "t"});
+  auto take = ops::QueueDequeue(root, q);
+  ClientSession session(root,
+                        {.target = Target("worker0"), .operation_timeout = absl::Milliseconds(50)});
+  EXPECT_TRUE(IsDeadlineExceeded(session.Run({}, take).status()));
+}
+
 TEST_F(ClusterTest, StopEndsJoinAndFreesThePort) {
   Server* ps = servers_["ps0"].get();
   std::thread joiner([ps] { ps->Join(); });

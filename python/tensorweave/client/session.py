@@ -93,7 +93,6 @@ class BaseSession:
         self._target = target
         self._config = config
         options = config._session_options() if config is not None else {}
-        self._timeout_ms = options.pop("operation_timeout_in_ms", 0)
         self._session = _native.Session(graph._native, target, **options)
         self._closed = False
         self._lock = threading.Lock()
@@ -141,7 +140,7 @@ class BaseSession:
                 positions.append(("op", None))
                 targets.append(element.op.name if isinstance(element, ops.Tensor)
                                else element.name)
-        timeout_ms = self._timeout_ms
+        timeout_ms = 0  # the session's operation timeout, if any
         if options is not None and getattr(options, "timeout_in_ms", 0):
             timeout_ms = options.timeout_in_ms
         if not fetch_names and not targets:
@@ -186,7 +185,19 @@ class BaseSession:
         return feeds, fed
 
     def list_devices(self):
-        raise NotImplementedError("Session.list_devices is not available yet")
+        """The devices steps can use, with `name` and `device_type` (and TF's
+        `memory_limit_bytes` and `incarnation`, 0 here)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        return [_DeviceAttributes(name, kind) for name, kind in self._session.list_devices()]
+
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        """Clears `containers` (None: all of them) on every task of the cluster `target`'s
+        master serves, and closes that master's sessions."""
+        if isinstance(target, bytes):
+            target = target.decode()
+        _native.reset(target, list(containers or []))
 
     def __enter__(self):
         if self._default_session_context is not None:
@@ -224,6 +235,18 @@ def _feed_array(value, tensor):
     if dtype == dtypes.string:
         return to_numpy(value, dtypes.string)
     return np.asarray(value, dtype=dtype.as_numpy_dtype)
+
+
+class _DeviceAttributes:
+    def __init__(self, name, device_type):
+        self.name = name
+        self.device_type = device_type
+        self.memory_limit_bytes = 0
+        self.incarnation = 0
+
+    def __repr__(self):
+        return "_DeviceAttributes(%s, %s, %d)" % (self.name, self.device_type,
+                                                  self.memory_limit_bytes)
 
 
 class _DefaultSessionContext:
