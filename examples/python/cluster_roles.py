@@ -3,7 +3,8 @@
 # agree. ps tasks serve until the job ends; each worker computes on the ps task to show
 # the cluster works, then ends.
 #
-#   tw launch --cluster ps=1,worker=2 -- python3 examples/python/cluster_roles.py
+#   tw launch --cluster ps=1,worker=2 --success all-workers -- \
+#       python3 examples/python/cluster_roles.py
 import json
 import os
 

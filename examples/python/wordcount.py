@@ -7,6 +7,8 @@
 # task the `total` variable, and `map` tasks take names, count their words and add them
 # to the total from wherever they run. What the seed left open is closed with the same
 # tools, two more queues used as latches and one for reports:
+#   - each role's session uses only the tasks it needs, so no task waits for one that has
+#     finished;
 #   - maps wait until reduce has initialized the total (the seed slept 5 s per file);
 #   - maps take names in batches (dequeue_up_to, hence the queue's scalar shape) and add each batch's count with one
 #     assign_add(use_locking=True) (the seed's read-add-assign lost updates);
@@ -46,7 +48,14 @@ config = tf.contrib.learn.RunConfig()
 server = tf.train.Server(config.cluster_spec,
                          job_name=config.task_type,
                          task_index=config.task_id)
-session = tf.Session(server.target)
+# The tasks each role's session may use: a session waits for every task it may use, and a
+# map that finished early must not keep the others waiting (the seed used one session for
+# all, with no filters). reduce waits for all: every map is up before it starts the count.
+device_filters = {'files': ['/job:files'],
+                  'reduce': [],
+                  'map': ['/job:files', '/job:reduce', '/job:map/task:%d' % config.task_id]}
+session = tf.Session(server.target,
+                     config=tf.ConfigProto(device_filters=device_filters[config.task_type]))
 num_maps = config.cluster_spec.num_tasks('map')
 
 with tf.device('/job:files/task:0'):

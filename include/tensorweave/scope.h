@@ -25,6 +25,7 @@
 #include "tensorweave/protobuf/graph.pb.h"
 #include "tensorweave/status.h"
 #include "tensorweave/tensor.h"
+#include "tensorweave/tensor_shape.h"
 
 namespace tw {
 
@@ -139,6 +140,12 @@ class Scope {
                        const AttrMap& attrs = {}, int index = 0) const;
   // Records an error for a node the caller could not build.
   void UpdateStatus(const Status& s) const;
+  // What building knew of `output`'s shape from the ops' shape functions (as TensorFlow's
+  // Python layer knows `Tensor.shape`): nullopt when even the rank is unknown, dimensions
+  // of TensorShape::kUnknownDim when only they are. A node whose inputs have incompatible
+  // shapes is refused when built (InvalidArgument "Dimensions must be equal, but are 2 and
+  // 3 for 'add' (op: 'Add') with input shapes: [2], [3].").
+  std::optional<TensorShape> InferredShape(const Output& output) const;
 
  private:
   struct State {
@@ -159,6 +166,11 @@ class Scope {
                    NodeInputs* resolved) const;
   void ChooseDevice(const std::optional<std::string>& resource_producer,
                     proto::NodeDef* node) const;
+  // The node's output shapes from its op's shape function (src/graph/shape_inference.h).
+  StatusOr<std::vector<std::optional<TensorShape>>> InferShapes(const OpDef& op_def,
+                                                                const proto::NodeDef& node,
+                                                                const NodeInputs& resolved,
+                                                                size_t num_outputs) const;
 
   std::shared_ptr<internal::GraphBuilder> builder_;
   State state_;

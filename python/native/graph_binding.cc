@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -193,8 +194,10 @@ StatusOr<proto::AttrValue> ToAttr(const std::string& kind, const py::handle& val
 // The graph being built: a C++ root Scope and the operations added so far by name.
 class Graph {
  public:
-  // Adds a node; returns (output dtypes, device as placed). ValueError naming the node for
-  // anything the builder refuses (TypeError for input type mismatches, as TF).
+  // Adds a node; returns (output dtypes, device as placed, output shapes: None for an
+  // unknown rank, else a tuple with None for unknown dimensions). The builder's refusal is
+  // raised (InvalidArgumentError naming the node; the Python layer makes it the ValueError
+  // or TypeError TF raises).
   py::tuple AddNode(const std::string& op, const std::string& name,
                     const std::vector<std::vector<std::pair<std::string, int>>>& inputs,
                     const py::dict& attrs, const std::string& device,
@@ -226,10 +229,21 @@ class Graph {
     Operation added = ValueOrThrow(scope.TryAddNode(op, input_lists, attr_map));
     proto::GraphDef fresh = ValueOrThrow(root_.NodesSince(first));
     ops_.emplace(added.name(), added);
-    py::list types;
-    for (int i = 0; i < added.num_outputs(); ++i)
+    py::list types, shapes;
+    for (int i = 0; i < added.num_outputs(); ++i) {
       types.append(static_cast<int>(added.output_type(i)));
-    return py::make_tuple(types, fresh.node(fresh.node_size() - 1).device());
+      std::optional<TensorShape> shape = root_.InferredShape(Output(added, i));
+      if (!shape) {
+        shapes.append(py::none());
+        continue;
+      }
+      py::list dims;
+      for (int64_t d : shape->dims()) {
+        dims.append(d == TensorShape::kUnknownDim ? py::object(py::none()) : py::int_(d));
+      }
+      shapes.append(py::tuple(dims));
+    }
+    return py::make_tuple(types, fresh.node(fresh.node_size() - 1).device(), shapes);
   }
 
   const Scope& scope() const { return root_; }

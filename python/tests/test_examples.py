@@ -13,8 +13,9 @@ EXAMPLES = ROOT / "examples" / "python"
 CORPUS = pathlib.Path("/usr/share/doc/linux-doc-6.1")
 
 
-def launch(tw_tool, cluster, args, timeout=60):
-    return subprocess.run([tw_tool, "launch", "--cluster", cluster, "--", sys.executable] + args,
+def launch(tw_tool, cluster, args, timeout=60, flags=()):
+    return subprocess.run([tw_tool, "launch", "--cluster", cluster] + list(flags) +
+                          ["--", sys.executable] + args,
                           env=python_env(), capture_output=True, text=True, timeout=timeout)
 
 
@@ -34,7 +35,9 @@ def test_make_configs_writes_one_script_per_task(tmp_path):
 
 
 def test_cluster_roles_under_tw_launch(tw_tool):
-    out = launch(tw_tool, "ps=1,worker=2", [str(EXAMPLES / "cluster_roles.py")])
+    # Every worker, not only the chief, must finish for the job to succeed.
+    out = launch(tw_tool, "ps=1,worker=2", [str(EXAMPLES / "cluster_roles.py")],
+                 flags=["--success", "all-workers"])
     assert out.returncode == 0, out.stdout + out.stderr
     assert "[worker:1] worker:1 of" in out.stdout
     assert "[ps:0] ps:0 of" in out.stdout

@@ -190,3 +190,23 @@ def test_constants_convert_as_tf_does():
         tf.constant(None)
     with pytest.raises(ValueError, match="dense"):
         tf.constant([[1, 2], [3]])
+
+
+def test_static_shapes_come_from_the_builders_shape_functions():
+    x = tf.placeholder(tf.float32, shape=[None, 784])
+    w = tf.Variable(tf.zeros([784, 10]))
+    logits = tf.matmul(x, w) + tf.zeros([10])
+    assert logits.shape.as_list() == [None, 10]
+    assert tf.reduce_sum(logits, axis=1).shape.as_list() == [None]
+    assert tf.reshape(tf.zeros([2, 3]), [-1]).shape == tf.TensorShape([6])
+    assert tf.placeholder(tf.float32).shape.ndims is None
+    assert str(x.shape) == "(?, 784)"
+    q = tf.FIFOQueue(5, [tf.int32], shapes=[[2]])
+    assert q.dequeue_many(3).shape.as_list() == [3, 2]
+    hidden = tf.matmul(x, w, name="hidden")
+    with pytest.raises(ValueError, match=r"Dimensions must be equal, but are 10 and 784 for "
+                                         r"'bad' \(op: 'MatMul'\) with input shapes: "
+                                         r"\[\?,10\], \[784,10\]"):
+        tf.matmul(hidden, w, name="bad")
+    with pytest.raises(ValueError, match="Dimensions must be equal, but are 2 and 3"):
+        tf.constant([1, 2]) + tf.constant([1, 2, 3])

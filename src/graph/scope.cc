@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "src/framework/attr_value.h"
 #include "src/framework/op_def.h"
+#include "src/graph/shape_inference.h"
 #include "tensorweave/device_name.h"
 
 namespace tw {
@@ -17,7 +18,8 @@ class GraphBuilder {
  public:
   proto::GraphDef graph;
   std::map<std::string, std::vector<DataType>> output_types;
-  std::map<std::string, int> node_index;  // name -> position in graph
+  std::map<std::string, int> node_index;                          // name -> position in graph
+  std::map<std::string, std::vector<StaticShape>> output_shapes;  // src/graph/shape_inference.h
   std::set<std::string> names;
   Status status;
   // While a TryAddNode runs: the names it took, to give back if the node fails.
@@ -123,6 +125,7 @@ StatusOr<Operation> Scope::TryAddNode(std::string_view op, const std::vector<Inp
   for (const std::string& name : taken) {
     b.names.erase(name);
     b.output_types.erase(name);
+    b.output_shapes.erase(name);
     b.node_index.erase(name);
   }
   return std::exchange(b.status, OkStatus());
@@ -138,6 +141,7 @@ Output Scope::AddNodeOutput(std::string_view op, const std::vector<InputList>& i
 // The data inputs of a node being built, as resolved by AddInputs.
 struct Scope::NodeInputs {
   std::optional<std::string> resource_producer;  // the node creating a resource input
+  std::vector<Output> outputs;                   // each data input, in order
   std::vector<DataType> types;                   // of each data input, in order
   std::vector<std::string> args;                 // the op argument each belongs to
 };
@@ -203,7 +207,10 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
   if (Status s = ArgTypesForNode(op_def, node, /*outputs=*/true, &outputs); !s.ok()) {
     return fail(s);
   }
+  auto shapes = InferShapes(op_def, node, resolved, outputs.size());
+  if (!shapes.ok()) return fail(shapes.status());
   ChooseDevice(resolved.resource_producer, &node);
+  b.output_shapes[name] = *std::move(shapes);
   b.output_types[name] = outputs;
   b.node_index[name] = b.graph.node_size();
   *b.graph.add_node() = std::move(node);
@@ -253,11 +260,46 @@ Status Scope::AddInputs(const OpDef& op_def, const std::vector<InputList>& input
       if (o.type() == DT_RESOURCE && !resolved->resource_producer) {
         resolved->resource_producer = o.op().name();
       }
+      resolved->outputs.push_back(o);
       resolved->types.push_back(o.type());
       resolved->args.push_back(arg.name);
     }
   }
   return OkStatus();
+}
+
+StatusOr<std::vector<StaticShape>> Scope::InferShapes(const OpDef& op_def,
+                                                      const proto::NodeDef& node,
+                                                      const NodeInputs& resolved,
+                                                      size_t num_outputs) const {
+  std::vector<StaticShape> shapes(num_outputs);
+  const ShapeFn* fn = FindShapeFn(op_def.name);
+  if (fn == nullptr) return shapes;  // unknown
+  static const proto::NodeDef* const kUnknownNode = new proto::NodeDef();
+  const internal::GraphBuilder& b = *builder_;
+  std::vector<StaticShape> inputs;
+  std::vector<const proto::NodeDef*> input_nodes;
+  for (const Output& o : resolved.outputs) {
+    auto shape = b.output_shapes.find(o.op().name());
+    const bool known =
+        shape != b.output_shapes.end() && o.index() < static_cast<int>(shape->second.size());
+    inputs.push_back(known ? shape->second[o.index()] : std::nullopt);
+    auto index = b.node_index.find(o.op().name());
+    input_nodes.push_back(index != b.node_index.end() ? &b.graph.node(index->second)
+                                                      : kUnknownNode);
+  }
+  ShapeContext ctx(node, std::move(inputs), std::move(input_nodes), static_cast<int>(num_outputs));
+  TW_RETURN_IF_ERROR((*fn)(&ctx));
+  return ctx.outputs();
+}
+
+std::optional<TensorShape> Scope::InferredShape(const Output& output) const {
+  auto it = builder_->output_shapes.find(output.op().name());
+  if (it == builder_->output_shapes.end() ||
+      output.index() >= static_cast<int>(it->second.size())) {
+    return std::nullopt;
+  }
+  return it->second[output.index()];
 }
 
 void Scope::ChooseDevice(const std::optional<std::string>& resource_producer,

@@ -404,11 +404,21 @@ TEST(AddNOpTest, SumsAnyNumberOfInputs) {
 }
 
 TEST(AddNOpTest, RejectsShapesThatDiffer) {
+  // Shapes known when building: the builder refuses the node.
+  Scope built = Scope::NewRootScope();
+  ops::AddN(built.WithOpName("sum"),
+            {Tensor::FromVector<float>({1, 2}), Tensor::FromVector<float>({1, 2, 3})});
+  EXPECT_THAT(std::string(built.status().message()),
+              HasSubstr("node sum: Dimensions must be equal, but are 2 and 3 for 'sum' (op: "
+                        "'AddN') with input shapes: [2], [3]."));
+  // Shapes known only when the step runs: the kernel refuses them.
   Scope root = Scope::NewRootScope();
-  auto sum = ops::AddN(root.WithOpName("sum"),
-                       {Tensor::FromVector<float>({1, 2}), Tensor::FromVector<float>({1, 2, 3})});
+  auto a = ops::Placeholder(root, DT_FLOAT);
+  auto b = ops::Placeholder(root, DT_FLOAT);
+  auto sum = ops::AddN(root.WithOpName("sum"), {a, b});
   ClientSession s(root);
-  auto out = s.Run({}, {sum});
+  auto out = s.Run(
+      {{a, Tensor::FromVector<float>({1, 2})}, {b, Tensor::FromVector<float>({1, 2, 3})}}, {sum});
   ASSERT_FALSE(out.ok());
   EXPECT_TRUE(IsInvalidArgument(out.status()));
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("node sum"));

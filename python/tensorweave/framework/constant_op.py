@@ -96,10 +96,8 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     op = ops.get_default_graph().create_op(
         "Const", [], {"value": array, "dtype": dtypes.as_dtype(array.dtype)
                       if array.dtype != object else dtypes.string}, name=name)
-    out = op.outputs[0]
-    out._shape = tensor_shape.TensorShape(array.shape)
     op._const_value = array
-    return out
+    return op.outputs[0]
 
 
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):

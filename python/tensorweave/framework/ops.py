@@ -365,7 +365,7 @@ class Graph:
                               (arg if isinstance(arg, (list, tuple)) else [arg])]
                              for arg in inputs]
             try:
-                types, device = self._native.add_node(
+                types, device, shapes = self._native.add_node(
                     op_type, full, native_inputs, _native_attrs(attrs), op.device,
                     [c.name for c in controls], coloc.name if coloc is not None else "")
             except Exception as e:  # the builder refused the node: nothing was added
@@ -374,6 +374,8 @@ class Graph:
             if coloc is not None:
                 op._colocation = [coloc.name]
             op._outputs = [Tensor(op, i, t) for i, t in enumerate(types)]
+            for tensor, shape in zip(op._outputs, shapes):
+                tensor._shape = tensor_shape.TensorShape(shape)
             self._ops[full] = op
             self._ops_in_order.append(op)
             return op

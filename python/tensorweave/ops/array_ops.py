@@ -13,9 +13,7 @@ def placeholder(dtype, shape=None, name=None):
     """A tensor that must be fed; its `shape` (None dims allowed) is checked on feed."""
     dtype = dtypes.as_dtype(dtype)
     shape = tensor_shape.as_shape(shape) if shape is not None else tensor_shape.unknown_shape()
-    out = raw_ops.Placeholder(dtype=dtype, shape=shape, name=name or "Placeholder")
-    out._shape = shape
-    return out
+    return raw_ops.Placeholder(dtype=dtype, shape=shape, name=name or "Placeholder")
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TF's name)
@@ -28,18 +26,13 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TF's name)
 
 def identity(input, name=None):  # noqa: A002
     value = convert_to_tensor(input)
-    out = raw_ops.Identity(input=value, name=name or "Identity")
-    out._shape = value.shape
-    return out
+    return raw_ops.Identity(input=value, name=name or "Identity")
 
 
 def reshape(tensor, shape, name=None):
     shape_tensor = convert_to_tensor(shape, dtype=dtypes.int32) if not isinstance(
         shape, ops.Tensor) else shape
-    out = raw_ops.Reshape(tensor=tensor, shape=shape_tensor, name=name or "Reshape")
-    if isinstance(shape, (list, tuple)) and all(isinstance(d, int) for d in shape):
-        out._shape = tensor_shape.TensorShape([None if d == -1 else d for d in shape])
-    return out
+    return raw_ops.Reshape(tensor=tensor, shape=shape_tensor, name=name or "Reshape")
 
 
 def concat(values, axis, name="concat"):
@@ -85,9 +78,7 @@ def zeros_like(tensor, dtype=None, name=None):
     if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
         from tensorweave.ops import math_ops
         return math_ops.cast(raw_ops.ZerosLike(x=tensor), dtype, name=name)
-    out = raw_ops.ZerosLike(x=tensor, name=name or "zeros_like")
-    out._shape = tensor.shape
-    return out
+    return raw_ops.ZerosLike(x=tensor, name=name or "zeros_like")
 
 
 def ones_like(tensor, dtype=None, name=None):
@@ -95,9 +86,7 @@ def ones_like(tensor, dtype=None, name=None):
     if dtype is not None and dtypes.as_dtype(dtype) != tensor.dtype:
         from tensorweave.ops import math_ops
         return math_ops.cast(raw_ops.OnesLike(x=tensor), dtype, name=name)
-    out = raw_ops.OnesLike(x=tensor, name=name or "ones_like")
-    out._shape = tensor.shape
-    return out
+    return raw_ops.OnesLike(x=tensor, name=name or "ones_like")
 
 
 def shape(input, name=None, out_type=dtypes.int32):  # noqa: A002
@@ -127,8 +116,7 @@ def where(condition, x=None, y=None, name=None):
 
 
 def _slice_helper(tensor, key):
-    """t[i], t[a:b] along dimension 0, through Slice/Gather/Reshape."""
-    from tensorweave.ops import math_ops  # noqa: F401 (operators)
+    """t[i], t[a:b] along dimension 0, through Slice and Reshape."""
     if isinstance(key, int):
         row = slice(tensor, _begin(tensor, key), _size(tensor, 1))
         return raw_ops.Reshape(tensor=row, shape=_rest_shape(tensor), name="strided_slice")

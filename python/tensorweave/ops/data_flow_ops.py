@@ -64,12 +64,8 @@ class QueueBase:
             return raw_ops.QueueEnqueueMany(handle=self._queue_ref,
                                             components=self._components(vals), name=scope)
 
-    def _dequeued(self, outputs, first_dim):
+    def _dequeued(self, outputs):
         outputs = outputs if isinstance(outputs, list) else [outputs]
-        for t, shape in zip(outputs, self._shapes):
-            if shape is not None and shape.dims is not None:
-                t._shape = tensor_shape.TensorShape([first_dim] + shape.as_list()
-                                                    if first_dim != "scalar" else shape)
         if self._names:
             return dict(zip(self._names, outputs))
         return outputs[0] if len(outputs) == 1 else outputs
@@ -77,19 +73,19 @@ class QueueBase:
     def dequeue(self, name=None):
         out = raw_ops.QueueDequeue(handle=self._queue_ref, component_types=self._dtypes,
                                    name=name or "%s_Dequeue" % self._name)
-        return self._dequeued(out, "scalar")
+        return self._dequeued(out)
 
     def dequeue_many(self, n, name=None):
         out = raw_ops.QueueDequeueMany(handle=self._queue_ref, n=n,
                                        component_types=self._dtypes,
                                        name=name or "%s_DequeueMany" % self._name)
-        return self._dequeued(out, n if isinstance(n, int) else None)
+        return self._dequeued(out)
 
     def dequeue_up_to(self, n, name=None):
         out = raw_ops.QueueDequeueUpTo(handle=self._queue_ref, n=n,
                                        component_types=self._dtypes,
                                        name=name or "%s_DequeueUpTo" % self._name)
-        return self._dequeued(out, None)
+        return self._dequeued(out)
 
     def close(self, cancel_pending_enqueues=False, name=None):
         return raw_ops.QueueClose(handle=self._queue_ref,

@@ -99,9 +99,7 @@ def cast(x, dtype, name=None):
     dtype = dtypes.as_dtype(dtype)
     if x.dtype == dtype:
         return x
-    out = raw_ops.Cast(x=x, DstT=dtype, name=name or "Cast")
-    out._shape = x.shape
-    return out
+    return raw_ops.Cast(x=x, DstT=dtype, name=name or "Cast")
 
 
 def to_float(x, name="ToFloat"):

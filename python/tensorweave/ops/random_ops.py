@@ -3,7 +3,6 @@
 from tensorweave import raw_ops
 from tensorweave.framework import dtypes
 from tensorweave.framework import ops
-from tensorweave.framework import tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import math_ops
 
@@ -18,11 +17,8 @@ def _seeds(seed):
 def _shaped(op_type, shape, dtype, seed, name):
     seed1, seed2 = _seeds(seed)
     shape_tensor = convert_to_tensor(shape, dtype=dtypes.int32)
-    out = getattr(raw_ops, op_type)(shape=shape_tensor, dtype=dtypes.as_dtype(dtype),
-                                    seed=seed1, seed2=seed2, name=name)
-    if isinstance(shape, (list, tuple)):
-        out._shape = tensor_shape.TensorShape(shape)
-    return out
+    return getattr(raw_ops, op_type)(shape=shape_tensor, dtype=dtypes.as_dtype(dtype),
+                                     seed=seed1, seed2=seed2, name=name)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):

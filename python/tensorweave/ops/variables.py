@@ -61,7 +61,6 @@ class Variable:
                     name="Assign").op
                 self._snapshot = raw_ops.ReadVariable(resource=self._handle, dtype=self._dtype,
                                                       name="read")
-            self._snapshot._shape = var_shape
         self._trainable = trainable
         self._graph = graph
         for key in collections:

@@ -1,0 +1,457 @@
+// The shape functions of the registered ops (src/graph/shape_inference.h), after
+// TensorFlow's: element-wise ops broadcast, MatMul checks inner dimensions, reductions,
+// reshapes and fills read their constant inputs, variables and queues give the shapes they
+// were declared with.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "src/framework/attr_value.h"
+#include "src/graph/shape_inference.h"
+
+namespace tw {
+namespace {
+
+constexpr int64_t kUnknown = TensorShape::kUnknownDim;
+
+StaticShape Make(std::vector<int64_t> dims) {
+  auto shape = TensorShape::Create(dims);
+  if (!shape.ok()) return std::nullopt;
+  return *shape;
+}
+
+StaticShape Scalar() { return TensorShape(); }
+
+StaticShape FromPartial(const PartialShape& p) {
+  if (p.unknown_rank) return std::nullopt;
+  return Make(p.dims);
+}
+
+// Output 0 has input i's shape.
+ShapeFn SameAs(int i) {
+  return [i](ShapeContext* ctx) {
+    ctx->set_output(0, ctx->input(i));
+    return OkStatus();
+  };
+}
+
+// numpy broadcasting of two static shapes.
+Status BroadcastShapes(ShapeContext* ctx) {
+  const StaticShape& a = ctx->input(0);
+  const StaticShape& b = ctx->input(1);
+  if (!a || !b) {
+    ctx->set_output(0, std::nullopt);
+    return OkStatus();
+  }
+  const int rank = std::max(a->rank(), b->rank());
+  std::vector<int64_t> out(static_cast<size_t>(rank));
+  for (int i = 0; i < rank; ++i) {
+    const int ia = a->rank() - rank + i, ib = b->rank() - rank + i;
+    const int64_t da = ia >= 0 ? a->dim(ia) : 1;
+    const int64_t db = ib >= 0 ? b->dim(ib) : 1;
+    if (da == 1) {
+      out[i] = db;
+    } else if (db == 1) {
+      out[i] = da;
+    } else if (da == kUnknown || db == kUnknown) {
+      out[i] = da == kUnknown ? db : da;
+    } else if (da == db) {
+      out[i] = da;
+    } else {
+      return ctx->Error(absl::StrCat("Dimensions must be equal, but are ", da, " and ", db));
+    }
+  }
+  ctx->set_output(0, Make(out));
+  return OkStatus();
+}
+
+Status MatMulShape(ShapeContext* ctx) {
+  const StaticShape& a = ctx->input(0);
+  const StaticShape& b = ctx->input(1);
+  for (const StaticShape* s : {&a, &b}) {
+    if (*s && (*s)->rank() != 2) {
+      return ctx->Error(absl::StrCat("Shape must be rank 2 but is rank ", (*s)->rank()));
+    }
+  }
+  bool ta = false, tb = false;
+  (void)GetNodeAttr(ctx->node(), "transpose_a", &ta);
+  (void)GetNodeAttr(ctx->node(), "transpose_b", &tb);
+  const int64_t rows = a ? a->dim(ta ? 1 : 0) : kUnknown;
+  const int64_t inner_a = a ? a->dim(ta ? 0 : 1) : kUnknown;
+  const int64_t inner_b = b ? b->dim(tb ? 1 : 0) : kUnknown;
+  const int64_t cols = b ? b->dim(tb ? 0 : 1) : kUnknown;
+  int64_t inner = kUnknown;
+  if (!MergeDim(inner_a, inner_b, &inner)) {
+    return ctx->Error(
+        absl::StrCat("Dimensions must be equal, but are ", inner_a, " and ", inner_b));
+  }
+  ctx->set_output(0, Make({rows, cols}));
+  return OkStatus();
+}
+
+Status BiasAddShape(ShapeContext* ctx) {
+  const StaticShape& value = ctx->input(0);
+  const StaticShape& bias = ctx->input(1);
+  if (value && bias && value->rank() >= 1 && bias->rank() == 1) {
+    int64_t merged = kUnknown;
+    const int64_t last = value->dim(value->rank() - 1);
+    if (!MergeDim(last, bias->dim(0), &merged)) {
+      return ctx->Error(
+          absl::StrCat("Dimensions must be equal, but are ", last, " and ", bias->dim(0)));
+    }
+    std::vector<int64_t> dims = value->dims();
+    dims.back() = merged;
+    ctx->set_output(0, Make(dims));
+    return OkStatus();
+  }
+  ctx->set_output(0, value);
+  return OkStatus();
+}
+
+Status AttrShape(ShapeContext* ctx, const char* attr) {
+  PartialShape shape;
+  if (GetNodeAttr(ctx->node(), attr, &shape).ok()) ctx->set_output(0, FromPartial(shape));
+  return OkStatus();
+}
+
+Status ConstShape(ShapeContext* ctx) {
+  Tensor value;
+  if (GetNodeAttr(ctx->node(), "value", &value).ok()) ctx->set_output(0, value.shape());
+  return OkStatus();
+}
+
+// ReadVariable: the shape the variable was declared with.
+Status ReadVariableShape(ShapeContext* ctx) {
+  const proto::NodeDef& producer = ctx->input_node(0);
+  PartialShape shape;
+  if (producer.op() == "Variable" && GetNodeAttr(producer, "shape", &shape).ok()) {
+    ctx->set_output(0, FromPartial(shape));
+  }
+  return OkStatus();
+}
+
+// The queue's declared component shapes, or none.
+std::vector<StaticShape> QueueShapes(const ShapeContext& ctx) {
+  std::vector<StaticShape> shapes;
+  const proto::NodeDef& queue = ctx.input_node(0);
+  auto it = queue.attr().find("shapes");
+  if (queue.op() != "FIFOQueue" || it == queue.attr().end()) return shapes;
+  for (const auto& s : it->second.list().shape()) {
+    if (s.unknown_rank()) {
+      shapes.push_back(std::nullopt);
+    } else {
+      shapes.push_back(Make(std::vector<int64_t>(s.dim().begin(), s.dim().end())));
+    }
+  }
+  return shapes;
+}
+
+// Dequeues: each component's shape, with a first dimension of `first` (none when
+// `batched` is false).
+ShapeFn DequeueShape(bool batched, bool known_count) {
+  return [batched, known_count](ShapeContext* ctx) {
+    const std::vector<StaticShape> shapes = QueueShapes(*ctx);
+    if (static_cast<int>(shapes.size()) != ctx->num_outputs()) return OkStatus();
+    int64_t first = kUnknown;
+    if (known_count) {
+      auto n = ctx->constant_ints(1);
+      if (n && n->size() == 1) first = (*n)[0];
+    }
+    for (int i = 0; i < ctx->num_outputs(); ++i) {
+      if (!shapes[i] || !batched) {
+        ctx->set_output(i, shapes[i]);
+        continue;
+      }
+      std::vector<int64_t> dims{first};
+      dims.insert(dims.end(), shapes[i]->dims().begin(), shapes[i]->dims().end());
+      ctx->set_output(i, Make(dims));
+    }
+    return OkStatus();
+  };
+}
+
+// Reshape: the constant shape, with one -1 resolved when the input is fully defined.
+Status ReshapeShape(ShapeContext* ctx) {
+  auto target = ctx->constant_ints(1);
+  if (!target) return OkStatus();
+  std::vector<int64_t> dims = *target;
+  const StaticShape& in = ctx->input(0);
+  auto unknown = std::find(dims.begin(), dims.end(), -1);
+  if (in && in->IsFullyDefined()) {
+    int64_t known = 1;
+    for (int64_t d : dims) known *= d == -1 ? 1 : d;
+    if (unknown != dims.end()) {
+      if (known == 0 || in->num_elements() % known != 0) {
+        return ctx->Error(absl::StrCat("Cannot reshape a tensor with ", in->num_elements(),
+                                       " elements to shape ", StaticShapeString(Make(dims))));
+      }
+      *unknown = in->num_elements() / known;
+    } else if (known != in->num_elements()) {
+      return ctx->Error(absl::StrCat("Cannot reshape a tensor with ", in->num_elements(),
+                                     " elements to shape ", StaticShapeString(Make(dims)), " (",
+                                     known, " elements)"));
+    }
+  }
+  ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
+// Sum, Mean, Max, ...: the constant axes removed (or kept as 1).
+Status ReductionShape(ShapeContext* ctx) {
+  const StaticShape& in = ctx->input(0);
+  auto axes = ctx->constant_ints(1);
+  if (!in || !axes) return OkStatus();
+  bool keep = false;
+  (void)GetNodeAttr(ctx->node(), "keep_dims", &keep);
+  const int rank = in->rank();
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : *axes) {
+    if (a < -rank || a >= rank) {
+      return ctx->Error(
+          absl::StrCat("Invalid reduction dimension ", a, " for input with ", rank, " dimensions"));
+    }
+    reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < rank; ++i) {
+    if (!reduced[i]) {
+      dims.push_back(in->dim(i));
+    } else if (keep) {
+      dims.push_back(1);
+    }
+  }
+  ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
+Status ArgMaxShape(ShapeContext* ctx) {
+  const StaticShape& in = ctx->input(0);
+  auto axis = ctx->constant_ints(1);
+  if (!in || !axis || axis->size() != 1) return OkStatus();
+  const int rank = in->rank();
+  int64_t a = (*axis)[0];
+  if (a < -rank || a >= rank) {
+    return ctx->Error(
+        absl::StrCat("Expected dimension in the range [", -rank, ", ", rank, "), but got ", a));
+  }
+  if (a < 0) a += rank;
+  std::vector<int64_t> dims;
+  for (int i = 0; i < rank; ++i) {
+    if (i != a) dims.push_back(in->dim(i));
+  }
+  ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
+// Fill and the random ops: the constant shape input (index `i`).
+ShapeFn ShapeFromInput(int i) {
+  return [i](ShapeContext* ctx) {
+    if (auto dims = ctx->constant_ints(i)) ctx->set_output(0, Make(*dims));
+    return OkStatus();
+  };
+}
+
+Status ShapeOpShape(ShapeContext* ctx) {
+  const StaticShape& in = ctx->input(0);
+  ctx->set_output(0, in ? Make({in->rank()}) : Make({kUnknown}));
+  return OkStatus();
+}
+
+Status ConcatShape(ShapeContext* ctx) {
+  const int n = ctx->num_inputs() - 1;  // the values, then the axis
+  auto axis = ctx->constant_ints(n);
+  std::vector<int64_t> dims;
+  bool have_rank = false;
+  for (int i = 0; i < n; ++i) {
+    const StaticShape& s = ctx->input(i);
+    if (!s) continue;
+    if (!have_rank) {
+      dims = s->dims();
+      have_rank = true;
+      continue;
+    }
+    if (s->rank() != static_cast<int>(dims.size())) {
+      return ctx->Error(
+          absl::StrCat("Shape must be rank ", dims.size(), " but is rank ", s->rank()));
+    }
+  }
+  if (!have_rank || !axis || axis->size() != 1) return OkStatus();
+  const int rank = static_cast<int>(dims.size());
+  int64_t a = (*axis)[0];
+  if (a < -rank || a >= rank) {
+    return ctx->Error(
+        absl::StrCat("ConcatOp : Expected concatenating dimensions in the range "
+                     "[",
+                     -rank, ", ", rank, "), but got ", a));
+  }
+  if (a < 0) a += rank;
+  std::vector<int64_t> out(static_cast<size_t>(rank), kUnknown);
+  int64_t total = 0;
+  bool total_known = true;
+  for (int i = 0; i < n; ++i) {
+    const StaticShape& s = ctx->input(i);
+    if (!s) {
+      total_known = false;
+      continue;
+    }
+    for (int d = 0; d < rank; ++d) {
+      if (d == a) continue;
+      if (!MergeDim(out[d], s->dim(d), &out[d])) {
+        return ctx->Error(absl::StrCat("Dimension ", d, " in both shapes must be equal, but are ",
+                                       out[d], " and ", s->dim(d)));
+      }
+    }
+    if (s->dim(static_cast<int>(a)) == kUnknown) total_known = false;
+    total += s->dim(static_cast<int>(a));
+  }
+  out[a] = total_known ? total : kUnknown;
+  ctx->set_output(0, Make(out));
+  return OkStatus();
+}
+
+Status PackShape(ShapeContext* ctx) {
+  StaticShape merged;
+  for (int i = 0; i < ctx->num_inputs(); ++i) {
+    const StaticShape& s = ctx->input(i);
+    if (!s) continue;
+    if (!merged) {
+      merged = s;
+      continue;
+    }
+    if (s->rank() != merged->rank()) {
+      return ctx->Error(
+          absl::StrCat("Shapes must be equal rank, but are ", merged->rank(), " and ", s->rank()));
+    }
+    std::vector<int64_t> dims = merged->dims();
+    for (int d = 0; d < s->rank(); ++d) {
+      if (!MergeDim(dims[d], s->dim(d), &dims[d])) {
+        return ctx->Error(absl::StrCat("Dimension ", d, " in both shapes must be equal, but are ",
+                                       merged->dim(d), " and ", s->dim(d)));
+      }
+    }
+    merged = Make(dims);
+  }
+  if (!merged) return OkStatus();
+  int64_t axis = 0;
+  (void)GetNodeAttr(ctx->node(), "axis", &axis);
+  const int rank = merged->rank() + 1;
+  if (axis < -rank || axis >= rank) return OkStatus();
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> dims = merged->dims();
+  dims.insert(dims.begin() + axis, ctx->num_inputs());
+  ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
+Status GatherShape(ShapeContext* ctx) {
+  const StaticShape& params = ctx->input(0);
+  const StaticShape& indices = ctx->input(1);
+  if (!params || !indices || params->rank() < 1) return OkStatus();
+  std::vector<int64_t> dims = indices->dims();
+  dims.insert(dims.end(), params->dims().begin() + 1, params->dims().end());
+  ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
+Status SparseSoftmaxCrossEntropyShape(ShapeContext* ctx) {
+  const StaticShape& features = ctx->input(0);
+  if (features && features->rank() != 2) {
+    return ctx->Error(absl::StrCat("Shape must be rank 2 but is rank ", features->rank()));
+  }
+  int64_t batch = features ? features->dim(0) : kUnknown;
+  const StaticShape& labels = ctx->input(1);
+  if (labels && labels->rank() == 1 && !MergeDim(batch, labels->dim(0), &batch)) {
+    return ctx->Error(absl::StrCat("Dimensions must be equal, but are ", features->dim(0), " and ",
+                                   labels->dim(0)));
+  }
+  ctx->set_output(0, Make({batch}));
+  ctx->set_output(1, features);
+  return OkStatus();
+}
+
+Status AddNShape(ShapeContext* ctx) {
+  StaticShape merged;
+  for (int i = 0; i < ctx->num_inputs(); ++i) {
+    const StaticShape& s = ctx->input(i);
+    if (!s) continue;
+    if (!merged) {
+      merged = s;
+      continue;
+    }
+    if (s->rank() != merged->rank()) {
+      return ctx->Error(
+          absl::StrCat("Shapes must be equal rank, but are ", merged->rank(), " and ", s->rank()));
+    }
+    std::vector<int64_t> dims = merged->dims();
+    for (int d = 0; d < s->rank(); ++d) {
+      if (!MergeDim(dims[d], s->dim(d), &dims[d])) {
+        return ctx->Error(
+            absl::StrCat("Dimensions must be equal, but are ", merged->dim(d), " and ", s->dim(d)));
+      }
+    }
+    merged = Make(dims);
+  }
+  ctx->set_output(0, merged);
+  return OkStatus();
+}
+
+Status ScalarShape(ShapeContext* ctx) {
+  ctx->set_output(0, Scalar());
+  return OkStatus();
+}
+
+}  // namespace
+
+TW_REGISTER_SHAPE_FN("Const", ConstShape);
+TW_REGISTER_SHAPE_FN("Placeholder", [](ShapeContext* ctx) { return AttrShape(ctx, "shape"); });
+TW_REGISTER_SHAPE_FN("Variable", ScalarShape);  // the handle
+TW_REGISTER_SHAPE_FN("ReadVariable", ReadVariableShape);
+TW_REGISTER_SHAPE_FN("IsVariableInitialized", ScalarShape);
+TW_REGISTER_SHAPE_FN("FIFOQueue", ScalarShape);
+TW_REGISTER_SHAPE_FN("QueueSize", ScalarShape);
+TW_REGISTER_SHAPE_FN("QueueIsClosed", ScalarShape);
+TW_REGISTER_SHAPE_FN("QueueDequeue", DequeueShape(false, false));
+TW_REGISTER_SHAPE_FN("QueueDequeueMany", DequeueShape(true, true));
+TW_REGISTER_SHAPE_FN("QueueDequeueUpTo", DequeueShape(true, false));
+
+// Element-wise: the shape of their (first) tensor input.
+TW_REGISTER_SHAPE_FN("Identity", SameAs(0));
+TW_REGISTER_SHAPE_FN("Cast", SameAs(0));
+TW_REGISTER_SHAPE_FN("ZerosLike", SameAs(0));
+TW_REGISTER_SHAPE_FN("OnesLike", SameAs(0));
+TW_REGISTER_SHAPE_FN("Select", SameAs(1));
+TW_REGISTER_SHAPE_FN("Assign", SameAs(1));  // its value
+TW_REGISTER_SHAPE_FN("AssignAdd", SameAs(1));
+TW_REGISTER_SHAPE_FN("AssignSub", SameAs(1));
+TW_REGISTER_SHAPE_FN("ReluGrad", SameAs(1));
+TW_REGISTER_SHAPE_FN("SigmoidGrad", SameAs(0));
+TW_REGISTER_SHAPE_FN("TanhGrad", SameAs(0));
+TW_REGISTER_SHAPE_FN("AddN", AddNShape);
+
+// One shape function for several ops.
+#define TW_SHAPE_FNS(fn, ...)                                                              \
+  [[maybe_unused]] static const bool TW_SHAPE_FN_CONCAT(tw_shape_fns_, __COUNTER__) = [] { \
+    for (const char* op : {__VA_ARGS__}) internal::ShapeFnRegistrar registrar(op, fn);     \
+    return true;                                                                           \
+  }()
+
+TW_SHAPE_FNS(SameAs(0), "Neg", "Square", "Sqrt", "Exp", "Log", "Abs", "LogicalNot", "Relu",
+             "Sigmoid", "Tanh", "Softmax", "LogSoftmax");
+TW_SHAPE_FNS(BroadcastShapes, "Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Equal", "NotEqual",
+             "Less", "LessEqual", "Greater", "GreaterEqual", "FloorDiv", "FloorMod", "Pow",
+             "LogicalAnd", "LogicalOr");
+TW_SHAPE_FNS(ReductionShape, "Sum", "Mean", "Max", "Min", "Prod");
+TW_SHAPE_FNS(ShapeFromInput(0), "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "Fill");
+
+TW_REGISTER_SHAPE_FN("MatMul", MatMulShape);
+TW_REGISTER_SHAPE_FN("BiasAdd", BiasAddShape);
+TW_REGISTER_SHAPE_FN("Reshape", ReshapeShape);
+TW_REGISTER_SHAPE_FN("ArgMax", ArgMaxShape);
+TW_REGISTER_SHAPE_FN("Shape", ShapeOpShape);
+TW_REGISTER_SHAPE_FN("Concat", ConcatShape);
+TW_REGISTER_SHAPE_FN("Pack", PackShape);
+TW_REGISTER_SHAPE_FN("Gather", GatherShape);
+TW_REGISTER_SHAPE_FN("SparseSoftmaxCrossEntropyWithLogits", SparseSoftmaxCrossEntropyShape);
+
+}  // namespace tw
