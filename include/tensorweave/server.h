@@ -76,6 +76,12 @@ struct ServerOptions {
   // Join() returns) once the chief (task 0 of job "chief", else of job "worker") has not
   // answered for this long after having answered at least once. Default: never.
   absl::Duration stop_when_chief_unreachable = absl::InfiniteDuration();
+  // The timeout of steps run through this server's master whose session and RunOptions
+  // set none: they are cancelled after this long and fail with DeadlineExceeded
+  // ("Timed out waiting for the step to finish after N ms"). TensorFlow's
+  // Server(config=ConfigProto(operation_timeout_in_ms=N)), its default session config.
+  // Infinite, zero or negative: no limit.
+  absl::Duration default_operation_timeout = absl::InfiniteDuration();
 };
 
 // What a server is doing now, for diagnostics, health checks and tests that must wait for a

@@ -27,13 +27,17 @@ class PyServer {
 
   static PyServer Create(const std::string& cluster_json, const std::string& job, int task,
                          const std::string& bind_host, int num_threads, bool shared_memory,
-                         int64_t buffer_pool_mb, std::vector<std::string> allowed_directories) {
+                         int64_t buffer_pool_mb, std::vector<std::string> allowed_directories,
+                         int64_t default_operation_timeout_ms) {
     ClusterSpec cluster = ValueOrThrow(ClusterSpec::FromJson(cluster_json));
     ServerOptions options{.bind_host = bind_host,
                           .num_threads = num_threads,
                           .allowed_directories = std::move(allowed_directories),
                           .shared_memory = shared_memory,
                           .buffer_pool_mb = buffer_pool_mb};
+    if (default_operation_timeout_ms > 0) {
+      options.default_operation_timeout = absl::Milliseconds(default_operation_timeout_ms);
+    }
     return PyServer(ValueOrThrow(Server::Create(cluster, job, task, options)));
   }
 
@@ -98,7 +102,8 @@ void BindServer(py::module_& m) {
       .def_static("create", &PyServer::Create, py::arg("cluster_json"), py::arg("job"),
                   py::arg("task"), py::arg("bind_host") = "0.0.0.0", py::arg("num_threads") = 0,
                   py::arg("shared_memory") = true, py::arg("buffer_pool_mb") = -1,
-                  py::arg("allowed_directories") = std::vector<std::string>{})
+                  py::arg("allowed_directories") = std::vector<std::string>{},
+                  py::arg("default_operation_timeout_ms") = 0)
       .def("start", &PyServer::Start)
       .def("stop", &PyServer::Stop)
       .def("join", &PyServer::Join)

@@ -137,3 +137,15 @@ def test_list_devices_and_reset_on_a_server():
                 fresh.run(v)  # and the variable is gone
     finally:
         server.stop()
+
+
+def test_a_servers_config_is_the_default_for_its_sessions():
+    server = tf.train.Server.create_local_server(
+        config=tf.ConfigProto(operation_timeout_in_ms=50))
+    q = tf.FIFOQueue(1, [tf.int32])
+    try:
+        with tf.Session(server.target) as s:
+            with pytest.raises(tf.errors.DeadlineExceededError, match="after 50 ms"):
+                s.run(q.dequeue())
+    finally:
+        server.stop()

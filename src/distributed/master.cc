@@ -299,6 +299,8 @@ struct MasterSession::Step {
   // Cancels the RunGraph calls themselves; only CancelPartitions' backstop does.
   std::shared_ptr<CancellationManager> calls_cm = std::make_shared<CancellationManager>();
   std::optional<TimerQueue::Id> timer;
+  // The step's limit: the request's timeout, else the server's default; 0 for none.
+  int64_t timeout_ms = 0;
   // The client's cancellation (it gave up or disconnected), which cancels `cm`; its
   // callback is removed before `done`, with which the client's manager may go.
   CancellationManager* client_cm = nullptr;
@@ -327,6 +329,11 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
   step->step_id = static_cast<int64_t>(Random64() & ((uint64_t{1} << 56) - 1));
   const Executable& e = *step->executable;
   const proto::RunStepRequest& header = args->proto;
+  step->timeout_ms = header.timeout_ms();
+  if (step->timeout_ms <= 0 && options_.default_step_timeout != absl::InfiniteDuration()) {
+    step->timeout_ms =
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(options_.default_step_timeout));
+  }
   const size_t n = e.parts.size();
   step->requests.resize(n);
   step->responses.resize(n);
@@ -335,7 +342,7 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
     r.set_session_handle(handle_);
     r.set_graph_handle(e.parts[i].graph_handle);
     r.set_step_id(step->step_id);
-    r.set_timeout_ms(header.timeout_ms());
+    r.set_timeout_ms(step->timeout_ms);
   }
   for (size_t i = 0; i < args->feed.size(); ++i) {
     const int part = e.feed_part[i];
@@ -393,11 +400,11 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
       step->cm->StartCancel();
     }
   }
-  if (header.timeout_ms() > 0) {
+  if (step->timeout_ms > 0) {
     // The timer holds only a weak reference: a finished step is not kept alive by it.
     std::weak_ptr<Step> weak = step;
-    step->timer = TimerQueue::Default()->Schedule(
-        absl::Now() + absl::Milliseconds(header.timeout_ms()), [weak] {
+    step->timer =
+        TimerQueue::Default()->Schedule(absl::Now() + absl::Milliseconds(step->timeout_ms), [weak] {
           if (auto s = weak.lock()) {
             {
               absl::MutexLock lock(&s->mu);
@@ -486,7 +493,7 @@ void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
     absl::MutexLock lock(&step->mu);
     if (step->timed_out) {
       status = errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
-                                        header.timeout_ms(), " ms");
+                                        step->timeout_ms, " ms");
     } else if (step->client_cancelled) {
       status = errors::Cancelled("Step was cancelled by the client");
     } else if (!step->root_cause.ok()) {

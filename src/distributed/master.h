@@ -27,6 +27,9 @@ struct MasterOptions {
   absl::Duration wait_for_cluster = absl::Minutes(5);
   // How often the wait logs the tasks it still waits for.
   absl::Duration wait_log_interval = absl::Seconds(10);
+  // The limit of a step whose request brings no timeout (ServerOptions::
+  // default_operation_timeout); it then fails with DeadlineExceeded.
+  absl::Duration default_step_timeout = absl::InfiniteDuration();
 };
 
 class MasterSession;

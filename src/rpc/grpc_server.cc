@@ -145,6 +145,9 @@ class GrpcServer final : public Server {
       }
     }
     master.wait_for_cluster = options_.wait_for_cluster;
+    if (options_.default_operation_timeout > absl::ZeroDuration()) {
+      master.default_step_timeout = options_.default_operation_timeout;
+    }
     master_ = std::make_unique<Master>(std::move(master), worker_cache_.get());
     return OkStatus();
   }

@@ -83,7 +83,7 @@ class GrpcSession final : public Session {
     if (caller != nullptr && caller->IsCancelled() && !s.ok()) {
       return errors::Cancelled("Step was cancelled by the caller");
     }
-    if (IsDeadlineExceeded(s)) {
+    if (IsDeadlineExceeded(s) && options.timeout != absl::InfiniteDuration()) {
       return errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
                                       absl::FormatDuration(options.timeout));
     }

@@ -321,6 +321,21 @@ TEST_F(ClusterTest, ServesTheStandardHealthService) {
   EXPECT_EQ(bytes, std::string("\x08\x01"));  // HealthCheckResponse{status: SERVING}
 }
 
+TEST(ServerDefaultsTest, TheServersOperationTimeoutEndsStepsThatSetNone) {
+  auto server = Server::CreateLocal({.default_operation_timeout = absl::Milliseconds(50)});
+  ASSERT_TRUE(server.ok()) << server.status();
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root, {DT_INT32});
+  auto take = ops::QueueDequeue(root, q);
+  ClientSession session(root, {.target = (*server)->target()});
+  auto out = session.Run({}, take);
+  EXPECT_TRUE(IsDeadlineExceeded(out.status())) << out.status();
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("after 50 ms"));
+  // A step's own timeout wins.
+  out = session.Run({}, take, {}, {.timeout = absl::Milliseconds(80)});
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("80ms"));
+}
+
 TEST(ChiefWatchTest, TasksStopWhenTheChiefIsGone) {
   ClusterSpec cluster;
   const std::string chief = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
