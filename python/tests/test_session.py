@@ -83,6 +83,7 @@ def test_runtime_errors_have_tfs_classes_and_name_the_node():
             s.run(tf.identity(x))
         assert "x" in info.value.message
         assert info.value.error_code == tf.errors.INVALID_ARGUMENT
+        assert info.value.op is x.op and info.value.node_def["name"] == "x"
         with pytest.raises(tf.errors.FailedPreconditionError,
                            match="Attempting to use uninitialized value v"):
             s.run(v)

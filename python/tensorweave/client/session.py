@@ -146,7 +146,11 @@ class BaseSession:
         if not fetch_names and not targets:
             values = []
         else:
-            values = self._session.run(feeds, fetch_names, targets, timeout_ms)
+            try:
+                values = self._session.run(feeds, fetch_names, targets, timeout_ms)
+            except errors.OpError as e:
+                self._attach_op(e)
+                raise
         results = []
         for kind, index in positions:
             if kind == "op":
@@ -157,6 +161,18 @@ class BaseSession:
                 v = values[index]
                 results.append(v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v)
         return mapper.build(results)
+
+    def _attach_op(self, error):
+        """Fills the error's `op` and `node_def` from the node its message names."""
+        name = errors.node_name_in(error.message)
+        if name is None:
+            return
+        try:
+            op = self._graph.get_operation_by_name(name)
+        except (KeyError, ValueError):
+            return
+        error._op = op
+        error._node_def = op.node_def
 
     def _feeds(self, feed_dict):
         feeds, fed = [], {}
