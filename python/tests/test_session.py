@@ -168,6 +168,10 @@ def test_math_and_nn_ops_compute_what_tf_computes():
         np.testing.assert_array_equal(s.run(tf.fill([2], 7)), [7, 7])
         np.testing.assert_array_equal(s.run(x[1]), [3.0, 4.0])
         np.testing.assert_array_equal(s.run(x[0:1]), [[1.0, -2.0]])
+        np.testing.assert_array_equal(s.run(x[:, 1]), [-2.0, 4.0])
+        np.testing.assert_array_equal(s.run(x[-1, -1]), 4.0)
+        np.testing.assert_array_equal(s.run(x[1:, :1]), [[3.0]])
+        np.testing.assert_array_equal(s.run(x[:5]), [[1.0, -2.0], [3.0, 4.0]])
         assert s.run(tf.random_uniform([100], -1.0, 1.0)).min() >= -1.0
         assert s.run(tf.random_normal([3, 4])).shape == (3, 4)
         assert abs(s.run(tf.truncated_normal([1000], stddev=1.0))).max() <= 2.0

@@ -354,6 +354,34 @@ Status GatherShape(ShapeContext* ctx) {
   return OkStatus();
 }
 
+// Slice: the constant sizes, -1 taking the rest of a known dimension.
+Status SliceShape(ShapeContext* ctx) {
+  const StaticShape& in = ctx->input(0);
+  auto begin = ctx->constant_ints(1);
+  auto size = ctx->constant_ints(2);
+  if (!size) {
+    if (in) ctx->set_output(0, Make(std::vector<int64_t>(in->rank(), kUnknown)));
+    return OkStatus();
+  }
+  if (in && static_cast<int>(size->size()) != in->rank()) {
+    return ctx->Error(
+        absl::StrCat("Expected size to have ", in->rank(), " elements, got ", size->size()));
+  }
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < size->size(); ++i) {
+    const int64_t n = (*size)[i];
+    if (n >= 0) {
+      dims.push_back(n);
+    } else if (in && begin && in->dim(static_cast<int>(i)) != kUnknown) {
+      dims.push_back(in->dim(static_cast<int>(i)) - (*begin)[i]);
+    } else {
+      dims.push_back(kUnknown);
+    }
+  }
+  ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
 Status SparseSoftmaxCrossEntropyShape(ShapeContext* ctx) {
   const StaticShape& features = ctx->input(0);
   if (features && features->rank() != 2) {
@@ -452,6 +480,7 @@ TW_REGISTER_SHAPE_FN("Shape", ShapeOpShape);
 TW_REGISTER_SHAPE_FN("Concat", ConcatShape);
 TW_REGISTER_SHAPE_FN("Pack", PackShape);
 TW_REGISTER_SHAPE_FN("Gather", GatherShape);
+TW_REGISTER_SHAPE_FN("Slice", SliceShape);
 TW_REGISTER_SHAPE_FN("SparseSoftmaxCrossEntropyWithLogits", SparseSoftmaxCrossEntropyShape);
 
 }  // namespace tw

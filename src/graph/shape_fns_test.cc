@@ -63,6 +63,7 @@ TEST(ShapeFnsTest, ConstantInputsGiveReshapesReductionsAndFills) {
   EXPECT_EQ(ShapeOf(root, ops::Pack(root, {x, x, x})), "[3,2,3,4]");
   auto indices = ops::Placeholder(root, DT_INT32, {.shape = std::vector<int64_t>{7}});
   EXPECT_EQ(ShapeOf(root, ops::Gather(root, x, indices)), "[7,3,4]");
+  EXPECT_EQ(ShapeOf(root, ops::Slice(root, x, {1, 0, 1}, {1, -1, 2})), "[1,3,2]");
   auto fed = ops::Placeholder(root, DT_INT32);  // not a constant: the shape is unknown
   EXPECT_EQ(ShapeOf(root, ops::Reshape(root, x, fed)), "?");
   ASSERT_TRUE(root.ok());

@@ -1,5 +1,7 @@
 """Array ops with TF 1.x's names and signatures."""
 
+import builtins
+
 import numpy as np
 
 from tensorweave import raw_ops
@@ -116,36 +118,51 @@ def where(condition, x=None, y=None, name=None):
 
 
 def _slice_helper(tensor, key):
-    """t[i], t[a:b] along dimension 0, through Slice and Reshape."""
-    if isinstance(key, int):
-        row = slice(tensor, _begin(tensor, key), _size(tensor, 1))
-        return raw_ops.Reshape(tensor=row, shape=_rest_shape(tensor), name="strided_slice")
-    if isinstance(key, type(np.s_[0:1])) and key.step in (None, 1):
-        start = key.start or 0
-        stop = key.stop
-        if stop is None or start < 0 or stop < 0:
-            raise NotImplementedError("slicing: only [start:stop] with non-negative bounds")
-        return slice(tensor, _begin(tensor, start), _size(tensor, stop - start),
-                     name="strided_slice")
-    raise NotImplementedError("slicing: only t[i] and t[a:b] along the first dimension")
-
-
-def _rank(tensor):
+    """TF's basic indexing, t[1], t[:, 2], t[1:3, ::1], t[-1], through Slice and Reshape:
+    integers and slices with step 1, one per dimension from the first (the rest are taken
+    whole). Negative bounds need the dimension's static size."""
+    keys = key if isinstance(key, builtins.tuple) else (key,)
     if tensor.shape.ndims is None:
-        raise NotImplementedError("slicing a tensor of unknown rank")
-    return tensor.shape.ndims
-
-
-def _begin(tensor, start):
-    return [start] + [0] * (_rank(tensor) - 1)
-
-
-def _size(tensor, count):
-    return [count] + [-1] * (_rank(tensor) - 1)
-
-
-def _rest_shape(tensor):
-    dims = tensor.shape.as_list()[1:]
-    if any(d is None for d in dims):
-        raise NotImplementedError("t[i] of a tensor whose other dimensions are unknown")
-    return dims
+        raise NotImplementedError("indexing a tensor of unknown rank")
+    dims = tensor.shape.as_list()
+    if len(keys) > len(dims):
+        raise ValueError("Index out of range using input dim %d; input has only %d dims" %
+                         (len(keys), len(dims)))
+    begin, size, kept = [], [], []
+    for i, d in enumerate(dims):
+        k = keys[i] if i < len(keys) else builtins.slice(None)
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            k = int(k)
+            if k < 0:
+                if d is None:
+                    raise NotImplementedError("a negative index needs the dimension's size")
+                k += d
+            if d is not None and not 0 <= k < d:
+                raise ValueError("slice index %d of dimension %d out of bounds." % (keys[i], i))
+            begin.append(k)
+            size.append(1)
+        elif isinstance(k, builtins.slice) and k.step in (None, 1):
+            start, stop = k.start or 0, k.stop
+            if start < 0 or (stop is not None and stop < 0):
+                if d is None:
+                    raise NotImplementedError("a negative bound needs the dimension's size")
+                start = start + d if start < 0 else start
+                stop = stop + d if stop is not None and stop < 0 else stop
+            if d is not None:
+                start = min(start, d)
+                stop = d if stop is None else min(stop, d)
+            begin.append(start)
+            size.append(-1 if stop is None else max(stop - start, 0))
+            kept.append(i)
+        else:
+            raise NotImplementedError("indexing with %r: only integers and slices with step 1"
+                                      % (k,))
+    out = raw_ops.Slice(input=tensor, begin=begin, size=size, name="strided_slice")
+    if len(kept) == len(dims):
+        return out
+    sliced = out.shape.as_list()
+    new_shape = [sliced[i] for i in kept]
+    if any(d is None for d in new_shape):
+        raise NotImplementedError("indexing away a dimension of a tensor whose other "
+                                  "dimensions are unknown")
+    return raw_ops.Reshape(tensor=out, shape=new_shape, name="strided_slice")
