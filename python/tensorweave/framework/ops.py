@@ -342,10 +342,7 @@ class Graph:
                 full = name[:-1]
                 self._names_in_use[full.lower()] = self._names_in_use.get(full.lower(), 0) + 1
             else:
-                base = name or op_type
-                if not _VALID_NAME.match(base.split("/")[-1] or "x"):
-                    raise ValueError("'%s' is not a valid node name" % base)
-                full = self.unique_name(base)
+                full = self.unique_name(name or op_type)
             if not _VALID_NAME.match(full):
                 raise ValueError("'%s' is not a valid node name" % full)
             flat = []

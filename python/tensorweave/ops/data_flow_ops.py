@@ -96,7 +96,8 @@ class QueueBase:
         return raw_ops.QueueSize(handle=self._queue_ref, name=name or "%s_Size" % self._name)
 
     def is_closed(self, name=None):
-        raise NotImplementedError("QueueIsClosed: the runtime has no kernel for this op yet")
+        return raw_ops.QueueIsClosed(handle=self._queue_ref,
+                                     name=name or "%s_IsClosed" % self._name)
 
 
 class FIFOQueue(QueueBase):

@@ -1,8 +1,8 @@
 """Math and reduction ops with TF 1.x's names, and the Tensor operators.
 
 Operators follow TF 1.x: a Python operand takes the tensor's dtype, `/` is true division
-(integers are cast to floating point first), `==` and `!=` stay identity comparisons.
-Operators whose op this runtime lacks raise NotImplementedError naming it.
+(integers are cast to floating point first), `//` and `%` floor, `==` and `!=` stay
+identity comparisons (tf.equal compares values).
 """
 
 from tensorweave import raw_ops
@@ -38,8 +38,30 @@ multiply = _binary("Mul", "mul")
 maximum = _binary("Maximum", "maximum")
 minimum = _binary("Minimum", "minimum")
 equal = _binary("Equal", "equal")
+not_equal = _binary("NotEqual", "not_equal")
 less = _binary("Less", "less")
+less_equal = _binary("LessEqual", "less_equal")
 greater = _binary("Greater", "greater")
+greater_equal = _binary("GreaterEqual", "greater_equal")
+floordiv = _binary("FloorDiv", "floordiv")
+floormod = _binary("FloorMod", "mod")
+mod = floormod
+pow = _binary("Pow", "pow")  # noqa: A001 (TF's name)
+logical_and = _binary("LogicalAnd", "LogicalAnd")
+logical_or = _binary("LogicalOr", "LogicalOr")
+
+
+def logical_not(x, name=None):
+    return raw_ops.LogicalNot(x=x, name=name or "LogicalNot")
+
+
+def logical_xor(x, y, name="LogicalXor"):
+    with ops.name_scope(name):
+        return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
+
+
+def abs(x, name=None):  # noqa: A001 (TF's name)
+    return raw_ops.Abs(x=x, name=name or "Abs")
 sub = subtract
 mul = multiply
 
@@ -149,6 +171,8 @@ def _reduction(op_type, default_name):
 reduce_sum = _reduction("Sum", "Sum")
 reduce_mean = _reduction("Mean", "Mean")
 reduce_max = _reduction("Max", "Max")
+reduce_min = _reduction("Min", "Min")
+reduce_prod = _reduction("Prod", "Prod")
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
@@ -156,12 +180,6 @@ def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64
         axis = dimension if dimension is not None else 0
     return raw_ops.ArgMax(input=input, dimension=axis, output_type=output_type,
                           name=name or "ArgMax")
-
-
-def _unsupported(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError("%s: the runtime has no kernel for this op yet" % name)
-    return fn
 
 
 # ---- Tensor operators ----
@@ -189,11 +207,22 @@ def _install_operators(cls):
     cls.__lt__ = lambda x, y: less(x, y)
     cls.__gt__ = lambda x, y: greater(x, y)
     cls.__getitem__ = _getitem
-    for op, name in (("__floordiv__", "FloorDiv"), ("__mod__", "FloorMod"), ("__pow__", "Pow"),
-                     ("__le__", "LessEqual"), ("__ge__", "GreaterEqual"), ("__abs__", "Abs"),
-                     ("__and__", "LogicalAnd"), ("__or__", "LogicalOr"),
-                     ("__invert__", "LogicalNot")):
-        setattr(cls, op, _unsupported(name))
+    cls.__floordiv__ = lambda x, y: floordiv(x, y)
+    cls.__rfloordiv__ = _reflect(floordiv)
+    cls.__mod__ = lambda x, y: floormod(x, y)
+    cls.__rmod__ = _reflect(floormod)
+    cls.__pow__ = lambda x, y: pow(x, y)
+    cls.__rpow__ = _reflect(pow)
+    cls.__le__ = lambda x, y: less_equal(x, y)
+    cls.__ge__ = lambda x, y: greater_equal(x, y)
+    cls.__abs__ = lambda x: abs(x)
+    cls.__and__ = lambda x, y: logical_and(x, y)
+    cls.__rand__ = _reflect(logical_and)
+    cls.__or__ = lambda x, y: logical_or(x, y)
+    cls.__ror__ = _reflect(logical_or)
+    cls.__xor__ = lambda x, y: logical_xor(x, y)
+    cls.__rxor__ = _reflect(logical_xor)
+    cls.__invert__ = lambda x: logical_not(x)
 
 
 _install_operators(ops.Tensor)

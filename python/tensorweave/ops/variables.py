@@ -157,7 +157,9 @@ def _install_variable_operators():
     # A variable in an expression stands for its value, as in TF.
     for op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
                "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__neg__",
-               "__lt__", "__gt__", "__getitem__"):
+               "__lt__", "__gt__", "__le__", "__ge__", "__getitem__", "__floordiv__",
+               "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__abs__",
+               "__and__", "__or__", "__xor__", "__invert__"):
         def forward(self, *args, _op=op):
             return getattr(self._snapshot, _op)(*args)
         setattr(Variable, op, forward)
@@ -237,16 +239,13 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
     with ops.name_scope(name):
         if not var_list:
             return constant(np.array([], dtype=object), dtype=dtypes.string)
-        from tensorweave.ops import array_ops
-        flags = array_ops.stack([raw_ops.IsVariableInitialized(resource=v.handle)
-                                 for v in var_list])
+        from tensorweave.ops import array_ops, math_ops
+        initialized = array_ops.stack([raw_ops.IsVariableInitialized(resource=v.handle)
+                                       for v in var_list])
         names = constant(np.array([v.op.name.encode() for v in var_list], dtype=object))
-        return _boolean_mask_names(names, flags)
-
-
-def _boolean_mask_names(names, initialized):
-    raise NotImplementedError("report_uninitialized_variables: the runtime has no "
-                              "boolean_mask/Where op yet")
+        # The names where not initialized: gather them at Where's indices.
+        missing = raw_ops.Where(input=math_ops.logical_not(initialized))
+        return array_ops.gather(names, array_ops.reshape(missing, [-1]))
 
 
 _install_variable_operators()

@@ -26,11 +26,14 @@ from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, one
                                        slice, stack, unstack, where, zeros, zeros_like)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
 from tensorweave.ops.data_flow_ops import FIFOQueue, QueueBase
-from tensorweave.ops.math_ops import (add, add_n, argmax, cast, clip_by_value, div, divide,
-                                      equal, exp, greater, less, log, matmul, maximum, minimum,
-                                      multiply, negative, reduce_max, reduce_mean, reduce_sum,
-                                      sigmoid, sqrt, square, subtract, tanh, to_float, to_int32,
-                                      to_int64, truediv)
+from tensorweave.ops.math_ops import (abs, add, add_n, argmax, cast, clip_by_value,  # noqa: A004
+                                      div, divide, equal, exp, floordiv, floormod, greater,
+                                      greater_equal, less, less_equal, log, logical_and,
+                                      logical_not, logical_or, logical_xor, matmul, maximum,
+                                      minimum, mod, multiply, negative, not_equal, pow,
+                                      reduce_max, reduce_mean, reduce_min, reduce_prod,
+                                      reduce_sum, sigmoid, sqrt, square, subtract, tanh,
+                                      to_float, to_int32, to_int64, truediv)
 from tensorweave.ops.random_ops import random_normal, random_uniform, truncated_normal
 from tensorweave.ops.variables import (Variable, all_variables, assign, assign_add, assign_sub,
                                        global_variables, global_variables_initializer,
@@ -62,8 +65,12 @@ nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_so
                 softmax_cross_entropy_with_logits_v2=_nn.softmax_cross_entropy_with_logits_v2)
 math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=divide,
                   truediv=truediv, exp=exp, log=log, sqrt=sqrt, square=square, maximum=maximum,
-                  minimum=minimum, equal=equal, less=less, greater=greater, negative=negative,
-                  reduce_sum=reduce_sum, reduce_mean=reduce_mean, reduce_max=reduce_max,
+                  minimum=minimum, equal=equal, not_equal=not_equal, less=less,
+                  less_equal=less_equal, greater=greater, greater_equal=greater_equal,
+                  negative=negative, abs=abs, floordiv=floordiv, floormod=floormod, pow=pow,
+                  logical_and=logical_and, logical_or=logical_or, logical_not=logical_not,
+                  logical_xor=logical_xor, reduce_sum=reduce_sum, reduce_mean=reduce_mean,
+                  reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
                   argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n)
 train = _namespace("train", ClusterSpec=_ClusterSpec, Server=_Server)
 estimator = _namespace("estimator", RunConfig=_RunConfig, TaskType=_TaskType)
