@@ -1,6 +1,7 @@
 // Math ops: element-wise arithmetic and comparisons with NumPy broadcasting, Select, and
 // MatMul. Definitions, CPU kernels and graph-building functions. The broadcasting and the
-// binary kernel are in cwise_binary.h.
+// binary kernel are in cwise_binary.h; more element-wise ops are in arithmetic_ops.cc
+// (FloorDiv, FloorMod, Pow, Abs) and comparison_ops.cc (LessEqual, ..., logical ops, Where).
 //
 // One kernel class serves every element type of an op (kernels are registered per op and
 // device, not per type), so each kernel dispatches on its input type at run time.
