@@ -82,13 +82,16 @@ Output MatMul(const Scope& scope, Input a, Input b, const MatMulOptions& options
 
 // ---- Reductions (T: float, double, int32, int64) ----
 // `axis` is an int32 or int64 scalar or vector; negative axes count from the end; an empty
-// vector reduces nothing.
+// vector reduces nothing. Over no elements, Sum is 0, Prod 1, Mean NaN (integers 0), Max -inf
+// (the lowest integer) and Min +inf (the highest integer). Integer Sum and Prod wrap.
 struct ReduceOptions {
   bool keep_dims = false;  // keep reduced dimensions with size 1
 };
 Output Sum(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 Output Mean(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 Output Max(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+Output Min(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+Output Prod(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 
 // Gradients of the reductions (T: float, double): the gradient `grad` of
 // Sum/Mean/Max(input, axis) (shaped with or without keep_dims) spread back over an input of
