@@ -73,6 +73,12 @@ class UnaryOp : public OpKernel {
   }
 };
 
+// Registers op NAME with input x and output y of type attr T in TYPES (an attr type set such
+// as "{float, double}"), and its CPU kernel UnaryOp<FUNCTOR>.
+#define TW_UNARY_OP(NAME, FUNCTOR, TYPES, DOC)                                  \
+  TW_REGISTER_OP(NAME).Input("x: T").Output("y: T").Attr("T: " TYPES).Doc(DOC); \
+  TW_REGISTER_KERNEL(NAME, "CPU", UnaryOp<FUNCTOR>)
+
 }  // namespace tw
 
 #endif  // TENSORWEAVE_SRC_OPS_CWISE_H_

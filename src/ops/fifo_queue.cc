@@ -204,6 +204,11 @@ int64_t FIFOQueueResource::size() const {
   return static_cast<int64_t>(queue_.size());
 }
 
+bool FIFOQueueResource::is_closed() const {
+  absl::MutexLock lock(&mu_);
+  return closed_;
+}
+
 void FIFOQueueResource::FlushLocked(std::vector<Completion>* done) {
   for (bool progress = true; progress;) {
     progress = false;

@@ -67,6 +67,10 @@ class FIFOQueueResource : public ResourceBase,
   // Either way, pending dequeues that can no longer be served then fail with OutOfRange.
   void Close(bool cancel_pending_enqueues, CancellationManager* cm, EnqueueDone done);
   int64_t size() const;
+  // True once a close has taken effect: at once with cancel_pending_enqueues, else when the
+  // close's turn came behind the enqueues pending before it (a close still waiting, or one
+  // cancelled with its step, leaves the queue open).
+  bool is_closed() const;
   // Waits up to `timeout` until at least `n` dequeues (`dequeues`), or enqueues and closes,
   // are waiting in line; false when they are not by then. For tests that must know a step
   // is blocked on the queue before they act.

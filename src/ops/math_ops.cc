@@ -1,5 +1,7 @@
 // Math ops: element-wise arithmetic and comparisons with NumPy broadcasting, Select, and
-// MatMul. Definitions, CPU kernels and graph-building functions.
+// MatMul. Definitions, CPU kernels and graph-building functions. The broadcasting and the
+// binary kernel are in cwise_binary.h; more element-wise ops are in arithmetic_ops.cc
+// (FloorDiv, FloorMod, Pow, Abs) and comparison_ops.cc (LessEqual, ..., logical ops, Where).
 //
 // One kernel class serves every element type of an op (kernels are registered per op and
 // device, not per type), so each kernel dispatches on its input type at run time.
@@ -18,114 +20,12 @@
 #include "src/framework/op_kernel.h"
 #include "src/graph/gradient_registry.h"
 #include "src/ops/cwise.h"
+#include "src/ops/cwise_binary.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"
 
 namespace tw {
 namespace {
-
-// ---- Broadcasting ----
-
-// How the inputs of an element-wise op map onto its output. The dimensions are collapsed:
-// size-1 output dimensions are dropped and neighbours that every input broadcasts (or not)
-// alike are merged, so [2,3,4] + [4] runs as [6,4] + [1,4] and inner loops stay long.
-template <size_t N>
-struct Broadcast {
-  TensorShape output_shape;
-  std::vector<int64_t> dims;                    // collapsed output dimensions
-  std::array<std::vector<int64_t>, N> strides;  // per input and collapsed dim; 0: broadcast
-};
-
-std::string ShapesText(absl::Span<const TensorShape* const> shapes) {
-  std::string text;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    if (i > 0) text += " vs. ";
-    text += shapes[i]->DebugString();
-  }
-  return text;
-}
-
-// NumPy rules: shapes are aligned at their last dimension, and in each dimension the sizes
-// must agree or be 1. InvalidArgument naming the node and the shapes otherwise.
-template <size_t N>
-Status ComputeBroadcast(const OpKernel& kernel, const std::array<const TensorShape*, N>& shapes,
-                        Broadcast<N>* b) {
-  int rank = 0;
-  for (const TensorShape* s : shapes) rank = std::max(rank, s->rank());
-  std::array<std::vector<int64_t>, N> padded;
-  for (size_t k = 0; k < N; ++k) {
-    padded[k].assign(static_cast<size_t>(rank - shapes[k]->rank()), 1);
-    padded[k].insert(padded[k].end(), shapes[k]->dims().begin(), shapes[k]->dims().end());
-  }
-  std::vector<int64_t> out(static_cast<size_t>(rank), 1);
-  for (int d = 0; d < rank; ++d) {
-    for (size_t k = 0; k < N; ++k) {
-      const int64_t v = padded[k][d];
-      if (v == 1) continue;
-      if (out[d] == 1) {
-        out[d] = v;
-      } else if (out[d] != v) {
-        return errors::InvalidArgument("node ", kernel.name(),
-                                       ": Incompatible shapes: ", ShapesText(shapes));
-      }
-    }
-  }
-  auto shape = TensorShape::Create(out);
-  if (!shape.ok()) return errors::Annotate(shape.status(), "node " + kernel.name() + ": ");
-  b->output_shape = *std::move(shape);
-
-  b->dims.clear();
-  std::vector<std::array<bool, N>> patterns;  // per collapsed dim: which inputs broadcast
-  for (int d = 0; d < rank; ++d) {
-    if (out[d] == 1) continue;
-    std::array<bool, N> pattern;
-    for (size_t k = 0; k < N; ++k) pattern[k] = padded[k][d] == 1;
-    if (!patterns.empty() && patterns.back() == pattern) {
-      b->dims.back() *= out[d];
-    } else {
-      b->dims.push_back(out[d]);
-      patterns.push_back(pattern);
-    }
-  }
-  for (size_t k = 0; k < N; ++k) {
-    b->strides[k].assign(b->dims.size(), 0);
-    int64_t stride = 1;
-    for (size_t c = b->dims.size(); c-- > 0;) {
-      if (patterns[c][k]) continue;
-      b->strides[k][c] = stride;
-      stride *= b->dims[c];
-    }
-  }
-  return OkStatus();
-}
-
-// Calls fn(out_offset, in_offsets, in_strides, n) for each run of n output elements along the
-// innermost collapsed dimension; input k's elements of the run are at
-// in_offsets[k] + j * in_strides[k] for j in [0, n).
-template <size_t N, typename F>
-void ForEachRun(const Broadcast<N>& b, F&& fn) {
-  const int64_t total = b.output_shape.num_elements();
-  std::array<int64_t, N> offsets{};
-  std::array<int64_t, N> inner{};
-  if (b.dims.empty()) {  // a one-element output
-    if (total == 1) fn(int64_t{0}, offsets, inner, int64_t{1});
-    return;
-  }
-  const int r = static_cast<int>(b.dims.size());
-  for (size_t k = 0; k < N; ++k) inner[k] = b.strides[k][r - 1];
-  const int64_t run = b.dims[r - 1];
-  std::vector<int64_t> index(static_cast<size_t>(r), 0);
-  for (int64_t o = 0; o < total; o += run) {
-    fn(o, offsets, inner, run);
-    // Advance the odometer over the outer dimensions.
-    for (int d = r - 2; d >= 0; --d) {
-      for (size_t k = 0; k < N; ++k) offsets[k] += b.strides[k][d];
-      if (++index[d] < b.dims[d]) break;
-      for (size_t k = 0; k < N; ++k) offsets[k] -= b.strides[k][d] * b.dims[d];
-      index[d] = 0;
-    }
-  }
-}
 
 // ---- Element-wise binary ops ----
 
@@ -154,11 +54,15 @@ struct DivF {
   using Types = NumericTypes;
   template <typename T>
   T operator()(T a, T b) const {
-    // Zero divisors were rejected before; min / -1 overflows (and traps on x86), so negate.
+    // Zero divisors were rejected by CheckY; min / -1 overflows (and traps on x86), so negate.
     if constexpr (std::is_integral_v<T>) {
       if (b == -1) return WrapNeg(a);
     }
     return a / b;
+  }
+  template <typename T>
+  static Status CheckY(const OpKernel& kernel, absl::Span<const T> y) {
+    return std::is_integral_v<T> ? RejectZeroDivisor(kernel, y) : OkStatus();
   }
 };
 // Maximum and Minimum propagate NaN, like TensorFlow.
@@ -203,73 +107,6 @@ struct GreaterF {
     return a > b;
   }
 };
-
-template <typename T, typename Out, typename F>
-void ComputeBinary(const Tensor& x, const Tensor& y, const Broadcast<2>& b, Tensor* z, F f) {
-  const auto xs = x.flat<T>();
-  const auto ys = y.flat<T>();
-  auto zs = z->flat<Out>();
-  const size_t n = zs.size();
-  if (n == 0) return;
-  // Fast paths without index arithmetic: each side is either the whole output shape (the
-  // flat indices agree) or a single element.
-  if (xs.size() == n && ys.size() == n) {
-    for (size_t i = 0; i < n; ++i) zs[i] = f(xs[i], ys[i]);
-  } else if (xs.size() == n && ys.size() == 1) {
-    const T s = ys[0];
-    for (size_t i = 0; i < n; ++i) zs[i] = f(xs[i], s);
-  } else if (xs.size() == 1 && ys.size() == n) {
-    const T s = xs[0];
-    for (size_t i = 0; i < n; ++i) zs[i] = f(s, ys[i]);
-  } else {
-    ForEachRun(b, [&](int64_t o, const std::array<int64_t, 2>& off,
-                      const std::array<int64_t, 2>& stride, int64_t len) {
-      const T* xp = xs.data() + off[0];
-      const T* yp = ys.data() + off[1];
-      Out* zp = zs.data() + o;
-      if (stride[0] == 1 && stride[1] == 1) {
-        for (int64_t j = 0; j < len; ++j) zp[j] = f(xp[j], yp[j]);
-      } else if (stride[0] == 1 && stride[1] == 0) {
-        for (int64_t j = 0; j < len; ++j) zp[j] = f(xp[j], *yp);
-      } else if (stride[0] == 0 && stride[1] == 1) {
-        for (int64_t j = 0; j < len; ++j) zp[j] = f(*xp, yp[j]);
-      } else {
-        for (int64_t j = 0; j < len; ++j) zp[j] = f(xp[j * stride[0]], yp[j * stride[1]]);
-      }
-    });
-  }
-}
-
-template <typename Functor>
-class BinaryOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    const Tensor& y = ctx->input(1);
-    Broadcast<2> b;
-    TW_OP_REQUIRES_OK(ctx, ComputeBroadcast<2>(*this, {&x.shape(), &y.shape()}, &b));
-    Tensor* z = nullptr;
-    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b.output_shape, &z));
-    const bool known = Dispatch(typename Functor::Types{}, input_type(0), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using Out = std::decay_t<decltype(Functor{}(std::declval<T>(), std::declval<T>()))>;
-      if constexpr (std::is_same_v<Functor, DivF> && std::is_integral_v<T>) {
-        const auto ys = y.flat<T>();
-        if (z->num_elements() > 0 && std::find(ys.begin(), ys.end(), T(0)) != ys.end()) {
-          ctx->SetStatus(errors::InvalidArgument("node ", name(), ": Integer division by zero"));
-          return;
-        }
-      }
-      ComputeBinary<T, Out>(x, y, b, z, Functor{});
-    });
-    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
-  }
-};
-
-#define TW_BINARY_OP(NAME, FUNCTOR, TYPES, OUT, DOC)                                             \
-  TW_REGISTER_OP(NAME).Input("x: T").Input("y: T").Output("z: " OUT).Attr("T: " TYPES).Doc(DOC); \
-  TW_REGISTER_KERNEL(NAME, "CPU", BinaryOp<FUNCTOR>)
 
 #define TW_NUMERIC "{float, double, int32, int64}"
 TW_BINARY_OP("Add", AddF, TW_NUMERIC, "T", "x + y, with broadcasting.");
@@ -322,10 +159,6 @@ struct LogF {
     y = x.log();
   }
 };
-
-#define TW_UNARY_OP(NAME, FUNCTOR, TYPES, DOC)                                  \
-  TW_REGISTER_OP(NAME).Input("x: T").Output("y: T").Attr("T: " TYPES).Doc(DOC); \
-  TW_REGISTER_KERNEL(NAME, "CPU", UnaryOp<FUNCTOR>)
 
 TW_UNARY_OP("Neg", NegF, TW_NUMERIC, "-x, element-wise; integers wrap.");
 TW_UNARY_OP("Square", SquareF, TW_NUMERIC, "x * x, element-wise; integers wrap.");
@@ -751,8 +584,6 @@ TW_NO_GRADIENT("Greater");
 TW_NO_GRADIENT("BroadcastGradientArgs");
 
 #undef TW_NUMERIC
-#undef TW_BINARY_OP
-#undef TW_UNARY_OP
 
 }  // namespace
 

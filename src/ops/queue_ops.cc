@@ -303,6 +303,23 @@ class QueueSizeOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("QueueSize", "CPU", QueueSizeOp);
 
+TW_REGISTER_OP("QueueIsClosed")
+    .Input("handle: resource")
+    .Output("is_closed: bool")
+    .SetIsStateful()
+    .Doc("Whether the queue is closed (a close waiting behind pending enqueues has not yet).");
+
+class QueueIsClosedOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto queue = LookupQueue(ctx);
+    TW_OP_REQUIRES_OK(ctx, queue.status());
+    ctx->set_output(0, Tensor::Scalar((*queue)->is_closed()));
+  }
+};
+TW_REGISTER_KERNEL("QueueIsClosed", "CPU", QueueIsClosedOp);
+
 }  // namespace
 
 namespace ops {
@@ -360,6 +377,10 @@ Operation QueueClose(const Scope& scope, const Queue& queue, bool cancel_pending
 
 Output QueueSize(const Scope& scope, const Queue& queue) {
   return scope.AddNodeOutput("QueueSize", {{queue.handle}});
+}
+
+Output QueueIsClosed(const Scope& scope, const Queue& queue) {
+  return scope.AddNodeOutput("QueueIsClosed", {{queue.handle}});
 }
 
 }  // namespace ops

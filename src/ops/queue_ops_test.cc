@@ -10,6 +10,7 @@
 #include "src/runtime/direct_session.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/session.h"
+#include "testing/kernel_test_fixture.h"
 
 namespace tw {
 namespace {
@@ -23,7 +24,7 @@ struct QueueGraph {
   ops::Queue q;
   Operation enqueue, close, cancel_close;
   std::vector<Output> dequeue, dequeue_many, dequeue_up_to;
-  Output size;
+  Output size, is_closed;
   explicit QueueGraph(int64_t capacity = -1) {
     // A shared name, so that tests can find the queue on their session's own device.
     q = ops::FIFOQueue(root.WithOpName("q"), {DT_INT32, DT_STRING},
@@ -35,6 +36,12 @@ struct QueueGraph {
     close = ops::QueueClose(root, q);
     cancel_close = ops::QueueClose(root, q, /*cancel_pending_enqueues=*/true);
     size = ops::QueueSize(root, q);
+    is_closed = ops::QueueIsClosed(root, q);
+  }
+  bool IsClosed(ClientSession& session) const {
+    auto out = session.Run({}, {is_closed});
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() && (*out)[0].scalar<bool>();
   }
   Status Enqueue(ClientSession& session, int v, const RunOptions& options = {}) {
     return session
@@ -247,6 +254,68 @@ TEST(QueueTest, EnqueueManyAndValidation) {
               HasSubstr("component 0 is float, got int32"));
 }
 
+TEST(QueueTest, IsClosedOnceClosed) {
+  QueueGraph g;
+  ClientSession session(g.root);
+  EXPECT_FALSE(g.IsClosed(session));
+  ASSERT_TRUE(g.Enqueue(session, 1).ok());
+  EXPECT_FALSE(g.IsClosed(session));
+  ASSERT_TRUE(session.Run({}, {}, {g.close}).ok());
+  auto out = session.Run({}, {g.is_closed});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::Scalar(true));
+  // Still closed while it drains, and once empty.
+  EXPECT_EQ((*session.Run({}, g.dequeue))[0].scalar<int32_t>(), 1);
+  EXPECT_TRUE(g.IsClosed(session));
+  EXPECT_TRUE(IsOutOfRange(session.Run({}, g.dequeue).status()));
+  EXPECT_TRUE(g.IsClosed(session));
+}
+
+TEST(QueueTest, IsClosedOnlyWhenAWaitingCloseHasItsTurn) {
+  QueueGraph g(/*capacity=*/1);
+  ClientSession session(g.root);
+  ASSERT_TRUE(g.Enqueue(session, 1).ok());
+  Status blocked, close;
+  std::thread producer([&] { blocked = g.Enqueue(session, 2); });
+  ASSERT_NO_FATAL_FAILURE(AwaitWaiting(session, g, /*dequeues=*/false, 1));
+  std::thread closer([&] { close = session.Run({}, {}, {g.close}).status(); });
+  ASSERT_NO_FATAL_FAILURE(AwaitWaiting(session, g, /*dequeues=*/false, 2));
+  EXPECT_FALSE(g.IsClosed(session));  // the close waits behind the blocked enqueue
+  EXPECT_EQ((*session.Run({}, g.dequeue))[0].scalar<int32_t>(), 1);
+  producer.join();
+  closer.join();
+  EXPECT_TRUE(blocked.ok()) << blocked;
+  EXPECT_TRUE(close.ok()) << close;
+  EXPECT_TRUE(g.IsClosed(session));
+}
+
+TEST(QueueTest, IsClosedWithCancelPendingEnqueuesAndThroughASharedName) {
+  QueueGraph g;
+  // Another node of the same shared name is the same queue.
+  auto same = ops::FIFOQueue(g.root.WithOpName("same"), {DT_INT32, DT_STRING},
+                             {.shapes = {{}, {}}, .shared_name = "g"});
+  auto same_closed = ops::QueueIsClosed(g.root, same);
+  ClientSession session(g.root);
+  EXPECT_EQ((*session.Run({}, {same_closed}))[0], Tensor::Scalar(false));
+  ASSERT_TRUE(session.Run({}, {}, {g.cancel_close}).ok());
+  EXPECT_TRUE(g.IsClosed(session));
+  EXPECT_EQ((*session.Run({}, {same_closed}))[0], Tensor::Scalar(true));
+}
+
+TEST(QueueTest, IsClosedNeedsAnExistingQueue) {
+  testing::KernelTest t;
+  const std::string device = t.device()->name();
+  auto missing = t.Run(testing::NodeBuilder("is_closed", "QueueIsClosed").NumInputs(1),
+                       {Tensor::Scalar(ResourceHandle{device, "", "missing", "FIFOQueue"})});
+  EXPECT_TRUE(IsNotFound(missing.status())) << missing.status();
+  EXPECT_EQ(missing.status().message(), "queue missing does not exist on " + device);
+  // A handle to something else is refused before any lookup.
+  auto variable = t.Run(testing::NodeBuilder("is_closed", "QueueIsClosed").NumInputs(1),
+                        {Tensor::Scalar(ResourceHandle{device, "", "v", "Variable"})});
+  EXPECT_TRUE(IsInvalidArgument(variable.status())) << variable.status();
+  EXPECT_THAT(std::string(variable.status().message()), HasSubstr("wrong type"));
+}
+
 // The queue itself, driven without a session: every callback runs on the calling thread, so
 // the order of events is exact and no test waits on a clock.
 struct Recorded {
@@ -313,6 +382,30 @@ TEST(FIFOQueueResourceTest, DestroyingAQueueEndsTheAttemptsWaitingOnIt) {
   EXPECT_EQ(blocked.status.message(), "FIFOQueue 'q' was destroyed: its container was cleared");
   EXPECT_TRUE(IsCancelled(got.status())) << got.status();
   cm.StartCancel();  // its callback finds the queue gone
+}
+
+TEST(FIFOQueueResourceTest, IsClosedWhenTheCloseTakesEffect) {
+  auto q = ScalarQueue(/*capacity=*/1);
+  CancellationManager step;
+  Recorded first, blocked, cancelled_close, close;
+  q->Enqueue(One(1), nullptr, first.Callback());
+  q->Enqueue(One(2), nullptr, blocked.Callback());
+  EXPECT_FALSE(q->is_closed());
+  // A close cancelled while it waits leaves the queue open.
+  q->Close(false, &step, cancelled_close.Callback());
+  step.StartCancel();
+  ASSERT_TRUE(cancelled_close.called);
+  EXPECT_FALSE(q->is_closed());
+  q->Close(false, nullptr, close.Callback());
+  EXPECT_FALSE(close.called);
+  EXPECT_FALSE(q->is_closed());
+  q->Dequeue(1, false, nullptr, [](auto) {});  // room for 2, then the close's turn
+  ASSERT_TRUE(close.called && close.status.ok()) << close.status;
+  EXPECT_TRUE(q->is_closed());
+  auto at_once = ScalarQueue(/*capacity=*/-1);
+  Recorded cancelling;
+  at_once->Close(true, nullptr, cancelling.Callback());
+  EXPECT_TRUE(at_once->is_closed());
 }
 
 TEST(FIFOQueueResourceTest, SecondCloseIsCancelledUnlessCancellingPendingEnqueues) {

@@ -1,6 +1,6 @@
-// Reduction ops: Sum, Mean and Max over a set of axes, and ArgMax along one dimension.
-// Definitions, CPU kernels, gradients (with their helper ops SumGrad, MeanGrad, MaxGrad)
-// and graph-building functions.
+// Reduction ops: Sum, Mean, Max, Min and Prod over a set of axes, and ArgMax along one
+// dimension. Definitions, CPU kernels, graph-building functions, and the gradients of Sum,
+// Mean and Max (with their helper ops SumGrad, MeanGrad, MaxGrad); Min and Prod have none yet.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -160,6 +160,51 @@ struct MaxReducer {
   }
 };
 
+template <typename T>
+struct MinReducer {
+  // The minimum of nothing is the highest value (+inf for floating point), as in TensorFlow.
+  static T Identity() {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::numeric_limits<T>::infinity();
+    } else {
+      return std::numeric_limits<T>::max();
+    }
+  }
+  // NaN propagates.
+  static T Combine(T acc, T x) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(x)) return x;
+    }
+    return x < acc ? x : acc;
+  }
+  static T ReduceRun(const T* p, int64_t n) {
+    T acc = Identity();
+    for (int64_t i = 0; i < n; ++i) acc = Combine(acc, p[i]);
+    return acc;
+  }
+  static void CombineRun(T* acc, const T* p, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) acc[j] = Combine(acc[j], p[j]);
+  }
+};
+
+template <typename T>
+struct ProdReducer {
+  static T Identity() { return T(1); }  // the product of nothing
+  static T Combine(T acc, T x) { return WrapMul(acc, x); }
+  static T ReduceRun(const T* p, int64_t n) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(p, n).prod();
+    } else {
+      T acc = 1;
+      for (int64_t i = 0; i < n; ++i) acc = WrapMul(acc, p[i]);
+      return acc;
+    }
+  }
+  static void CombineRun(T* acc, const T* p, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) acc[j] = WrapMul(acc[j], p[j]);
+  }
+};
+
 // Calls fn(in_offset, out_offset, run, inner_reduced) for each run of `run` contiguous
 // input elements (of `total`), in order: the run folds into output element out_offset when
 // inner_reduced, else element-wise into the run at out_offset.
@@ -201,7 +246,25 @@ void Reduce(const ReductionPlan& plan, absl::Span<const T> in, absl::Span<T> out
                   });
 }
 
-enum class ReductionKind { kSum, kMean, kMax };
+enum class ReductionKind { kSum, kMean, kMax, kMin, kProd };
+
+// The reducer of each kind; Mean sums, then divides.
+template <ReductionKind kKind, typename T>
+struct ReducerFor {
+  using type = SumReducer<T>;
+};
+template <typename T>
+struct ReducerFor<ReductionKind::kMax, T> {
+  using type = MaxReducer<T>;
+};
+template <typename T>
+struct ReducerFor<ReductionKind::kMin, T> {
+  using type = MinReducer<T>;
+};
+template <typename T>
+struct ReducerFor<ReductionKind::kProd, T> {
+  using type = ProdReducer<T>;
+};
 
 template <ReductionKind kKind>
 class ReductionOp : public OpKernel {
@@ -223,8 +286,7 @@ class ReductionOp : public OpKernel {
     TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, plan.output_shape, &out));
     const bool known = Dispatch(NumericTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      using Reducer =
-          std::conditional_t<kKind == ReductionKind::kMax, MaxReducer<T>, SumReducer<T>>;
+      using Reducer = typename ReducerFor<kKind, T>::type;
       auto o = out->flat<T>();
       std::fill(o.begin(), o.end(), Reducer::Identity());
       Reduce<T, Reducer>(plan, input.flat<T>(), o);
@@ -261,6 +323,8 @@ TW_REDUCTION_OP("Sum", kSum,
                 "vector reduces nothing).");
 TW_REDUCTION_OP("Mean", kMean, "Mean over the axes; integers truncate.");
 TW_REDUCTION_OP("Max", kMax, "Maximum over the axes; -inf (or the lowest integer) when empty.");
+TW_REDUCTION_OP("Min", kMin, "Minimum over the axes; +inf (or the highest integer) when empty.");
+TW_REDUCTION_OP("Prod", kProd, "Product over the axes; integers wrap; 1 when empty.");
 #undef TW_REDUCTION_OP
 
 // ---- ArgMax ----
@@ -524,6 +588,14 @@ Output Mean(const Scope& scope, Input input, Input axis, const ReduceOptions& op
 }
 Output Max(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
   return scope.AddNodeOutput("Max", {{input}, {axis}},
+                             {{"keep_dims", MakeAttr(options.keep_dims)}});
+}
+Output Min(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
+  return scope.AddNodeOutput("Min", {{input}, {axis}},
+                             {{"keep_dims", MakeAttr(options.keep_dims)}});
+}
+Output Prod(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
+  return scope.AddNodeOutput("Prod", {{input}, {axis}},
                              {{"keep_dims", MakeAttr(options.keep_dims)}});
 }
 Output SumGrad(const Scope& scope, Input grad, Input input_shape, Input axis) {

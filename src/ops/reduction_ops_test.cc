@@ -141,6 +141,109 @@ TEST(MaxOpTest, ValuesKeepDimsAndEmpty) {
   EXPECT_TRUE(std::isnan(with_nan->scalar<float>()));
 }
 
+TEST(MinOpTest, ValuesKeepDimsAndAxes) {
+  const Tensor x = Tensor::FromVector<float>({1, 9, 3, 4, -5, 6}, {2, 3});
+  auto cols = RunReduce("Min", x, Tensor::Scalar<int32_t>(0), true);
+  ASSERT_TRUE(cols.ok()) << cols.status();
+  EXPECT_EQ(*cols, Tensor::FromVector<float>({1, -5, 3}, {1, 3}));
+  auto rows = RunReduce("Min", x, Tensor::Scalar<int64_t>(-1));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(*rows, Tensor::FromVector<float>({1, -5}));
+  auto all = RunReduce("Min", x, Tensor::FromVector<int32_t>({0, 1}));
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(*all, Tensor::Scalar<float>(-5));
+  // x[i][j][k] = 100 i + 10 j + k over [2,3,4]: the minimum over axes 0 and 2 is 10 j, over
+  // axis 1 it is 100 i + k.
+  std::vector<int64_t> values;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) values.push_back(100 * i + 10 * j + k);
+  const Tensor cube = Tensor::FromVector<int64_t>(values, {2, 3, 4});
+  auto outer = RunReduce("Min", cube, Tensor::FromVector<int32_t>({0, 2}));
+  ASSERT_TRUE(outer.ok()) << outer.status();
+  EXPECT_EQ(*outer, Tensor::FromVector<int64_t>({0, 10, 20}));
+  auto middle = RunReduce("Min", cube, Tensor::Scalar<int32_t>(1));
+  ASSERT_TRUE(middle.ok()) << middle.status();
+  EXPECT_EQ(*middle, Tensor::FromVector<int64_t>({0, 1, 2, 3, 100, 101, 102, 103}, {2, 4}));
+}
+
+TEST(MinOpTest, EmptyIsTheHighestValueAndNaNPropagates) {
+  auto f = RunReduce("Min", Tensor(DT_FLOAT, TensorShape({0})), Tensor::Scalar<int32_t>(0));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->scalar<float>(), std::numeric_limits<float>::infinity());
+  auto i = RunReduce("Min", Tensor(DT_INT32, TensorShape({0, 2})), Tensor::Scalar<int32_t>(0));
+  ASSERT_TRUE(i.ok()) << i.status();
+  const int32_t max32 = std::numeric_limits<int32_t>::max();
+  EXPECT_EQ(*i, Tensor::FromVector<int32_t>({max32, max32}));
+  auto l = RunReduce("Min", Tensor(DT_INT64, TensorShape({3, 0})), Tensor::Scalar<int32_t>(1));
+  ASSERT_TRUE(l.ok()) << l.status();
+  const int64_t max64 = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(*l, Tensor::FromVector<int64_t>({max64, max64, max64}));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto with_nan =
+      RunReduce("Min", Tensor::FromVector<double>({1, nan, -2}), Tensor::Scalar<int32_t>(0));
+  ASSERT_TRUE(with_nan.ok()) << with_nan.status();
+  EXPECT_TRUE(std::isnan(with_nan->scalar<double>()));
+  auto ints =
+      RunReduce("Min", Tensor::FromVector<int32_t>({-7, -3, -9}), Tensor::Scalar<int32_t>(0));
+  ASSERT_TRUE(ints.ok()) << ints.status();
+  EXPECT_EQ(ints->scalar<int32_t>(), -9);
+}
+
+TEST(ProdOpTest, ValuesKeepDimsAndAxes) {
+  auto cols = RunReduce("Prod", Matrix23(), Tensor::Scalar<int32_t>(0));  // an outer axis
+  ASSERT_TRUE(cols.ok()) << cols.status();
+  EXPECT_EQ(*cols, Tensor::FromVector<float>({4, 10, 18}));
+  auto rows = RunReduce("Prod", Matrix23(), Tensor::Scalar<int32_t>(1), true);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(*rows, Tensor::FromVector<float>({6, 120}, {2, 1}));
+  auto all = RunReduce("Prod", Matrix23(), Tensor::FromVector<int64_t>({-1, 0}));
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(*all, Tensor::Scalar<float>(720));
+  auto d = RunReduce("Prod", Tensor::FromVector<double>({0.5, -2, 3, 0.25}, {2, 1, 2}),
+                     Tensor::FromVector<int32_t>({0, 1}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, Tensor::FromVector<double>({1.5, -0.5}));
+  auto ints =
+      RunReduce("Prod", Tensor::FromVector<int64_t>({-2, 3, 5, -7}, {2, 2}), Tensor::Scalar(1));
+  ASSERT_TRUE(ints.ok()) << ints.status();
+  EXPECT_EQ(*ints, Tensor::FromVector<int64_t>({-6, -35}));
+}
+
+TEST(ProdOpTest, EmptyIsOneAndIntegersWrap) {
+  auto f = RunReduce("Prod", Tensor(DT_FLOAT, TensorShape({0})), Tensor::Scalar<int32_t>(0));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(*f, Tensor::Scalar<float>(1));
+  auto i = RunReduce("Prod", Tensor(DT_INT32, TensorShape({0, 3})), Tensor::Scalar<int32_t>(0));
+  ASSERT_TRUE(i.ok()) << i.status();
+  EXPECT_EQ(*i, Tensor::FromVector<int32_t>({1, 1, 1}));
+  auto kept =
+      RunReduce("Prod", Tensor(DT_INT64, TensorShape({2, 0})), Tensor::Scalar<int32_t>(1), true);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept, Tensor::FromVector<int64_t>({1, 1}, {2, 1}));
+  // 2^16 * 2^15 = 2^31 wraps to the lowest int32; 2^16 * 2^16 to 0.
+  auto wrap = RunReduce("Prod", Tensor::FromVector<int32_t>({65536, 32768, 65536, 65536}, {2, 2}),
+                        Tensor::Scalar<int32_t>(1));
+  ASSERT_TRUE(wrap.ok()) << wrap.status();
+  EXPECT_EQ(*wrap, Tensor::FromVector<int32_t>({std::numeric_limits<int32_t>::min(), 0}));
+}
+
+TEST(ReductionOpTest, MinAndProdRejectTypesOutsideTheirLists) {
+  for (const std::string op : {"Min", "Prod"}) {
+    auto s = RunReduce(op, Tensor::FromVector<std::string>({"a"}), Tensor::Scalar<int32_t>(0));
+    EXPECT_TRUE(IsInvalidArgument(s.status())) << op << ": " << s.status();
+    EXPECT_THAT(std::string(s.status().message()),
+                HasSubstr("(op " + op + ") is string, not one of float, double, int32, int64"));
+    auto b = RunReduce(op, Tensor::FromVector<bool>({true}), Tensor::Scalar<int32_t>(0));
+    EXPECT_TRUE(IsInvalidArgument(b.status())) << op << ": " << b.status();
+    EXPECT_THAT(std::string(b.status().message()), HasSubstr("(op " + op + ") is bool"));
+    auto axis = RunReduce(op, Matrix23(), Tensor::Scalar<int32_t>(2));
+    EXPECT_TRUE(IsInvalidArgument(axis.status())) << op << ": " << axis.status();
+    EXPECT_THAT(std::string(axis.status().message()),
+                HasSubstr("node r: Invalid reduction axis 2 for input of shape [2,3]"));
+  }
+}
+
 StatusOr<Tensor> RunArgMax(const Tensor& input, const Tensor& dimension,
                            DataType output_type = DT_INT64) {
   KernelTest t;
@@ -191,6 +294,8 @@ TEST(ReductionBuilderTest, BuildsNodesWithAttrs) {
   auto m = ops::Mean(root.WithOpName("m"), x, 0);
   auto mx = ops::Max(root.WithOpName("mx"), x, int64_t{-1});
   auto am = ops::ArgMax(root.WithOpName("am"), x, 1, {.output_type = DT_INT32});
+  auto mn = ops::Min(root.WithOpName("mn"), x, 1, {.keep_dims = true});
+  auto pr = ops::Prod(root.WithOpName("pr"), x, int64_t{0});
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(s.type(), DT_DOUBLE);
   EXPECT_EQ(am.type(), DT_INT32);
@@ -207,6 +312,16 @@ TEST(ReductionBuilderTest, BuildsNodesWithAttrs) {
   EXPECT_EQ(nodes["am"].op(), "ArgMax");
   EXPECT_EQ(nodes["am"].attr().at("output_type").type(), proto::DT_INT32);
   EXPECT_TRUE(m.op().valid() && mx.op().valid());
+  EXPECT_EQ(nodes["mn"].op(), "Min");
+  EXPECT_TRUE(nodes["mn"].attr().at("keep_dims").b());
+  EXPECT_EQ(nodes["pr"].op(), "Prod");
+  EXPECT_EQ(nodes["pr"].attr().at("T").type(), proto::DT_DOUBLE);
+  EXPECT_EQ(nodes["pr"].attr().at("Tidx").type(), proto::DT_INT64);
+  ClientSession session(root);
+  auto out = session.Run({}, {mn, pr});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<double>({1, 3}, {2, 1}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<double>({3, 8}));
 }
 
 // ---- SumGrad, MeanGrad, MaxGrad (helper ops of the gradients) ----

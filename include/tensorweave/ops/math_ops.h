@@ -21,6 +21,15 @@ Output Mul(const Scope& scope, Input x, Input y);
 Output Div(const Scope& scope, Input x, Input y);
 Output Maximum(const Scope& scope, Input x, Input y);
 Output Minimum(const Scope& scope, Input x, Input y);
+// Floor division, rounding toward -inf (7 // -2 = -4; floats floor(x / y)); integers fail
+// on a zero divisor with InvalidArgument "node <name>: Integer division by zero".
+Output FloorDiv(const Scope& scope, Input x, Input y);
+// x - FloorDiv(x, y) * y: the sign of the divisor (7 mod -2 = -1, -7 mod 2 = 1); integers fail
+// on a zero divisor like FloorDiv; a float zero divisor gives NaN.
+Output FloorMod(const Scope& scope, Input x, Input y);
+// x^y; integers wrap on overflow and fail on a negative exponent with InvalidArgument
+// "node <name>: Integers to negative integer powers are not allowed".
+Output Pow(const Scope& scope, Input x, Input y);
 
 // The element-wise sum of `inputs`, all of one shape (T: float, double, int32, int64).
 Output AddN(const Scope& scope, const InputList& inputs);
@@ -35,13 +44,26 @@ struct BroadcastGradientArgsOutputs {
 BroadcastGradientArgsOutputs BroadcastGradientArgs(const Scope& scope, Input s0, Input s1);
 
 // ---- Comparisons, NumPy broadcasting, bool output ----
-// Equal also takes bool and string; Less and Greater take the numeric types.
+// Equal and NotEqual also take bool and string; the others take the numeric types.
 Output Equal(const Scope& scope, Input x, Input y);
+Output NotEqual(const Scope& scope, Input x, Input y);
 Output Less(const Scope& scope, Input x, Input y);
+Output LessEqual(const Scope& scope, Input x, Input y);
 Output Greater(const Scope& scope, Input x, Input y);
+Output GreaterEqual(const Scope& scope, Input x, Input y);
+
+// ---- Logical ops on bool tensors (LogicalAnd and LogicalOr broadcast) ----
+Output LogicalAnd(const Scope& scope, Input x, Input y);
+Output LogicalOr(const Scope& scope, Input x, Input y);
+Output LogicalNot(const Scope& scope, Input x);
+
+// The coordinates of the true (nonzero) elements of `input` (bool, float, double, int32,
+// int64), in row-major order: an int64 matrix [number of true elements, rank of input].
+Output Where(const Scope& scope, Input input);
 
 // ---- Element-wise unary ops ----
 Output Neg(const Scope& scope, Input x);     // float, double, int32, int64
+Output Abs(const Scope& scope, Input x);     // float, double, int32, int64 (lowest wraps)
 Output Square(const Scope& scope, Input x);  // float, double, int32, int64
 Output Sqrt(const Scope& scope, Input x);    // float, double
 Output Exp(const Scope& scope, Input x);     // float, double
@@ -60,13 +82,16 @@ Output MatMul(const Scope& scope, Input a, Input b, const MatMulOptions& options
 
 // ---- Reductions (T: float, double, int32, int64) ----
 // `axis` is an int32 or int64 scalar or vector; negative axes count from the end; an empty
-// vector reduces nothing.
+// vector reduces nothing. Over no elements, Sum is 0, Prod 1, Mean NaN (integers 0), Max -inf
+// (the lowest integer) and Min +inf (the highest integer). Integer Sum and Prod wrap.
 struct ReduceOptions {
   bool keep_dims = false;  // keep reduced dimensions with size 1
 };
 Output Sum(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 Output Mean(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 Output Max(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+Output Min(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+Output Prod(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 
 // Gradients of the reductions (T: float, double): the gradient `grad` of
 // Sum/Mean/Max(input, axis) (shaped with or without keep_dims) spread back over an input of

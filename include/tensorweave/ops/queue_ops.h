@@ -46,7 +46,10 @@ std::vector<Output> QueueDequeueUpTo(const Scope& scope, const Queue& queue, Inp
 // came first. With cancel_pending_enqueues it closes at once, cancels pending enqueues and
 // always succeeds. Dequeues then drain what is left, then get OutOfRange.
 Operation QueueClose(const Scope& scope, const Queue& queue, bool cancel_pending_enqueues = false);
-Output QueueSize(const Scope& scope, const Queue& queue);
+Output QueueSize(const Scope& scope, const Queue& queue);  // int32 scalar
+// A bool scalar: whether the queue is closed. A close that waits behind pending enqueues
+// (cancel_pending_enqueues false) closes the queue only when its turn comes.
+Output QueueIsClosed(const Scope& scope, const Queue& queue);
 
 }  // namespace tw::ops
 
