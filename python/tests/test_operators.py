@@ -58,3 +58,11 @@ def test_queue_is_closed():
         assert not s.run(closed)
         s.run(q.close())
         assert s.run(closed)
+
+
+def test_where_gives_indices_or_picks():
+    c = tf.constant([[True, False], [False, True]])
+    with tf.Session() as s:
+        np.testing.assert_array_equal(s.run(tf.where(c)), [[0, 0], [1, 1]])
+        np.testing.assert_array_equal(s.run(tf.where(c, tf.ones([2, 2]), tf.zeros([2, 2]))),
+                                      [[1.0, 0.0], [0.0, 1.0]])

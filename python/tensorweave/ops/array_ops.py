@@ -112,8 +112,12 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
 
 
 def where(condition, x=None, y=None, name=None):
+    """The indices of the true elements ([num_true, rank], int64), or, with x and y, the
+    elements of x where condition holds and of y elsewhere."""
+    if x is None and y is None:
+        return raw_ops.Where(input=condition, name=name or "Where")
     if x is None or y is None:
-        raise NotImplementedError("where: the one-argument form is not supported")
+        raise ValueError("x and y must both be non-None or both be None.")
     return raw_ops.Select(condition=condition, t=x, e=y, name=name or "Select")
 
 
