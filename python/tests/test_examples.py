@@ -86,3 +86,24 @@ def test_wordcount_with_words_across_odd_bytes(tw_tool, tmp_path):
                                                      str(list_file)])
     assert out.returncode == 0, out.stdout + out.stderr
     assert "[reduce:0] final total: %d" % wc_total(files) in out.stdout
+
+
+def test_the_seeds_count_py_runs_as_written(tw_tool, tmp_path):
+    # count.py is the seed's program verbatim but for its import: maps count one file every
+    # 5 s and die with OutOfRangeError once the queue is empty, which ends the job.
+    texts = {"a.txt": "one two three\nfour\n", "b.txt": "five six"}
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "filenames.txt").write_text(
+        "".join(str(tmp_path / name) + "\n" for name in texts))
+    out = subprocess.run([tw_tool, "launch", "--cluster", "files=1,reduce=1,map=1", "--",
+                          sys.executable, str(EXAMPLES / "count.py")],
+                         env=python_env(), capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path)
+    assert out.returncode != 0  # the map's OutOfRangeError fails the job, as in TF
+    for name, text in texts.items():
+        # Names come out of the queue as bytes, printed as b'...' (as with TF on Python 3).
+        path = str(tmp_path / name).encode()
+        assert "[map:0] %d words in %s" % (len(text.split()), path) in out.stdout
+    assert "OutOfRangeError" in out.stderr
+    assert "[reduce:0] " in out.stdout and "words so far" in out.stdout
