@@ -100,6 +100,14 @@ class Session {
   // Adds the nodes of `graph` to the session's graph. InvalidArgument naming the node for
   // a duplicate name, an unknown op, bad attributes, inputs of the wrong type or a cycle.
   virtual Status Extend(const proto::GraphDef& graph) = 0;
+  // Extend, where `cancellation` (may be null) also ends a wait for the cluster that the
+  // call starts (the first call of a grpc:// session creates it on the master, which
+  // waits for the tasks), with Cancelled; the session stays usable. ClientSession::Run
+  // passes its RunOptions' cancellation. By default Extend(graph): a session that never
+  // waits has nothing to cancel.
+  virtual Status Extend(const proto::GraphDef& graph, StepCancellation* cancellation) {
+    return Extend(graph);
+  }
 
   // Runs one step: feeds are (tensor name "node:k", value) pairs, fetches tensor names,
   // targets node names run for their effects. `outputs` gets one tensor per fetch.
@@ -153,7 +161,7 @@ class ClientSession {
   Session* session() { return session_.get(); }
 
  private:
-  Status SendNewNodes();
+  Status SendNewNodes(StepCancellation* cancellation);
 
   Scope scope_;
   Status create_status_;

@@ -73,3 +73,40 @@ def test_other_threads_run_python_while_a_step_blocks():
         s.run(put)
         t.join(timeout=30)
     assert len(ticks) > 1000
+
+
+WAITING_CHILD = textwrap.dedent("""
+    import socket
+    import tensorweave.compat.v1 as tf
+    def free_port():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    cluster = {"worker": ["127.0.0.1:%d" % free_port()], "ps": ["127.0.0.1:%d" % free_port()]}
+    server = tf.train.Server(cluster, job_name="worker", task_index=0)
+    with tf.device("/job:ps/task:0"):
+        c = tf.constant(1)
+    sess = tf.Session(server.target)
+    try:  # the ps task never comes: the first step waits for it
+        print("ready", flush=True)
+        sess.run(c)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+""")
+
+
+def test_ctrl_c_ends_a_first_step_that_waits_for_the_cluster():
+    child = subprocess.Popen([sys.executable, "-c", WAITING_CHILD], env=python_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.2)  # not needed for correctness: lets the wait begin, the case to test
+        child.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        assert child.stdout.readline().strip() == "interrupted"
+        assert time.monotonic() - start < 5  # the cluster wait lasts 5 minutes
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()

@@ -21,6 +21,47 @@ std::shared_ptr<LocalMaster> FindLocalMaster(const std::string& address, const T
   return master != nullptr && master->Admits(tls) ? master : nullptr;
 }
 
+// Lets a caller's cancellation cancel one gRPC call while it runs. The cancellation's
+// callback may still be running when the call has ended, so it holds a shared slot that
+// the destructor empties, not the context itself.
+class CallCanceller {
+ public:
+  // `caller` may be null (nothing to cancel). started() is false, and nothing registered,
+  // when `caller` was cancelled already: the call must not be made.
+  CallCanceller(CancellationManager* caller, grpc::ClientContext* ctx)
+      : caller_(caller), slot_(std::make_shared<Slot>()) {
+    if (caller_ == nullptr) return;
+    {
+      absl::MutexLock lock(&slot_->mu);
+      slot_->ctx = ctx;
+    }
+    token_ = caller_->NewToken();
+    started_ = caller_->RegisterCallback(token_, [slot = slot_] {
+      absl::MutexLock lock(&slot->mu);
+      if (slot->ctx != nullptr) slot->ctx->TryCancel();
+    });
+  }
+  ~CallCanceller() {
+    if (caller_ == nullptr) return;
+    if (started_) caller_->DeregisterCallback(token_);
+    absl::MutexLock lock(&slot_->mu);
+    slot_->ctx = nullptr;
+  }
+  CallCanceller(const CallCanceller&) = delete;
+  CallCanceller& operator=(const CallCanceller&) = delete;
+  bool started() const { return started_; }
+
+ private:
+  struct Slot {
+    absl::Mutex mu;
+    grpc::ClientContext* ctx ABSL_GUARDED_BY(mu) = nullptr;
+  };
+  CancellationManager* const caller_;
+  const std::shared_ptr<Slot> slot_;
+  CancellationManager::Token token_ = 0;
+  bool started_ = true;
+};
+
 class GrpcSession final : public Session {
  public:
   // Precondition: tls.Validate().ok().
@@ -41,7 +82,9 @@ class GrpcSession final : public Session {
   // Extends (and the creation of the master session) are ordered by extend_mu_; none holds
   // mu_ while it waits for the master, so Close() can cancel one in flight (CreateSession may
   // wait minutes for the cluster).
-  Status Extend(const proto::GraphDef& graph) override {
+  using Session::Extend;
+  Status Extend(const proto::GraphDef& graph) override { return Extend(graph, nullptr); }
+  Status Extend(const proto::GraphDef& graph, StepCancellation* cancellation) override {
     absl::MutexLock order(&extend_mu_);
     std::string handle;
     {
@@ -49,7 +92,9 @@ class GrpcSession final : public Session {
       if (closed_) return errors::Cancelled("Session has been closed");
       handle = handle_;
     }
-    if (handle.empty()) return Create(&graph);
+    if (handle.empty()) {
+      return Create(&graph, cancellation != nullptr ? cancellation->manager() : nullptr);
+    }
     grpc::ClientContext ctx;
     proto::ExtendSessionRequest req;
     req.set_session_handle(handle);
@@ -66,7 +111,9 @@ class GrpcSession final : public Session {
              const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs) override {
     RunStepArgs args;
-    TW_ASSIGN_OR_RETURN(std::string handle, Handle());
+    CancellationManager* caller =
+        options.cancellation != nullptr ? options.cancellation->manager() : nullptr;
+    TW_ASSIGN_OR_RETURN(std::string handle, Handle(caller));
     args.proto.set_session_handle(std::move(handle));
     args.feed.reserve(feeds.size());
     for (const auto& [name, value] : feeds) args.feed.push_back({name, value});
@@ -76,8 +123,6 @@ class GrpcSession final : public Session {
       args.proto.set_timeout_ms(absl::ToInt64Milliseconds(options.timeout));
     }
     RunStepResult result;
-    CancellationManager* caller =
-        options.cancellation != nullptr ? options.cancellation->manager() : nullptr;
     Status s = local_master_ != nullptr ? local_master_->RunStep(args, &result, caller)
                                         : RemoteRunStep(args, options.timeout, caller, &result);
     if (caller != nullptr && caller->IsCancelled() && !s.ok()) {
@@ -133,8 +178,9 @@ class GrpcSession final : public Session {
   }
 
  private:
-  // The master session's handle, created first if there is none yet.
-  StatusOr<std::string> Handle() {
+  // The master session's handle, created first if there is none yet (`caller`, may be
+  // null, cancels that creation).
+  StatusOr<std::string> Handle(CancellationManager* caller = nullptr) {
     {
       absl::MutexLock lock(&mu_);
       if (closed_) return errors::Cancelled("Session has been closed");
@@ -145,19 +191,23 @@ class GrpcSession final : public Session {
       absl::MutexLock lock(&mu_);
       if (!handle_.empty()) return handle_;  // created while this call waited for the order
     }
-    TW_RETURN_IF_ERROR(Create(nullptr));
+    TW_RETURN_IF_ERROR(Create(nullptr, caller));
     absl::MutexLock lock(&mu_);
     return handle_;
   }
 
-  // Creates the master session, with `graph` when given. Called with extend_mu_ held.
-  Status Create(const proto::GraphDef* graph) ABSL_EXCLUSIVE_LOCKS_REQUIRED(extend_mu_) {
+  // Creates the master session, with `graph` when given; `caller` (may be null) cancels
+  // the call, which may be waiting for the cluster. Called with extend_mu_ held.
+  Status Create(const proto::GraphDef* graph, CancellationManager* caller)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(extend_mu_) {
     grpc::ClientContext ctx;
     proto::CreateSessionRequest req;
     if (graph != nullptr) *req.mutable_graph_def() = *graph;
     for (const auto& f : device_filters_) req.add_device_filters(f);
     req.set_isolate_session(isolate_session_);
     proto::CreateSessionResponse resp;
+    CallCanceller canceller(caller, &ctx);
+    if (!canceller.started()) return errors::Cancelled("Step was cancelled by the caller");
     TW_RETURN_IF_ERROR(BeginCall(&ctx));
     grpc::Status s = stub_->CreateSession(&ctx, req, &resp);
     std::string orphan;  // a session created after Close: closed again at once
@@ -177,6 +227,11 @@ class GrpcSession final : public Session {
       (void)stub_->CloseSession(&close_ctx, close, &closed_reply);
     }
     if (closed) return errors::Cancelled("Session has been closed");
+    if (!s.ok() && caller != nullptr && caller->IsCancelled()) {
+      return errors::Cancelled(
+          "Step was cancelled by the caller while the session waited for "
+          "its tasks");
+    }
     return FromGrpcStatus(s);
   }
 
@@ -200,29 +255,8 @@ class GrpcSession final : public Session {
   Status RemoteRunStep(const RunStepArgs& args, absl::Duration timeout, CancellationManager* caller,
                        RunStepResult* result) {
     grpc::ClientContext ctx;
-    // What the caller's cancellation reaches: the call while it runs. The callback may
-    // still be running when the call has ended, so it holds this and not the context.
-    struct CallSlot {
-      absl::Mutex mu;
-      grpc::ClientContext* ctx ABSL_GUARDED_BY(mu) = nullptr;
-    };
-    auto slot = std::make_shared<CallSlot>();
-    {
-      absl::MutexLock lock(&slot->mu);
-      slot->ctx = &ctx;
-    }
-    const CancellationManager::Token token = caller != nullptr ? caller->NewToken() : 0;
-    if (caller != nullptr && !caller->RegisterCallback(token, [slot] {
-          absl::MutexLock lock(&slot->mu);
-          if (slot->ctx != nullptr) slot->ctx->TryCancel();
-        })) {
-      return errors::Cancelled("Step was cancelled by the caller");
-    }
-    absl::Cleanup forget = [&] {
-      if (caller != nullptr) caller->DeregisterCallback(token);
-      absl::MutexLock lock(&slot->mu);
-      slot->ctx = nullptr;
-    };
+    CallCanceller canceller(caller, &ctx);
+    if (!canceller.started()) return errors::Cancelled("Step was cancelled by the caller");
     // Grace past the step's own timeout and the master's wait for its tasks to confirm the
     // cancellation (2 s at most), so the master reports it once the step has stopped.
     if (timeout != absl::InfiniteDuration()) {

@@ -15,7 +15,7 @@ ClientSession::~ClientSession() {
   if (session_) session_->Close().IgnoreError();
 }
 
-Status ClientSession::SendNewNodes() {
+Status ClientSession::SendNewNodes(StepCancellation* cancellation) {
   TW_RETURN_IF_ERROR(create_status_);
   // mu_ orders the sends (each Extend carries the nodes after the last one sent), so it is
   // held across Extend, which may wait for the cluster; Close never takes it, and ends such
@@ -23,7 +23,7 @@ Status ClientSession::SendNewNodes() {
   absl::MutexLock lock(&mu_);
   TW_ASSIGN_OR_RETURN(proto::GraphDef fresh, scope_.NodesSince(nodes_sent_));
   if (fresh.node_size() == 0) return OkStatus();
-  TW_RETURN_IF_ERROR(session_->Extend(fresh));
+  TW_RETURN_IF_ERROR(session_->Extend(fresh, cancellation));
   nodes_sent_ += fresh.node_size();
   return OkStatus();
 }
@@ -32,7 +32,7 @@ StatusOr<std::vector<Tensor>> ClientSession::Run(const FeedList& feeds,
                                                  const std::vector<Output>& fetches,
                                                  const std::vector<Operation>& targets,
                                                  const RunOptions& options) {
-  TW_RETURN_IF_ERROR(SendNewNodes());
+  TW_RETURN_IF_ERROR(SendNewNodes(options.cancellation));
   std::vector<std::pair<std::string, Tensor>> feed_names;
   feed_names.reserve(feeds.size());
   for (const auto& [output, value] : feeds) feed_names.emplace_back(output.name(), value);
@@ -50,7 +50,7 @@ Status ClientSession::Close() {
 }
 
 StatusOr<std::vector<DeviceAttributes>> ClientSession::ListDevices() {
-  TW_RETURN_IF_ERROR(SendNewNodes());
+  TW_RETURN_IF_ERROR(SendNewNodes(nullptr));
   return session_->ListDevices();
 }
 

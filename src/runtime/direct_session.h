@@ -23,6 +23,7 @@ class DirectSession final : public Session {
   // The device the session runs on (its resources, for tests).
   DeviceBase* device() const { return device_; }
 
+  using Session::Extend;
   using Session::Run;
   Status Extend(const proto::GraphDef& graph) override;
   Status Run(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,

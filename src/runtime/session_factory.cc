@@ -78,6 +78,9 @@ class DefaultTimeoutSession final : public Session {
 
   using Session::Run;
   Status Extend(const proto::GraphDef& graph) override { return session_->Extend(graph); }
+  Status Extend(const proto::GraphDef& graph, StepCancellation* cancellation) override {
+    return session_->Extend(graph, cancellation);
+  }
   Status Run(const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
              const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
              std::vector<Tensor>* outputs) override {

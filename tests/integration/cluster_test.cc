@@ -336,6 +336,32 @@ TEST(ServerDefaultsTest, TheServersOperationTimeoutEndsStepsThatSetNone) {
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("80ms"));
 }
 
+// The first step of a session waits for the cluster's tasks: a cancellation ends that wait,
+// and the session is usable once the tasks are up.
+TEST(SessionWaitTest, TheCallersCancellationEndsAWaitForTheCluster) {
+  ClusterSpec cluster;
+  const std::string worker = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  const std::string ps = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  ASSERT_TRUE(cluster.AddJob("worker", std::vector<std::string>{worker}).ok());
+  ASSERT_TRUE(cluster.AddJob("ps", std::vector<std::string>{ps}).ok());
+  auto worker_server = Server::Create(cluster, "worker", 0, {.bind_host = "127.0.0.1"});
+  ASSERT_TRUE(worker_server.ok() && (*worker_server)->Start().ok());
+  Scope root = Scope::NewRootScope();
+  auto c = ops::Const(root.WithDevice("/job:ps/task:0"), Tensor::Scalar<int32_t>(3));
+  ClientSession session(root, {.target = (*worker_server)->target()});
+  StepCancellation cancellation;
+  StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
+  std::thread runner([&] { out = session.Run({}, {c}, {}, {.cancellation = &cancellation}); });
+  cancellation.Cancel();  // before or during the wait for the ps task: either way it ends
+  runner.join();          // would take the cluster wait's 5 minutes without the cancellation
+  EXPECT_TRUE(IsCancelled(out.status())) << out.status();
+  auto ps_server = Server::Create(cluster, "ps", 0, {.bind_host = "127.0.0.1"});
+  ASSERT_TRUE(ps_server.ok() && (*ps_server)->Start().ok());
+  out = session.Run({}, {c});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int32_t>(), 3);
+}
+
 TEST(ChiefWatchTest, TasksStopWhenTheChiefIsGone) {
   ClusterSpec cluster;
   const std::string chief = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
