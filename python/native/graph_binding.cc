@@ -226,6 +226,9 @@ class Graph {
     Scope scope = root_.WithOpName(name).WithDevice(device).WithControlDependencies(deps);
     if (!colocate_with.empty()) scope = scope.ColocateWith(Find(colocate_with));
     const int first = static_cast<int>(ops_.size());
+    if (ops_.count(name) != 0) {  // the builder would rename it; TF refuses it
+      ThrowIfError(errors::InvalidArgument("Duplicate node name in graph: '", name, "'"));
+    }
     Operation added = ValueOrThrow(scope.TryAddNode(op, input_lists, attr_map));
     proto::GraphDef fresh = ValueOrThrow(root_.NodesSince(first));
     ops_.emplace(added.name(), added);
@@ -279,9 +282,6 @@ std::string MergeDevices(const std::string& outer, const std::string& inner) {
 }  // namespace
 
 const Scope& GraphScope(const py::handle& graph) { return graph.cast<const Graph&>().scope(); }
-Operation GraphOperation(const py::handle& graph, const std::string& name) {
-  return graph.cast<const Graph&>().Find(name);
-}
 
 void BindGraph(py::module_& m) {
   m.def("op_defs", &OpDefs, "Every registered op definition, as dicts.");

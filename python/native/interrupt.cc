@@ -83,6 +83,15 @@ class Watcher {
   std::set<StepCancellation*> calls_ ABSL_GUARDED_BY(mu_);
 };
 
+// Whether SIGINT does what it does by default, raise KeyboardInterrupt. A program with a
+// handler of its own (say, one that asks for a graceful stop) keeps its steps running.
+bool SigintRaisesKeyboardInterrupt() {
+  static auto* getsignal = new py::object(py::module_::import("signal").attr("getsignal"));
+  static auto* default_handler =
+      new py::object(py::module_::import("signal").attr("default_int_handler"));
+  return (*getsignal)(static_cast<int>(SIGINT)).is(*default_handler);
+}
+
 bool OnMainThread() {
   static const unsigned long main_thread =  // NOLINT(runtime/int): Python's type
       py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
@@ -92,7 +101,7 @@ bool OnMainThread() {
 }  // namespace
 
 InterruptibleCall::InterruptibleCall(StepCancellation* cancellation) : cancellation_(cancellation) {
-  if (OnMainThread() && Watcher::Get().Install()) {
+  if (OnMainThread() && SigintRaisesKeyboardInterrupt() && Watcher::Get().Install()) {
     Watcher::Get().Add(cancellation_);
     registered_ = true;
   }

@@ -7,7 +7,8 @@
 // the registered calls. Python's own SIGINT handling is untouched: once the call has
 // returned, PyErr_CheckSignals raises KeyboardInterrupt. Calls on other threads are not
 // interrupted (Python delivers signals to the main thread only), nor are any when the
-// program owns the wakeup fd.
+// program owns the wakeup fd or has a SIGINT handler of its own (it decides what Ctrl-C
+// does; its steps run on).
 #ifndef TENSORWEAVE_PYTHON_NATIVE_INTERRUPT_H_
 #define TENSORWEAVE_PYTHON_NATIVE_INTERRUPT_H_
 

@@ -15,9 +15,8 @@ void BindGraph(pybind11::module_& m);
 void BindSession(pybind11::module_& m);
 void BindServer(pybind11::module_& m);
 
-// The C++ graph of a `_native.Graph`, and one of its operations (ValueError when unknown).
+// The C++ graph of a `_native.Graph`.
 const Scope& GraphScope(const pybind11::handle& graph);
-Operation GraphOperation(const pybind11::handle& graph, const std::string& name);
 
 }  // namespace tw::python
 

@@ -98,10 +98,15 @@ class TFConfigClusterResolver:
         return _cluster_of(self._resolved)
 
     def master(self, task_type=None, task_id=None, rpc_layer=None):
+        tf_config = os.environ.get("TF_CONFIG")
+        session_master = json.loads(tf_config).get("session_master") if tf_config else None
+        if session_master is not None:
+            return session_master
         task_type = self.task_type if task_type is None else task_type
         task_id = self.task_id if task_id is None else task_id
         cluster = self.cluster_spec()
-        if task_type is None or not cluster or task_type not in cluster.jobs:
+        single = len(cluster.jobs) == 1 and cluster.num_tasks(cluster.jobs[0]) == 1
+        if not cluster or single or task_type is None or task_type not in cluster.jobs:
             return ""
         address = cluster.task_address(task_type, task_id)
         layer = rpc_layer or self.rpc_layer

@@ -110,3 +110,31 @@ def test_ctrl_c_ends_a_first_step_that_waits_for_the_cluster():
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+CUSTOM_HANDLER_CHILD = textwrap.dedent("""
+    import signal, threading
+    import tensorweave.compat.v1 as tf
+    asked = []
+    signal.signal(signal.SIGINT, lambda *args: asked.append(True))
+    q = tf.FIFOQueue(1, [tf.int32])
+    take, put = q.dequeue(), q.enqueue(9)
+    sess = tf.Session()
+    print("ready", flush=True)
+    threading.Timer(1.0, lambda: sess.run(put)).start()
+    print("got", sess.run(take), "asked", asked, flush=True)
+""")
+
+
+def test_a_programs_own_sigint_handler_keeps_its_step_running():
+    child = subprocess.Popen([sys.executable, "-c", CUSTOM_HANDLER_CHILD], env=python_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        child.send_signal(signal.SIGINT)
+        assert child.stdout.readline().strip() == "got 9 asked [True]"
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()

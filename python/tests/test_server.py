@@ -149,3 +149,13 @@ def test_a_servers_config_is_the_default_for_its_sessions():
                 s.run(q.dequeue())
     finally:
         server.stop()
+
+
+def test_cluster_resolver_master_rules(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["w:1"]},
+                                                "task": {"type": "worker", "index": 0}}))
+    assert tf.distribute.cluster_resolver.TFConfigClusterResolver().master() == ""
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["w:1", "w:2"]},
+                                                "task": {"type": "worker", "index": 1},
+                                                "session_master": "grpc://m:9"}))
+    assert tf.distribute.cluster_resolver.TFConfigClusterResolver().master() == "grpc://m:9"

@@ -132,6 +132,17 @@ def test_interactive_session_is_the_default():
         assert a.eval() == 2
     finally:
         s.close()
+    assert tf.get_default_session() is None
+    g = tf.Graph()
+    with g.as_default():
+        b = tf.constant(3)
+    s = tf.InteractiveSession(graph=g)
+    assert tf.get_default_graph() is g and b.eval() == 3
+    with tf.Session(graph=g) as inner:
+        s.close()  # closing it under another default leaves that one in place
+        assert tf.get_default_session() is inner
+    assert tf.get_default_session() is None
+    assert tf.get_default_graph() is not g
 
 
 def test_math_and_nn_ops_compute_what_tf_computes():
@@ -184,3 +195,88 @@ def test_fetched_arrays_own_their_memory_safely():
         first = s.run(v)
         first[0] = 100.0  # a copy: the variable is unchanged
         np.testing.assert_array_equal(s.run(v), [0.0, 1.0, 2.0, 3.0])
+
+
+def test_fetching_a_variables_name_fetches_its_value():
+    v = tf.Variable([1.0, 2.0], name="v")
+    q = tf.FIFOQueue(1, [tf.int32])
+    with tf.Session() as s:
+        s.run(v.initializer)
+        np.testing.assert_array_equal(s.run("v:0"), [1.0, 2.0])
+        np.testing.assert_array_equal(s.run(v.name), [1.0, 2.0])
+        with pytest.raises(ValueError, match="resource handle, which cannot be fetched"):
+            s.run(q.queue_ref)  # refused before anything runs
+        v.load([3.0, 4.0], s)
+        np.testing.assert_array_equal(s.run(v), [3.0, 4.0])
+
+
+def test_ops_go_to_their_inputs_graph_and_foreign_control_inputs_are_refused():
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.constant(1.0, name="a")
+    b = a + 1  # built in g, not in the default graph
+    assert b.graph is g
+    tf.constant(0.0, name="a")  # a node of the same name in the default graph
+    with pytest.raises(ValueError, match="not an element of this graph"):
+        with tf.control_dependencies([a]):
+            pass
+
+
+def test_names_ending_in_a_slash_are_used_once():
+    tf.constant(1, name="foo/")
+    with pytest.raises(ValueError, match="Duplicate node name in graph: 'foo'"):
+        tf.constant(2, name="foo/")
+
+
+def test_seeded_graphs_give_repeatable_but_distinct_random_ops():
+    def draws():
+        g = tf.Graph()
+        with g.as_default():
+            g.seed = 1
+            a, b = tf.random_normal([3]), tf.random_normal([3])
+            with tf.Session(graph=g) as s:
+                return s.run([a, b])
+    first, second = draws(), draws()
+    np.testing.assert_array_equal(first[0], second[0])  # same seeds, same values
+    assert not np.array_equal(first[0], first[1])  # two ops, two seeds
+
+
+def test_placeholder_with_default_has_its_declared_shape():
+    p = tf.placeholder_with_default(tf.constant([1.0, 2.0]), shape=[None])
+    assert p.shape.as_list() == [None]
+    y = p * 2.0
+    with tf.Session() as s:
+        np.testing.assert_array_equal(s.run(y), [2.0, 4.0])
+        np.testing.assert_array_equal(s.run(y, {p: [1.0, 1.0, 1.0]}), [2.0, 2.0, 2.0])
+    with pytest.raises(ValueError, match="not compatible with the declared shape"):
+        tf.placeholder_with_default(tf.constant([1.0, 2.0, 3.0]), shape=[2])
+
+
+def test_reductions_of_unknown_rank_and_large_fills():
+    x = tf.placeholder(tf.float32)
+    total = tf.reduce_sum(x)
+    big = tf.zeros([100, 100])
+    assert big.op.type == "Fill" and tf.zeros([2, 2]).op.type == "Const"
+    with tf.Session() as s:
+        assert s.run(total, {x: [[1.0, 2.0], [3.0, 4.0]]}) == 10.0
+        assert s.run(tf.reduce_sum(big)) == 0.0
+    assert tf.constant([1, 2], shape=[2], verify_shape=True).shape == tf.TensorShape([2])
+
+
+def test_softmax_axes_and_cross_entropy_over_the_last_axis():
+    logits = tf.constant(np.zeros((2, 3, 4), dtype=np.float32))
+    labels = tf.constant(np.full((2, 3, 4), 0.25, dtype=np.float32))
+    loss = tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+    assert loss.shape.as_list() == [2, 3]
+    with tf.Session() as s:
+        np.testing.assert_allclose(s.run(loss), np.full((2, 3), np.log(4.0)), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="only the last axis"):
+        tf.nn.softmax(logits, axis=0)
+    assert tf.nn.softmax(logits, axis=2).shape.as_list() == [2, 3, 4]
+
+
+def test_dtypes_refuse_none():
+    with pytest.raises(TypeError):
+        tf.as_dtype(None)
+    assert tf.float32 != None  # noqa: E711 (the comparison is the test)
+    assert not hasattr(tf, "float16")

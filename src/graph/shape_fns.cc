@@ -115,6 +115,28 @@ Status AttrShape(ShapeContext* ctx, const char* attr) {
   return OkStatus();
 }
 
+// PlaceholderWithDefault: the declared shape, which the default must fit.
+Status PlaceholderWithDefaultShape(ShapeContext* ctx) {
+  PartialShape declared;
+  if (!GetNodeAttr(ctx->node(), "shape", &declared).ok()) return OkStatus();
+  const StaticShape out = FromPartial(declared);
+  const StaticShape& in = ctx->input(0);
+  if (out && in) {
+    bool fits = in->rank() == out->rank();
+    for (int d = 0; fits && d < in->rank(); ++d) {
+      int64_t merged = kUnknown;
+      fits = MergeDim(in->dim(d), out->dim(d), &merged);
+    }
+    if (!fits) {
+      return ctx->Error(absl::StrCat("The default's shape ", StaticShapeString(in),
+                                     " is not compatible with the declared shape ",
+                                     StaticShapeString(out)));
+    }
+  }
+  ctx->set_output(0, out);
+  return OkStatus();
+}
+
 Status ConstShape(ShapeContext* ctx) {
   Tensor value;
   if (GetNodeAttr(ctx->node(), "value", &value).ok()) ctx->set_output(0, value.shape());
@@ -433,6 +455,7 @@ Status ScalarShape(ShapeContext* ctx) {
 
 TW_REGISTER_SHAPE_FN("Const", ConstShape);
 TW_REGISTER_SHAPE_FN("Placeholder", [](ShapeContext* ctx) { return AttrShape(ctx, "shape"); });
+TW_REGISTER_SHAPE_FN("PlaceholderWithDefault", PlaceholderWithDefaultShape);
 TW_REGISTER_SHAPE_FN("Variable", ScalarShape);  // the handle
 TW_REGISTER_SHAPE_FN("ReadVariable", ReadVariableShape);
 TW_REGISTER_SHAPE_FN("IsVariableInitialized", ScalarShape);

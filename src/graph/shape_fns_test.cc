@@ -11,6 +11,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
+proto::AttrValue MakeAttrForTest(DataType t) {
+  proto::AttrValue v;
+  v.set_type(static_cast<proto::DataType>(t));
+  return v;
+}
+proto::AttrValue MakeShapeAttrForTest(std::vector<int64_t> dims) {
+  proto::AttrValue v;
+  for (int64_t d : dims) v.mutable_shape()->add_dim(d);
+  return v;
+}
+
 std::string ShapeOf(const Scope& scope, const Output& o) {
   std::optional<TensorShape> s = scope.InferredShape(o);
   return s ? s->DebugString() : "?";
@@ -86,6 +97,21 @@ TEST(ShapeFnsTest, VariablesAndQueuesGiveTheShapesTheyWereDeclaredWith) {
   auto up_to = ops::QueueDequeueUpTo(root, q, 5);
   EXPECT_EQ(ShapeOf(root, up_to[1]), "[?]");
   EXPECT_TRUE(root.ok()) << root.status();
+}
+
+TEST(ShapeFnsTest, PlaceholderWithDefaultHasItsDeclaredShape) {
+  Scope root = Scope::NewRootScope();
+  auto fallback = ops::Const(root, Tensor::FromVector<float>({1, 2}));
+  auto p = root.AddNodeOutput(
+      "PlaceholderWithDefault", {{fallback}},
+      {{"dtype", MakeAttrForTest(DT_FLOAT)}, {"shape", MakeShapeAttrForTest({-1})}});
+  EXPECT_EQ(ShapeOf(root, p), "[?]");
+  ASSERT_TRUE(root.ok());
+  root.WithOpName("bad").AddNodeOutput(
+      "PlaceholderWithDefault", {{fallback}},
+      {{"dtype", MakeAttrForTest(DT_FLOAT)}, {"shape", MakeShapeAttrForTest({3})}});
+  EXPECT_THAT(std::string(root.status().message()),
+              HasSubstr("The default's shape [2] is not compatible with the declared shape [3]"));
 }
 
 TEST(ShapeFnsTest, LossesKeepTheBatch) {

@@ -71,6 +71,17 @@ class IdentityOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("Identity", "CPU", IdentityOp);
 
+// ---- PlaceholderWithDefault ----
+TW_REGISTER_OP("PlaceholderWithDefault")
+    .Input("input: dtype")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .Doc(
+        "Its input, unless fed; a fed value must have `shape`, which is the output's static "
+        "shape.");
+TW_REGISTER_KERNEL("PlaceholderWithDefault", "CPU", IdentityOp);
+
 // ---- NoOp ----
 TW_REGISTER_OP("NoOp").Doc("Does nothing.");
 
@@ -203,6 +214,7 @@ Status IdentityGradient(const Scope&, const ForwardOp&, const std::vector<Gradie
   return OkStatus();
 }
 TW_REGISTER_SPARSE_GRADIENT("Identity", IdentityGradient);
+TW_REGISTER_SPARSE_GRADIENT("PlaceholderWithDefault", IdentityGradient);
 
 // Between floating-point types the gradient is cast back; a cast from or to an integer or
 // bool ends the path (the driver never asks for integer gradients).

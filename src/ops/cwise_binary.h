@@ -184,6 +184,24 @@ Status RejectZeroDivisor(const OpKernel& kernel, absl::Span<const T> y) {
 //   T> y)`, run on the second input before computing (when the output is not empty): an
 //   error there (a zero integer divisor) fails the step without computing anything.
 // Inputs are named x and y, the output z; the kernel dispatches on x's type.
+// Whether Functor has the optional CheckY for element type T (at namespace scope, so a
+// functor without it is a substitution failure, not an error, for every compiler).
+template <typename Functor, typename T>
+concept HasCheckY = requires(const OpKernel& k, absl::Span<const T> s) {
+  Functor::template CheckY<T>(k, s);
+};
+
+// Functor's CheckY when it has one, else OK. A function of its own, not an `if constexpr`
+// in the kernel's generic lambda, where clang 14 instantiates the discarded branch too.
+template <typename Functor, typename T>
+Status CheckSecondInput(const OpKernel& kernel, absl::Span<const T> y) {
+  if constexpr (HasCheckY<Functor, T>) {
+    return Functor::template CheckY<T>(kernel, y);
+  } else {
+    return OkStatus();
+  }
+}
+
 template <typename Functor>
 class BinaryOp : public OpKernel {
  public:
@@ -198,12 +216,8 @@ class BinaryOp : public OpKernel {
     const bool known = Dispatch(typename Functor::Types{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Out = std::decay_t<decltype(Functor{}(std::declval<T>(), std::declval<T>()))>;
-      if constexpr (requires(const OpKernel& k, absl::Span<const T> s) {
-                      Functor::template CheckY<T>(k, s);
-                    }) {
-        if (z->num_elements() > 0) {
-          TW_OP_REQUIRES_OK(ctx, Functor::template CheckY<T>(*this, y.flat<T>()));
-        }
+      if (z->num_elements() > 0) {
+        TW_OP_REQUIRES_OK(ctx, (CheckSecondInput<Functor, T>(*this, y.flat<T>())));
       }
       ComputeBinary<T, Out>(x, y, b, z, Functor{});
     });

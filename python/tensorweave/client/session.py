@@ -49,6 +49,13 @@ class _FetchMapper:
         except (TypeError, ValueError, KeyError) as e:
             raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. (%s)" %
                              (fetch, str(e).strip("\"'"))) from None
+        if isinstance(element, ops.Tensor) and element.dtype == dtypes.resource:
+            variable = getattr(element.op, "_variable", None)
+            if variable is None:  # a queue's or other resource's handle: nothing to fetch
+                raise ValueError("Fetch argument %r cannot be interpreted as a Tensor. (Tensor "
+                                 "%s is a resource handle, which cannot be fetched.)" %
+                                 (fetch, element.name))
+            element = variable.value()  # "v:0": the variable's value, as in TF
         return ("leaf", self._add(element))
 
     def build(self, values):
@@ -286,17 +293,25 @@ class InteractiveSession(BaseSession):
 
     def __init__(self, target="", graph=None, config=None):
         super().__init__(target, graph, config)
-        self._interactive_context = self.as_default()
-        self._interactive_context.__enter__()
+        # Its graph and itself become the defaults of this thread until it closes.
+        ops._default_graph_stack.stack.append(self._graph)
+        ops._default_session_stack.stack.append(self)
+        self._interactive = True
 
     def close(self):
         super().close()
-        if getattr(self, "_interactive_context", None) is not None:
-            context, self._interactive_context = self._interactive_context, None
-            try:
-                context.__exit__(None, None, None)
-            except IndexError:
-                pass
+        if getattr(self, "_interactive", False):
+            self._interactive = False
+            _remove_last(ops._default_session_stack.stack, self)
+            _remove_last(ops._default_graph_stack.stack, self._graph)
+
+
+def _remove_last(stack, item):
+    """Removes the topmost `item` of `stack` (other entries may have been pushed above it)."""
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i] is item:
+            del stack[i]
+            return
 
 
 __all__ = ["Session", "InteractiveSession", "errors"]

@@ -87,9 +87,12 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     array = to_numpy(value, dtype)
     if shape is not None:
         shape = tuple(tensor_shape.as_shape(shape).as_list())
-        if array.size == 1 and not verify_shape:
+        if verify_shape:
+            if array.shape != shape:
+                raise TypeError("Expected Tensor's shape: %s, got %s." % (shape, array.shape))
+        elif array.size == 1:
             array = np.full(shape, array.reshape(-1)[0], dtype=array.dtype)
-        elif array.size == int(np.prod(shape)) and not verify_shape:
+        elif array.size == int(np.prod(shape)):
             array = array.reshape(shape)
         else:
             raise TypeError("Expected Tensor's shape: %s, got %s." % (shape, array.shape))

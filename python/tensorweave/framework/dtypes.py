@@ -101,6 +101,8 @@ def as_dtype(type_value):
     """A DType from a DType, an enum, a name ("float32"), or a numpy type."""
     if isinstance(type_value, DType):
         return type_value
+    if type_value is None:
+        raise TypeError("Cannot convert value None to a TensorFlow DType.")
     if isinstance(type_value, int) and not isinstance(type_value, type(True)):
         if type_value in _BY_ENUM:
             return _BY_ENUM[type_value]

@@ -23,7 +23,13 @@ def _is_list_arg(arg):
 
 
 def apply_op(op_type, name=None, **kwargs):
-    """Adds an op of `op_type`; returns the Operation."""
+    """Adds an op of `op_type` to its inputs' graph (as TF does: not necessarily the default
+    one); returns the Operation."""
+    with ops.inputs_graph(*kwargs.values()):
+        return _apply_op(op_type, name, kwargs)
+
+
+def _apply_op(op_type, name, kwargs):
     definition = op_def(op_type)
     attr_kinds = {a["name"]: a["kind"] for a in definition["attrs"]}
     type_attrs = {}

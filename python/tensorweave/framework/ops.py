@@ -180,6 +180,10 @@ class Operation:
     def run(self, feed_dict=None, session=None):
         _run_with_default_session(self, feed_dict, session, "run()")
 
+    def _default_session_error(self):
+        return ("Cannot execute operation using `run()`: No default session is registered. "
+                "Use `with sess.as_default():` or pass an explicit session to `run(session=sess)`")
+
     def __repr__(self):
         return "<tf.Operation '%s' type=%s>" % (self._name, self._type)
 
@@ -268,13 +272,13 @@ class Graph:
         else:
             entry = []
             for c in control_inputs:
+                if hasattr(c, "_as_graph_element") and not isinstance(c, (Tensor, Operation)):
+                    c = c._as_graph_element()
                 if isinstance(c, Tensor):
                     c = c.op
-                elif hasattr(c, "_as_graph_element"):
-                    c = c._as_graph_element()
-                    c = c.op if isinstance(c, Tensor) else c
                 if not isinstance(c, Operation):
                     raise TypeError("Control input must be Operation or Tensor: %s" % (c,))
+                self.as_graph_element(c)  # ValueError for another graph's op
                 entry.append(c)
         self._state.control.append(entry)
         try:
@@ -340,6 +344,8 @@ class Graph:
             attrs = dict(attrs or {})
             if name is not None and name.endswith("/"):
                 full = name[:-1]
+                if full in self._ops:
+                    raise ValueError("Duplicate node name in graph: '%s'" % full)
                 self._names_in_use[full.lower()] = self._names_in_use.get(full.lower(), 0) + 1
             else:
                 full = self.unique_name(name or op_type)
@@ -557,6 +563,26 @@ _default_graph_stack = _DefaultStack()
 _global_default_graph = None
 
 
+def _graph_of(values):
+    """The graph of the first tensor (or variable) among `values` and their lists, else
+    the default graph: ops are built in their inputs' graph, as in TF."""
+    for value in values:
+        for item in (value if isinstance(value, (list, tuple)) else [value]):
+            if hasattr(item, "_as_graph_element") and not isinstance(item, Tensor):
+                item = item._as_graph_element()
+            if isinstance(item, Tensor):
+                return item.graph
+    return get_default_graph()
+
+
+def inputs_graph(*values):
+    """A context in which `values`' graph is the default (see _graph_of)."""
+    graph = _graph_of(values)
+    if graph is get_default_graph():
+        return contextlib.nullcontext(graph)
+    return graph.as_default()
+
+
 def get_default_graph():
     global _global_default_graph
     if _default_graph_stack.stack:
@@ -591,6 +617,8 @@ def _run_with_default_session(fetch, feed_dict, session, what):
     if session is None:
         session = get_default_session()
         if session is None:
+            if isinstance(fetch, Operation):
+                raise ValueError(fetch._default_session_error())
             raise ValueError("Cannot evaluate tensor using `%s`: No default session is "
                              "registered. Use `with sess.as_default()` or pass an explicit "
                              "session to `%s`" % (what, what))

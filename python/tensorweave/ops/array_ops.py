@@ -19,11 +19,11 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TF's name)
-    """`input` unless fed (fed values must match `shape`)."""
+    """`input` unless fed; its static shape is `shape`, which fed values must have."""
     value = convert_to_tensor(input)
-    out = identity(value, name=name or "PlaceholderWithDefault")
-    out._shape = tensor_shape.as_shape(shape)
-    return out
+    return raw_ops.PlaceholderWithDefault(input=value, dtype=value.dtype,
+                                          shape=tensor_shape.as_shape(shape),
+                                          name=name or "PlaceholderWithDefault")
 
 
 def identity(input, name=None):  # noqa: A002
@@ -58,9 +58,18 @@ def fill(dims, value, name=None):
     return raw_ops.Fill(dims=dims, value=value, name=name or "Fill")
 
 
+# Above this many elements, zeros and ones are a Fill, not a constant the graph carries.
+_MAX_CONSTANT_ELEMENTS = 1000
+
+
+def _large(shape):
+    dims = tensor_shape.as_shape(shape).as_list()
+    return int(np.prod(dims)) > _MAX_CONSTANT_ELEMENTS
+
+
 def zeros(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
-    if isinstance(shape, ops.Tensor):
+    if isinstance(shape, ops.Tensor) or (dtype != dtypes.string and _large(shape)):
         return fill(shape, constant(0, dtype=dtype), name=name or "zeros")
     zero = b"" if dtype == dtypes.string else 0
     return constant(np.full(tensor_shape.as_shape(shape).as_list(), zero,
@@ -69,7 +78,7 @@ def zeros(shape, dtype=dtypes.float32, name=None):
 
 def ones(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
-    if isinstance(shape, ops.Tensor):
+    if isinstance(shape, ops.Tensor) or _large(shape):
         return fill(shape, constant(1, dtype=dtype), name=name or "ones")
     return constant(np.ones(tensor_shape.as_shape(shape).as_list(), dtype=dtype.as_numpy_dtype),
                     dtype=dtype, name=name or "ones")

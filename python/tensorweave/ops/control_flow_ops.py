@@ -14,7 +14,7 @@ def group(*inputs, **kwargs):
     """An op that runs after every one of `inputs` (ops or tensors)."""
     name = kwargs.pop("name", None)
     if kwargs:
-        raise TypeError("Unknown keyword arguments: " + ", ".join(kwargs.keys()))
+        raise ValueError("Unknown keyword arguments: " + ", ".join(kwargs.keys()))
     flat = []
     for i in inputs:
         flat.extend(i if isinstance(i, (list, builtins.tuple)) else [i])

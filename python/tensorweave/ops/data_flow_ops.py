@@ -14,7 +14,7 @@ class QueueBase:
         self._shapes = shapes
         self._names = names
         self._queue_ref = queue_ref
-        self._name = queue_ref.op.name
+        self._name = queue_ref.op.name.split("/")[-1]  # ops are named in the current scope
 
     @property
     def queue_ref(self):
@@ -54,15 +54,27 @@ class QueueBase:
                              (len(self._dtypes), len(vals)))
         return [convert_to_tensor(v, dtype=d) for v, d in zip(vals, self._dtypes)]
 
+    def _check_shapes(self, tensors, many):
+        for i, (t, shape) in enumerate(zip(tensors, self._shapes)):
+            have = t.shape
+            if many and have.ndims is not None:
+                have = have[1:] if have.ndims > 0 else have
+            if not have.is_compatible_with(shape):
+                raise ValueError("Shapes %s and %s are incompatible" % (have, shape))
+
     def enqueue(self, vals, name=None):
         with ops.name_scope(name, "%s_enqueue" % self._name) as scope:
-            return raw_ops.QueueEnqueue(handle=self._queue_ref, components=self._components(vals),
+            components = self._components(vals)
+            self._check_shapes(components, many=False)
+            return raw_ops.QueueEnqueue(handle=self._queue_ref, components=components,
                                         name=scope)
 
     def enqueue_many(self, vals, name=None):
         with ops.name_scope(name, "%s_EnqueueMany" % self._name) as scope:
-            return raw_ops.QueueEnqueueMany(handle=self._queue_ref,
-                                            components=self._components(vals), name=scope)
+            components = self._components(vals)
+            self._check_shapes(components, many=True)
+            return raw_ops.QueueEnqueueMany(handle=self._queue_ref, components=components,
+                                            name=scope)
 
     def _dequeued(self, outputs):
         outputs = outputs if isinstance(outputs, list) else [outputs]
@@ -121,7 +133,8 @@ class FIFOQueue(QueueBase):
             if len(names) != len(dtypes):
                 raise ValueError("Queue names must have the same length as dtypes")
         known = [s for s in shapes if s.dims is not None]
-        ref = raw_ops.FIFOQueue(component_types=dtypes,
-                                shapes=known if len(known) == len(shapes) else [],
-                                capacity=capacity, shared_name=shared_name or "", name=name)
+        with ops.control_dependencies(None):  # as TF's init_scope
+            ref = raw_ops.FIFOQueue(component_types=dtypes,
+                                    shapes=known if len(known) == len(shapes) else [],
+                                    capacity=capacity, shared_name=shared_name or "", name=name)
         super().__init__(dtypes, shapes, names, ref)

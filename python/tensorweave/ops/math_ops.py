@@ -13,6 +13,10 @@ from tensorweave.framework.constant_op import convert_to_tensor
 
 def _binary(op_type, default_name):
     def fn(x, y, name=None):
+        with ops.inputs_graph(x, y):
+            return _build(x, y, name)
+
+    def _build(x, y, name):
         x_is_tensor = isinstance(x, ops.Tensor) or hasattr(x, "_as_graph_element")
         if x_is_tensor:
             x = convert_to_tensor(x)
@@ -67,6 +71,11 @@ mul = multiply
 
 
 def truediv(x, y, name=None):
+    with ops.inputs_graph(x, y):
+        return _truediv(x, y, name)
+
+
+def _truediv(x, y, name):
     x = convert_to_tensor(x) if _is_tensor(x) else x
     if _is_tensor(x):
         y = convert_to_tensor(y, dtype=None if _is_tensor(y) else x.dtype)
@@ -159,9 +168,14 @@ def _reduction(op_type, default_name):
         keep = bool(keepdims if keepdims is not None else keep_dims)
         if axis is None:
             if x.shape.ndims is None:
-                raise NotImplementedError("%s over every axis of a tensor of unknown rank: "
-                                          "give axis" % default_name)
-            axis = list(range(x.shape.ndims))
+                if keep:
+                    raise NotImplementedError("%s with keepdims over every axis of a tensor "
+                                              "of unknown rank: give axis" % default_name)
+                # Every axis of any rank: the flattened tensor's only axis.
+                x = raw_ops.Reshape(tensor=x, shape=[-1])
+                axis = [0]
+            else:
+                axis = list(range(x.shape.ndims))
         return getattr(raw_ops, op_type)(input=x, axis=axis, keep_dims=keep,
                                          name=name or default_name)
     fn.__name__ = default_name

@@ -10,11 +10,25 @@ def relu(features, name=None):
     return raw_ops.Relu(features=features, name=name or "Relu")
 
 
-def softmax(logits, axis=None, name=None):
+def _last_axis_only(logits, axis, what):
+    """The runtime's softmax kernels work over the last axis; any other is refused."""
+    if axis is None or axis == -1:
+        return
+    rank = convert_to_tensor(logits).shape.ndims
+    if rank is None or axis != rank - 1:
+        raise NotImplementedError("%s over axis %r: only the last axis is supported" %
+                                  (what, axis))
+
+
+def softmax(logits, axis=None, name=None, dim=None):
+    axis = dim if axis is None else axis
+    _last_axis_only(logits, axis, "softmax")
     return raw_ops.Softmax(logits=logits, name=name or "Softmax")
 
 
-def log_softmax(logits, axis=None, name=None):
+def log_softmax(logits, axis=None, name=None, dim=None):
+    axis = dim if axis is None else axis
+    _last_axis_only(logits, axis, "log_softmax")
     return raw_ops.LogSoftmax(logits=logits, name=name or "LogSoftmax")
 
 
@@ -42,12 +56,13 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits_v2` with named "
                          "arguments (labels=..., logits=..., ...)")
+    axis = dim if axis is None else axis
     with ops.name_scope(name, "softmax_cross_entropy_with_logits"):
         labels = convert_to_tensor(labels)
         logits = convert_to_tensor(logits, dtype=labels.dtype)
-        # -sum(labels * log_softmax(logits)) over the last axis.
+        # -sum(labels * log_softmax(logits)) over the class axis (the last one).
         return math_ops.negative(math_ops.reduce_sum(
-            math_ops.multiply(labels, log_softmax(logits)), axis=[1]))
+            math_ops.multiply(labels, log_softmax(logits, axis=axis)), axis=[-1]))
 
 
 softmax_cross_entropy_with_logits = softmax_cross_entropy_with_logits_v2

@@ -7,11 +7,24 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import math_ops
 
 
+_DEFAULT_GRAPH_SEED = 87654321
+
+
 def _seeds(seed):
-    graph_seed = ops.get_default_graph().seed
-    if seed is None and graph_seed is None:
+    """TF's get_seed: with neither seed, (0, 0), fresh randomness each run; with a graph
+    seed, the op's seed is the graph's op count, so two ops differ; (0, 0) from explicit
+    seeds becomes (0, 2**31 - 1), which the kernels do not read as "unseeded"."""
+    graph = ops.get_default_graph()
+    graph_seed = graph.seed
+    if graph_seed is None and seed is None:
         return 0, 0
-    return (graph_seed or 87654321), (seed or 0)
+    if graph_seed is None:
+        graph_seed = _DEFAULT_GRAPH_SEED
+    if seed is None:
+        seed = graph.version  # the number of ops so far
+    if graph_seed == 0 and seed == 0:
+        return 0, 2**31 - 1
+    return graph_seed, seed
 
 
 def _shaped(op_type, shape, dtype, seed, name):

@@ -17,6 +17,8 @@ from tensorweave.ops import control_flow_ops
 
 
 class Variable:
+    __array_priority__ = 100  # ndarray + variable uses the variable's operator
+
     def __init__(self, initial_value=None, trainable=True, collections=None,
                  validate_shape=True, caching_device=None, name=None, variable_def=None,
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
@@ -33,7 +35,8 @@ class Variable:
         if trainable and ops.GraphKeys.TRAINABLE_VARIABLES not in collections:
             collections.append(ops.GraphKeys.TRAINABLE_VARIABLES)
         graph = ops.get_default_graph()
-        with graph.name_scope(name or "Variable") as scope:
+        # As TF's init_scope: a variable does not depend on the ops around its creation.
+        with graph.control_dependencies(None), graph.name_scope(name or "Variable") as scope:
             var_name = scope[:-1]
             if callable(initial_value):
                 with graph.name_scope("Initializer"), graph.device(None):
@@ -52,6 +55,7 @@ class Variable:
             self._handle = raw_ops.Variable(dtype=initial.dtype, shape=var_shape,
                                             name=var_name + "/")
             self._handle_op = self._handle.op
+            self._handle_op._variable = self  # fetching "v:0" fetches the value
             self._dtype = initial.dtype
             self._shape = var_shape
             self._initial_value = initial
@@ -124,14 +128,15 @@ class Variable:
         return self._snapshot.eval(session=session)
 
     def load(self, value, session=None):
+        """Assigns `value` by running the initializer with its initial value fed (as TF:
+        no new ops)."""
         from tensorweave.framework.ops import get_default_session
         session = session or get_default_session()
         if session is None:
             raise ValueError("Either session argument should be provided or default session "
                              "should be established")
-        placeholder = raw_ops.Placeholder(dtype=self._dtype, shape=self._shape)
-        session.run(raw_ops.Assign(resource=self._handle, value=placeholder).op,
-                    {placeholder: np.asarray(value, dtype=self._dtype.as_numpy_dtype)})
+        session.run(self._initializer_op,
+                    {self._initial_value: np.asarray(value, dtype=self._dtype.as_numpy_dtype)})
 
     # ---- writing ----
     def assign(self, value, use_locking=False, name=None, read_value=True):

@@ -47,9 +47,6 @@ from tensorweave.run_config import TFConfigClusterResolver as _TFConfigClusterRe
 from tensorweave.training.server_lib import ClusterSpec as _ClusterSpec
 from tensorweave.training.server_lib import Server as _Server
 
-float16 = None  # not supported by this runtime; present so that `tf.float16` is not an error
-
-
 def _namespace(name, **members):
     module = _types.ModuleType(__name__ + "." + name)
     module.__dict__.update(members)
