@@ -1,6 +1,7 @@
 // A cluster across processes: a `tw server` process for the ps task, and this process as
 // the worker task (server and client).
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -33,7 +34,11 @@ class MultiProcessTest : public ::testing::Test {
     std::vector<std::string> argv = {
         BuiltProgram("tools/tw"), "server", "--bind-host", "127.0.0.1", "--threads", "2"};
     for (const std::string& flag : PsFlags()) argv.push_back(flag);
-    auto ps = ChildProcess::Start(argv, PsEnvironment(), ::testing::TempDir() + "/ps_server.log");
+    // Each test its own log: ctest runs the tests of this fixture as parallel processes.
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    ps_log_ = ::testing::TempDir() + "/ps_server_" + test->test_suite_name() + "_" + test->name() +
+              "_" + std::to_string(getpid()) + ".log";
+    auto ps = ChildProcess::Start(argv, PsEnvironment(), ps_log_);
     ASSERT_TRUE(ps.ok()) << ps.status();
     ps_ = *std::move(ps);
     ASSERT_TRUE(cluster_.AddJob("ps", std::vector<std::string>{ps_address_}).ok());
@@ -49,7 +54,7 @@ class MultiProcessTest : public ::testing::Test {
   virtual testing::EnvOverrides PsEnvironment() const { return {{"TF_CONFIG", ps_tf_config_}}; }
   virtual std::vector<std::string> PsFlags() const { return {}; }
 
-  std::string ps_address_, worker_address_, ps_tf_config_;
+  std::string ps_address_, worker_address_, ps_tf_config_, ps_log_;
   ClusterSpec cluster_;
   std::unique_ptr<ChildProcess> ps_;
   std::unique_ptr<Server> worker_;
@@ -112,7 +117,7 @@ TEST_F(MultiProcessTest, TwServerLogsTheAddressItReallyBinds) {
   ps_->Signal(SIGTERM);
   auto code = ps_->Wait(absl::Seconds(10));
   ASSERT_TRUE(code.ok()) << code.status();
-  std::ifstream in(::testing::TempDir() + "/ps_server.log");
+  std::ifstream in(ps_log_);
   const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(log, ::testing::HasSubstr("serving at"));
   EXPECT_THAT(log, ::testing::HasSubstr("bind=" + ps_address_)) << log;
