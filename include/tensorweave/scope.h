@@ -146,6 +146,9 @@ class Scope {
   // shapes is refused when built (InvalidArgument "Dimensions must be equal, but are 2 and
   // 3 for 'add' (op: 'Add') with input shapes: [2], [3].").
   std::optional<TensorShape> InferredShape(const Output& output) const;
+  // The node called `name` in the graph being built, with its output types (for front-ends
+  // that learn of nodes added by C++ code, such as gradients); invalid when there is none.
+  Operation FindNode(std::string_view name) const;
 
  private:
   struct State {

@@ -21,6 +21,7 @@
 #include "src/framework/op_def.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/scope.h"
+#include "tensorweave/train/gradients.h"
 
 namespace py = pybind11;
 
@@ -71,6 +72,18 @@ py::object AttrToPython(const proto::AttrValue& v) {
     default:
       return py::none();  // tensors: the Python layer keeps the value it gave
   }
+}
+
+// An output's static shape for Python: None for an unknown rank, else a tuple with None for
+// unknown dimensions.
+py::object ShapeForPython(const Scope& scope, const Output& output) {
+  std::optional<TensorShape> shape = scope.InferredShape(output);
+  if (!shape) return py::none();
+  py::list dims;
+  for (int64_t d : shape->dims()) {
+    dims.append(d == TensorShape::kUnknownDim ? py::object(py::none()) : py::int_(d));
+  }
+  return py::tuple(dims);
 }
 
 py::dict OpDefToDict(const OpDef& def) {
@@ -235,18 +248,65 @@ class Graph {
     py::list types, shapes;
     for (int i = 0; i < added.num_outputs(); ++i) {
       types.append(static_cast<int>(added.output_type(i)));
-      std::optional<TensorShape> shape = root_.InferredShape(Output(added, i));
-      if (!shape) {
-        shapes.append(py::none());
-        continue;
-      }
-      py::list dims;
-      for (int64_t d : shape->dims()) {
-        dims.append(d == TensorShape::kUnknownDim ? py::object(py::none()) : py::int_(d));
-      }
-      shapes.append(py::tuple(dims));
+      shapes.append(ShapeForPython(root_, Output(added, i)));
     }
     return py::make_tuple(types, fresh.node(fresh.node_size() - 1).device(), shapes);
+  }
+
+  // The nodes from index `first` on that C++ code added (gradients), as dicts with name,
+  // op, inputs ("node:i", "^node"), device, output dtypes and shapes; they become known
+  // here, so Python can use them as inputs.
+  py::list ImportNodesSince(int first) {
+    proto::GraphDef fresh = ValueOrThrow(root_.NodesSince(first));
+    py::list out;
+    for (const proto::NodeDef& node : fresh.node()) {
+      Operation op = root_.FindNode(node.name());
+      ops_.emplace(node.name(), op);
+      py::list inputs, types, shapes;
+      for (const std::string& input : node.input()) inputs.append(input);
+      for (int i = 0; i < op.num_outputs(); ++i) {
+        types.append(static_cast<int>(op.output_type(i)));
+        shapes.append(ShapeForPython(root_, Output(op, i)));
+      }
+      py::dict d;
+      d["name"] = node.name();
+      d["op"] = node.op();
+      d["inputs"] = inputs;
+      d["device"] = node.device();
+      d["types"] = types;
+      d["shapes"] = shapes;
+      out.append(d);
+    }
+    return out;
+  }
+
+  // tw::Gradients of sum(ys) with respect to xs (("node", index) pairs), built on `device`.
+  // Per x: None (no y depends on it), ("dense", node, index), or ("sparse", indices,
+  // values, dense_shape) with each an ("node", index) pair. Call ImportNodesSince after.
+  py::list Gradients(const std::vector<std::pair<std::string, int>>& ys,
+                     const std::vector<std::pair<std::string, int>>& xs,
+                     const std::vector<std::pair<std::string, int>>& grad_ys,
+                     const std::string& device) {
+    auto outputs = [this](const std::vector<std::pair<std::string, int>>& names) {
+      std::vector<Output> out;
+      for (const auto& [node, index] : names) out.push_back(Output(Find(node), index));
+      return out;
+    };
+    std::vector<Gradient> grads = ValueOrThrow(
+        tw::Gradients(root_.WithDevice(device), outputs(ys), outputs(xs), outputs(grad_ys)));
+    auto pair = [](const Output& o) { return py::make_tuple(o.op().name(), o.index()); };
+    py::list out;
+    for (const Gradient& g : grads) {
+      if (!g.exists()) {
+        out.append(py::none());
+      } else if (g.sparse) {
+        out.append(py::make_tuple("sparse", pair(g.sparse->indices), pair(g.sparse->values),
+                                  pair(g.sparse->dense_shape)));
+      } else {
+        out.append(py::make_tuple("dense", pair(g.dense)));
+      }
+    }
+    return out;
   }
 
   const Scope& scope() const { return root_; }
@@ -293,6 +353,9 @@ void BindGraph(py::module_& m) {
       .def("add_node", &Graph::AddNode, py::arg("op"), py::arg("name"), py::arg("inputs"),
            py::arg("attrs"), py::arg("device"), py::arg("control_inputs"), py::arg("colocate_with"))
       .def("graph_def", &Graph::SerializedGraphDef)
+      .def("import_nodes_since", &Graph::ImportNodesSince, py::arg("first"))
+      .def("gradients", &Graph::Gradients, py::arg("ys"), py::arg("xs"), py::arg("grad_ys"),
+           py::arg("device"))
       .def_property_readonly("num_nodes", &Graph::num_nodes);
 }
 

@@ -293,6 +293,12 @@ StatusOr<std::vector<StaticShape>> Scope::InferShapes(const OpDef& op_def,
   return ctx.outputs();
 }
 
+Operation Scope::FindNode(std::string_view name) const {
+  auto it = builder_->output_types.find(std::string(name));
+  if (it == builder_->output_types.end()) return Operation();
+  return Operation(it->first, it->second);
+}
+
 std::optional<TensorShape> Scope::InferredShape(const Output& output) const {
   auto it = builder_->output_shapes.find(output.op().name());
   if (it == builder_->output_shapes.end() ||

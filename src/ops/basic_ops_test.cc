@@ -111,6 +111,8 @@ TEST(BuilderTest, TryAddNodeLeavesTheGraphAsItWasOnError) {
   auto good = root.WithOpName("sum").TryAddNode("Add", {InputList{a}, InputList{a}});
   ASSERT_TRUE(good.ok()) << good.status();
   EXPECT_EQ(good->name(), "sum");  // the failed node's name was given back
+  EXPECT_EQ(root.FindNode("sum").output_type(0), DT_FLOAT);
+  EXPECT_FALSE(root.FindNode("no_such_node").valid());
   auto graph = root.ToGraphDef();
   ASSERT_TRUE(graph.ok());
   ASSERT_EQ(graph->node_size(), 2);  // a and sum: the failed node's constant is gone

@@ -383,6 +383,30 @@ class Graph:
             self._ops_in_order.append(op)
             return op
 
+    def _import_native_nodes(self):
+        """Makes the nodes C++ code added to the graph (gradients) Operations here, their
+        names taken (and the scopes in them, as TF's one namespace of names and scopes)."""
+        with self._lock:
+            for node in self._native.import_nodes_since(len(self._ops_in_order)):
+                inputs, controls = [], []
+                for name in node["inputs"]:
+                    if name.startswith("^"):
+                        controls.append(self._ops[name[1:]])
+                    else:
+                        op_name, _, index = name.partition(":")
+                        inputs.append(self._ops[op_name].outputs[int(index or 0)])
+                op = Operation(self, node["name"], node["op"], inputs, controls, {},
+                               node["device"])
+                op._outputs = [Tensor(op, i, t) for i, t in enumerate(node["types"])]
+                for tensor, shape in zip(op._outputs, node["shapes"]):
+                    tensor._shape = tensor_shape.TensorShape(shape)
+                parts = node["name"].split("/")
+                for i in range(1, len(parts) + 1):
+                    key = "/".join(parts[:i]).lower()
+                    self._names_in_use[key] = max(self._names_in_use.get(key, 0), 1)
+                self._ops[op.name] = op
+                self._ops_in_order.append(op)
+
     def get_operations(self):
         with self._lock:
             return list(self._ops_in_order)

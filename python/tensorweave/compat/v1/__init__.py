@@ -19,6 +19,7 @@ from tensorweave.framework.ops import (Graph, GraphKeys, Operation, Tensor, add_
                                        device, get_collection, get_collection_ref,
                                        get_default_graph, get_default_session, name_scope,
                                        reset_default_graph)
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_shape import Dimension, TensorShape
 from tensorweave.ops import nn_ops as _nn
 from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, ones_like, pad,
@@ -26,6 +27,7 @@ from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, one
                                        slice, stack, unstack, where, zeros, zeros_like)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
 from tensorweave.ops.data_flow_ops import FIFOQueue, QueueBase
+from tensorweave.ops.gradients import gradients
 from tensorweave.ops.math_ops import (abs, add, add_n, argmax, cast, clip_by_value,  # noqa: A004
                                       div, divide, equal, exp, floordiv, floormod, greater,
                                       greater_equal, less, less_equal, log, logical_and,
