@@ -49,4 +49,15 @@ StatusOr<std::vector<Tensor>> KernelTest::Run(const NodeBuilder& node,
   return *ctx.outputs();
 }
 
+StatusOr<Tensor> RunFirstOutput(const std::string& op, const std::vector<Tensor>& inputs,
+                                const std::string& type_attr) {
+  NodeBuilder node("node_" + op, op);
+  if (!type_attr.empty() && !inputs.empty()) node.Attr(type_attr, inputs[0].dtype());
+  node.NumInputs(static_cast<int>(inputs.size()));
+  KernelTest t;
+  auto out = t.Run(node, inputs);
+  if (!out.ok()) return out.status();
+  return (*out)[0];
+}
+
 }  // namespace tw::testing

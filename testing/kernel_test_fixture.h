@@ -46,6 +46,12 @@ class KernelTest {
   std::unique_ptr<CpuDevice> device_;
 };
 
+// Runs `op` on `inputs` in a fresh KernelTest, as node "node_<op>" with `type_attr` (when
+// not empty) set to the first input's dtype: its first output, or the kernel's error.
+// For element-wise kernels and others with one output.
+StatusOr<Tensor> RunFirstOutput(const std::string& op, const std::vector<Tensor>& inputs,
+                                const std::string& type_attr = "T");
+
 }  // namespace tw::testing
 
 #endif  // TENSORWEAVE_TESTING_KERNEL_TEST_FIXTURE_H_

@@ -19,29 +19,15 @@ using ::testing::HasSubstr;
 using testing::KernelTest;
 using testing::NodeBuilder;
 
-// Runs a comparison with T = dtype of x; the first output or the error.
+// A comparison with T = dtype of x, a logical op (bool inputs, no type attribute), Where:
+// the first output or the error.
 StatusOr<Tensor> RunCompare(const std::string& op, const Tensor& x, const Tensor& y) {
-  KernelTest t;
-  auto out = t.Run(NodeBuilder("node_" + op, op).Attr("T", x.dtype()).NumInputs(2), {x, y});
-  if (!out.ok()) return out.status();
-  return (*out)[0];
+  return testing::RunFirstOutput(op, {x, y});
 }
-
-// Runs a logical op (inputs bool by definition, no type attribute).
 StatusOr<Tensor> RunLogical(const std::string& op, const std::vector<Tensor>& inputs) {
-  KernelTest t;
-  auto out =
-      t.Run(NodeBuilder("node_" + op, op).NumInputs(static_cast<int>(inputs.size())), inputs);
-  if (!out.ok()) return out.status();
-  return (*out)[0];
+  return testing::RunFirstOutput(op, inputs, /*type_attr=*/"");
 }
-
-StatusOr<Tensor> RunWhere(const Tensor& input) {
-  KernelTest t;
-  auto out = t.Run(NodeBuilder("where", "Where").Attr("T", input.dtype()).NumInputs(1), {input});
-  if (!out.ok()) return out.status();
-  return (*out)[0];
-}
+StatusOr<Tensor> RunWhere(const Tensor& input) { return testing::RunFirstOutput("Where", {input}); }
 
 // ---- Comparisons ----
 

@@ -18,19 +18,12 @@ using ::testing::HasSubstr;
 using testing::KernelTest;
 using testing::NodeBuilder;
 
-// Runs a binary op with T = dtype of x; the first output or the error.
+// A binary (unary) op with T = dtype of x; the first output or the error.
 StatusOr<Tensor> RunBinary(const std::string& op, const Tensor& x, const Tensor& y) {
-  KernelTest t;
-  auto out = t.Run(NodeBuilder("node_" + op, op).Attr("T", x.dtype()).NumInputs(2), {x, y});
-  if (!out.ok()) return out.status();
-  return (*out)[0];
+  return testing::RunFirstOutput(op, {x, y});
 }
-
 StatusOr<Tensor> RunUnary(const std::string& op, const Tensor& x) {
-  KernelTest t;
-  auto out = t.Run(NodeBuilder("node_" + op, op).Attr("T", x.dtype()).NumInputs(1), {x});
-  if (!out.ok()) return out.status();
-  return (*out)[0];
+  return testing::RunFirstOutput(op, {x});
 }
 
 template <typename T>
