@@ -20,7 +20,7 @@ namespace {
 // ---- Binary ----
 
 // Rounds the quotient toward -inf: 7 // -2 = -4, -7 // 2 = -4; floats floor(x / y).
-struct FloorDivF {
+struct FloorDivF : RejectsIntegerZeroDivisor {
   using Types = NumericTypes;
   template <typename T>
   T operator()(T a, T b) const {
@@ -33,15 +33,11 @@ struct FloorDivF {
       return std::floor(a / b);
     }
   }
-  template <typename T>
-  static Status CheckY(const OpKernel& kernel, absl::Span<const T> y) {
-    return std::is_integral_v<T> ? RejectZeroDivisor(kernel, y) : OkStatus();
-  }
 };
 
 // The remainder of FloorDiv, x - floor(x / y) * y: it has the sign of the divisor
 // (7 mod -2 = -1, -7 mod 2 = 1). Floats take fmod and move it by y (a zero divisor is NaN).
-struct FloorModF {
+struct FloorModF : RejectsIntegerZeroDivisor {
   using Types = NumericTypes;
   template <typename T>
   T operator()(T a, T b) const {
@@ -53,10 +49,6 @@ struct FloorModF {
       r = std::fmod(a, b);
     }
     return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
-  }
-  template <typename T>
-  static Status CheckY(const OpKernel& kernel, absl::Span<const T> y) {
-    return std::is_integral_v<T> ? RejectZeroDivisor(kernel, y) : OkStatus();
   }
 };
 

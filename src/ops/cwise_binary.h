@@ -177,6 +177,19 @@ Status RejectZeroDivisor(const OpKernel& kernel, absl::Span<const T> y) {
   return OkStatus();
 }
 
+// A base for the functors of integer division and modulo: their CheckY (below) rejects a
+// zero integer divisor; floating-point divisors are not checked.
+struct RejectsIntegerZeroDivisor {
+  template <typename T>
+  static Status CheckY(const OpKernel& kernel, absl::Span<const T> y) {
+    if constexpr (std::is_integral_v<T>) {
+      return RejectZeroDivisor(kernel, y);
+    } else {
+      return OkStatus();
+    }
+  }
+};
+
 // z = f(x, y) element-wise with broadcasting. Functor has:
 // - `Types`, a TypeList of the input element types it takes;
 // - `template <typename T> Out operator()(T x, T y) const` (Out is T or bool);

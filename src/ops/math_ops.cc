@@ -50,7 +50,7 @@ struct MulF {
     return WrapMul(a, b);
   }
 };
-struct DivF {
+struct DivF : RejectsIntegerZeroDivisor {
   using Types = NumericTypes;
   template <typename T>
   T operator()(T a, T b) const {
@@ -59,10 +59,6 @@ struct DivF {
       if (b == -1) return WrapNeg(a);
     }
     return a / b;
-  }
-  template <typename T>
-  static Status CheckY(const OpKernel& kernel, absl::Span<const T> y) {
-    return std::is_integral_v<T> ? RejectZeroDivisor(kernel, y) : OkStatus();
   }
 };
 // Maximum and Minimum propagate NaN, like TensorFlow.
