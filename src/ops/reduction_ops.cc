@@ -133,22 +133,22 @@ struct SumReducer {
   }
 };
 
-template <typename T>
-struct MaxReducer {
-  // The maximum of nothing is the lowest value (-inf for floating point), as in TensorFlow.
+// Max (kMax) and Min. The extremum of nothing is the lowest value for Max and the highest
+// for Min (-inf and +inf for floating point), as in TensorFlow; NaN propagates.
+template <typename T, bool kMax>
+struct ExtremumReducer {
   static T Identity() {
     if constexpr (std::is_floating_point_v<T>) {
-      return -std::numeric_limits<T>::infinity();
+      return kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
     } else {
-      return std::numeric_limits<T>::lowest();
+      return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
     }
   }
-  // NaN propagates.
   static T Combine(T acc, T x) {
     if constexpr (std::is_floating_point_v<T>) {
       if (std::isnan(x)) return x;
     }
-    return x > acc ? x : acc;
+    return (kMax ? x > acc : x < acc) ? x : acc;
   }
   static T ReduceRun(const T* p, int64_t n) {
     T acc = Identity();
@@ -159,33 +159,10 @@ struct MaxReducer {
     for (int64_t j = 0; j < n; ++j) acc[j] = Combine(acc[j], p[j]);
   }
 };
-
 template <typename T>
-struct MinReducer {
-  // The minimum of nothing is the highest value (+inf for floating point), as in TensorFlow.
-  static T Identity() {
-    if constexpr (std::is_floating_point_v<T>) {
-      return std::numeric_limits<T>::infinity();
-    } else {
-      return std::numeric_limits<T>::max();
-    }
-  }
-  // NaN propagates.
-  static T Combine(T acc, T x) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(x)) return x;
-    }
-    return x < acc ? x : acc;
-  }
-  static T ReduceRun(const T* p, int64_t n) {
-    T acc = Identity();
-    for (int64_t i = 0; i < n; ++i) acc = Combine(acc, p[i]);
-    return acc;
-  }
-  static void CombineRun(T* acc, const T* p, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = Combine(acc[j], p[j]);
-  }
-};
+using MaxReducer = ExtremumReducer<T, true>;
+template <typename T>
+using MinReducer = ExtremumReducer<T, false>;
 
 template <typename T>
 struct ProdReducer {
