@@ -332,28 +332,39 @@ Status ConcatShape(ShapeContext* ctx) {
   return OkStatus();
 }
 
-Status PackShape(ShapeContext* ctx) {
-  StaticShape merged;
+// The shape every input must have, merged from their static shapes (unknown when none is
+// known): the same rank, and dimensions that agree. The error names the dimension as
+// Pack's does ("Dimension 1 in both shapes must be equal") when `per_dimension_message`,
+// else as AddN's ("Dimensions must be equal").
+Status MergeInputShapes(ShapeContext* ctx, bool per_dimension_message, StaticShape* merged) {
   for (int i = 0; i < ctx->num_inputs(); ++i) {
     const StaticShape& s = ctx->input(i);
     if (!s) continue;
-    if (!merged) {
-      merged = s;
+    if (!*merged) {
+      *merged = s;
       continue;
     }
-    if (s->rank() != merged->rank()) {
-      return ctx->Error(
-          absl::StrCat("Shapes must be equal rank, but are ", merged->rank(), " and ", s->rank()));
+    if (s->rank() != (*merged)->rank()) {
+      return ctx->Error(absl::StrCat("Shapes must be equal rank, but are ", (*merged)->rank(),
+                                     " and ", s->rank()));
     }
-    std::vector<int64_t> dims = merged->dims();
+    std::vector<int64_t> dims = (*merged)->dims();
     for (int d = 0; d < s->rank(); ++d) {
       if (!MergeDim(dims[d], s->dim(d), &dims[d])) {
-        return ctx->Error(absl::StrCat("Dimension ", d, " in both shapes must be equal, but are ",
-                                       merged->dim(d), " and ", s->dim(d)));
+        return ctx->Error(absl::StrCat(
+            per_dimension_message ? absl::StrCat("Dimension ", d, " in both shapes must be equal")
+                                  : std::string("Dimensions must be equal"),
+            ", but are ", (*merged)->dim(d), " and ", s->dim(d)));
       }
     }
-    merged = Make(dims);
+    *merged = Make(dims);
   }
+  return OkStatus();
+}
+
+Status PackShape(ShapeContext* ctx) {
+  StaticShape merged;
+  TW_RETURN_IF_ERROR(MergeInputShapes(ctx, /*per_dimension_message=*/true, &merged));
   if (!merged) return OkStatus();
   int64_t axis = 0;
   (void)GetNodeAttr(ctx->node(), "axis", &axis);
@@ -422,26 +433,7 @@ Status SparseSoftmaxCrossEntropyShape(ShapeContext* ctx) {
 
 Status AddNShape(ShapeContext* ctx) {
   StaticShape merged;
-  for (int i = 0; i < ctx->num_inputs(); ++i) {
-    const StaticShape& s = ctx->input(i);
-    if (!s) continue;
-    if (!merged) {
-      merged = s;
-      continue;
-    }
-    if (s->rank() != merged->rank()) {
-      return ctx->Error(
-          absl::StrCat("Shapes must be equal rank, but are ", merged->rank(), " and ", s->rank()));
-    }
-    std::vector<int64_t> dims = merged->dims();
-    for (int d = 0; d < s->rank(); ++d) {
-      if (!MergeDim(dims[d], s->dim(d), &dims[d])) {
-        return ctx->Error(
-            absl::StrCat("Dimensions must be equal, but are ", merged->dim(d), " and ", s->dim(d)));
-      }
-    }
-    merged = Make(dims);
-  }
+  TW_RETURN_IF_ERROR(MergeInputShapes(ctx, /*per_dimension_message=*/false, &merged));
   ctx->set_output(0, merged);
   return OkStatus();
 }
