@@ -32,6 +32,13 @@ def _binary(op_type, default_name):
     return fn
 
 
+def _unary(op_type):
+    def fn(x, name=None):
+        return getattr(raw_ops, op_type)(x=x, name=name or op_type)
+    fn.__name__ = op_type.lower()
+    return fn
+
+
 def _is_tensor(v):
     return isinstance(v, ops.Tensor) or hasattr(v, "_as_graph_element")
 
@@ -55,8 +62,7 @@ logical_and = _binary("LogicalAnd", "LogicalAnd")
 logical_or = _binary("LogicalOr", "LogicalOr")
 
 
-def logical_not(x, name=None):
-    return raw_ops.LogicalNot(x=x, name=name or "LogicalNot")
+logical_not = _unary("LogicalNot")
 
 
 def logical_xor(x, y, name="LogicalXor"):
@@ -64,8 +70,7 @@ def logical_xor(x, y, name="LogicalXor"):
         return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
 
 
-def abs(x, name=None):  # noqa: A001 (TF's name)
-    return raw_ops.Abs(x=x, name=name or "Abs")
+abs = _unary("Abs")  # noqa: A001 (TF's name)
 sub = subtract
 mul = multiply
 
@@ -97,32 +102,13 @@ def divide(x, y, name=None):
 div = divide
 
 
-def negative(x, name=None):
-    return raw_ops.Neg(x=x, name=name or "Neg")
-
-
-def exp(x, name=None):
-    return raw_ops.Exp(x=x, name=name or "Exp")
-
-
-def log(x, name=None):
-    return raw_ops.Log(x=x, name=name or "Log")
-
-
-def sqrt(x, name=None):
-    return raw_ops.Sqrt(x=x, name=name or "Sqrt")
-
-
-def square(x, name=None):
-    return raw_ops.Square(x=x, name=name or "Square")
-
-
-def sigmoid(x, name=None):
-    return raw_ops.Sigmoid(x=x, name=name or "Sigmoid")
-
-
-def tanh(x, name=None):
-    return raw_ops.Tanh(x=x, name=name or "Tanh")
+negative = _unary("Neg")
+exp = _unary("Exp")
+log = _unary("Log")
+sqrt = _unary("Sqrt")
+square = _unary("Square")
+sigmoid = _unary("Sigmoid")
+tanh = _unary("Tanh")
 
 
 def cast(x, dtype, name=None):
