@@ -314,7 +314,6 @@ class Graph {
   py::bytes SerializedGraphDef() const {
     return py::bytes(ValueOrThrow(root_.ToGraphDef()).SerializeAsString());
   }
-  int num_nodes() const { return static_cast<int>(ops_.size()); }
 
   Operation Find(const std::string& name) const {
     auto it = ops_.find(name);
@@ -347,7 +346,6 @@ void BindGraph(py::module_& m) {
   m.def("op_defs", &OpDefs, "Every registered op definition, as dicts.");
   m.def("canonical_device", &CanonicalDevice);
   m.def("merge_devices", &MergeDevices);
-  m.def("dtype_name", [](int t) { return std::string(DataTypeName(static_cast<DataType>(t))); });
   py::class_<Graph>(m, "Graph")
       .def(py::init<>())
       .def("add_node", &Graph::AddNode, py::arg("op"), py::arg("name"), py::arg("inputs"),
@@ -355,8 +353,7 @@ void BindGraph(py::module_& m) {
       .def("graph_def", &Graph::SerializedGraphDef)
       .def("import_nodes_since", &Graph::ImportNodesSince, py::arg("first"))
       .def("gradients", &Graph::Gradients, py::arg("ys"), py::arg("xs"), py::arg("grad_ys"),
-           py::arg("device"))
-      .def_property_readonly("num_nodes", &Graph::num_nodes);
+           py::arg("device"));
 }
 
 }  // namespace tw::python

@@ -73,8 +73,6 @@ class PyServer {
     ThrowIfError(s);
   }
   std::string target() const { return server_->target(); }
-  int port() const { return server_->port(); }
-  size_t active_steps() const { return server_->stats().active_steps; }
 
  private:
   std::shared_ptr<Server> server_;
@@ -108,9 +106,7 @@ void BindServer(py::module_& m) {
       .def("stop", &PyServer::Stop)
       .def("join", &PyServer::Join)
       .def("stop_cluster", &PyServer::StopCluster, py::arg("timeout_secs") = 10.0)
-      .def_property_readonly("target", &PyServer::target)
-      .def_property_readonly("port", &PyServer::port)
-      .def_property_readonly("active_steps", &PyServer::active_steps);
+      .def_property_readonly("target", &PyServer::target);
   m.def("resolve_run_config", &ResolveRunConfig, py::arg("tf_config"));
   m.def("runtime_settings", &RuntimeSettingsFromEnvironment);
 }

@@ -159,3 +159,22 @@ def test_cluster_resolver_master_rules(monkeypatch):
                                                 "task": {"type": "worker", "index": 1},
                                                 "session_master": "grpc://m:9"}))
     assert tf.distribute.cluster_resolver.TFConfigClusterResolver().master() == "grpc://m:9"
+
+
+def test_stop_cluster_stops_every_task(tmp_path):
+    import socket
+    ports = []
+    for _ in range(2):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+    cluster = {"ps": ["127.0.0.1:%d" % ports[0]], "worker": ["127.0.0.1:%d" % ports[1]]}
+    ps = tf.train.Server(cluster, job_name="ps", task_index=0, _bind_host="127.0.0.1")
+    worker = tf.train.Server(cluster, job_name="worker", task_index=0, _bind_host="127.0.0.1")
+    joined = threading.Event()
+    t = threading.Thread(target=lambda: (ps.join(), joined.set()))
+    t.start()
+    worker.stop_cluster(timeout_secs=10)
+    t.join(timeout=30)
+    assert joined.is_set()  # the ps task's join() returned: the cluster finished by itself
+    worker.join()  # the caller stopped too

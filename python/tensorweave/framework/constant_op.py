@@ -97,9 +97,7 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
         else:
             raise TypeError("Expected Tensor's shape: %s, got %s." % (shape, array.shape))
     op = ops.get_default_graph().create_op(
-        "Const", [], {"value": array, "dtype": dtypes.as_dtype(array.dtype)
-                      if array.dtype != object else dtypes.string}, name=name)
-    op._const_value = array
+        "Const", [], {"value": array, "dtype": dtypes.as_dtype(array.dtype)}, name=name)
     return op.outputs[0]
 
 

@@ -212,7 +212,6 @@ class Graph:
         self._finalized = False
         self._state = _ThreadState()
         self._seed = None
-        self.building_function = False
 
     # ---- names ----
     def unique_name(self, name, mark_as_used=True):
@@ -503,9 +502,6 @@ class Graph:
     @property
     def finalized(self):
         return self._finalized
-
-    def _unsafe_unfinalize(self):
-        self._finalized = False
 
     @property
     def seed(self):
