@@ -5,7 +5,9 @@
 
 namespace tw::testing {
 
-// -1 when no socket could be bound.
+// Never the same port twice in one process (the kernel may hand a released port out
+// again). -1 when no socket could be bound. Another process can still take the port
+// before the caller binds it.
 int PickUnusedPort();
 
 }  // namespace tw::testing

@@ -142,7 +142,7 @@ void TrainWorker(const ClusterSpec& cluster, const std::string& target, int i, i
 }
 
 TEST_F(TrainingTest, TwoPsTwoWorkersConvergeAsynchronously) {
-  StartCluster(2, 2);
+  ASSERT_NO_FATAL_FAILURE(StartCluster(2, 2));
   std::vector<Tensor> solution;
   std::thread other([&] {
     std::vector<Tensor> unused;
@@ -156,7 +156,7 @@ TEST_F(TrainingTest, TwoPsTwoWorkersConvergeAsynchronously) {
 }
 
 TEST_F(TrainingTest, TwoPsTwoWorkersConvergeSynchronously) {
-  StartCluster(2, 2);
+  ASSERT_NO_FATAL_FAILURE(StartCluster(2, 2));
   std::vector<Tensor> solution;
   std::thread other([&] {
     std::vector<Tensor> unused;
@@ -199,7 +199,7 @@ struct SyncProbe {
 };
 
 TEST_F(TrainingTest, SyncReplicasDropStaleGradientsAndUseBackupWorkers) {
-  StartCluster(1, 3);
+  ASSERT_NO_FATAL_FAILURE(StartCluster(1, 3));
   std::vector<std::unique_ptr<SyncProbe>> probes;
   std::vector<std::unique_ptr<ClientSession>> sessions;
   std::vector<std::unique_ptr<train::SessionRunHook>> hooks;
