@@ -342,6 +342,10 @@ std::string MergeDevices(const std::string& outer, const std::string& inner) {
 
 const Scope& GraphScope(const py::handle& graph) { return graph.cast<const Graph&>().scope(); }
 
+Operation GraphNode(const py::handle& graph, const std::string& name) {
+  return graph.cast<const Graph&>().Find(name);
+}
+
 void BindGraph(py::module_& m) {
   m.def("op_defs", &OpDefs, "Every registered op definition, as dicts.");
   m.def("canonical_device", &CanonicalDevice);

@@ -5,4 +5,5 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindGraph(m);
   tw::python::BindSession(m);
   tw::python::BindServer(m);
+  tw::python::BindTrain(m);
 }

@@ -14,9 +14,12 @@ namespace tw::python {
 void BindGraph(pybind11::module_& m);
 void BindSession(pybind11::module_& m);
 void BindServer(pybind11::module_& m);
+void BindTrain(pybind11::module_& m);
 
 // The C++ graph of a `_native.Graph`.
 const Scope& GraphScope(const pybind11::handle& graph);
+// The node `name` of a `_native.Graph`; raises InvalidArgumentError when there is none.
+Operation GraphNode(const pybind11::handle& graph, const std::string& name);
 
 }  // namespace tw::python
 

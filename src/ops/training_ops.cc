@@ -30,8 +30,8 @@ namespace {
 // Each has
 //   template <typename T> static void Apply(MutArray<T> var, MutArray<T>* slots,
 //                                           ConstArray<T> grad, const T* s, bool nesterov);
-// where `slots` are the op's slot variables (accum, or m and v) over the same elements and
-// `s` holds the op's scalar inputs in the order of its spec.
+// where `slots` are the op's slot variables (accum; m and v; ms and mom) over the same
+// elements and `s` holds the op's scalar inputs in the order of its spec.
 
 struct GradientDescentUpdate {
   // s: alpha
@@ -88,6 +88,20 @@ struct AdamUpdate {
   }
 };
 
+struct RMSPropUpdate {
+  // s: lr, rho, momentum, epsilon. As TensorFlow's kernel: ms += (grad^2 - ms) * (1 - rho),
+  // which is ms = rho * ms + (1 - rho) * grad^2.
+  template <typename T>
+  static void Apply(MutArray<T> var, MutArray<T>* slots, ConstArray<T> grad, const T* s, bool) {
+    MutArray<T>& ms = slots[0];
+    MutArray<T>& mom = slots[1];
+    const T lr = s[0], rho = s[1], momentum = s[2], epsilon = s[3];
+    ms += (grad.square() - ms) * (T(1) - rho);
+    mom = mom * momentum + grad * lr / (ms + epsilon).sqrt();
+    var -= mom;
+  }
+};
+
 // ---- op specs: where each input is ----
 
 struct ScalarInput {
@@ -134,6 +148,15 @@ struct AdamSpec {
   static constexpr int kGrad = 9, kIndices = -1;
   static constexpr bool kNesterov = true;
 };
+struct RMSPropSpec {
+  static constexpr char kOp[] = "ApplyRMSProp";
+  using Update = RMSPropUpdate;
+  static constexpr std::array<const char*, 3> kVars{"var", "ms", "mom"};
+  static constexpr std::array<ScalarInput, 4> kScalars{
+      {{3, "lr"}, {4, "rho"}, {5, "momentum"}, {6, "epsilon"}}};
+  static constexpr int kGrad = 7, kIndices = -1;
+  static constexpr bool kNesterov = false;
+};
 struct SparseGradientDescentSpec {
   static constexpr char kOp[] = "SparseApplyGradientDescent";
   using Update = GradientDescentUpdate;
@@ -165,6 +188,14 @@ struct SparseAdamSpec {
   static constexpr std::array<ScalarInput, 6> kScalars = AdamSpec::kScalars;
   static constexpr int kGrad = 9, kIndices = 10;
   static constexpr bool kNesterov = true;
+};
+struct SparseRMSPropSpec {
+  static constexpr char kOp[] = "SparseApplyRMSProp";
+  using Update = RMSPropUpdate;
+  static constexpr std::array<const char*, 3> kVars{"var", "ms", "mom"};
+  static constexpr std::array<ScalarInput, 4> kScalars = RMSPropSpec::kScalars;
+  static constexpr int kGrad = 7, kIndices = 8;
+  static constexpr bool kNesterov = false;
 };
 
 constexpr int kMaxVars = 3;
@@ -388,6 +419,23 @@ TW_REGISTER_OP("ApplyAdam")
     .Doc("The Adam update of var and its moments m and v.");
 TW_REGISTER_KERNEL("ApplyAdam", "CPU", ApplyOp<AdamSpec>);
 
+TW_REGISTER_OP("ApplyRMSProp")
+    .Input("var: resource")
+    .Input("ms: resource")
+    .Input("mom: resource")
+    .Input("lr: T")
+    .Input("rho: T")
+    .Input("momentum: T")
+    .Input("epsilon: T")
+    .Input("grad: T")
+    .Attr("T: {float, double}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc(
+        "ms = rho * ms + (1 - rho) * grad^2; mom = momentum * mom + lr * grad / sqrt(ms + "
+        "epsilon); var -= mom.");
+TW_REGISTER_KERNEL("ApplyRMSProp", "CPU", ApplyOp<RMSPropSpec>);
+
 TW_REGISTER_OP("SparseApplyGradientDescent")
     .Input("var: resource")
     .Input("alpha: T")
@@ -448,6 +496,23 @@ TW_REGISTER_OP("SparseApplyAdam")
     .Doc("Lazy Adam: ApplyAdam on the rows indices only, once per index.");
 TW_REGISTER_KERNEL("SparseApplyAdam", "CPU", ApplyOp<SparseAdamSpec>);
 
+TW_REGISTER_OP("SparseApplyRMSProp")
+    .Input("var: resource")
+    .Input("ms: resource")
+    .Input("mom: resource")
+    .Input("lr: T")
+    .Input("rho: T")
+    .Input("momentum: T")
+    .Input("epsilon: T")
+    .Input("grad: T")
+    .Input("indices: Tindices")
+    .Attr("Tindices: {int32, int64}")
+    .Attr("T: {float, double}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc("ApplyRMSProp on the rows indices, once per index.");
+TW_REGISTER_KERNEL("SparseApplyRMSProp", "CPU", ApplyOp<SparseRMSPropSpec>);
+
 }  // namespace
 
 namespace ops {
@@ -496,6 +561,15 @@ Operation ApplyAdam(const Scope& scope, const Variable& var, const Variable& m, 
                        Attrs(options, true));
 }
 
+Operation ApplyRMSProp(const Scope& scope, const Variable& var, const Variable& ms,
+                       const Variable& mom, Input lr, Input rho, Input momentum, Input epsilon,
+                       Input grad, const ApplyOptions& options) {
+  return scope.AddNode(
+      "ApplyRMSProp",
+      {{var.handle}, {ms.handle}, {mom.handle}, {lr}, {rho}, {momentum}, {epsilon}, {grad}},
+      Attrs(options, false));
+}
+
 Operation SparseApplyGradientDescent(const Scope& scope, const Variable& var, Input alpha,
                                      Input grad, Input indices, const ApplyOptions& options) {
   return scope.AddNode("SparseApplyGradientDescent", {{var.handle}, {alpha}, {grad}, {indices}},
@@ -534,6 +608,23 @@ Operation SparseApplyAdam(const Scope& scope, const Variable& var, const Variabl
                         {grad},
                         {indices}},
                        Attrs(options, true));
+}
+
+Operation SparseApplyRMSProp(const Scope& scope, const Variable& var, const Variable& ms,
+                             const Variable& mom, Input lr, Input rho, Input momentum,
+                             Input epsilon, Input grad, Input indices,
+                             const ApplyOptions& options) {
+  return scope.AddNode("SparseApplyRMSProp",
+                       {{var.handle},
+                        {ms.handle},
+                        {mom.handle},
+                        {lr},
+                        {rho},
+                        {momentum},
+                        {epsilon},
+                        {grad},
+                        {indices}},
+                       Attrs(options, false));
 }
 
 }  // namespace ops

@@ -189,6 +189,40 @@ TEST_F(TrainingTest, AdamThreeSteps) {
   }
 }
 
+// ms = rho ms + (1 - rho) grad^2; mom = momentum mom + lr grad / sqrt(ms + epsilon);
+// var -= mom. An epsilon of 0.01 so that it shows in the values.
+TEST_F(TrainingTest, RMSPropTwoSteps) {
+  auto w = Var("w", Doubles({1, 2}));
+  auto ms = Var("ms", Doubles({1, 1}));
+  auto mom = Var("mom", Doubles({0, 0}));
+  auto step = ops::ApplyRMSProp(root_, w, ms, mom, 0.1, 0.9, 0.5, 0.01, Doubles({0.3, -0.5}));
+  Init();
+  ASSERT_TRUE(Step(step).ok());
+  // ms = 0.9 + 0.1 * [0.09, 0.25]; mom = 0.1 * grad / sqrt(ms + 0.01)
+  ExpectNear(Read(ms), Doubles({0.909, 0.925}));
+  ExpectNear(Read(mom), Doubles({0.031294174436231205, -0.05170876899950192}));
+  ExpectNear(Read(w), Doubles({0.9687058255637688, 2.051708768999502}));
+  ASSERT_TRUE(Step(step).ok());
+  ExpectNear(Read(ms), Doubles({0.8271, 0.8575}));
+  ExpectNear(Read(mom), Doubles({0.04843642032429091, -0.07953719720925286}));
+  ExpectNear(Read(w), Doubles({0.920269405239478, 2.1312459662087546}));
+}
+
+TEST_F(TrainingTest, RMSPropFloat) {
+  auto w = Var("w", Tensor::FromVector<float>({1, 2}));
+  auto ms = Var("ms", Tensor::FromVector<float>({1, 1}));
+  auto mom = Var("mom", Tensor::FromVector<float>({0, 0}));
+  // ms = 0.5 + 0.5 * [1, 4] = [1, 2.5]; mom = 0.5 * grad / sqrt(ms); var -= mom
+  auto step = ops::ApplyRMSProp(root_, w, ms, mom, 0.5f, 0.5f, 0.0f, 0.0f,
+                                Tensor::FromVector<float>({1, -2}));
+  Init();
+  ASSERT_TRUE(Step(step).ok());
+  Tensor got = Read(w);
+  EXPECT_FLOAT_EQ(got.flat<float>()[0], 0.5f);
+  EXPECT_FLOAT_EQ(got.flat<float>()[1], 2 + 1 / std::sqrt(2.5f));
+  EXPECT_EQ(Read(ms), Tensor::FromVector<float>({1, 2.5f}));
+}
+
 TEST_F(TrainingTest, SparseGradientDescentRepeatedIndicesApplyEachTime) {
   auto w = Var("w", Doubles({1, 1, 2, 2, 3, 3}, TensorShape({3, 2})));
   auto g = Doubles({1, 2, 3, 4, 5, 6}, TensorShape({3, 2}));
@@ -250,6 +284,32 @@ TEST_F(TrainingTest, SparseAdamIsLazy) {
   ExpectNear(Read(v), Doubles({0.009, 0.016, 0, 0, 0.025999, 0.039996}, TensorShape({3, 2})));
 }
 
+// Row 2 is updated twice, the second time from the ms and mom the first left; row 1 is not
+// in indices and keeps its value and slots.
+TEST_F(TrainingTest, SparseRMSPropRepeatedIndicesAreSequential) {
+  for (DataType index_type : {DT_INT32, DT_INT64}) {
+    SCOPED_TRACE(DataTypeName(index_type));
+    Scope s = root_.NewSubScope(std::string(DataTypeName(index_type)));
+    const std::string suffix = index_type == DT_INT32 ? "32" : "64";
+    auto w = Var("w" + suffix, Doubles({1, 1, 2, 2, 3, 3}, TensorShape({3, 2})));
+    auto ms = Var("ms" + suffix, Doubles(std::vector<double>(6, 1), TensorShape({3, 2})));
+    auto mom = Var("mom" + suffix, Doubles(std::vector<double>(6, 0), TensorShape({3, 2})));
+    Tensor indices = index_type == DT_INT32 ? Tensor::FromVector<int32_t>({2, 0, 2})
+                                            : Tensor::FromVector<int64_t>({2, 0, 2});
+    auto step = ops::SparseApplyRMSProp(s, w, ms, mom, 0.1, 0.9, 0.5, 0.01,
+                                        Doubles({1, 2, 3, 4, 5, 6}, TensorShape({3, 2})), indices);
+    Init();
+    ASSERT_TRUE(Step(step).ok());
+    ExpectNear(Read(ms), Doubles({1.8, 2.5, 1, 1, 3.4, 4.77}, TensorShape({3, 2})));
+    ExpectNear(Read(mom), Doubles({0.22298824387414995, 0.2524777612391213, 0, 0,
+                                   0.3205170400474407, 0.3618040179139128},
+                                  TensorShape({3, 2})));
+    ExpectNear(Read(w), Doubles({0.77701175612585, 0.7475222387608786, 2, 2, 2.5799792409315603,
+                                 2.4634551707538797},
+                                TensorShape({3, 2})));
+  }
+}
+
 TEST_F(TrainingTest, UninitializedVariableOrSlotIsFailedPrecondition) {
   auto w = Var("w", Doubles({1, 2}));
   auto cold = Uninitialized("cold", DT_DOUBLE, {2});
@@ -287,6 +347,46 @@ TEST_F(TrainingTest, ShapeMismatchesNameTheVariableAndBothShapes) {
   // Nothing changed, not even the slots checked before the bad one.
   ExpectNear(Read(w), Doubles({1, 2}));
   ExpectNear(Read(m), Doubles({0, 0}));
+}
+
+TEST_F(TrainingTest, RMSPropErrorsChangeNothing) {
+  auto w = Var("w", Doubles({1, 1, 2, 2}, TensorShape({2, 2})));
+  auto ms = Var("ms", Doubles({1, 1, 1, 1}, TensorShape({2, 2})));
+  auto mom = Var("mom", Doubles({0, 0, 0, 0}, TensorShape({2, 2})));
+  auto mom3 = Var("mom3", Doubles({0, 0, 0}));
+  auto bad_grad = ops::ApplyRMSProp(root_, w, ms, mom, 0.1, 0.9, 0.0, 1e-10, Doubles({1, 1}));
+  auto bad_mom = ops::ApplyRMSProp(root_, w, ms, mom3, 0.1, 0.9, 0.0, 1e-10,
+                                   Doubles({1, 1, 1, 1}, TensorShape({2, 2})));
+  auto bad_rho = ops::ApplyRMSProp(root_, w, ms, mom, 0.1, Doubles({0.9, 0.9}), 0.0, 1e-10,
+                                   Doubles({1, 1, 1, 1}, TensorShape({2, 2})));
+  auto bad_sparse_grad =
+      ops::SparseApplyRMSProp(root_, w, ms, mom, 0.1, 0.9, 0.0, 1e-10, Doubles({1, 1, 1}),
+                              Tensor::FromVector<int32_t>({1}));
+  auto out_of_range = ops::SparseApplyRMSProp(root_, w, ms, mom, 0.1, 0.9, 0.0, 1e-10,
+                                              Doubles({1, 1, 1, 1}, TensorShape({2, 2})),
+                                              Tensor::FromVector<int64_t>({0, 2}));
+  Init();
+  Status s = Step(bad_grad);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(Message(s), HasSubstr("ApplyRMSProp node"));
+  EXPECT_THAT(Message(s), HasSubstr("grad has shape [2], but variable w has shape [2,2]"));
+  s = Step(bad_mom);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(Message(s), HasSubstr("mom mom3 has shape [3], but variable w has shape [2,2]"));
+  s = Step(bad_rho);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(Message(s), HasSubstr("rho must be a scalar, got shape [2]"));
+  s = Step(bad_sparse_grad);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(Message(s), HasSubstr("SparseApplyRMSProp node"));
+  EXPECT_THAT(Message(s), HasSubstr("grad has shape [3], but indices [1] into variable w of "
+                                    "shape [2,2] need grad of shape [1,2]"));
+  s = Step(out_of_range);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(Message(s), HasSubstr("indices[1] = 2 is not in [0, 2) for variable w"));
+  ExpectNear(Read(w), Doubles({1, 1, 2, 2}, TensorShape({2, 2})));
+  ExpectNear(Read(ms), Doubles({1, 1, 1, 1}, TensorShape({2, 2})));
+  ExpectNear(Read(mom), Doubles({0, 0, 0, 0}, TensorShape({2, 2})));
 }
 
 TEST_F(TrainingTest, NonScalarHyperparametersAreInvalidArgument) {

@@ -32,14 +32,21 @@ int64_t NodeBytes(const proto::NodeDef& node) {
 int ChooseTask(const ReplicaDeviceSetterOptions& options, const proto::NodeDef& node,
                PsLoad* load) {
   if (node.name() == options.global_step_name) return 0;
-  if (options.strategy == PsStrategy::kRoundRobin) {
-    const int task = load->next_task;
-    load->next_task = (load->next_task + 1) % options.ps_tasks;
-    return task;
+  switch (options.strategy) {
+    case PsStrategy::kRoundRobin: {
+      const int task = load->next_task;
+      load->next_task = (load->next_task + 1) % options.ps_tasks;
+      return task;
+    }
+    case PsStrategy::kGreedyBytes: {
+      const auto least = std::min_element(load->bytes.begin(), load->bytes.end());
+      *least += NodeBytes(node);
+      return static_cast<int>(least - load->bytes.begin());
+    }
+    case PsStrategy::kCustom:
+      return options.choose_task(node);
   }
-  const auto least = std::min_element(load->bytes.begin(), load->bytes.end());
-  *least += NodeBytes(node);
-  return static_cast<int>(least - load->bytes.begin());
+  return 0;
 }
 
 }  // namespace
@@ -49,42 +56,48 @@ StatusOr<Scope::DeviceFunction> ReplicaDeviceSetter(const ReplicaDeviceSetterOpt
     return errors::InvalidArgument("ReplicaDeviceSetter: ps_tasks must be >= 0, got ",
                                    options.ps_tasks);
   }
-  if (options.ps_job.empty()) {
-    return errors::InvalidArgument("ReplicaDeviceSetter: ps_job must not be empty");
+  if (options.strategy == PsStrategy::kCustom && !options.choose_task) {
+    return errors::InvalidArgument("ReplicaDeviceSetter: the custom strategy has no choose_task");
   }
-  auto worker = DeviceName::Parse(options.worker_device);
-  if (!worker.ok()) {
-    return errors::InvalidArgument("ReplicaDeviceSetter: worker_device '", options.worker_device,
-                                   "': ", worker.status().message());
-  }
+  auto parse = [](const std::string& what, const std::string& device) -> StatusOr<DeviceName> {
+    auto parsed = DeviceName::Parse(device);
+    if (!parsed.ok()) {
+      return errors::InvalidArgument("ReplicaDeviceSetter: ", what, " '", device,
+                                     "': ", parsed.status().message());
+    }
+    return parsed;
+  };
+  TW_ASSIGN_OR_RETURN(DeviceName worker, parse("worker_device", options.worker_device));
+  TW_ASSIGN_OR_RETURN(DeviceName ps, parse("ps_device", options.ps_device));
   auto load = std::make_shared<PsLoad>();
   load->bytes.assign(static_cast<size_t>(options.ps_tasks), 0);
-  return Scope::DeviceFunction([options, worker = *worker,
-                                load](const proto::NodeDef& node) -> std::string {
-    // The scope already validated the node's own device string.
-    DeviceName current = DeviceName::Parse(node.device()).value_or(DeviceName());
-    DeviceName chosen;
-    const bool is_ps_op =
-        std::find(options.ps_ops.begin(), options.ps_ops.end(), node.op()) != options.ps_ops.end();
-    if (is_ps_op && options.ps_tasks > 0) {
-      chosen.job = options.ps_job;
-      // As TensorFlow's replica_device_setter: only a variable left to the ps job (no job,
-      // or that job) gets a ps task and spends a turn; one pinned to another job keeps its
-      // job, and a ps task number would name a task that job may not have.
-      if (!current.job.has_value() || *current.job == options.ps_job) {
-        chosen.task = ChooseTask(options, node, load.get());
-      }
-    } else {
-      chosen = worker;
-    }
-    chosen.OverrideWith(current);
-    return chosen.ToString();
-  });
+  const bool has_ps = options.ps_tasks > 0 && !options.ps_device.empty();
+  return Scope::DeviceFunction(
+      [options, worker, ps, has_ps, load](const proto::NodeDef& node) -> std::string {
+        if (!options.merge_devices && !node.device().empty()) return node.device();
+        // The scope already validated the node's own device string.
+        DeviceName current = DeviceName::Parse(node.device()).value_or(DeviceName());
+        DeviceName chosen = worker;
+        if (has_ps && std::find(options.ps_ops.begin(), options.ps_ops.end(), node.op()) !=
+                          options.ps_ops.end()) {
+          chosen = ps;
+          // As TensorFlow's replica_device_setter: only a node left to the ps job (no job, or
+          // that job) gets a ps task and spends a turn; one pinned to another job keeps its
+          // job, and a ps task number would name a task that job may not have.
+          if (ps.job.has_value() && (!current.job.has_value() || current.job == ps.job)) {
+            chosen.task = ChooseTask(options, node, load.get());
+          }
+        }
+        chosen.OverrideWith(current);
+        return chosen.ToString();
+      });
 }
 
 StatusOr<Scope::DeviceFunction> ReplicaDeviceSetter(const ClusterSpec& cluster,
                                                     ReplicaDeviceSetterOptions options) {
-  options.ps_tasks = cluster.HasJob(options.ps_job) ? cluster.num_tasks(options.ps_job) : 0;
+  auto ps = DeviceName::Parse(options.ps_device);
+  const std::string job = ps.ok() && ps->job.has_value() ? *ps->job : "";
+  options.ps_tasks = !job.empty() && cluster.HasJob(job) ? cluster.num_tasks(job) : 0;
   return ReplicaDeviceSetter(options);
 }
 

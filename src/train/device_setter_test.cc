@@ -122,5 +122,68 @@ TEST(ReplicaDeviceSetterTest, ClusterGivesThePsCountAndBadOptionsAreNamed) {
               HasSubstr("worker_device '/job:worker/nonsense'"));
 }
 
+TEST(ReplicaDeviceSetterTest, PsDeviceWithADevicePartAndAnotherJob) {
+  auto cluster = ClusterSpec::FromJson(R"({"param": ["a:1", "b:1", "c:1"], "worker": ["d:1"]})");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto setter = ReplicaDeviceSetter(*cluster, {.ps_device = "/job:param/device:CPU:0"});
+  ASSERT_TRUE(setter.ok()) << setter.status();
+  Scope root = Scope::NewRootScope();
+  Scope model = root.WithDeviceFunction(*setter);
+  ops::MakeVariable(model, "x", DT_FLOAT, {});
+  ops::MakeVariable(model, "y", DT_FLOAT, {});
+  ops::MakeVariable(model, "z", DT_FLOAT, {});
+  ops::MakeVariable(model, "w", DT_FLOAT, {});
+  EXPECT_EQ(DeviceOf(root, "x"), "/job:param/task:0/device:CPU:0");
+  EXPECT_EQ(DeviceOf(root, "z"), "/job:param/task:2/device:CPU:0");
+  EXPECT_EQ(DeviceOf(root, "w"), "/job:param/task:0/device:CPU:0");  // three tasks, not two
+}
+
+TEST(ReplicaDeviceSetterTest, WithoutMergeANamedDeviceIsKeptWhole) {
+  auto setter = ReplicaDeviceSetter(
+      {.ps_tasks = 2, .worker_device = "/job:worker/task:3", .merge_devices = false});
+  ASSERT_TRUE(setter.ok());
+  Scope root = Scope::NewRootScope();
+  Scope model = root.WithDeviceFunction(*setter);
+  ops::MakeVariable(model.WithDevice("/task:1"), "pinned", DT_FLOAT, {});
+  ops::MakeVariable(model, "free", DT_FLOAT, {});
+  ops::Const(model.WithDevice("/device:CPU:0").WithOpName("c"), Tensor::Scalar<float>(1));
+  ops::Const(model.WithOpName("d"), Tensor::Scalar<float>(1));
+  EXPECT_EQ(DeviceOf(root, "pinned"), "/task:1");
+  EXPECT_EQ(DeviceOf(root, "free"), "/job:ps/task:0");  // the pinned one took no turn
+  EXPECT_EQ(DeviceOf(root, "c"), "/device:CPU:0");
+  EXPECT_EQ(DeviceOf(root, "d"), "/job:worker/task:3");
+}
+
+TEST(ReplicaDeviceSetterTest, CustomStrategyAndNoPsDevice) {
+  std::vector<std::string> asked;
+  auto setter = ReplicaDeviceSetter({.ps_tasks = 4,
+                                     .strategy = PsStrategy::kCustom,
+                                     .choose_task = [&asked](const proto::NodeDef& node) {
+                                       asked.push_back(node.name());
+                                       return static_cast<int>(asked.size()) * 3 % 4;
+                                     }});
+  ASSERT_TRUE(setter.ok());
+  Scope root = Scope::NewRootScope();
+  Scope model = root.WithDeviceFunction(*setter);
+  ops::MakeVariable(model, "a", DT_FLOAT, {});
+  ops::MakeVariable(model, "b", DT_FLOAT, {});
+  EXPECT_EQ(DeviceOf(root, "a"), "/job:ps/task:3");
+  EXPECT_EQ(DeviceOf(root, "b"), "/job:ps/task:2");
+  EXPECT_THAT(asked, ::testing::ElementsAre("a", "b"));
+
+  auto no_ps = ReplicaDeviceSetter({.ps_tasks = 2, .ps_device = ""});
+  ASSERT_TRUE(no_ps.ok());
+  Scope other = Scope::NewRootScope();
+  ops::MakeVariable(other.WithDeviceFunction(*no_ps), "v", DT_FLOAT, {});
+  EXPECT_EQ(DeviceOf(other, "v"), "/job:worker");
+
+  auto bad = ReplicaDeviceSetter({.ps_tasks = 1, .strategy = PsStrategy::kCustom});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("no choose_task"));
+  bad = ReplicaDeviceSetter({.ps_tasks = 1, .ps_device = "/job:ps/bogus"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("ps_device '/job:ps/bogus'"));
+}
+
 }  // namespace
 }  // namespace tw::train

@@ -1,6 +1,7 @@
 #include "tensorweave/train/optimizer.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "tensorweave/ops.h"
 
@@ -239,6 +240,43 @@ class Adam : public Optimizer {
   std::optional<ops::Variable> beta1_power_, beta2_power_;
 };
 
+class RMSProp : public Optimizer {
+ public:
+  RMSProp(float lr, float decay, float momentum, float epsilon, OptimizerOptions o)
+      : lr_(lr), decay_(decay), momentum_(momentum), epsilon_(epsilon), options_(o) {}
+  std::string name() const override { return "RMSProp"; }
+
+ protected:
+  Operation ApplyDense(const Scope& s, const ops::Variable& var, const Output& grad,
+                       ModelVariables* variables) override {
+    auto [ms, mom] = Slots(var, variables);
+    return ops::ApplyRMSProp(s, var, ms, mom, ScalarLike(var, lr_), ScalarLike(var, decay_),
+                             ScalarLike(var, momentum_), ScalarLike(var, epsilon_), grad,
+                             {.use_locking = options_.use_locking});
+  }
+  Operation ApplySparse(const Scope& s, const ops::Variable& var, const IndexedSlices& grad,
+                        ModelVariables* variables) override {
+    auto [ms, mom] = Slots(var, variables);
+    return ops::SparseApplyRMSProp(s, var, ms, mom, ScalarLike(var, lr_), ScalarLike(var, decay_),
+                                   ScalarLike(var, momentum_), ScalarLike(var, epsilon_),
+                                   grad.values, grad.indices,
+                                   {.use_locking = options_.use_locking});
+  }
+
+ private:
+  // TensorFlow 1.x's names and initial values: "rms" ("<var>/RMSProp") starts at ones,
+  // "momentum" ("<var>/RMSProp_1") at zeros.
+  std::pair<ops::Variable, ops::Variable> Slots(const ops::Variable& var,
+                                                ModelVariables* variables) {
+    ops::Variable ms = Slot(var, "RMSProp", 1.0f, variables);
+    ops::Variable mom = Slot(var, "RMSProp_1", 0.0f, variables);
+    return {ms, mom};
+  }
+
+  float lr_, decay_, momentum_, epsilon_;
+  OptimizerOptions options_;
+};
+
 }  // namespace
 
 std::unique_ptr<Optimizer> GradientDescentOptimizer(float learning_rate, OptimizerOptions o) {
@@ -255,6 +293,10 @@ std::unique_ptr<Optimizer> AdagradOptimizer(float learning_rate, float initial_a
 std::unique_ptr<Optimizer> AdamOptimizer(float learning_rate, float beta1, float beta2,
                                          float epsilon, OptimizerOptions o) {
   return std::make_unique<Adam>(learning_rate, beta1, beta2, epsilon, o);
+}
+std::unique_ptr<Optimizer> RMSPropOptimizer(float learning_rate, float decay, float momentum,
+                                            float epsilon, OptimizerOptions o) {
+  return std::make_unique<RMSProp>(learning_rate, decay, momentum, epsilon, o);
 }
 
 }  // namespace tw::train

@@ -58,6 +58,7 @@ TEST(OptimizerTest, EveryOptimizerFitsTheRegression) {
       {"Nesterov", [] { return MomentumOptimizer(0.05f, 0.9f, /*use_nesterov=*/true); }, 300},
       {"Adagrad", [] { return AdagradOptimizer(0.5f); }, 500},
       {"Adam", [] { return AdamOptimizer(0.1f); }, 500},
+      {"RMSProp", [] { return RMSPropOptimizer(0.01f, 0.9f, /*momentum=*/0.5f); }, 500},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -81,6 +82,88 @@ TEST(OptimizerTest, OneGradientDescentStepIsHandComputed) {
   EXPECT_NEAR((*out)[0].flat<float>()[0], 0.95f, 1e-6);
   EXPECT_NEAR((*out)[0].flat<float>()[1], -0.5f, 1e-6);
   EXPECT_NEAR((*out)[1].scalar<float>(), 0.45f, 1e-6);
+}
+
+// The variable of `vars` named `name`.
+ops::Variable Named(const ModelVariables& vars, const std::string& name) {
+  for (const ModelVariable& v : vars.all()) {
+    if (v.name == name) return v.var;
+  }
+  ADD_FAILURE() << "no variable " << name;
+  return ops::Variable();
+}
+
+void ExpectFloats(const Tensor& t, const std::vector<double>& want, double tol = 1e-5) {
+  ASSERT_EQ(t.dtype(), DT_FLOAT);
+  ASSERT_EQ(t.num_elements(), static_cast<int64_t>(want.size())) << t.DebugString();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(t.flat<float>()[i], want[i], tol) << "element " << i;
+  }
+}
+
+// TensorFlow 1.x's RMSProp: the mean square starts at ones, the momentum at zeros; per step
+// ms = 0.9 ms + 0.1 g^2, mom = 0.5 mom + 0.1 g / sqrt(ms + 1e-10), var -= mom.
+TEST(OptimizerTest, TwoRMSPropStepsAreHandComputed) {
+  Regression r;
+  auto optimizer = RMSPropOptimizer(0.1f, /*decay=*/0.9f, /*momentum=*/0.5f);
+  EXPECT_EQ(optimizer->name(), "RMSProp");
+  ClientSession s(r.root);
+  Train(r, *optimizer, 2, s);
+  std::vector<std::string> names;
+  for (const ModelVariable& v : r.vars.all()) names.push_back(v.name);
+  EXPECT_THAT(names, ElementsAre("global_step", "w", "b", "w/RMSProp", "w/RMSProp_1", "b/RMSProp",
+                                 "b/RMSProp_1"));
+  // Step 1: g = [-9.5, 5] for w and -4.5 for b (see OneGradientDescentStepIsHandComputed).
+  // Step 2, at the values step 1 left: g = [-7.9335357, 4.5740394] and -3.5062481.
+  auto out = s.Run({}, {ops::ReadVariable(r.root, r.w), ops::ReadVariable(r.root, r.b),
+                        ops::ReadVariable(r.root, Named(r.vars, "w/RMSProp")),
+                        ops::ReadVariable(r.root, Named(r.vars, "w/RMSProp_1")),
+                        ops::ReadVariable(r.root, Named(r.vars, "b/RMSProp")),
+                        ops::ReadVariable(r.root, Named(r.vars, "b/RMSProp_1"))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectFloats((*out)[0], {0.6556370573831507, -0.6082581501018578});
+  ExpectFloats((*out)[1], {0.5730960497708077});
+  ExpectFloats((*out)[2], {15.22659887757094, 5.152183676699288}, 1e-4);
+  ExpectFloats((*out)[3], {-0.3540877414769177, 0.33709507783252524});
+  ExpectFloats((*out)[4], {3.8618775687891818});
+  ExpectFloats((*out)[5], {-0.30997864398319674});
+}
+
+// A gradient through a gather is sparse: only the gathered rows and their slots change.
+TEST(OptimizerTest, RMSPropThroughAGatherUpdatesOnlyTheGatheredRows) {
+  Scope root = Scope::NewRootScope();
+  ModelVariables vars;
+  auto table = vars.Add(root, "table", DT_FLOAT, {3, 2},
+                        Tensor::FromVector<float>({1, 1, 1, 1, 1, 1}, TensorShape({3, 2})));
+  Output rows = ops::ResourceGather(root, table, Tensor::FromVector<int32_t>({2, 0}));
+  // d(loss)/d(rows) = [[1, 2], [3, 4]]: row 2 gets [1, 2] and row 0 [3, 4].
+  Output loss = ops::Sum(
+      root, ops::Mul(root, rows, Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}))),
+      {0, 1});
+  auto optimizer = RMSPropOptimizer(0.1f, 0.9f, 0.5f);
+  auto train = optimizer->Minimize(root, loss, &vars);
+  ASSERT_TRUE(train.ok()) << train.status();
+  auto graph = root.ToGraphDef();
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  int sparse = 0, dense = 0;
+  for (const auto& node : graph->node()) {
+    sparse += node.op() == "SparseApplyRMSProp";
+    dense += node.op() == "ApplyRMSProp";
+  }
+  EXPECT_EQ(sparse, 1);
+  EXPECT_EQ(dense, 0);
+  ClientSession s(root);
+  ASSERT_TRUE(s.Run({}, {}, {vars.InitOp(root)}).ok());
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(s.Run({}, {}, {*train}).ok());
+  auto out = s.Run(
+      {}, {ops::ReadVariable(root, table), ops::ReadVariable(root, Named(vars, "table/RMSProp")),
+           ops::ReadVariable(root, Named(vars, "table/RMSProp_1"))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectFloats((*out)[0],
+               {0.47560756688348443, 0.4166678042149812, 1, 1, 0.7500000000125, 0.57726521732957});
+  ExpectFloats((*out)[1], {2.52, 3.85, 1, 1, 1, 1.57});
+  ExpectFloats((*out)[2], {0.3007856353727479, 0.3303499829766081, 0, 0, 0.1499999999925,
+                           0.24732317881577073});
 }
 
 TEST(OptimizerTest, SlotsAreRegisteredBesideTheirVariables) {

@@ -83,16 +83,19 @@ Status ValidateVariables(const std::vector<SaveableVariable>& vars) {
   return OkStatus();
 }
 
-Status ValidateOptions(const SaverOptions& o) {
-  if (o.checkpoint_dir.empty()) {
-    return errors::InvalidArgument("SaverOptions.checkpoint_dir is empty");
-  }
-  const std::string& b = o.basename;
+Status ValidateBasename(const std::string& b) {
   if (b.empty() || b == "." || b == ".." || b.find('/') != std::string::npos ||
       b.find('\0') != std::string::npos || b == checkpoint::kStateFileName) {
     return errors::InvalidArgument("SaverOptions.basename \"", b, "\" must be one path component");
   }
   return OkStatus();
+}
+
+Status ValidateOptions(const SaverOptions& o) {
+  if (o.checkpoint_dir.empty()) {
+    return errors::InvalidArgument("SaverOptions.checkpoint_dir is empty");
+  }
+  return ValidateBasename(o.basename);
 }
 
 // Deletes every file of the checkpoint `name` in `dir`: the index first (so the checkpoint
@@ -186,18 +189,33 @@ StatusOr<std::string> Saver::ResolvePrefix(const std::string& prefix) const {
   return path;
 }
 
-StatusOr<std::string> Saver::Save(ClientSession& session, int64_t global_step) {
-  if (global_step < 0) {
-    return errors::InvalidArgument("Saver::Save: global_step ", global_step, " is negative");
+StatusOr<std::string> Saver::BeginSave(std::optional<int64_t> global_step,
+                                       const std::string& basename) {
+  if (global_step && *global_step < 0) {
+    return errors::InvalidArgument("Saver::Save: global_step ", *global_step, " is negative");
   }
-  const std::string name = absl::StrCat(options_.basename, "-", global_step);
-  const std::string prefix = dir_ + "/" + name;
+  const std::string& base = basename.empty() ? options_.basename : basename;
+  TW_RETURN_IF_ERROR(ValidateBasename(base));
+  const std::string name = global_step ? absl::StrCat(base, "-", *global_step) : base;
   // Saving again at a step replaces that checkpoint; dropping it first means a save that
   // fails halfway leaves no index over a mix of old and new data files.
   TW_RETURN_IF_ERROR(DeleteCheckpointFiles(dir_, name));
+  return dir_ + "/" + name;
+}
+
+Status Saver::FinishSave(const std::string& prefix) {
+  const std::string name = NameInDirectory(dir_, prefix);
+  if (name.empty()) {
+    return errors::InvalidArgument("Saver: the saved prefix ", prefix, " is not in ", dir_);
+  }
+  return UpdateStateAndDeleteOld(name);
+}
+
+StatusOr<std::string> Saver::Save(ClientSession& session, int64_t global_step) {
+  TW_ASSIGN_OR_RETURN(std::string prefix, BeginSave(global_step));
   auto ran = session.Run({{prefix_, Tensor::Scalar<std::string>(prefix)}}, {}, {save_});
   if (!ran.ok()) return ran.status();
-  TW_RETURN_IF_ERROR(UpdateStateAndDeleteOld(name));
+  TW_RETURN_IF_ERROR(FinishSave(prefix));
   return prefix;
 }
 
@@ -229,12 +247,17 @@ Status Saver::UpdateStateAndDeleteOld(const std::string& name) {
   return OkStatus();
 }
 
-Status Saver::Restore(ClientSession& session, const std::string& prefix) {
+StatusOr<std::string> Saver::BeginRestore(const std::string& prefix) const {
   TW_ASSIGN_OR_RETURN(std::string path, ResolvePrefix(prefix));
   if (!checkpoint::FileExists(IndexFileName(path))) {
     return errors::NotFound("checkpoint ", path, " not found: ", IndexFileName(path),
                             " does not exist");
   }
+  return path;
+}
+
+Status Saver::Restore(ClientSession& session, const std::string& prefix) {
+  TW_ASSIGN_OR_RETURN(std::string path, BeginRestore(prefix));
   auto ran = session.Run({{prefix_, Tensor::Scalar<std::string>(path)}}, {}, {restore_});
   return ran.status();
 }

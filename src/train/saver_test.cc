@@ -407,6 +407,36 @@ TEST_F(SaverErrorsTest, PathsOutsideTheDirectoryAreRefused) {
   EXPECT_TRUE(IsInvalidArgument(bad.status())) << bad.status();
 }
 
+// The parts of Save for callers with their own session: a prefix without a step or with
+// another basename, and a prefix from elsewhere refused when recorded.
+TEST_F(SaverErrorsTest, SaveInPartsNamesPrefixesInsideTheDirectoryOnly) {
+  Scope root = Scope::NewRootScope();
+  auto a = ops::MakeVariable(root, "a", DT_FLOAT, {2});
+  auto init = ops::Assign(root, a, {5.0f, 6.0f});
+  auto saver = Saver::Create(root, {{"a", a}}, {.checkpoint_dir = dir_});
+  ASSERT_TRUE(saver.ok()) << saver.status();
+  auto prefix = (*saver)->BeginSave(std::nullopt, "final");
+  ASSERT_TRUE(prefix.ok()) << prefix.status();
+  EXPECT_EQ(*prefix, dir_ + "/final");
+  EXPECT_EQ(*(*saver)->BeginSave(7), dir_ + "/model.ckpt-7");
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {init}).ok());
+  ASSERT_TRUE(session
+                  .Run({{(*saver)->prefix_placeholder(), Tensor::Scalar<std::string>(*prefix)}}, {},
+                       {(*saver)->save_op()})
+                  .ok());
+  ASSERT_TRUE((*saver)->FinishSave(*prefix).ok());
+  EXPECT_EQ(*LatestCheckpoint(dir_), dir_ + "/final");
+  EXPECT_EQ(*(*saver)->BeginRestore("final"), dir_ + "/final");
+  EXPECT_TRUE(IsNotFound((*saver)->BeginRestore("model.ckpt-7").status()));
+
+  EXPECT_TRUE(IsInvalidArgument((*saver)->FinishSave("/elsewhere/final")));
+  EXPECT_TRUE(IsInvalidArgument((*saver)->BeginSave(-1).status()));
+  auto bad = (*saver)->BeginSave(1, "sub/dir");
+  EXPECT_TRUE(IsInvalidArgument(bad.status())) << bad.status();
+  EXPECT_THAT(Message(bad.status()), HasSubstr("\"sub/dir\" must be one path component"));
+}
+
 TEST_F(SaverErrorsTest, BadVariableListsAreRefusedNamingTheVariable) {
   Scope root = Scope::NewRootScope();
   auto p0 = ops::MakeVariable(root, "p0", DT_FLOAT, {2, 2});

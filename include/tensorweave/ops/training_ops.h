@@ -14,7 +14,7 @@
 //   FailedPrecondition  the variable or a slot was never assigned;
 //   InvalidArgument     a variable of another dtype than the update, a slot or grad whose
 //                       shape differs from the variable's (both shapes named), a non-scalar
-//                       lr/alpha/momentum/beta/epsilon, the same variable passed twice,
+//                       lr/alpha/momentum/beta/rho/epsilon, the same variable passed twice,
 //                       an index outside [0, var.shape[0]) (the index named).
 #ifndef TENSORWEAVE_OPS_TRAINING_OPS_H_
 #define TENSORWEAVE_OPS_TRAINING_OPS_H_
@@ -47,6 +47,12 @@ Operation ApplyAdagrad(const Scope& scope, const Variable& var, const Variable& 
 Operation ApplyAdam(const Scope& scope, const Variable& var, const Variable& m, const Variable& v,
                     Input beta1_power, Input beta2_power, Input lr, Input beta1, Input beta2,
                     Input epsilon, Input grad, const ApplyOptions& options = {});
+// RMSProp (TensorFlow's, not centered): ms is the moving mean square, mom the momentum.
+// ms = rho ms + (1 - rho) grad^2; mom = momentum mom + lr grad / sqrt(ms + epsilon);
+// var -= mom
+Operation ApplyRMSProp(const Scope& scope, const Variable& var, const Variable& ms,
+                       const Variable& mom, Input lr, Input rho, Input momentum, Input epsilon,
+                       Input grad, const ApplyOptions& options = {});
 
 Operation SparseApplyGradientDescent(const Scope& scope, const Variable& var, Input alpha,
                                      Input grad, Input indices, const ApplyOptions& options = {});
@@ -61,6 +67,11 @@ Operation SparseApplyAdam(const Scope& scope, const Variable& var, const Variabl
                           const Variable& v, Input beta1_power, Input beta2_power, Input lr,
                           Input beta1, Input beta2, Input epsilon, Input grad, Input indices,
                           const ApplyOptions& options = {});
+// Only the rows in `indices` have their ms, mom and value updated.
+Operation SparseApplyRMSProp(const Scope& scope, const Variable& var, const Variable& ms,
+                             const Variable& mom, Input lr, Input rho, Input momentum,
+                             Input epsilon, Input grad, Input indices,
+                             const ApplyOptions& options = {});
 
 // ---- Conditional accumulators (synchronous training) ----
 // A resource shared by name, like a variable, that averages (or sums) gradients of one

@@ -93,6 +93,14 @@ std::unique_ptr<Optimizer> AdagradOptimizer(float learning_rate,
 std::unique_ptr<Optimizer> AdamOptimizer(float learning_rate = 0.001f, float beta1 = 0.9f,
                                          float beta2 = 0.999f, float epsilon = 1e-8f,
                                          OptimizerOptions options = {});
+// TensorFlow 1.x's RMSPropOptimizer without `centered`. Slots "<var>/RMSProp" (the mean
+// square ms, initialized to ones as in TensorFlow 1.x) and "<var>/RMSProp_1" (the momentum,
+// zeros). Each step: ms = decay ms + (1 - decay) g^2;
+// mom = momentum mom + learning_rate g / sqrt(ms + epsilon); var -= mom.
+// A sparse gradient updates only its rows (and their slots).
+std::unique_ptr<Optimizer> RMSPropOptimizer(float learning_rate, float decay = 0.9f,
+                                            float momentum = 0.0f, float epsilon = 1e-10f,
+                                            OptimizerOptions options = {});
 
 }  // namespace tw::train
 

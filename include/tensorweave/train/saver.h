@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,24 @@ class Saver {
 
   // The directory, canonical (absolute, symbolic links resolved).
   const std::string& checkpoint_dir() const { return dir_; }
+
+  // Save and Restore in parts, for callers that run the step in a session of their own
+  // (the Python front-end): feed prefix_placeholder() the prefix and run save_op() or
+  // restore_op().
+  //
+  // Save = BeginSave, the step, FinishSave. BeginSave returns the prefix
+  // "<checkpoint_dir>/<basename>-<global_step>" ("<checkpoint_dir>/<basename>" without a
+  // step; `basename` "" is the options' one) after deleting a checkpoint already there.
+  // InvalidArgument for a negative step or a basename that is not one path component.
+  StatusOr<std::string> BeginSave(std::optional<int64_t> global_step,
+                                  const std::string& basename = "");
+  // Records the saved `prefix` as the latest and deletes checkpoints beyond max_to_keep.
+  Status FinishSave(const std::string& prefix);
+  // Restore's checks: the absolute prefix to feed, as Restore describes its errors.
+  StatusOr<std::string> BeginRestore(const std::string& prefix) const;
+  Output prefix_placeholder() const { return prefix_; }
+  Operation save_op() const { return save_; }
+  Operation restore_op() const { return restore_; }
 
  private:
   Saver(std::string dir, SaverOptions options)

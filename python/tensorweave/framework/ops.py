@@ -40,6 +40,8 @@ class GraphKeys:
     REGULARIZATION_LOSSES = "regularization_losses"
     TABLE_INITIALIZERS = "table_initializer"
     LOCAL_RESOURCES = "local_resources"
+    TRAINABLE_RESOURCE_VARIABLES = "trainable_resource_variables"
+    CONCATENATED_VARIABLES = "concatenated_variables"
     VARIABLES = GLOBAL_VARIABLES
 
 

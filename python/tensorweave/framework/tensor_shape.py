@@ -86,6 +86,10 @@ class TensorShape:
         return TensorShape([a.value if a.value is not None else b.value
                             for a, b in zip(self._dims, other.dims)])
 
+    def assert_is_fully_defined(self):
+        if not self.is_fully_defined():
+            raise ValueError("Shape %s is not fully defined" % self)
+
     def num_elements(self):
         if not self.is_fully_defined():
             return None

@@ -70,6 +70,30 @@ class Variable:
         for key in collections:
             graph.add_to_collection(key, self)
 
+    @classmethod
+    def _from_native(cls, handle_op, initializer_op, dtype, shape, trainable=False,
+                     collections=None):
+        """A Variable over nodes C++ code built (an optimizer's slot): `handle_op` a
+        `Variable` node and `initializer_op` its Assign. Adds its "read" node."""
+        self = cls.__new__(cls)
+        graph = handle_op.graph
+        self._handle = handle_op.outputs[0]
+        self._handle_op = handle_op
+        handle_op._variable = self
+        self._dtype = dtypes.as_dtype(dtype)
+        self._shape = tensor_shape.as_shape(shape)
+        self._initial_value = None
+        self._initializer_op = initializer_op
+        with graph.control_dependencies(None), graph.name_scope(handle_op.name + "/"), \
+                graph.colocate_with(handle_op):
+            self._snapshot = raw_ops.ReadVariable(resource=self._handle, dtype=self._dtype,
+                                                  name="read")
+        self._trainable = trainable
+        self._graph = graph
+        for key in collections or [ops.GraphKeys.GLOBAL_VARIABLES]:
+            graph.add_to_collection(key, self)
+        return self
+
     # ---- identity ----
     @property
     def name(self):

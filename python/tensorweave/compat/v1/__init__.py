@@ -46,6 +46,16 @@ from tensorweave.ops.variables import (Variable, all_variables, assign, assign_a
 from tensorweave.run_config import RunConfig as _RunConfig
 from tensorweave.run_config import TaskType as _TaskType
 from tensorweave.run_config import TFConfigClusterResolver as _TFConfigClusterResolver
+from tensorweave.platform import app, flags
+from tensorweave.platform import tf_logging as logging
+from tensorweave.training import basic_session_run_hooks as _hooks
+from tensorweave.training import coordinator as _coordinator
+from tensorweave.training import device_setter as _device_setter
+from tensorweave.training import monitored_session as _monitored
+from tensorweave.training import optimizer as _optimizer
+from tensorweave.training import saver as _saver
+from tensorweave.training import session_run_hook as _session_run_hook
+from tensorweave.training import training_util as _training_util
 from tensorweave.training.server_lib import ClusterSpec as _ClusterSpec
 from tensorweave.training.server_lib import Server as _Server
 
@@ -71,12 +81,50 @@ math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=
                   logical_xor=logical_xor, reduce_sum=reduce_sum, reduce_mean=reduce_mean,
                   reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
                   argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n)
-train = _namespace("train", ClusterSpec=_ClusterSpec, Server=_Server)
+train = _namespace(
+    "train", ClusterSpec=_ClusterSpec, Server=_Server,
+    Optimizer=_optimizer.Optimizer,
+    GradientDescentOptimizer=_optimizer.GradientDescentOptimizer,
+    MomentumOptimizer=_optimizer.MomentumOptimizer,
+    AdagradOptimizer=_optimizer.AdagradOptimizer, AdamOptimizer=_optimizer.AdamOptimizer,
+    RMSPropOptimizer=_optimizer.RMSPropOptimizer,
+    get_global_step=_training_util.get_global_step,
+    create_global_step=_training_util.create_global_step,
+    get_or_create_global_step=_training_util.get_or_create_global_step,
+    global_step=_training_util.global_step,
+    assert_global_step=_training_util.assert_global_step,
+    replica_device_setter=_device_setter.replica_device_setter,
+    GreedyLoadBalancingStrategy=_device_setter.GreedyLoadBalancingStrategy,
+    byte_size_load_fn=_device_setter.byte_size_load_fn,
+    Saver=_saver.Saver, latest_checkpoint=_saver.latest_checkpoint,
+    get_checkpoint_state=_saver.get_checkpoint_state,
+    checkpoint_exists=_saver.checkpoint_exists,
+    Coordinator=_coordinator.Coordinator, LooperThread=_coordinator.LooperThread,
+    SessionRunHook=_session_run_hook.SessionRunHook,
+    SessionRunArgs=_session_run_hook.SessionRunArgs,
+    SessionRunContext=_session_run_hook.SessionRunContext,
+    SessionRunValues=_session_run_hook.SessionRunValues,
+    StopAtStepHook=_hooks.StopAtStepHook, CheckpointSaverHook=_hooks.CheckpointSaverHook,
+    CheckpointSaverListener=_hooks.CheckpointSaverListener,
+    StepCounterHook=_hooks.StepCounterHook, LoggingTensorHook=_hooks.LoggingTensorHook,
+    NanTensorHook=_hooks.NanTensorHook, NanLossDuringTrainingError=_hooks.NanLossDuringTrainingError,
+    FinalOpsHook=_hooks.FinalOpsHook, SecondOrStepTimer=_hooks.SecondOrStepTimer,
+    Scaffold=_monitored.Scaffold, MonitoredSession=_monitored.MonitoredSession,
+    MonitoredTrainingSession=_monitored.MonitoredTrainingSession,
+    SingularMonitoredSession=_monitored.SingularMonitoredSession,
+    ChiefSessionCreator=_monitored.ChiefSessionCreator,
+    WorkerSessionCreator=_monitored.WorkerSessionCreator)
 estimator = _namespace("estimator", RunConfig=_RunConfig, TaskType=_TaskType)
-contrib = _namespace("contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig))
+contrib = _namespace(
+    "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),
+    framework=_namespace("contrib.framework",
+                         get_or_create_global_step=_training_util.get_or_create_global_step,
+                         get_global_step=_training_util.get_global_step,
+                         create_global_step=_training_util.create_global_step))
 distribute = _namespace("distribute", cluster_resolver=_namespace(
     "distribute.cluster_resolver", TFConfigClusterResolver=_TFConfigClusterResolver))
 dtypes = _dtypes
+get_logger = logging.get_logger
 
 import sys as _sys  # noqa: E402
 

@@ -1,0 +1,289 @@
+"""TF 1.x's standard hooks: stop at a step, save checkpoints, count steps, log tensors,
+stop on NaN, run final ops. Messages go to the "tensorflow" logger, as TF's do."""
+
+import os
+import time
+
+import numpy as np
+
+from tensorweave.framework import ops
+from tensorweave.platform import tf_logging as _log
+from tensorweave.training import training_util
+from tensorweave.training.session_run_hook import SessionRunArgs, SessionRunHook
+
+
+
+class SecondOrStepTimer:
+    """Triggers every `every_secs` seconds or every `every_steps` steps (exactly one)."""
+
+    def __init__(self, every_secs=None, every_steps=None):
+        if (every_secs is None) == (every_steps is None):
+            raise ValueError("exactly one of every_n_secs and every_n_steps must be provided.")
+        self._every_secs = every_secs
+        self._every_steps = every_steps
+        self.reset()
+
+    def reset(self):
+        self._last_time = None
+        self._last_step = None
+
+    def should_trigger_for_step(self, step):
+        if self._last_step is None:
+            return True
+        if self._last_step == step:
+            return False
+        if self._every_secs is not None:
+            return time.time() >= self._last_time + self._every_secs
+        return step >= self._last_step + self._every_steps
+
+    def update_last_triggered_step(self, step):
+        """Returns (seconds, steps) since the previous trigger, or (None, None)."""
+        now = time.time()
+        elapsed = (None, None)
+        if self._last_time is not None:
+            elapsed = (now - self._last_time, step - self._last_step)
+        self._last_time, self._last_step = now, step
+        return elapsed
+
+    def last_triggered_step(self):
+        return self._last_step
+
+
+def _require_global_step(hook):
+    step = training_util.get_global_step()
+    if step is None:
+        raise RuntimeError("Global step should be created to use %s." % hook)
+    return step
+
+
+class StopAtStepHook(SessionRunHook):
+    """Requests stop once the global step reaches `last_step`, or `num_steps` steps after
+    the step at which a session was made."""
+
+    def __init__(self, num_steps=None, last_step=None):
+        if num_steps is None and last_step is None:
+            raise ValueError("One of num_steps or last_step must be specified.")
+        if num_steps is not None and last_step is not None:
+            raise ValueError("Only one of num_steps or last_step can be specified.")
+        self._num_steps = num_steps
+        self._last_step = last_step
+
+    def begin(self):
+        self._global_step_tensor = _require_global_step("StopAtStepHook")
+
+    def after_create_session(self, session, coord):
+        if self._last_step is None:
+            self._last_step = int(session.run(self._global_step_tensor)) + self._num_steps
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._global_step_tensor)
+
+    def after_run(self, run_context, run_values):
+        # The value fetched is from before this step's update: +1 is where it is now.
+        if int(run_values.results) + 1 >= self._last_step:
+            # Other workers move the step too: read it again before stopping.
+            if int(run_context.session.run(self._global_step_tensor)) >= self._last_step:
+                run_context.request_stop()
+
+
+class CheckpointSaverListener:
+    def begin(self):
+        pass
+
+    def before_save(self, session, global_step_value):
+        pass
+
+    def after_save(self, session, global_step_value):
+        pass
+
+    def end(self, session, global_step_value):
+        pass
+
+
+class CheckpointSaverHook(SessionRunHook):
+    """Saves a checkpoint every `save_secs` or `save_steps` (exactly one), once right after
+    each session is made, and at the end."""
+
+    def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
+                 checkpoint_basename="model.ckpt", scaffold=None, listeners=None):
+        if saver is not None and scaffold is not None:
+            raise ValueError("You cannot provide both saver and scaffold.")
+        self._saver = saver
+        self._scaffold = scaffold
+        self._checkpoint_dir = checkpoint_dir
+        self._save_path = os.path.join(checkpoint_dir, checkpoint_basename)
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+        self._listeners = listeners or []
+
+    def begin(self):
+        self._global_step_tensor = _require_global_step("CheckpointSaverHook")
+        os.makedirs(self._checkpoint_dir, exist_ok=True)
+        saver = self._get_saver()
+        if saver is not None:
+            saver.build(self._checkpoint_dir)  # before the graph is finalized
+        for listener in self._listeners:
+            listener.begin()
+
+    def after_create_session(self, session, coord):
+        step = int(session.run(self._global_step_tensor))
+        self._save(session, step)
+        self._timer.update_last_triggered_step(step)
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._global_step_tensor)
+
+    def after_run(self, run_context, run_values):
+        step = int(run_values.results) + 1
+        if self._timer.should_trigger_for_step(step):
+            step = int(run_context.session.run(self._global_step_tensor))
+            if self._timer.should_trigger_for_step(step):
+                self._timer.update_last_triggered_step(step)
+                if self._save(run_context.session, step):
+                    run_context.request_stop()
+
+    def end(self, session):
+        step = int(session.run(self._global_step_tensor))
+        if step != self._timer.last_triggered_step():
+            self._save(session, step)
+        for listener in self._listeners:
+            listener.end(session, step)
+
+    def _save(self, session, step):
+        """Saves; True when a listener asks to stop."""
+        _log.info("Saving checkpoints for %d into %s.", step, self._save_path)
+        for listener in self._listeners:
+            listener.before_save(session, step)
+        self._get_saver().save(session, self._save_path, global_step=step)
+        return any(listener.after_save(session, step) for listener in self._listeners)
+
+    def _get_saver(self):
+        if self._saver is not None:
+            return self._saver
+        if self._scaffold is not None:
+            return self._scaffold.saver
+        savers = ops.get_collection(ops.GraphKeys.SAVERS)
+        if not savers:
+            raise RuntimeError("No items in collection %s. Please add a saver to the "
+                               "collection or provide a saver or scaffold." %
+                               ops.GraphKeys.SAVERS)
+        if len(savers) > 1:
+            raise RuntimeError("More than one item in collection %s. Please indicate which "
+                               "one to use by passing it to the constructor." %
+                               ops.GraphKeys.SAVERS)
+        self._saver = savers[0]
+        return self._saver
+
+
+class StepCounterHook(SessionRunHook):
+    """Logs the global steps per second."""
+
+    def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None,
+                 summary_writer=None):
+        if (every_n_steps is None) == (every_n_secs is None):
+            raise ValueError("exactly one of every_n_steps and every_n_secs should be provided.")
+        self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
+
+    def begin(self):
+        self._global_step_tensor = _require_global_step("StepCounterHook")
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._global_step_tensor)
+
+    def after_run(self, run_context, run_values):
+        step = int(run_values.results) + 1
+        if self._timer.should_trigger_for_step(step):
+            secs, steps = self._timer.update_last_triggered_step(step)
+            if secs:
+                _log.info("global_step/sec: %g", steps / secs)
+
+
+class LoggingTensorHook(SessionRunHook):
+    """Logs the values of `tensors` (a dict of tag -> tensor or name, or a list) every N
+    local steps or seconds, and/or at the end."""
+
+    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False,
+                 formatter=None):
+        only_log_at_end = at_end and every_n_iter is None and every_n_secs is None
+        if not only_log_at_end and (every_n_iter is None) == (every_n_secs is None):
+            raise ValueError("either at_end and/or exactly one of every_n_iter and "
+                             "every_n_secs must be provided.")
+        if every_n_iter is not None and every_n_iter <= 0:
+            raise ValueError("invalid every_n_iter=%s." % every_n_iter)
+        if not isinstance(tensors, dict):
+            tensors = {getattr(t, "name", t): t for t in tensors}
+        self._tag_order = list(tensors)
+        self._tensors = tensors
+        self._formatter = formatter
+        self._timer = None if only_log_at_end else SecondOrStepTimer(
+            every_secs=every_n_secs, every_steps=every_n_iter)
+        self._log_at_end = at_end
+
+    def begin(self):
+        graph = ops.get_default_graph()
+        self._current = {tag: graph.as_graph_element(t) if isinstance(t, str) else t
+                         for tag, t in self._tensors.items()}
+        self._iter = 0
+
+    def before_run(self, run_context):
+        self._should_trigger = self._timer is not None and \
+            self._timer.should_trigger_for_step(self._iter)
+        return SessionRunArgs(self._current) if self._should_trigger else None
+
+    def _log_values(self, values):
+        if self._formatter:
+            _log.info(self._formatter(values))
+        else:
+            _log.info(", ".join("%s = %s" % (tag, values[tag]) for tag in self._tag_order))
+
+    def after_run(self, run_context, run_values):
+        if self._should_trigger:
+            self._timer.update_last_triggered_step(self._iter)
+            self._log_values(run_values.results)
+        self._iter += 1
+
+    def end(self, session):
+        if self._log_at_end:
+            self._log_values(session.run(self._current))
+
+
+class NanLossDuringTrainingError(RuntimeError):
+    def __str__(self):
+        return "NaN loss during training."
+
+
+class NanTensorHook(SessionRunHook):
+    """Fails the step (NanLossDuringTrainingError), or only requests stop, when the loss is
+    NaN."""
+
+    def __init__(self, loss_tensor, fail_on_nan_loss=True):
+        self._loss_tensor = loss_tensor
+        self._fail_on_nan_loss = fail_on_nan_loss
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._loss_tensor)
+
+    def after_run(self, run_context, run_values):
+        if np.isnan(run_values.results):
+            if self._fail_on_nan_loss:
+                _log.error("Model diverged with loss = NaN.")
+                raise NanLossDuringTrainingError
+            _log.warning("Model diverged with loss = NaN. Stopping training.")
+            run_context.request_stop()
+
+
+class FinalOpsHook(SessionRunHook):
+    """Runs `final_ops` when the session ends; their values are final_ops_values."""
+
+    def __init__(self, final_ops, final_ops_feed_dict=None):
+        self._final_ops = final_ops
+        self._final_ops_feed_dict = final_ops_feed_dict
+        self._final_ops_values = None
+
+    @property
+    def final_ops_values(self):
+        return self._final_ops_values
+
+    def end(self, session):
+        if self._final_ops is not None:
+            self._final_ops_values = session.run(self._final_ops,
+                                                 feed_dict=self._final_ops_feed_dict)

@@ -1,0 +1,236 @@
+"""TF 1.x's optimizers over tensorweave/train/optimizer.h: the update ops and the slot
+variables (accumulators, moments) are built by the C++ optimizer beside each variable, and
+become Operations and Variables here.
+
+Gradients come from `tf.gradients` (the C++ gradients driver); IndexedSlices gradients
+(through `gather`) become sparse updates of only the rows they touch."""
+
+from tensorweave import _native
+from tensorweave.framework import ops
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.ops import gradients as gradients_lib
+from tensorweave.ops import variables as variables_lib
+
+_pair = lambda t: (t.op.name, t.value_index)  # noqa: E731
+
+
+def _variable_spec(var):
+    return (var.op.name, var.dtype.as_datatype_enum, [int(d) for d in var.shape.as_list()])
+
+
+def _gradient_spec(grad):
+    if grad is None:
+        return None
+    if isinstance(grad, IndexedSlices):
+        if grad.dense_shape is None:
+            raise ValueError("IndexedSlices gradient has no dense_shape: %s" % (grad,))
+        return ("sparse", _pair(grad.indices), _pair(grad.values), _pair(grad.dense_shape))
+    return ("dense", _pair(convert_to_tensor(grad)))
+
+
+def _number(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError("%s must be a Python number here, got %r: tensors as hyper-parameters "
+                        "are not supported (docs/python.md)" % (name, value))
+    return float(value)
+
+
+class Optimizer:
+    """The base of the optimizers. Subclasses give the C++ optimizer's kind, parameters
+    and slot names (C++ suffix -> TF's slot name)."""
+
+    GATE_NONE, GATE_OP, GATE_GRAPH = 0, 1, 2
+    _kind = None
+    _slot_names = {}
+
+    def __init__(self, use_locking, name):
+        if not name:
+            raise ValueError("Must specify the optimizer name")
+        self._use_locking = use_locking
+        self._name = name
+        self._native = None
+        self._slots = {}       # slot name -> {variable op name: Variable}
+        self._non_slots = []   # optimizer variables not tied to one variable (Adam's powers)
+
+    def get_name(self):
+        return self._name
+
+    def _params(self):
+        raise NotImplementedError
+
+    def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP,
+                          aggregation_method=None, colocate_gradients_with_ops=False,
+                          grad_loss=None):
+        if callable(loss):
+            raise NotImplementedError("compute_gradients: a callable loss is eager-mode only")
+        if var_list is None:
+            var_list = (variables_lib.trainable_variables() +
+                        ops.get_collection(ops.GraphKeys.TRAINABLE_RESOURCE_VARIABLES))
+        else:
+            var_list = list(var_list)
+        var_list = [v for v in var_list if v is not None]
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        loss = convert_to_tensor(loss)
+        if not loss.dtype.is_floating:
+            raise ValueError("Invalid type %s for %s, expected: [float32, float64]." %
+                             (loss.dtype.name, loss.name))
+        grads = gradients_lib.gradients(loss, var_list,
+                                        grad_ys=None if grad_loss is None else [grad_loss])
+        return list(zip(grads, var_list))
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        grads_and_vars = tuple(grads_and_vars)
+        if not grads_and_vars:
+            raise ValueError("No variables provided.")
+        for g, v in grads_and_vars:
+            if not isinstance(v, variables_lib.Variable):
+                raise TypeError("Variable must be a tf.Variable, got %r" % (v,))
+        if all(g is None for g, _ in grads_and_vars):
+            raise ValueError("No gradients provided for any variable: %s." %
+                             ([str(v) for _, v in grads_and_vars],))
+        graph = grads_and_vars[0][1].graph
+        if self._native is None:
+            self._native = _native.Optimizer(self._kind, self._params(), bool(self._use_locking))
+        step = None
+        if global_step is not None:
+            if not isinstance(global_step, variables_lib.Variable):
+                raise TypeError("global_step must be a tf.Variable, got %r" % (global_step,))
+            step = _variable_spec(global_step)
+        with graph._lock, graph.name_scope(None):
+            probe = ops.Operation(graph, name or self._name, "NoOp", [], [], {}, "")
+            device = graph._device_for(probe)
+            try:
+                op_name, made = self._native.apply_gradients(
+                    graph._native, [_gradient_spec(g) for g, _ in grads_and_vars],
+                    [_variable_spec(v) for _, v in grads_and_vars], step, device)
+            finally:
+                graph._import_native_nodes()
+            self._adopt_slots(graph, made, [v for _, v in grads_and_vars])
+            return graph.get_operation_by_name(op_name)
+
+    def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP,
+                 aggregation_method=None, colocate_gradients_with_ops=False, name=None,
+                 grad_loss=None):
+        grads_and_vars = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss)
+        if all(g is None for g, _ in grads_and_vars):
+            raise ValueError("No gradients provided for any variable, check your graph for ops "
+                             "that do not support gradients, between variables %s and loss %s."
+                             % ([str(v) for _, v in grads_and_vars], loss))
+        return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
+
+    # ---- slots ----
+    def _adopt_slots(self, graph, made, var_list):
+        by_op = {v.op.name: v for v in var_list}
+        for _save_name, handle, initializer in made:
+            handle_op = graph.get_operation_by_name(handle)
+            owner, _, suffix = handle.rpartition("/")
+            primary = by_op.get(owner)
+            if primary is not None and suffix in self._slot_names:
+                slot = variables_lib.Variable._from_native(
+                    handle_op, graph.get_operation_by_name(initializer), primary.dtype,
+                    primary.shape)
+                self._slots.setdefault(self._slot_names[suffix], {})[owner] = slot
+            else:
+                dtype, shape = self._non_slot_type(handle)
+                self._non_slots.append(variables_lib.Variable._from_native(
+                    handle_op, graph.get_operation_by_name(initializer), dtype, shape))
+
+    def _non_slot_type(self, handle):
+        raise ValueError("optimizer %s made an unexpected variable %s" % (self._name, handle))
+
+    def get_slot_names(self):
+        return sorted(self._slots)
+
+    def get_slot(self, var, name):
+        return self._slots.get(name, {}).get(var.op.name)
+
+    def variables(self):
+        out = list(self._non_slots)
+        for slots in self._slots.values():
+            out.extend(slots.values())
+        return sorted(out, key=lambda v: v.name)
+
+
+class GradientDescentOptimizer(Optimizer):
+    _kind = "GradientDescent"
+
+    def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
+        super().__init__(use_locking, name)
+        self._learning_rate = _number("learning_rate", learning_rate)
+
+    def _params(self):
+        return {"learning_rate": self._learning_rate}
+
+
+class MomentumOptimizer(Optimizer):
+    _kind = "Momentum"
+    _slot_names = {"Momentum": "momentum"}
+
+    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
+                 use_nesterov=False):
+        super().__init__(use_locking, name)
+        self._learning_rate = _number("learning_rate", learning_rate)
+        self._momentum = _number("momentum", momentum)
+        self._use_nesterov = bool(use_nesterov)
+
+    def _params(self):
+        return {"learning_rate": self._learning_rate, "momentum": self._momentum,
+                "use_nesterov": float(self._use_nesterov)}
+
+
+class AdagradOptimizer(Optimizer):
+    _kind = "Adagrad"
+    _slot_names = {"Adagrad": "accumulator"}
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
+                 name="Adagrad"):
+        if initial_accumulator_value <= 0.0:
+            raise ValueError("initial_accumulator_value must be positive: %s" %
+                             initial_accumulator_value)
+        super().__init__(use_locking, name)
+        self._learning_rate = _number("learning_rate", learning_rate)
+        self._initial = _number("initial_accumulator_value", initial_accumulator_value)
+
+    def _params(self):
+        return {"learning_rate": self._learning_rate, "initial_accumulator_value": self._initial}
+
+
+class AdamOptimizer(Optimizer):
+    _kind = "Adam"
+    _slot_names = {"Adam": "m", "Adam_1": "v"}
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08,
+                 use_locking=False, name="Adam"):
+        super().__init__(use_locking, name)
+        self._hyper = {"learning_rate": _number("learning_rate", learning_rate),
+                       "beta1": _number("beta1", beta1), "beta2": _number("beta2", beta2),
+                       "epsilon": _number("epsilon", epsilon)}
+
+    def _params(self):
+        return dict(self._hyper)
+
+    def _non_slot_type(self, handle):
+        from tensorweave.framework import dtypes
+        if handle.rpartition("/")[2] in ("beta1_power", "beta2_power"):
+            return dtypes.float32, []
+        return super()._non_slot_type(handle)
+
+
+class RMSPropOptimizer(Optimizer):
+    _kind = "RMSProp"
+    _slot_names = {"RMSProp": "rms", "RMSProp_1": "momentum"}
+
+    def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
+                 use_locking=False, centered=False, name="RMSProp"):
+        if centered:
+            raise NotImplementedError("RMSPropOptimizer: centered=True is not supported")
+        super().__init__(use_locking, name)
+        self._hyper = {"learning_rate": _number("learning_rate", learning_rate),
+                       "decay": _number("decay", decay),
+                       "momentum": _number("momentum", momentum),
+                       "epsilon": _number("epsilon", epsilon)}
+
+    def _params(self):
+        return dict(self._hyper)

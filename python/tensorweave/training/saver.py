@@ -1,0 +1,166 @@
+"""TF 1.x's Saver over tensorweave/train/saver.h: sharded checkpoints (one data file per
+task holding variables, written in parallel), the `checkpoint` state file, max_to_keep.
+
+The checkpoint ops name the directory they may write (a task only writes inside the
+directories its server allows, docs/security.md), so a Saver builds its ops the first time
+it is used with a directory, or when `build(directory)` is called; a program that
+finalizes its graph (MonitoredTrainingSession does) builds them before, through the
+Scaffold and CheckpointSaverHook."""
+
+import collections
+import os
+
+from tensorweave import _native
+from tensorweave import errors
+from tensorweave.framework import ops
+from tensorweave.ops import variables
+
+
+def _saveables(var_list):
+    """(checkpoint name, (handle node, dtype enum, shape), full shape, row offset) per
+    variable or part of a partitioned variable."""
+    if isinstance(var_list, dict):
+        items = list(var_list.items())
+    else:
+        items = []
+        for v in var_list:
+            parts = getattr(v, "_get_variable_list", None)
+            if parts is not None:  # a PartitionedVariable: its parts, one name
+                items.extend((v.name, p) for p in parts())
+            else:
+                items.append((v.op.name, v))
+    out, seen = [], set()
+    for name, v in items:
+        if isinstance(v, (list, tuple)):
+            for part in v:
+                out.append(_entry(name, part))
+            continue
+        if not isinstance(v, variables.Variable):
+            raise TypeError("Variable to save is not a Variable: %r" % (v,))
+        entry = _entry(name, v)
+        if entry[2] == [] and name in seen:
+            raise ValueError("At least two variables have the same name: %s" % name)
+        seen.add(name)
+        out.append(entry)
+    return out
+
+
+def _entry(name, v):
+    info = getattr(v, "_save_slice_info", None)
+    spec = (v.op.name, v.dtype.as_datatype_enum, [int(d) for d in v.shape.as_list()])
+    if info is None:
+        return (name, spec, [], 0)
+    return (info.full_name, spec, list(info.full_shape), int(info.var_offset[0]))
+
+
+class Saver:
+    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5,
+                 keep_checkpoint_every_n_hours=10000.0, name=None, restore_sequentially=False,
+                 saver_def=None, builder=None, defer_build=False, allow_empty=False,
+                 write_version=None, pad_step_number=False, save_relative_paths=False,
+                 filename=None):
+        self._graph = ops.get_default_graph()
+        if var_list is None:
+            var_list = (variables.global_variables() +
+                        self._graph.get_collection("saveable_objects"))
+        self._saveables = _saveables(var_list)
+        if not self._saveables and not allow_empty:
+            raise ValueError("No variables to save")
+        self._max_to_keep = int(max_to_keep or 0)
+        self._built = {}  # canonical directory -> (native saver, prefix, save op, restore op)
+        self._last_directory = None
+
+    def build(self, directory):
+        """Builds the ops for `directory` now (before the graph is finalized)."""
+        self._for_directory(directory)
+
+    def _for_directory(self, directory):
+        key = os.path.realpath(directory or ".")
+        found = self._built.get(key)
+        if found is not None:
+            return found
+        if not self._saveables:
+            return None
+        graph = self._graph
+        if graph.finalized:
+            raise RuntimeError(
+                "Saver: the graph is finalized, and this Saver has no ops for %s yet: call "
+                "saver.build(%r) before finalizing (its ops name the directory they write)"
+                % (key, directory))
+        with graph._lock:
+            try:
+                native = _native.Saver(graph._native, self._saveables, key, self._max_to_keep)
+            finally:
+                graph._import_native_nodes()
+        prefix_name, save_name, restore_name = native.nodes()
+        found = (native, graph.get_tensor_by_name(prefix_name),
+                 graph.get_operation_by_name(save_name),
+                 graph.get_operation_by_name(restore_name))
+        self._built[key] = found
+        return found
+
+    def save(self, sess, save_path, global_step=None, latest_filename=None,
+             meta_graph_suffix="meta", write_meta_graph=True, write_state=True,
+             strip_default_attrs=False, save_debug_info=False):
+        """Saves every variable as `save_path`-<global_step> (or `save_path` without a step)
+        and returns that prefix; None when there is nothing to save."""
+        directory, basename = os.path.split(os.path.abspath(save_path))
+        step = None
+        if global_step is not None:
+            step = global_step if isinstance(global_step, int) else \
+                int(sess.run(global_step))
+        built = self._for_directory(directory)
+        if built is None:
+            return None
+        native, prefix_tensor, save_op, _ = built
+        prefix = native.begin_save(step, basename)
+        sess.run(save_op, {prefix_tensor: prefix})
+        if write_state:
+            native.finish_save(prefix)
+        self._last_directory = native.directory
+        return prefix
+
+    def restore(self, sess, save_path):
+        if save_path is None:
+            raise ValueError("Can't load save_path when it is None.")
+        path = os.path.abspath(save_path)
+        built = self._for_directory(os.path.dirname(path))
+        if built is None:
+            return
+        native, prefix_tensor, _, restore_op = built
+        try:
+            prefix = native.begin_restore(os.path.join(native.directory, os.path.basename(path)))
+        except errors.NotFoundError:
+            raise ValueError("The passed save_path is not a valid checkpoint: %s" %
+                             save_path) from None
+        sess.run(restore_op, {prefix_tensor: prefix})
+
+    @property
+    def last_checkpoints(self):
+        if self._last_directory is None:
+            return []
+        state = get_checkpoint_state(self._last_directory)
+        return list(state.all_model_checkpoint_paths) if state else []
+
+
+CheckpointState = collections.namedtuple(
+    "CheckpointState", ["model_checkpoint_path", "all_model_checkpoint_paths"])
+
+
+def get_checkpoint_state(checkpoint_dir, latest_filename=None):
+    """The directory's `checkpoint` file, paths made absolute; None when there is none."""
+    state = _native.checkpoint_state(checkpoint_dir)
+    if state is None:
+        return None
+    directory = os.path.realpath(checkpoint_dir)
+    absolute = lambda p: p if os.path.isabs(p) else os.path.join(directory, p)  # noqa: E731
+    return CheckpointState(absolute(state[0]), [absolute(p) for p in state[1]])
+
+
+def latest_checkpoint(checkpoint_dir, latest_filename=None):
+    """The newest complete checkpoint's prefix, or None."""
+    return _native.latest_checkpoint(checkpoint_dir)
+
+
+def checkpoint_exists(checkpoint_prefix):
+    return os.path.exists(checkpoint_prefix + ".index")

@@ -1,0 +1,148 @@
+"""tf.train's optimizers and global step: updates against hand-computed values, slots,
+sparse updates through gather, and TF's errors."""
+
+import numpy as np
+import pytest
+
+import tensorweave.compat.v1 as tf
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    tf.reset_default_graph()
+    yield
+
+
+def _quadratic():
+    """loss = sum(g * w) for a constant g: the gradient with respect to w is g."""
+    w = tf.Variable(np.array([1.0, 2.0], np.float32), name="w")
+    g = tf.constant(np.array([0.5, -1.0], np.float32))
+    return w, g, tf.reduce_sum(w * g)
+
+
+def _run_steps(optimizer, steps):
+    w, g, loss = _quadratic()
+    train = optimizer.minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(steps):
+            sess.run(train)
+        slots = {name: sess.run(optimizer.get_slot(w, name))
+                 for name in optimizer.get_slot_names()}
+        return sess.run(w), slots
+
+
+W0 = np.array([1.0, 2.0])
+G = np.array([0.5, -1.0])
+
+
+def test_gradient_descent():
+    w, slots = _run_steps(tf.train.GradientDescentOptimizer(0.1), 2)
+    np.testing.assert_allclose(w, W0 - 2 * 0.1 * G, rtol=1e-6)
+    assert slots == {}
+
+
+def test_momentum():
+    w, slots = _run_steps(tf.train.MomentumOptimizer(0.1, momentum=0.9), 2)
+    accum1 = G
+    accum2 = 0.9 * accum1 + G
+    np.testing.assert_allclose(w, W0 - 0.1 * accum1 - 0.1 * accum2, rtol=1e-6)
+    np.testing.assert_allclose(slots["momentum"], accum2, rtol=1e-6)
+
+
+def test_adagrad():
+    w, slots = _run_steps(tf.train.AdagradOptimizer(0.1, initial_accumulator_value=0.1), 2)
+    acc, expected = np.full(2, 0.1), W0.copy()
+    for _ in range(2):
+        acc = acc + G * G
+        expected = expected - 0.1 * G / np.sqrt(acc)
+    np.testing.assert_allclose(w, expected, rtol=1e-5)
+    np.testing.assert_allclose(slots["accumulator"], acc, rtol=1e-6)
+
+
+def test_adam():
+    w, slots = _run_steps(tf.train.AdamOptimizer(0.01), 2)
+    m, v, expected = np.zeros(2), np.zeros(2), W0.copy()
+    for t in (1, 2):
+        m = 0.9 * m + 0.1 * G
+        v = 0.999 * v + 0.001 * G * G
+        lr = 0.01 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+        expected = expected - lr * m / (np.sqrt(v) + 1e-8)
+    np.testing.assert_allclose(w, expected, rtol=1e-5)
+    np.testing.assert_allclose(slots["m"], m, rtol=1e-5)
+    np.testing.assert_allclose(slots["v"], v, rtol=1e-4)  # float32 (1 - beta2)
+
+
+def test_rmsprop():
+    w, slots = _run_steps(tf.train.RMSPropOptimizer(0.01, decay=0.9, momentum=0.5), 2)
+    ms, mom, expected = np.ones(2), np.zeros(2), W0.copy()  # TF starts ms at ones
+    for _ in range(2):
+        ms = 0.9 * ms + 0.1 * G * G
+        mom = 0.5 * mom + 0.01 * G / np.sqrt(ms + 1e-10)
+        expected = expected - mom
+    np.testing.assert_allclose(w, expected, rtol=1e-5)
+    np.testing.assert_allclose(slots["rms"], ms, rtol=1e-5)
+    np.testing.assert_allclose(slots["momentum"], mom, rtol=1e-5)
+
+
+def test_slots_are_variables_beside_their_variable_and_saved_names():
+    with tf.device("/job:ps/task:1"):
+        w = tf.Variable(np.zeros(3, np.float32), name="w")
+    opt = tf.train.AdamOptimizer()
+    opt.minimize(tf.reduce_sum(w * 2.0))
+    m = opt.get_slot(w, "m")
+    assert m.op.name == "w/Adam" and m.device == "/job:ps/task:1"
+    assert opt.get_slot(w, "v").op.name == "w/Adam_1"
+    names = sorted(v.op.name for v in tf.global_variables())
+    assert names == ["beta1_power", "beta2_power", "w", "w/Adam", "w/Adam_1"]
+    assert [v.op.name for v in tf.trainable_variables()] == ["w"]
+    assert len(opt.variables()) == 4
+
+
+def test_minimize_increments_the_global_step_and_respects_var_list():
+    a = tf.Variable(1.0, name="a")
+    b = tf.Variable(1.0, name="b")
+    step = tf.train.get_or_create_global_step()
+    assert tf.train.get_or_create_global_step() is step
+    assert tf.train.get_global_step() is step
+    assert tf.contrib.framework.get_or_create_global_step() is step
+    train = tf.train.GradientDescentOptimizer(1.0).minimize(a * b * 3.0, global_step=step,
+                                                           var_list=[a])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        sess.run(train)
+        assert sess.run([a, b, step]) == [-5.0, 1.0, 2]
+    with pytest.raises(ValueError, match='"global_step" already exists'):
+        tf.train.create_global_step()
+
+
+def test_sparse_gradients_touch_only_the_gathered_rows():
+    table = tf.Variable(np.ones((4, 2), np.float32), name="table")
+    rows = tf.gather(table, [2, 0])
+    opt = tf.train.AdagradOptimizer(0.5)
+    grads_and_vars = opt.compute_gradients(tf.reduce_sum(rows), var_list=[table])
+    assert isinstance(grads_and_vars[0][0], tf.IndexedSlices)
+    train = opt.apply_gradients(grads_and_vars)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        value = sess.run(table)
+    updated = 1.0 - 0.5 * 1.0 / np.sqrt(1.1)
+    np.testing.assert_allclose(value[[0, 2]], updated, rtol=1e-6)
+    np.testing.assert_array_equal(value[[1, 3]], 1.0)
+
+
+def test_errors_as_tf():
+    c = tf.constant(1.0)
+    with pytest.raises(ValueError, match="No variables to optimize"):
+        tf.train.GradientDescentOptimizer(0.1).minimize(c)
+    v = tf.Variable(1.0, name="v")
+    with pytest.raises(ValueError, match="No gradients provided for any variable"):
+        tf.train.GradientDescentOptimizer(0.1).minimize(c * 2.0, var_list=[v])
+    with pytest.raises(ValueError, match="initial_accumulator_value must be positive"):
+        tf.train.AdagradOptimizer(0.1, initial_accumulator_value=0.0)
+    with pytest.raises(TypeError, match="learning_rate must be a Python number"):
+        tf.train.GradientDescentOptimizer(tf.constant(0.1))
+    with pytest.raises(ValueError, match="No gradients provided for any variable"):
+        tf.train.GradientDescentOptimizer(0.1).apply_gradients([(None, v)])
