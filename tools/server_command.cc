@@ -106,7 +106,9 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
                         // --threads wins over TW_NUM_THREADS
                         .num_threads = opt.threads > 0 ? opt.threads : runtime.num_threads,
                         .tls = *tls,
-                        .allowed_directories = opt.allowed_dirs,
+                        .allowed_directories = opt.allowed_dirs.empty()
+                                                   ? AllowedDirectoriesFromEnvironment()
+                                                   : opt.allowed_dirs,
                         .shared_memory = runtime.shared_memory,
                         .buffer_pool_mb = runtime.buffer_pool_mb};
   for (const auto& [flag, text, field] :
@@ -174,7 +176,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
                   "host of its address");
   cmd->add_option("--allowed-dir", opt->allowed_dirs,
                   "A directory graphs may read and write files in (checkpoints); repeat for "
-                  "several. Default: none, so checkpoint ops sent to this task are refused")
+                  "several. Default: those TW_ALLOWED_DIRECTORIES lists (':'-separated), else "
+                  "none, so checkpoint ops sent to this task are refused")
       ->type_name("DIR")
       ->allow_extra_args(false);
   cmd->add_option("--stop-when-chief-unreachable", opt->stop_when_chief_unreachable,

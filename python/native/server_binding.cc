@@ -96,6 +96,8 @@ py::dict RuntimeSettingsFromEnvironment() {
 }  // namespace
 
 void BindServer(py::module_& m) {
+  m.def("allowed_directories_from_environment", &AllowedDirectoriesFromEnvironment,
+        "TW_ALLOWED_DIRECTORIES's directories (tensorweave/server.h).");
   py::class_<PyServer>(m, "Server")
       .def_static("create", &PyServer::Create, py::arg("cluster_json"), py::arg("job"),
                   py::arg("task"), py::arg("bind_host") = "0.0.0.0", py::arg("num_threads") = 0,

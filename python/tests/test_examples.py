@@ -107,3 +107,26 @@ def test_the_seeds_count_py_runs_as_written(tw_tool, tmp_path):
         assert "[map:0] %d words in %s" % (len(text.split()), path) in out.stdout
     assert "OutOfRangeError" in out.stderr
     assert "[reduce:0] " in out.stdout and "words so far" in out.stdout
+
+
+def test_seed_trainer_reaches_088_under_tw_launch(tw_tool, tmp_path):
+    """The seeds' parameter-server trainer: 1 ps, 2 workers, asynchronous Adagrad on
+    Fashion-MNIST, checkpoints in a directory the tasks are allowed; the chief evaluates
+    and stops the cluster, which exits by itself."""
+    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
+        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs "
+                    "dataset-fashion-mnist)")
+    ckpt = tmp_path / "ckpt"
+    env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
+    out = subprocess.run(
+        [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--", sys.executable,
+         str(EXAMPLES / "trainer.py"), "--checkpoint_dir=%s" % ckpt],
+        env=env, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    accuracy = [l for l in out.stdout.splitlines() if l.startswith("[worker:0] test accuracy:")]
+    assert accuracy, out.stdout
+    assert float(accuracy[0].split()[-1]) >= 0.88, accuracy
+    assert "tw launch:   ps:0      exited 0" in out.stdout
+    # The chief checkpointed: after the first step, every 4000 steps, and at the end.
+    assert (ckpt / "checkpoint").exists()
+    assert len(list(ckpt.glob("model.ckpt-*.index"))) >= 3

@@ -122,6 +122,8 @@ class Server:
             cluster._to_json(), job_name, int(task_index), bind_host=_bind_host,
             num_threads=settings["num_threads"], shared_memory=settings["shared_memory"],
             buffer_pool_mb=settings["buffer_pool_mb"],
+            # TF 1.x programs name no directories: whoever starts the task lists them.
+            allowed_directories=_native.allowed_directories_from_environment(),
             # The server's default session config: its operation timeout applies to the
             # steps of every session on this server that set none.
             default_operation_timeout_ms=int(getattr(config, "operation_timeout_in_ms", 0)

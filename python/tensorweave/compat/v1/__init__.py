@@ -28,6 +28,15 @@ from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, one
 from tensorweave.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
 from tensorweave.ops.data_flow_ops import FIFOQueue, QueueBase
 from tensorweave.ops.gradients import gradients
+from tensorweave.ops.init_ops import (constant_initializer, glorot_normal_initializer,
+                                      glorot_uniform_initializer, ones_initializer,
+                                      random_normal_initializer, random_uniform_initializer,
+                                      truncated_normal_initializer,
+                                      variance_scaling_initializer, zeros_initializer)
+from tensorweave.ops import init_ops as _init_ops
+from tensorweave.layers import core as _layers_core
+from tensorweave.ops.variable_scope import (AUTO_REUSE, VariableScope, get_variable,
+                                            get_variable_scope, variable_scope)
 from tensorweave.ops.math_ops import (abs, add, add_n, argmax, cast, clip_by_value,  # noqa: A004
                                       div, divide, equal, exp, floordiv, floormod, greater,
                                       greater_equal, less, less_equal, log, logical_and,
@@ -114,6 +123,14 @@ train = _namespace(
     SingularMonitoredSession=_monitored.SingularMonitoredSession,
     ChiefSessionCreator=_monitored.ChiefSessionCreator,
     WorkerSessionCreator=_monitored.WorkerSessionCreator)
+layers = _namespace("layers", dense=_layers_core.dense)
+initializers = _namespace(
+    "initializers", zeros=zeros_initializer, ones=ones_initializer,
+    constant=constant_initializer, random_uniform=random_uniform_initializer,
+    random_normal=random_normal_initializer, truncated_normal=truncated_normal_initializer,
+    variance_scaling=variance_scaling_initializer, glorot_uniform=glorot_uniform_initializer,
+    glorot_normal=glorot_normal_initializer, he_normal=_init_ops.he_normal,
+    he_uniform=_init_ops.he_uniform)
 estimator = _namespace("estimator", RunConfig=_RunConfig, TaskType=_TaskType)
 contrib = _namespace(
     "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),

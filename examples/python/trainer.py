@@ -1,0 +1,163 @@
+# The seeds' parameter-server trainer, as the seed writes it, with its model filled in: the
+# MLP of examples/mnist_ps (784-256-10, ReLU, softmax cross-entropy) on Fashion-MNIST.
+# Changed from the seed: the import line, the data loading, flags for the model and the
+# run (--max_steps, --checkpoint_dir, ...), and the cluster read from TF_CONFIG when the
+# host flags are not given (as under `tw launch` or a Kubeflow TFJob). The chief
+# evaluates the test set when training ends and prints "test accuracy: X".
+#
+#   TW_ALLOWED_DIRECTORIES=/tmp/train_logs \
+#       tw launch --cluster ps=1,worker=2 -- python3 examples/python/trainer.py
+#
+# The ps tasks write their variables' checkpoint shards, so they must be allowed the
+# checkpoint directory (TW_ALLOWED_DIRECTORIES; docs/security.md).
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+import tensorweave.compat.v1 as tf
+from tensorweave.datasets import fashion_mnist
+
+FLAGS = None
+
+
+def cluster_from_flags_or_tf_config():
+  """(ClusterSpec, job name, task index) from the seed's flags, else from TF_CONFIG."""
+  if FLAGS.ps_hosts or FLAGS.worker_hosts:
+    cluster = {"ps": FLAGS.ps_hosts.split(","), "worker": FLAGS.worker_hosts.split(",")}
+    return tf.train.ClusterSpec(cluster), FLAGS.job_name, FLAGS.task_index
+  tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
+  if "cluster" not in tf_config:
+    sys.exit("trainer.py: give --ps_hosts and --worker_hosts, or TF_CONFIG")
+  task = tf_config["task"]
+  return tf.train.ClusterSpec(tf_config["cluster"]), task["type"], int(task["index"])
+
+
+def dense(x, units, name, activation=None):
+  """A layer of examples/mnist_ps's model: weights from a truncated normal scaled by
+  1/sqrt(fan-in), zero biases."""
+  fan_in = int(x.shape[1])
+  with tf.variable_scope(name):
+    weights = tf.get_variable(
+        "weights", [fan_in, units],
+        initializer=tf.truncated_normal_initializer(stddev=1.0 / np.sqrt(fan_in)))
+    biases = tf.get_variable("biases", [units], initializer=tf.zeros_initializer())
+    y = tf.nn.bias_add(tf.matmul(x, weights), biases)
+    return activation(y) if activation else y
+
+
+def main(_):
+  cluster, job_name, task_index = cluster_from_flags_or_tf_config()
+  num_workers = cluster.num_tasks("worker")
+
+  # Create and start a server for the local task.
+  server = tf.train.Server(cluster,
+                           job_name=job_name,
+                           task_index=task_index)
+
+  if job_name == "ps":
+    server.join()
+  elif job_name == "worker":
+    (train_images, train_labels), (test_images, test_labels) = fashion_mnist.load_data(
+        FLAGS.data_dir)
+    batches = fashion_mnist.batches(train_images, train_labels, FLAGS.batch_size,
+                                    seed=FLAGS.seed + task_index, num_shards=num_workers,
+                                    shard=task_index)
+
+    # Assigns ops to the local worker by default.
+    with tf.device(tf.train.replica_device_setter(
+        worker_device="/job:worker/task:%d" % task_index,
+        cluster=cluster)):
+
+      # Build model...
+      images = tf.placeholder(tf.float32, [None, 784], name="images")
+      labels = tf.placeholder(tf.int32, [None], name="labels")
+      hidden = dense(images, FLAGS.hidden_units, "hidden", activation=tf.nn.relu)
+      logits = dense(hidden, 10, "softmax")
+      loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+          labels=labels, logits=logits), name="loss")
+      accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1, output_type=tf.int32),
+                                                 labels), tf.float32), name="accuracy")
+      global_step = tf.contrib.framework.get_or_create_global_step()
+
+      optimizer = tf.train.AdagradOptimizer(FLAGS.learning_rate)
+      if FLAGS.sync:
+        optimizer = tf.train.SyncReplicasOptimizer(
+            optimizer, replicas_to_aggregate=num_workers, total_num_replicas=num_workers)
+      train_op = optimizer.minimize(
+          loss, global_step=global_step)
+
+    is_chief = task_index == 0
+    # The StopAtStepHook handles stopping after running given steps.
+    hooks=[tf.train.StopAtStepHook(last_step=FLAGS.max_steps)]
+    if FLAGS.sync:
+      hooks.append(optimizer.make_session_run_hook(is_chief))
+    # The chief evaluates the test set when training ends.
+    test_feed = {images: test_images.reshape(-1, 784).astype(np.float32) / 255.0,
+                 labels: test_labels.astype(np.int32)}
+    evaluation = tf.train.FinalOpsHook(accuracy, test_feed)
+
+    # Only the ps tasks and this worker: the other workers may have finished already.
+    config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % task_index])
+
+    # The MonitoredTrainingSession takes care of session initialization,
+    # restoring from a checkpoint, saving to a checkpoint, and closing when done
+    # or an error occurs.
+    with tf.train.MonitoredTrainingSession(master=server.target,
+                                           is_chief=is_chief,
+                                           checkpoint_dir=FLAGS.checkpoint_dir,
+                                           hooks=hooks,
+                                           chief_only_hooks=[evaluation],
+                                           save_checkpoint_steps=FLAGS.save_every,
+                                           log_step_count_steps=0,
+                                           config=config) as mon_sess:
+      local_step = 0
+      while not mon_sess.should_stop():
+        # Run a training step asynchronously.
+        # See `tf.train.SyncReplicasOptimizer` for additional details on how to
+        # perform *synchronous* training.
+        # mon_sess.run handles AbortedError in case of preempted PS.
+        batch_images, batch_labels = next(batches)
+        _, step, batch_loss = mon_sess.run(
+            [train_op, global_step, loss], {images: batch_images, labels: batch_labels})
+        local_step += 1
+        if is_chief and local_step % FLAGS.log_every == 0:
+          print("step %d: loss %.4f" % (step, batch_loss), flush=True)
+    if is_chief:
+      print("test accuracy: %.4f" % evaluation.final_ops_values, flush=True)
+      # The ps tasks serve until asked to stop (TF's never stopped); workers that finished
+      # first are gone already, which stop_cluster reports as unavailable.
+      try:
+        server.stop_cluster()
+      except tf.errors.UnavailableError as e:
+        print("stopping the cluster: %s" % e.message, flush=True)
+
+
+if __name__ == "__main__":
+  parser = argparse.ArgumentParser()
+  parser.register("type", "bool", lambda v: v.lower() == "true")
+  # Flags for defining the tf.train.ClusterSpec
+  parser.add_argument("--ps_hosts", type=str, default="",
+                      help="Comma-separated list of hostname:port pairs")
+  parser.add_argument("--worker_hosts", type=str, default="",
+                      help="Comma-separated list of hostname:port pairs")
+  parser.add_argument("--job_name", type=str, default="", help="One of 'ps', 'worker'")
+  # Flags for defining the tf.train.Server
+  parser.add_argument("--task_index", type=int, default=0,
+                      help="Index of task within the job")
+  # The model and the run
+  parser.add_argument("--data_dir", type=str, default=fashion_mnist.DEFAULT_DATA_DIR)
+  parser.add_argument("--checkpoint_dir", type=str, default="/tmp/train_logs")
+  parser.add_argument("--max_steps", type=int, default=12000)
+  parser.add_argument("--batch_size", type=int, default=100)
+  parser.add_argument("--learning_rate", type=float, default=0.1)
+  parser.add_argument("--hidden_units", type=int, default=256)
+  parser.add_argument("--save_every", type=int, default=4000)
+  parser.add_argument("--log_every", type=int, default=1000)
+  parser.add_argument("--seed", type=int, default=1)
+  parser.add_argument("--sync", type="bool", nargs="?", const=True, default=False,
+                      help="Synchronous training with SyncReplicasOptimizer")
+  FLAGS, unparsed = parser.parse_known_args()
+  tf.app.run(main=main, argv=[sys.argv[0]] + unparsed)
