@@ -126,7 +126,7 @@ def test_seed_trainer_reaches_088_under_tw_launch(tw_tool, tmp_path):
     accuracy = [l for l in out.stdout.splitlines() if l.startswith("[worker:0] test accuracy:")]
     assert accuracy, out.stdout
     assert float(accuracy[0].split()[-1]) >= 0.88, accuracy
-    assert "tw launch:   ps:0      exited 0" in out.stdout
+    assert "tw launch:   ps:0      exited 0" in out.stderr
     # The chief checkpointed: after the first step, every 4000 steps, and at the end.
     assert (ckpt / "checkpoint").exists()
     assert len(list(ckpt.glob("model.ckpt-*.index"))) >= 3
