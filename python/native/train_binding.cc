@@ -21,6 +21,7 @@
 #include "tensorweave/train/device_setter.h"
 #include "tensorweave/train/optimizer.h"
 #include "tensorweave/train/saver.h"
+#include "tensorweave/train/variables.h"
 
 namespace py = pybind11;
 
@@ -170,6 +171,29 @@ std::unique_ptr<PyOptimizer> MakeOptimizer(const std::string& kind, const py::di
   return std::make_unique<PyOptimizer>(std::move(made));
 }
 
+// PartitionedVariable::Lookup of `ids` over `parts` (with their row offsets in a variable of
+// `full_shape`), by strategy "div" or "mod", built on `device`. Returns the rows' output.
+NodeOutput PartitionedLookup(const py::object& graph, const std::vector<VariableSpec>& parts,
+                             const std::vector<int64_t>& row_offsets,
+                             const std::vector<int64_t>& full_shape, const NodeOutput& ids,
+                             const std::string& strategy, const std::string& device) {
+  if (strategy != "div" && strategy != "mod") {
+    ThrowIfError(errors::InvalidArgument("Unrecognized partition strategy: ", strategy,
+                                         ". Must be one of: mod, div"));
+  }
+  train::PartitionedVariable table{.dtype = static_cast<DataType>(std::get<1>(parts.at(0))),
+                                   .shape = full_shape,
+                                   .row_offsets = row_offsets};
+  for (const VariableSpec& part : parts) table.parts.push_back(ToVariable(graph, part));
+  const Scope& root = GraphScope(graph);
+  const Scope scope = device.empty() ? root : root.WithDevice(device);
+  Output rows = table.Lookup(scope, ToOutput(graph, ids),
+                             strategy == "div" ? train::PartitionedVariable::Strategy::kDiv
+                                               : train::PartitionedVariable::Strategy::kMod);
+  ThrowIfError(root.status());
+  return {rows.op().name(), rows.index()};
+}
+
 // A Saver over variables given as (checkpoint name, handle node, dtype, shape, full shape,
 // row offset); its nodes are built at construction for one checkpoint directory.
 class PySaver {
@@ -252,6 +276,9 @@ void BindTrain(py::module_& m) {
       },
       py::arg("checkpoint_dir"));
   m.def("checkpoint_state", &CheckpointState, py::arg("checkpoint_dir"));
+  m.def("partitioned_lookup", &PartitionedLookup, py::arg("graph"), py::arg("parts"),
+        py::arg("row_offsets"), py::arg("full_shape"), py::arg("ids"), py::arg("strategy"),
+        py::arg("device"));
 }
 
 }  // namespace tw::python

@@ -85,8 +85,9 @@ Output PartitionedVariable::Value(const Scope& scope) const {
   return ops::Concat(scope, values, 0);
 }
 
-Output PartitionedVariable::Lookup(const Scope& scope, Input ids) const {
+Output PartitionedVariable::Lookup(const Scope& scope, Input ids, Strategy strategy) const {
   const Output ids64 = ops::Cast(scope, std::move(ids), DT_INT64);
+  const auto num_parts = static_cast<int64_t>(parts.size());
   // Each part gathers the ids it holds (others clipped into range, then masked to zero), so
   // the gradient reaching a part is sparse in that part's rows.
   std::vector<int64_t> mask_shape(shape.size(), 1);
@@ -94,11 +95,20 @@ Output PartitionedVariable::Lookup(const Scope& scope, Input ids) const {
   Output sum;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int64_t rows = parts[i].shape[0];
-    Output local = ops::Sub(scope, ids64, Tensor::Scalar<int64_t>(row_offsets[i]));
+    // The row in part i each id would have, and whether part i holds it.
+    Output local, in_part;
+    if (strategy == Strategy::kDiv) {
+      local = ops::Sub(scope, ids64, Tensor::Scalar<int64_t>(row_offsets[i]));
+    } else {
+      local = ops::FloorDiv(scope, ids64, Tensor::Scalar<int64_t>(num_parts));
+      in_part = ops::Equal(scope, ops::FloorMod(scope, ids64, Tensor::Scalar<int64_t>(num_parts)),
+                           Tensor::Scalar<int64_t>(static_cast<int64_t>(i)));
+    }
     Output clipped = ops::Minimum(scope, ops::Maximum(scope, local, Tensor::Scalar<int64_t>(0)),
                                   Tensor::Scalar<int64_t>(rows - 1));
-    Output held = ops::Reshape(scope, ops::Equal(scope, clipped, local),
-                               Tensor::FromVector<int64_t>(mask_shape));
+    Output held = ops::Equal(scope, clipped, local);
+    if (in_part.op().valid()) held = ops::LogicalAnd(scope, held, in_part);
+    held = ops::Reshape(scope, held, Tensor::FromVector<int64_t>(mask_shape));
     Output gathered = ops::ResourceGather(scope, parts[i], clipped);
     Output mine = ops::Select(scope, held, gathered, ops::ZerosLike(scope, gathered));
     sum = i == 0 ? mine : ops::Add(scope, sum, mine);

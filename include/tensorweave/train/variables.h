@@ -41,10 +41,15 @@ struct PartitionedVariable {
 
   // The whole variable: the parts read and concatenated (on the worker).
   Output Value(const Scope& scope) const;
+  // Which part holds row `id` of the whole, as TensorFlow's embedding_lookup names them:
+  // kDiv, contiguous rows (the parts as made, and as checkpoints slice them); kMod, part
+  // id % parts.size() at its row id / parts.size() (TensorFlow's default, which assumes
+  // parts whose sizes differ by at most one, largest first, as AddPartitioned makes them).
+  enum class Strategy { kDiv, kMod };
   // Rows `ids` (int32 or int64 vector) of the whole variable, each gathered on the ps task
   // holding it, so only the requested rows cross the network. Gradients flow sparsely to
   // the parts.
-  Output Lookup(const Scope& scope, Input ids) const;
+  Output Lookup(const Scope& scope, Input ids, Strategy strategy = Strategy::kDiv) const;
 };
 
 // Not thread-safe, like the Scope the model is built with.

@@ -35,6 +35,10 @@ from tensorweave.ops.init_ops import (constant_initializer, glorot_normal_initia
                                       variance_scaling_initializer, zeros_initializer)
 from tensorweave.ops import init_ops as _init_ops
 from tensorweave.layers import core as _layers_core
+from tensorweave.ops import partitioned_variables as _partitioned
+from tensorweave.ops.partitioned_variables import (fixed_size_partitioner,
+                                                   min_max_variable_partitioner,
+                                                   variable_axis_size_partitioner)
 from tensorweave.ops.variable_scope import (AUTO_REUSE, VariableScope, get_variable,
                                             get_variable_scope, variable_scope)
 from tensorweave.ops.math_ops import (abs, add, add_n, argmax, cast, clip_by_value,  # noqa: A004
@@ -62,6 +66,9 @@ from tensorweave.training import coordinator as _coordinator
 from tensorweave.training import device_setter as _device_setter
 from tensorweave.training import monitored_session as _monitored
 from tensorweave.training import optimizer as _optimizer
+from tensorweave.training import queue_runner as _queue_runner
+from tensorweave.training import session_manager as _session_manager
+from tensorweave.training import supervisor as _supervisor
 from tensorweave.training import saver as _saver
 from tensorweave.training import session_run_hook as _session_run_hook
 from tensorweave.training import training_util as _training_util
@@ -75,7 +82,8 @@ def _namespace(name, **members):
 
 
 nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_softmax,
-                bias_add=_nn.bias_add, xw_plus_b=_nn.xw_plus_b, sigmoid=_nn.sigmoid,
+                bias_add=_nn.bias_add, embedding_lookup=_partitioned.embedding_lookup,
+                xw_plus_b=_nn.xw_plus_b, sigmoid=_nn.sigmoid,
                 tanh=_nn.tanh,
                 sparse_softmax_cross_entropy_with_logits=(
                     _nn.sparse_softmax_cross_entropy_with_logits),
@@ -122,7 +130,13 @@ train = _namespace(
     MonitoredTrainingSession=_monitored.MonitoredTrainingSession,
     SingularMonitoredSession=_monitored.SingularMonitoredSession,
     ChiefSessionCreator=_monitored.ChiefSessionCreator,
-    WorkerSessionCreator=_monitored.WorkerSessionCreator)
+    WorkerSessionCreator=_monitored.WorkerSessionCreator,
+    SessionManager=_session_manager.SessionManager, Supervisor=_supervisor.Supervisor,
+    QueueRunner=_queue_runner.QueueRunner, add_queue_runner=_queue_runner.add_queue_runner,
+    start_queue_runners=_queue_runner.start_queue_runners,
+    queue_runner=_namespace("train.queue_runner", QueueRunner=_queue_runner.QueueRunner,
+                            add_queue_runner=_queue_runner.add_queue_runner,
+                            start_queue_runners=_queue_runner.start_queue_runners))
 layers = _namespace("layers", dense=_layers_core.dense)
 initializers = _namespace(
     "initializers", zeros=zeros_initializer, ones=ones_initializer,
