@@ -1,6 +1,7 @@
 #include "tensorweave/train/hooks.h"
 
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_join.h"
 #include "src/base/logging.h"
@@ -10,31 +11,42 @@ namespace {
 
 class StopAtStep : public SessionRunHook {
  public:
-  explicit StopAtStep(int64_t last_step) : last_step_(last_step) {}
+  // Stops at `last_step` when given, else `num_steps` after the first session's step.
+  StopAtStep(std::optional<int64_t> last_step, int64_t num_steps)
+      : last_step_(last_step), num_steps_(num_steps) {}
   Status Begin(const HookContext& context) override {
     global_step_ = context.global_step;
     return OkStatus();
   }
   Status AfterCreateSession(ClientSession& session) override {
     session_ = &session;
+    if (last_step_.has_value()) return OkStatus();
+    auto now = session.Run({}, {global_step_});
+    if (!now.ok()) return now.status();
+    last_step_ = (*now)[0].scalar<int64_t>() + num_steps_;
     return OkStatus();
   }
   std::vector<Output> BeforeRun() override { return {global_step_}; }
   Status AfterRun(const std::vector<Tensor>& values, RunContext* context) override {
     // The value fetched with the step may have been read before the step's increment; near
     // the end, read it again so training stops at last_step, not one step later.
+    if (!last_step_.has_value()) {
+      return errors::FailedPrecondition("StopAtStepHook: AfterRun before AfterCreateSession");
+    }
+    const int64_t last_step = *last_step_;
     int64_t step = values[0].scalar<int64_t>();
-    if (step + 1 == last_step_) {
+    if (step + 1 == last_step) {
       auto now = session_->Run({}, {global_step_});
       if (!now.ok()) return now.status();
       step = (*now)[0].scalar<int64_t>();
     }
-    if (step >= last_step_) context->RequestStop();
+    if (step >= last_step) context->RequestStop();
     return OkStatus();
   }
 
  private:
-  const int64_t last_step_;
+  std::optional<int64_t> last_step_;
+  const int64_t num_steps_;
   Output global_step_;
   ClientSession* session_ = nullptr;
 };
@@ -204,7 +216,10 @@ class NanTensor : public SessionRunHook {
 }  // namespace
 
 std::unique_ptr<SessionRunHook> StopAtStepHook(int64_t last_step) {
-  return std::make_unique<StopAtStep>(last_step);
+  return std::make_unique<StopAtStep>(last_step, 0);
+}
+std::unique_ptr<SessionRunHook> StopAtStepHookForSteps(int64_t num_steps) {
+  return std::make_unique<StopAtStep>(std::nullopt, num_steps);
 }
 std::unique_ptr<SessionRunHook> CheckpointSaverHook(int64_t every_steps,
                                                     absl::Duration every_secs) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
 #include "src/base/logging.h"
 #include "tensorweave/ops.h"
@@ -15,6 +16,11 @@ bool IsRecoverable(const Status& s) { return IsAborted(s) || IsUnavailable(s); }
 
 constexpr absl::Duration kPollInterval = absl::Milliseconds(200);
 constexpr absl::Duration kLogInterval = absl::Seconds(10);
+
+// TensorFlow's error for a tensor fed by two hooks, or by a hook and the caller.
+Status FedTwice(const std::string& message, const std::vector<std::string>& tensors) {
+  return errors::InvalidArgument(message, " Conflict(s): [", absl::StrJoin(tensors, ", "), "]");
+}
 
 }  // namespace
 
@@ -159,12 +165,33 @@ StatusOr<std::vector<Tensor>> MonitoredTrainingSession::Run(const ClientSession:
   if (closed_) return errors::FailedPrecondition("MonitoredTrainingSession is closed");
   std::vector<Output> all_fetches = fetches;
   std::vector<size_t> hook_offsets;
+  ClientSession::FeedList all_feeds;
+  absl::flat_hash_set<std::string> hook_fed;
   for (auto& hook : hooks_) {
+    SessionRunArgs args = hook->BeforeRunArgs();
     hook_offsets.push_back(all_fetches.size());
-    for (Output& o : hook->BeforeRun()) all_fetches.push_back(std::move(o));
+    for (Output& o : args.fetches) all_fetches.push_back(std::move(o));
+    // As TensorFlow's MonitoredSession: a tensor fed twice fails the step before it runs.
+    std::vector<std::string> conflicts;
+    for (const auto& feed : args.feeds) {
+      if (hook_fed.contains(feed.first.name())) conflicts.push_back(feed.first.name());
+    }
+    if (!conflicts.empty()) return FedTwice("Same tensor is fed by two hooks.", conflicts);
+    for (auto& feed : args.feeds) {
+      hook_fed.insert(feed.first.name());
+      all_feeds.push_back(std::move(feed));
+    }
   }
   hook_offsets.push_back(all_fetches.size());
-  StatusOr<std::vector<Tensor>> values = session_->Run(feeds, all_fetches, targets);
+  std::vector<std::string> conflicts;
+  for (const auto& feed : feeds) {
+    if (hook_fed.contains(feed.first.name())) conflicts.push_back(feed.first.name());
+  }
+  if (!conflicts.empty()) {
+    return FedTwice("Same tensor is fed by a SessionRunHook and user.", conflicts);
+  }
+  all_feeds.insert(all_feeds.end(), feeds.begin(), feeds.end());
+  StatusOr<std::vector<Tensor>> values = session_->Run(all_feeds, all_fetches, targets);
   // One recovery deadline per step, however many times the step fails after a recovery.
   std::optional<absl::Time> deadline;
   auto recover = [&](const Status& cause) {
@@ -173,7 +200,7 @@ StatusOr<std::vector<Tensor>> MonitoredTrainingSession::Run(const ClientSession:
   };
   while (!values.ok() && IsRecoverable(values.status())) {
     TW_RETURN_IF_ERROR(recover(values.status()));
-    values = session_->Run(feeds, all_fetches, targets);
+    values = session_->Run(all_feeds, all_fetches, targets);
   }
   if (!values.ok()) return values.status();
   RunContext context;

@@ -119,6 +119,113 @@ TEST(MonitoredTrainingSessionTest, AWorkerWaitsForTheModelAndNamesWhatIsMissing)
               HasSubstr("still waiting for variables global_step, x"));
 }
 
+// TensorFlow's StopAtStepHook(num_steps=...): the count starts at the step the session
+// starts from (here 3, restored), not at 0.
+TEST(MonitoredTrainingSessionTest, StopAtStepHookForStepsCountsFromTheRestoredStep) {
+  const std::string dir = FreshDir("monitored_num_steps");
+  {
+    Toy toy;
+    std::vector<std::unique_ptr<SessionRunHook>> hooks;
+    hooks.push_back(StopAtStepHook(3));
+    auto session =
+        MonitoredTrainingSession::Create(toy.model(), {.checkpoint_dir = dir}, std::move(hooks));
+    ASSERT_TRUE(session.ok()) << session.status();
+    while (!(*session)->ShouldStop()) {
+      ASSERT_TRUE((*session)->Run({{toy.target, Tensor::Scalar<float>(1)}}, {}, {toy.train}).ok());
+    }
+    ASSERT_TRUE((*session)->Close().ok());
+  }
+  Toy toy;
+  std::vector<std::unique_ptr<SessionRunHook>> hooks;
+  hooks.push_back(StopAtStepHookForSteps(4));
+  auto session =
+      MonitoredTrainingSession::Create(toy.model(), {.checkpoint_dir = dir}, std::move(hooks));
+  ASSERT_TRUE(session.ok()) << session.status();
+  int runs = 0;
+  while (!(*session)->ShouldStop() && runs < 100) {
+    ASSERT_TRUE((*session)->Run({{toy.target, Tensor::Scalar<float>(1)}}, {}, {toy.train}).ok());
+    ++runs;
+  }
+  EXPECT_EQ(runs, 4);
+  auto step = (*session)->raw_session()->Run({}, {ops::ReadVariable(toy.root, toy.step)});
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ((*step)[0].scalar<int64_t>(), 7);
+  ASSERT_TRUE((*session)->Close().ok());
+}
+
+// Feeds `value` to `tensor` with every step and fetches `fetch`, as a TensorFlow hook
+// returning SessionRunArgs(fetches, feed_dict).
+class FeedingHook : public SessionRunHook {
+ public:
+  FeedingHook(Output tensor, float value, Output fetch, std::vector<float>* fetched)
+      : tensor_(std::move(tensor)), value_(value), fetch_(std::move(fetch)), fetched_(fetched) {}
+  SessionRunArgs BeforeRunArgs() override {
+    return {.fetches = {fetch_}, .feeds = {{tensor_, Tensor::Scalar<float>(value_)}}};
+  }
+  Status AfterRun(const std::vector<Tensor>& values, RunContext*) override {
+    fetched_->push_back(values.at(0).scalar<float>());
+    return OkStatus();
+  }
+
+ private:
+  const Output tensor_;
+  const float value_;
+  const Output fetch_;
+  std::vector<float>* fetched_;
+};
+
+TEST(MonitoredTrainingSessionTest, AHookFeedsTheStep) {
+  Toy toy;
+  std::vector<float> losses;
+  std::vector<std::unique_ptr<SessionRunHook>> hooks;
+  hooks.push_back(std::make_unique<FeedingHook>(toy.target, 4.0f, toy.loss, &losses));
+  hooks.push_back(StopAtStepHook(2));  // a hook of BeforeRun's fetches alongside
+  auto session = MonitoredTrainingSession::Create(toy.model(), {}, std::move(hooks));
+  ASSERT_TRUE(session.ok()) << session.status();
+  while (!(*session)->ShouldStop()) {
+    auto out = (*session)->Run({}, {toy.x_value}, {toy.train});  // target: fed by the hook
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 1u);
+  }
+  // x: 0 -> 2 -> 3 (each step halves the gap to 4); the loss is fetched before each update.
+  EXPECT_THAT(losses, ::testing::ElementsAre(16.0f, 4.0f));
+  ASSERT_TRUE((*session)->Close().ok());
+}
+
+TEST(MonitoredTrainingSessionTest, ATensorFedByAHookAndTheCallerFailsTheStep) {
+  Toy toy;
+  std::vector<float> losses;
+  std::vector<std::unique_ptr<SessionRunHook>> hooks;
+  hooks.push_back(std::make_unique<FeedingHook>(toy.target, 4.0f, toy.loss, &losses));
+  auto session = MonitoredTrainingSession::Create(toy.model(), {}, std::move(hooks));
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto out = (*session)->Run({{toy.target, Tensor::Scalar<float>(1)}}, {}, {toy.train});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status())) << out.status();
+  EXPECT_THAT(
+      std::string(out.status().message()),
+      HasSubstr("Same tensor is fed by a SessionRunHook and user. Conflict(s): [target:0]"));
+  EXPECT_TRUE(losses.empty());  // the step did not run, nor the hooks' AfterRun
+  auto state = (*session)->raw_session()->Run({}, {toy.x_value});
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ((*state)[0].scalar<float>(), 0.0f);
+}
+
+TEST(MonitoredTrainingSessionTest, ATensorFedByTwoHooksFailsTheStep) {
+  Toy toy;
+  std::vector<float> losses;
+  std::vector<std::unique_ptr<SessionRunHook>> hooks;
+  hooks.push_back(std::make_unique<FeedingHook>(toy.target, 4.0f, toy.loss, &losses));
+  hooks.push_back(std::make_unique<FeedingHook>(toy.target, 5.0f, toy.loss, &losses));
+  auto session = MonitoredTrainingSession::Create(toy.model(), {}, std::move(hooks));
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto out = (*session)->Run({}, {}, {toy.train});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status())) << out.status();
+  EXPECT_THAT(std::string(out.status().message()), HasSubstr("Same tensor is fed by two hooks."));
+  EXPECT_TRUE(losses.empty());
+}
+
 TEST(MonitoredTrainingSessionTest, ACheckpointSaverHookNeedsADirectory) {
   Toy toy;
   std::vector<std::unique_ptr<SessionRunHook>> hooks;

@@ -74,6 +74,10 @@ StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
   sync->release_workers_ = ops::QueueEnqueueMany(
       s.WithOpName("release_workers"), tokens,
       {ops::Fill(s, Tensor::FromVector<int32_t>({options.total_num_replicas}), current_step)});
+  sync->num_init_tokens_ = ops::Placeholder(s.WithOpName("num_init_tokens"), DT_INT32,
+                                            {.shape = std::vector<int64_t>{1}});
+  sync->init_tokens_ = ops::QueueEnqueueMany(s.WithOpName("init_tokens"), tokens,
+                                             {ops::Fill(s, sync->num_init_tokens_, current_step)});
   TW_RETURN_IF_ERROR(scope.status());
   return sync;
 }
@@ -163,8 +167,23 @@ void SyncReplicas::Stop() {
 
 class SyncReplicasHook : public SessionRunHook {
  public:
-  SyncReplicasHook(SyncReplicas* sync, bool is_chief, SessionOptions options)
-      : sync_(sync), is_chief_(is_chief), options_(std::move(options)) {}
+  SyncReplicasHook(SyncReplicas* sync, bool is_chief, SessionOptions options, int num_tokens)
+      : sync_(sync),
+        is_chief_(is_chief),
+        options_(std::move(options)),
+        num_tokens_(num_tokens == SyncReplicas::kTokensPerAggregate
+                        ? sync->options_.replicas_to_aggregate
+                        : num_tokens) {}
+  Status Begin(const HookContext&) override {
+    // TensorFlow's get_init_tokens_op checks this on the chief only.
+    if (!is_chief_) return OkStatus();
+    const int needed = sync_->options_.replicas_to_aggregate - sync_->options_.total_num_replicas;
+    if (num_tokens_ < needed) {
+      return errors::InvalidArgument("Too few tokens to finish the first step: ", num_tokens_,
+                                     " (given) vs ", needed, " (needed)");
+    }
+    return OkStatus();
+  }
   Status AfterCreateSession(ClientSession& session) override {
     // After a restore from an older checkpoint, accumulators on ps tasks that kept running
     // hold a newer global step, and every fresh gradient would look stale to them. A
@@ -174,6 +193,13 @@ class SyncReplicasHook : public SessionRunHook {
       TW_RETURN_IF_ERROR(session.Run({}, {}, {sync_->reset_accumulators_}).status());
     }
     TW_RETURN_IF_ERROR(session.Run({}, {}, {sync_->init_local_step_}).status());
+    if (is_chief_ && num_tokens_ > 0) {
+      TW_RETURN_IF_ERROR(
+          session
+              .Run({{sync_->num_init_tokens_, Tensor::FromVector<int32_t>({num_tokens_})}}, {},
+                   {sync_->init_tokens_})
+              .status());
+    }
     if (is_chief_) sync_->StartChiefLoop(options_);
     return OkStatus();
   }
@@ -182,11 +208,12 @@ class SyncReplicasHook : public SessionRunHook {
   SyncReplicas* sync_;
   const bool is_chief_;
   const SessionOptions options_;
+  const int num_tokens_;  // kTokensPerAggregate resolved
 };
 
-std::unique_ptr<SessionRunHook> SyncReplicas::MakeHook(bool is_chief,
-                                                       SessionOptions chief_session) {
-  return std::make_unique<SyncReplicasHook>(this, is_chief, std::move(chief_session));
+std::unique_ptr<SessionRunHook> SyncReplicas::MakeHook(bool is_chief, SessionOptions chief_session,
+                                                       int num_tokens) {
+  return std::make_unique<SyncReplicasHook>(this, is_chief, std::move(chief_session), num_tokens);
 }
 
 }  // namespace tw::train

@@ -12,14 +12,13 @@ namespace {
 // A [7, 1] table split 3 + 2 + 2 whose part i holds the values 10*i + row.
 StatusOr<PartitionedVariable> Table(const Scope& root, ModelVariables* vars) {
   int part = 0;
-  return vars->AddPartitioned(root, "table", DT_FLOAT, {7, 1}, 3,
-                              [&part](const Scope& s, std::vector<int64_t> shape) {
-                                std::vector<float> values;
-                                for (int64_t r = 0; r < shape[0]; ++r) values.push_back(10 * part + r);
-                                ++part;
-                                return ops::Const(s, Tensor::FromVector<float>(
-                                                         values, TensorShape({shape[0], 1})));
-                              });
+  return vars->AddPartitioned(
+      root, "table", DT_FLOAT, {7, 1}, 3, [&part](const Scope& s, std::vector<int64_t> shape) {
+        std::vector<float> values;
+        for (int64_t r = 0; r < shape[0]; ++r) values.push_back(10 * part + r);
+        ++part;
+        return ops::Const(s, Tensor::FromVector<float>(values, TensorShape({shape[0], 1})));
+      });
 }
 
 std::vector<float> LookUp(PartitionedVariable::Strategy strategy, std::vector<int64_t> ids) {

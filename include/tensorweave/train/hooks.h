@@ -1,5 +1,6 @@
 // Hooks around the steps of a MonitoredTrainingSession: stopping, checkpoints, step rate
-// and loss logging, NaN guard. Each hook may add fetches to a step and look at their values.
+// and loss logging, NaN guard. Each hook may add fetches and feeds to a step and look at the
+// fetched values.
 #ifndef TENSORWEAVE_TRAIN_HOOKS_H_
 #define TENSORWEAVE_TRAIN_HOOKS_H_
 
@@ -32,6 +33,17 @@ class RunContext {
   bool stop_requested_ = false;
 };
 
+// What a hook adds to the next step, as TensorFlow's SessionRunArgs: tensors to fetch (their
+// values go to the hook's AfterRun, in this order) and tensors to feed. A tensor may be fed
+// by one hook only and not also by the caller of MonitoredTrainingSession::Run; otherwise
+// the step does not run and fails with InvalidArgument "Same tensor is fed by two hooks."
+// or "Same tensor is fed by a SessionRunHook and user.", followed by " Conflict(s): " and
+// the tensors' names.
+struct SessionRunArgs {
+  std::vector<Output> fetches;
+  ClientSession::FeedList feeds;
+};
+
 // Called on the thread running the session; a hook is used by one session.
 class SessionRunHook {
  public:
@@ -40,9 +52,13 @@ class SessionRunHook {
   virtual Status Begin(const HookContext&) { return OkStatus(); }
   // Each time a session is made or remade after a failure, once the model is ready.
   virtual Status AfterCreateSession(ClientSession&) { return OkStatus(); }
-  // Tensors to fetch with the next step.
+  // Tensors to fetch with the next step (what the default BeforeRunArgs fetches).
   virtual std::vector<Output> BeforeRun() { return {}; }
-  // Their values, in order. An error ends the step's Run with it.
+  // What to fetch and feed with the next step: called once per step of the monitored
+  // session (not again when the step is rerun after a recovery). A hook overrides this or
+  // BeforeRun; by default it is BeforeRun()'s fetches and no feeds.
+  virtual SessionRunArgs BeforeRunArgs() { return {.fetches = BeforeRun(), .feeds = {}}; }
+  // The values of the fetches, in order. An error ends the step's Run with it.
   virtual Status AfterRun(const std::vector<Tensor>& values, RunContext* context) {
     (void)values;
     (void)context;
@@ -52,8 +68,14 @@ class SessionRunHook {
   virtual Status End(ClientSession&) { return OkStatus(); }
 };
 
-// Requests stop once the global step reaches `last_step`.
+// Requests stop once the global step reaches `last_step` (TensorFlow's
+// StopAtStepHook(last_step=...)).
 std::unique_ptr<SessionRunHook> StopAtStepHook(int64_t last_step);
+// Requests stop `num_steps` global steps after the step the first session starts from
+// (TensorFlow's StopAtStepHook(num_steps=...)): the last step is the global step read in
+// the first AfterCreateSession plus `num_steps`, and stays so when the session is remade
+// after a failure. As in TensorFlow, num_steps <= 0 stops after the first step.
+std::unique_ptr<SessionRunHook> StopAtStepHookForSteps(int64_t num_steps);
 
 // Saves a checkpoint (chief only) every `every_steps` global steps and/or `every_secs`
 // (0 disables either), after the first step of each session, and at the end.

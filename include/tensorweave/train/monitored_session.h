@@ -63,7 +63,10 @@ class MonitoredTrainingSession {
       std::vector<std::unique_ptr<SessionRunHook>> hooks = {});
   ~MonitoredTrainingSession();
 
-  // Runs one step (recovering as described above) and the hooks around it.
+  // Runs one step (recovering as described above) and the hooks around it. The hooks'
+  // fetches and feeds (SessionRunHook::BeforeRunArgs) join the step; only `fetches`' values
+  // are returned. A tensor fed by two hooks, or by a hook and `feeds`, fails the step with
+  // InvalidArgument before it runs (messages: see SessionRunArgs).
   StatusOr<std::vector<Tensor>> Run(const ClientSession::FeedList& feeds,
                                     const std::vector<Output>& fetches,
                                     const std::vector<Operation>& targets = {});

@@ -13,6 +13,8 @@
 // it with the optimizer, which increments the global step, raise the accumulators' global
 // step to it, and put total_num_replicas tokens carrying it into the token queue.
 // Gradients computed from parameters older than the latest update are stale and dropped.
+// The chief may also put initial tokens into the queue when its session is made (MakeHook's
+// num_tokens): workers then take one without waiting for an update, i.e. run a step ahead.
 // Stop() closes the token queue: workers waiting for a token then fail with OutOfRange,
 // which tells them that training is over.
 #ifndef TENSORWEAVE_TRAIN_SYNC_REPLICAS_H_
@@ -57,7 +59,17 @@ class SyncReplicas {
   // A hook that sets the worker's local step from the global step whenever a session is
   // made and, on the chief, starts the chief loop after the model is ready, on a session of
   // its own made with `chief_session` (the training session's target and filters).
-  std::unique_ptr<SessionRunHook> MakeHook(bool is_chief, SessionOptions chief_session = {});
+  // On the chief, each time a session is made (as TensorFlow's hook: a restarted ps task's
+  // queue is new and empty), it first puts `num_tokens` tokens carrying the global step into
+  // the token queue, as TensorFlow's make_session_run_hook(is_chief, num_tokens):
+  // kTokensPerAggregate (-1) means replicas_to_aggregate; 0 none. The hook's Begin fails
+  // with InvalidArgument "Too few tokens to finish the first step: N (given) vs M (needed)"
+  // when num_tokens is below M = replicas_to_aggregate - total_num_replicas (here <= 0),
+  // and other values <= 0 add none. Unlike TensorFlow (default -1), the default is 0: no
+  // initial tokens, every worker's first step waits for the first update.
+  static constexpr int kTokensPerAggregate = -1;
+  std::unique_ptr<SessionRunHook> MakeHook(bool is_chief, SessionOptions chief_session = {},
+                                           int num_tokens = 0);
 
   // Ends the chief loop (if running) and closes the token queue. Idempotent.
   void Stop();
@@ -77,6 +89,10 @@ class SyncReplicas {
   Operation close_tokens_;
   // Tokens of the current global step without an update: frees workers waiting for one.
   Operation release_workers_;
+  // The chief's initial tokens: as many (of the current global step) as the int32 vector
+  // `num_init_tokens_` = {n} fed says.
+  Output num_init_tokens_;
+  Operation init_tokens_;
 
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
