@@ -438,6 +438,17 @@ Status AddNShape(ShapeContext* ctx) {
   return OkStatus();
 }
 
+// Unique: y is a vector of unknown length, idx has x's shape; x must be a vector.
+Status UniqueShape(ShapeContext* ctx) {
+  const StaticShape& x = ctx->input(0);
+  if (x && x->rank() != 1) {
+    return ctx->Error(absl::StrCat("Shape must be rank 1 but is rank ", x->rank()));
+  }
+  ctx->set_output(0, Make({kUnknown}));
+  ctx->set_output(1, x ? x : Make({kUnknown}));
+  return OkStatus();
+}
+
 Status ScalarShape(ShapeContext* ctx) {
   ctx->set_output(0, Scalar());
   return OkStatus();
@@ -480,7 +491,7 @@ TW_REGISTER_SHAPE_FN("AddN", AddNShape);
   }()
 
 TW_SHAPE_FNS(SameAs(0), "Neg", "Square", "Sqrt", "Exp", "Log", "Abs", "LogicalNot", "Relu",
-             "Sigmoid", "Tanh", "Softmax", "LogSoftmax");
+             "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "MaxGrad", "ProdGrad");
 TW_SHAPE_FNS(BroadcastShapes, "Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Equal", "NotEqual",
              "Less", "LessEqual", "Greater", "GreaterEqual", "FloorDiv", "FloorMod", "Pow",
              "LogicalAnd", "LogicalOr");
@@ -496,6 +507,7 @@ TW_REGISTER_SHAPE_FN("Concat", ConcatShape);
 TW_REGISTER_SHAPE_FN("Pack", PackShape);
 TW_REGISTER_SHAPE_FN("Gather", GatherShape);
 TW_REGISTER_SHAPE_FN("Slice", SliceShape);
+TW_REGISTER_SHAPE_FN("Unique", UniqueShape);
 TW_REGISTER_SHAPE_FN("SparseSoftmaxCrossEntropyWithLogits", SparseSoftmaxCrossEntropyShape);
 
 }  // namespace tw

@@ -123,5 +123,20 @@ TEST(ShapeFnsTest, LossesKeepTheBatch) {
   EXPECT_EQ(ShapeOf(root, loss.backprop), "[?,10]");
 }
 
+TEST(ShapeFnsTest, UniqueNeedsAVector) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_INT64, {.shape = std::vector<int64_t>{5}});
+  auto u = ops::Unique(root, x);
+  EXPECT_EQ(ShapeOf(root, u.y), "[?]");
+  EXPECT_EQ(ShapeOf(root, u.idx), "[5]");
+  auto unknown = ops::Unique(root, ops::Placeholder(root, DT_FLOAT));
+  EXPECT_EQ(ShapeOf(root, unknown.idx), "[?]");
+  ASSERT_TRUE(root.ok()) << root.status();
+  auto bad = ops::Unique(root.WithOpName("u"), Tensor::FromVector<int32_t>({1, 2, 3, 4}, {2, 2}));
+  EXPECT_FALSE(bad.y.op().valid());
+  EXPECT_THAT(std::string(root.status().message()),
+              HasSubstr("Shape must be rank 1 but is rank 2 for 'u' (op: 'Unique')"));
+}
+
 }  // namespace
 }  // namespace tw

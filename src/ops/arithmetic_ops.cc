@@ -1,17 +1,20 @@
 // Element-wise arithmetic beside math_ops.cc's: FloorDiv, FloorMod and Pow (NumPy
-// broadcasting) and Abs. Definitions, CPU kernels and graph-building functions.
+// broadcasting) and Abs. Definitions, CPU kernels, gradients and graph-building functions.
 //
 // Integer results wrap on overflow like Add and Neg do; integer FloorDiv and FloorMod reject
 // a zero divisor and integer Pow a negative exponent, as TensorFlow's CPU kernels do.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "src/framework/op_kernel.h"
 #include "src/graph/gradient_registry.h"
 #include "src/ops/cwise.h"
 #include "src/ops/cwise_binary.h"
+#include "src/ops/math_grad.h"
 #include "src/ops/type_dispatch.h"
+#include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
 
 namespace tw {
@@ -109,9 +112,59 @@ struct AbsF {
 TW_UNARY_OP("Abs", AbsF, TW_NUMERIC, "|x|, element-wise; integers wrap.");
 #undef TW_NUMERIC
 
-// Integer-valued, so no gradient flows through it (as in TensorFlow). FloorMod, Pow and Abs
-// have gradients in TensorFlow that are not written yet: tw::Gradients reports them.
+// ---- Gradients, as TensorFlow 1.x's math_grad.py defines them ----
+
+// Integer-valued, so no gradient flows through it (as in TensorFlow).
 TW_NO_GRADIENT("FloorDiv");
+
+// x mod y = x - floor(x / y) * y, with floor(x / y) piecewise constant: dx = grad and
+// dy = grad * -floor(x / y).
+Status FloorModGrad(const Scope& scope, const ForwardOp& op,
+                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  BinaryGrad(
+      scope, op, grad_inputs, [&] { return g; },
+      [&] {
+        return ops::Mul(scope, g, ops::Neg(scope, ops::FloorDiv(scope, op.input(0), op.input(1))));
+      });
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("FloorMod", FloorModGrad);
+
+// z = x^y: dx = grad * y * x^(y - 1) and dy = grad * z * log(x), where log(x) is taken as 0
+// for x <= 0 (no real value; this also avoids a false NaN at x = 0, where z is 0).
+Status PowGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  const Output& g = grad_outputs[0].dense;
+  const Output& x = op.input(0);
+  const Output& y = op.input(1);
+  BinaryGrad(
+      scope, op, grad_inputs,
+      [&] {
+        const Output y_minus_one = ops::Sub(scope, y, FloatConst(scope, 1, y.type()));
+        return ops::Mul(scope, ops::Mul(scope, g, y), ops::Pow(scope, x, y_minus_one));
+      },
+      [&] {
+        const Output positive = ops::Greater(scope, x, FloatConst(scope, 0, x.type()));
+        const Output log_x =
+            ops::Select(scope, positive, ops::Log(scope, x), ops::ZerosLike(scope, x));
+        return ops::Mul(scope, ops::Mul(scope, g, op.output(0)), log_x);
+      });
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Pow", PowGrad);
+
+// grad * sign(x), with sign(0) = 0; sign is (x > 0) - (x < 0), there being no Sign op.
+Status AbsGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
+               std::vector<Gradient>* grad_inputs) {
+  const Output& x = op.input(0);
+  const Output zero = FloatConst(scope, 0, x.type());
+  const Output sign = ops::Sub(scope, ops::Cast(scope, ops::Greater(scope, x, zero), x.type()),
+                               ops::Cast(scope, ops::Less(scope, x, zero), x.type()));
+  (*grad_inputs)[0].dense = ops::Mul(scope, grad_outputs[0].dense, sign);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Abs", AbsGrad);
 
 }  // namespace
 

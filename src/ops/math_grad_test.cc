@@ -1,6 +1,8 @@
 // Numeric checks of the gradient functions of the math family (math_ops.cc,
-// reduction_ops.cc, nn_ops.cc): each symbolic gradient against central differences in
-// double precision, with broadcasting, transposes, keep_dims and negative axes.
+// arithmetic_ops.cc, reduction_ops.cc, nn_ops.cc): each symbolic gradient against central
+// differences in double precision, with broadcasting, transposes, keep_dims and negative
+// axes; and hand-computed values where TensorFlow defines the gradient at a kink.
+#include <cmath>
 #include <functional>
 #include <vector>
 
@@ -84,6 +86,76 @@ TEST(MathGradTest, Unary) {
                  {Positive(shape)});
 }
 
+// FloorMod is smooth away from the jumps where x / y is an integer: these y (offset 0.13)
+// keep every x / y of the cases at least 0.08 away from one.
+TEST(MathGradTest, FloorModBroadcasting) {
+  for (const auto& [sx, sy] : BroadcastCases()) {
+    SCOPED_TRACE(sx.DebugString() + " with " + sy.DebugString());
+    ExpectGradient(
+        [](const Scope& s, const std::vector<Output>& x) { return ops::FloorMod(s, x[0], x[1]); },
+        {testing::DistinctValues(sx), testing::DistinctValues(sy, 0.13)});
+  }
+}
+
+// Positive bases, exponents of both signs.
+TEST(MathGradTest, PowBroadcasting) {
+  for (const auto& [sx, sy] : BroadcastCases()) {
+    SCOPED_TRACE(sx.DebugString() + " with " + sy.DebugString());
+    ExpectGradient(
+        [](const Scope& s, const std::vector<Output>& x) { return ops::Pow(s, x[0], x[1]); },
+        {Positive(sx), testing::DistinctValues(sy, 0.1)}, 1e-6);
+  }
+}
+
+// The symbolic gradients of `y` with respect to `xs`, fed `values`, with grad_ys of ones.
+std::vector<Tensor> RunGradients(const Scope& root, const std::vector<Output>& xs,
+                                 const std::vector<Tensor>& values, const Output& y) {
+  auto grads = Gradients(root, {y}, xs);
+  EXPECT_TRUE(grads.ok()) << grads.status();
+  if (!grads.ok()) return {};
+  ClientSession::FeedList feeds;
+  std::vector<Output> fetch;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    feeds.emplace_back(xs[i], values[i]);
+    fetch.push_back((*grads)[i].dense);
+  }
+  ClientSession session(root);
+  auto out = session.Run(feeds, fetch);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<Tensor>{};
+}
+
+// TensorFlow's values where the numeric gradient is no guide: dy is 0 for a base <= 0
+// (log taken as 0), and dx = y x^(y - 1) holds at x = 0 (0^0 = 1).
+TEST(MathGradTest, PowAtZeroAndNegativeBases) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_DOUBLE);
+  auto y = ops::Placeholder(root, DT_DOUBLE);
+  auto grads = RunGradients(
+      root, {x, y},
+      {Tensor::FromVector<double>({-2, 0, 0, 3}), Tensor::FromVector<double>({3, 2, 1, 2})},
+      ops::Pow(root, x, y));
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_EQ(grads[0], Tensor::FromVector<double>({12, 0, 1, 6}));
+  ASSERT_EQ(grads[1].shape(), TensorShape({4}));
+  const auto dy = grads[1].flat<double>();
+  EXPECT_EQ(dy[0], 0);
+  EXPECT_EQ(dy[1], 0);
+  EXPECT_EQ(dy[2], 0);
+  EXPECT_DOUBLE_EQ(dy[3], 9 * std::log(3.0));  // Log is Eigen's, within an ulp of std::log
+}
+
+TEST(MathGradTest, AbsIsTheSignAndZeroAtZero) {
+  ExpectGradient([](const Scope& s, const std::vector<Output>& x) { return ops::Abs(s, x[0]); },
+                 {testing::DistinctValues({2, 3})});
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  auto grads =
+      RunGradients(root, {x}, {Tensor::FromVector<float>({-2.5f, 0, 4})}, ops::Abs(root, x));
+  ASSERT_EQ(grads.size(), 1u);
+  EXPECT_EQ(grads[0], Tensor::FromVector<float>({-1, 0, 1}));
+}
+
 TEST(MathGradTest, SelectBroadcasting) {
   const Tensor cond = Tensor::FromVector<bool>({true, false, true, false, false, true}, {2, 3});
   ExpectGradient(
@@ -143,6 +215,55 @@ TEST(ReductionGradTest, SumMeanMaxOverAxes) {
       ExpectReductionGradient(op, axis, true);
     }
   }
+}
+
+TEST(ReductionGradTest, MinAndProdOverAxes) {
+  const std::vector<Tensor> axes = {Tensor::Scalar<int32_t>(0), Tensor::FromVector<int32_t>({1}),
+                                    Tensor::FromVector<int64_t>({0, -1}),
+                                    Tensor::FromVector<int32_t>({-3, 1, 2}),
+                                    Tensor::FromVector<int32_t>({})};
+  for (ReduceBuilder op : {&ops::Min, &ops::Prod}) {
+    for (const Tensor& axis : axes) {
+      ExpectReductionGradient(op, axis, false);
+      ExpectReductionGradient(op, axis, true);
+    }
+  }
+}
+
+// A product is a polynomial in each element, so the numeric check holds at zeros too; and
+// the gradient is the product of the others, not prod / x.
+TEST(ReductionGradTest, ProdWithZeros) {
+  const Tensor x = Tensor::FromVector<double>({2, 0, 3, 0, 0, 5, 1, 2, 4}, {3, 3});
+  for (int axis : {0, 1}) {
+    SCOPED_TRACE(axis);
+    ExpectGradient(
+        [axis](const Scope& s, const std::vector<Output>& in) { return ops::Prod(s, in[0], axis); },
+        {x});
+  }
+  Scope root = Scope::NewRootScope();
+  auto in = ops::Placeholder(root, DT_DOUBLE);
+  auto y = ops::Prod(root, in, 1);
+  auto grads =
+      Gradients(root, {y}, {in}, {ops::Const(root, Tensor::FromVector<double>({1, 1, 10}))});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  ClientSession session(root);
+  auto out = session.Run({{in, x}}, {(*grads)[0].dense});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // One zero: only it gets a gradient; two zeros: none does.
+  EXPECT_EQ((*out)[0], Tensor::FromVector<double>({0, 6, 0, 0, 0, 0, 80, 40, 20}, {3, 3}));
+}
+
+TEST(ReductionGradTest, MinSharesTheGradientAmongTies) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_DOUBLE);
+  auto y = ops::Min(root, x, 1);
+  auto grads = Gradients(root, {y}, {x}, {ops::Const(root, Tensor::FromVector<double>({6, 1}))});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  ClientSession session(root);
+  auto out = session.Run({{x, Tensor::FromVector<double>({5, 2, 5, 1, 7, 1}, {2, 3})}},
+                         {(*grads)[0].dense});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<double>({0, 6, 0, 0.5, 0, 0.5}, {2, 3}));
 }
 
 TEST(ReductionGradTest, MaxSharesTheGradientAmongTies) {

@@ -21,6 +21,7 @@
 #include "src/graph/gradient_registry.h"
 #include "src/ops/cwise.h"
 #include "src/ops/cwise_binary.h"
+#include "src/ops/math_grad.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"
 
@@ -389,34 +390,8 @@ class BroadcastGradientArgsOp : public OpKernel {
 TW_REGISTER_KERNEL("BroadcastGradientArgs", "CPU", BroadcastGradientArgsOp);
 
 // ---- Gradients ----
-// Every shape is known only when the graph runs, so gradients of broadcasting ops reduce
-// to their input's shape with BroadcastGradientArgs, Sum and Reshape; Sum over no axes
-// and Reshape share the buffer, so inputs of the output's shape pay only for the nodes.
-
-// A scalar constant of a floating-point `dtype`.
-Output FloatConst(const Scope& scope, double v, DataType dtype) {
-  return ops::Const(scope,
-                    dtype == DT_FLOAT ? Tensor::Scalar(static_cast<float>(v)) : Tensor::Scalar(v));
-}
-
-// Sets (*grad_inputs)[0] and [1] to gx and gy (each the shape of the broadcast output)
-// summed back to the shapes of the op's inputs 0 and 1. Invalid gx/gy are skipped.
-void ReduceToInputShapes(const Scope& scope, const ForwardOp& op, const Output& gx,
-                         const Output& gy, std::vector<Gradient>* grad_inputs) {
-  const Output sx = ops::Shape(scope, op.input(0));
-  const Output sy = ops::Shape(scope, op.input(1));
-  const auto r = ops::BroadcastGradientArgs(scope, sx, sy);
-  if (gx.op().valid()) (*grad_inputs)[0].dense = ops::Reshape(scope, ops::Sum(scope, gx, r.r0), sx);
-  if (gy.op().valid()) (*grad_inputs)[1].dense = ops::Reshape(scope, ops::Sum(scope, gy, r.r1), sy);
-}
-
-// Builds gx only when input 0 needs it, gy only when input 1 does.
-template <typename GxFn, typename GyFn>
-void BinaryGrad(const Scope& scope, const ForwardOp& op, std::vector<Gradient>* grad_inputs,
-                GxFn gx, GyFn gy) {
-  ReduceToInputShapes(scope, op, op.needs_gradient(0) ? gx() : Output(),
-                      op.needs_gradient(1) ? gy() : Output(), grad_inputs);
-}
+// Broadcasting ops reduce their gradients to their inputs' shapes with BinaryGrad
+// (math_grad.h, defined below).
 
 Status AddGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
                std::vector<Gradient>* grad_inputs) {
@@ -582,6 +557,20 @@ TW_NO_GRADIENT("BroadcastGradientArgs");
 #undef TW_NUMERIC
 
 }  // namespace
+
+Output FloatConst(const Scope& scope, double v, DataType dtype) {
+  return ops::Const(scope,
+                    dtype == DT_FLOAT ? Tensor::Scalar(static_cast<float>(v)) : Tensor::Scalar(v));
+}
+
+void ReduceToInputShapes(const Scope& scope, const ForwardOp& op, const Output& gx,
+                         const Output& gy, std::vector<Gradient>* grad_inputs) {
+  const Output sx = ops::Shape(scope, op.input(0));
+  const Output sy = ops::Shape(scope, op.input(1));
+  const auto r = ops::BroadcastGradientArgs(scope, sx, sy);
+  if (gx.op().valid()) (*grad_inputs)[0].dense = ops::Reshape(scope, ops::Sum(scope, gx, r.r0), sx);
+  if (gy.op().valid()) (*grad_inputs)[1].dense = ops::Reshape(scope, ops::Sum(scope, gy, r.r1), sy);
+}
 
 namespace ops {
 

@@ -1,6 +1,6 @@
 // Reduction ops: Sum, Mean, Max, Min and Prod over a set of axes, and ArgMax along one
-// dimension. Definitions, CPU kernels, graph-building functions, and the gradients of Sum,
-// Mean and Max (with their helper ops SumGrad, MeanGrad, MaxGrad); Min and Prod have none yet.
+// dimension. Definitions, CPU kernels, graph-building functions, and the gradients of the
+// reductions (with their helper ops SumGrad, MeanGrad, MaxGrad (for Max and Min), ProdGrad).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -482,8 +482,9 @@ TW_REGISTER_OP("MaxGrad")
     .Attr("T: {float, double}")
     .Attr("Tidx: {int32, int64} = int32")
     .Doc(
-        "The gradient of output = Max(input, axis): each element equal to its maximum gets "
-        "that maximum's gradient, divided by the number of such elements; the others 0.");
+        "The gradient of output = Max(input, axis) or Min(input, axis): each element equal "
+        "to its extremum gets that extremum's gradient, divided by the number of such "
+        "elements; the others 0.");
 
 class MaxGradOp : public OpKernel {
  public:
@@ -524,6 +525,63 @@ class MaxGradOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("MaxGrad", "CPU", MaxGradOp);
 
+TW_REGISTER_OP("ProdGrad")
+    .Input("input: T")
+    .Input("grad: T")
+    .Input("axis: Tidx")
+    .Output("backprop: T")
+    .Attr("T: {float, double}")
+    .Attr("Tidx: {int32, int64} = int32")
+    .Doc(
+        "The gradient of Prod(input, axis): each element gets its product's gradient times "
+        "the product of the other elements of that product. Computed without division, so "
+        "zeros in the input are exact.");
+
+// TensorFlow multiplies exclusive cumulative products from the left and from the right
+// (after transposing the reduced axes together); this does the same in place: the
+// elements of one product are visited in input order, forward then backward, keeping one
+// running product per output element.
+class ProdGradOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& grad = ctx->input(1);
+    ReductionPlan plan;
+    TW_OP_REQUIRES_OK(ctx, PlanGradient(*this, input.shape(), ctx->input(2), {&grad}, &plan));
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, input.shape(), &out));
+    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* x = input.flat<T>().data();
+      const T* g = grad.flat<T>().data();
+      T* dst = out->flat<T>().data();
+      const int64_t total = input.num_elements();
+      std::vector<int64_t> product_of(static_cast<size_t>(total));  // output index per element
+      std::vector<T> running(static_cast<size_t>(grad.num_elements()), T(1));
+      // Forward: dst[i] = the product of the elements of i's product before i.
+      ForEachInputRun(plan, total, [&](int64_t i, int64_t o, int64_t run, bool inner_reduced) {
+        for (int64_t j = 0; j < run; ++j) {
+          const int64_t k = inner_reduced ? o : o + j;
+          product_of[i + j] = k;
+          dst[i + j] = running[k];
+          running[k] *= x[i + j];
+        }
+      });
+      // Backward: times the product of those after i, times the gradient.
+      std::fill(running.begin(), running.end(), T(1));
+      for (int64_t i = total - 1; i >= 0; --i) {
+        const int64_t k = product_of[i];
+        dst[i] *= running[k];
+        running[k] *= x[i];
+        dst[i] *= g[k];
+      }
+    });
+    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
+  }
+};
+TW_REGISTER_KERNEL("ProdGrad", "CPU", ProdGradOp);
+
 // The reductions' gradient functions: one node each besides the input's Shape.
 Status SumGradient(const Scope& scope, const ForwardOp& op,
                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
@@ -548,6 +606,16 @@ Status MaxGradient(const Scope& scope, const ForwardOp& op,
   return OkStatus();
 }
 TW_REGISTER_GRADIENT("Max", MaxGradient);
+// MaxGrad compares each element with the reduced output, so it serves Min as well (as
+// TensorFlow's _MinOrMaxGrad does).
+TW_REGISTER_GRADIENT("Min", MaxGradient);
+
+Status ProdGradient(const Scope& scope, const ForwardOp& op,
+                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::ProdGrad(scope, op.input(0), grad_outputs[0].dense, op.input(1));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Prod", ProdGradient);
 
 TW_NO_GRADIENT("ArgMax");
 
@@ -583,6 +651,9 @@ Output MeanGrad(const Scope& scope, Input grad, Input input_shape, Input axis) {
 }
 Output MaxGrad(const Scope& scope, Input input, Input output, Input grad, Input axis) {
   return scope.AddNodeOutput("MaxGrad", {{input}, {output}, {grad}, {axis}});
+}
+Output ProdGrad(const Scope& scope, Input input, Input grad, Input axis) {
+  return scope.AddNodeOutput("ProdGrad", {{input}, {grad}, {axis}});
 }
 Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxOptions& options) {
   return scope.AddNodeOutput("ArgMax", {{input}, {dimension}},

@@ -358,6 +358,28 @@ TEST(ReductionGradOpTest, MaxGradGoesToTheMaxima) {
   EXPECT_EQ((*out)[1], Tensor::FromVector<float>({0, 1, 1, 1, 0, 0}, {2, 3}));
 }
 
+TEST(ReductionGradOpTest, ProdGradIsTheProductOfTheOthers) {
+  Scope root = Scope::NewRootScope();
+  // Rows with no zero, one zero and two zeros, reduced along axis 1; then columns.
+  const Tensor x = Tensor::FromVector<float>({2, 3, 4, 5, 0, 7, 0, 1, 0}, {3, 3});
+  auto rows = ops::ProdGrad(root, x, Tensor::FromVector<float>({1, 2, 3}), 1);
+  auto cols = ops::ProdGrad(root, x, Tensor::FromVector<float>({1, 1, 1}, {1, 3}), {0});
+  auto all = ops::ProdGrad(root, Tensor::FromVector<double>({2, 3, 4}), Tensor::Scalar(1.0),
+                           Tensor::FromVector<int64_t>({0}));
+  auto bad = ops::ProdGrad(root.WithOpName("pg"), x, Tensor::FromVector<float>({1, 2}), 0);
+  ClientSession s(root);
+  auto out = s.Run({}, {rows, cols, all});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>({12, 8, 6, 0, 70, 0, 0, 0, 0}, {3, 3}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<float>({0, 0, 0, 0, 3, 0, 10, 0, 28}, {3, 3}));
+  EXPECT_EQ((*out)[2], Tensor::FromVector<double>({12, 8, 6}));
+  out = s.Run({}, {bad});
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("node pg: a tensor of shape [2] is not the reduction of shape [3,3]"));
+}
+
 TEST(ReductionGradOpTest, RejectsAGradientOfTheWrongSize) {
   Scope root = Scope::NewRootScope();
   auto g = ops::SumGrad(root.WithOpName("sg"), Tensor::FromVector<float>({1, 2, 3}), {2, 3}, 1);

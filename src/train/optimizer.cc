@@ -42,8 +42,9 @@ StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
   for (const GradAndVar& g : grads) {
     if (!g.grad.exists()) continue;
     const Scope beside = apply.ColocateWith(g.var.op());
-    updates.push_back(g.grad.sparse ? ApplySparse(beside, g.var, *g.grad.sparse, variables)
-                                    : ApplyDense(beside, g.var, g.grad.dense, variables));
+    updates.push_back(g.grad.sparse
+                          ? ApplySparseDuplicateIndices(beside, g.var, *g.grad.sparse, variables)
+                          : ApplyDense(beside, g.var, g.grad.dense, variables));
   }
   if (updates.empty()) {
     return errors::InvalidArgument(name(), ": no gradient for any variable; the loss does not ",
@@ -70,6 +71,20 @@ StatusOr<Operation> Optimizer::Minimize(const Scope& scope, const Output& loss,
   TW_ASSIGN_OR_RETURN(std::vector<GradAndVar> grads,
                       ComputeGradients(scope, loss, *variables, std::move(vars)));
   return ApplyGradients(scope, grads, variables, global_step);
+}
+
+Operation Optimizer::ApplySparseDuplicateIndices(const Scope& scope, const ops::Variable& var,
+                                                 const IndexedSlices& grad,
+                                                 ModelVariables* variables) {
+  return ApplySparse(scope, var, DeduplicateIndexedSlices(scope, grad), variables);
+}
+
+IndexedSlices DeduplicateIndexedSlices(const Scope& scope, const IndexedSlices& grad) {
+  const ops::UniqueOutputs unique = ops::Unique(scope, grad.indices);
+  // shape(unique_indices)[0]: a scalar, as UnsortedSegmentSum wants.
+  const Output count = ops::Gather(scope, ops::Shape(scope, unique.y), 0);
+  return IndexedSlices{unique.y, ops::UnsortedSegmentSum(scope, grad.values, unique.idx, count),
+                       grad.dense_shape};
 }
 
 Operation Optimizer::Finish(const Scope&, const std::vector<Operation>&, ModelVariables*) {
@@ -120,6 +135,13 @@ class GradientDescent : public Optimizer {
                         ModelVariables*) override {
     return ops::SparseApplyGradientDescent(s, var, ScalarLike(var, lr_), grad.values, grad.indices,
                                            {.use_locking = options_.use_locking});
+  }
+  // Subtracting each piece of a repeated row is subtracting their sum: no summing first, as
+  // TensorFlow's GradientDescentOptimizer skips it.
+  Operation ApplySparseDuplicateIndices(const Scope& s, const ops::Variable& var,
+                                        const IndexedSlices& grad,
+                                        ModelVariables* variables) override {
+    return ApplySparse(s, var, grad, variables);
   }
 
  private:

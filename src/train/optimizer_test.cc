@@ -166,6 +166,109 @@ TEST(OptimizerTest, RMSPropThroughAGatherUpdatesOnlyTheGatheredRows) {
                            0.24732317881577073});
 }
 
+// A table of ones [3, 2] read at rows {2, 0, 2}, with loss sum(rows * [[1, 2], [3, 4],
+// [5, 6]]): the gradient is sparse with row 2 twice, [1, 2] and [5, 6].
+struct RepeatedRows {
+  Scope root = Scope::NewRootScope();
+  ModelVariables vars;
+  ops::Variable table;
+  Output loss;
+  RepeatedRows() {
+    table = vars.Add(root, "table", DT_FLOAT, {3, 2},
+                     Tensor::FromVector<float>({1, 1, 1, 1, 1, 1}, TensorShape({3, 2})));
+    Output rows = ops::ResourceGather(root, table, Tensor::FromVector<int32_t>({2, 0, 2}));
+    loss = ops::Sum(
+        root,
+        ops::Mul(root, rows, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({3, 2}))),
+        {0, 1});
+  }
+  // How many nodes of op `op` the graph has.
+  int Count(const std::string& op) {
+    auto graph = root.ToGraphDef();
+    EXPECT_TRUE(graph.ok()) << graph.status();
+    int n = 0;
+    for (const auto& node : graph->node()) n += node.op() == op;
+    return n;
+  }
+};
+
+// TensorFlow sums the rows of a repeated index before a sparse update
+// (_deduplicate_indexed_slices): row 2 gets one Adagrad update with g = [1, 2] + [5, 6] =
+// [6, 8], so accum = 0.1 + g^2 = [36.1, 64.1] and var = 1 - 0.1 g / sqrt(accum); row 0 gets
+// g = [3, 4]. Two updates in turn would leave row 2 at 0.80678 instead of 0.90014.
+TEST(OptimizerTest, AdagradSumsTheRowsOfARepeatedIndex) {
+  RepeatedRows r;
+  auto optimizer = AdagradOptimizer(0.1f);
+  auto train = optimizer->Minimize(r.root, r.loss, &r.vars);
+  ASSERT_TRUE(train.ok()) << train.status();
+  EXPECT_EQ(r.Count("Unique"), 1);
+  EXPECT_EQ(r.Count("UnsortedSegmentSum"), 1);
+  EXPECT_EQ(r.Count("SparseApplyAdagrad"), 1);
+  ClientSession s(r.root);
+  ASSERT_TRUE(s.Run({}, {}, {r.vars.InitOp(r.root)}).ok());
+  ASSERT_TRUE(s.Run({}, {}, {*train}).ok());
+  auto out = s.Run({}, {ops::ReadVariable(r.root, r.table),
+                        ops::ReadVariable(r.root, Named(r.vars, "table/Adagrad"))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectFloats((*out)[0], {0.9005509683802306, 0.9003110427441546, 1, 1, 0.9001386002052091,
+                           0.9000780335663121});
+  ExpectFloats((*out)[1], {9.1, 16.1, 0.1, 0.1, 36.1, 64.1}, 1e-4);
+}
+
+// RMSProp likewise: two steps with g = [6, 8] for row 2 (see TwoRMSPropStepsAreHandComputed
+// for the update); row 0's values are those of RMSPropThroughAGatherUpdatesOnlyTheGatheredRows.
+TEST(OptimizerTest, RMSPropSumsTheRowsOfARepeatedIndex) {
+  RepeatedRows r;
+  auto optimizer = RMSPropOptimizer(0.1f, 0.9f, 0.5f);
+  auto train = optimizer->Minimize(r.root, r.loss, &r.vars);
+  ASSERT_TRUE(train.ok()) << train.status();
+  EXPECT_EQ(r.Count("Unique"), 1);
+  ClientSession s(r.root);
+  ASSERT_TRUE(s.Run({}, {}, {r.vars.InitOp(r.root)}).ok());
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(s.Run({}, {}, {*train}).ok());
+  auto out = s.Run({}, {ops::ReadVariable(r.root, r.table),
+                        ops::ReadVariable(r.root, Named(r.vars, "table/RMSProp")),
+                        ops::ReadVariable(r.root, Named(r.vars, "table/RMSProp_1"))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectFloats((*out)[0], {0.4756075668834845, 0.41666780421498123, 1, 1, 0.3588054734755472,
+                           0.3337235359625089});
+  ExpectFloats((*out)[1], {2.52, 3.85, 1, 1, 7.65, 12.97}, 1e-4);
+  ExpectFloats((*out)[2], {0.30078563537274783, 0.33034998297660806, 0, 0, 0.3583518140529765,
+                           0.370183179960477});
+}
+
+// Subtracting each piece of a repeated row is subtracting their sum, so GradientDescent
+// skips the summing (as TensorFlow's does) and gets the same values.
+TEST(OptimizerTest, GradientDescentAppliesRepeatedRowsWithoutSumming) {
+  RepeatedRows r;
+  auto optimizer = GradientDescentOptimizer(0.1f);
+  auto train = optimizer->Minimize(r.root, r.loss, &r.vars);
+  ASSERT_TRUE(train.ok()) << train.status();
+  EXPECT_EQ(r.Count("Unique"), 0);
+  ClientSession s(r.root);
+  ASSERT_TRUE(s.Run({}, {}, {r.vars.InitOp(r.root)}).ok());
+  ASSERT_TRUE(s.Run({}, {}, {*train}).ok());
+  auto out = s.Run({}, {ops::ReadVariable(r.root, r.table)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectFloats((*out)[0], {0.7, 0.6, 1, 1, 0.4, 0.2});
+}
+
+TEST(OptimizerTest, DeduplicateIndexedSlicesSumsRowsInOrderOfFirstOccurrence) {
+  Scope root = Scope::NewRootScope();
+  const IndexedSlices grad{
+      ops::Const(root, Tensor::FromVector<int64_t>({4, 1, 4, 4, 0})),
+      ops::Const(root,
+                 Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, TensorShape({5, 2}))),
+      ops::Const(root, Tensor::FromVector<int64_t>({6, 2}))};
+  const IndexedSlices summed = DeduplicateIndexedSlices(root, grad);
+  ClientSession s(root);
+  auto out = s.Run({}, {summed.indices, summed.values, summed.dense_shape});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<int64_t>({4, 1, 0}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<float>({13, 16, 3, 4, 9, 10}, TensorShape({3, 2})));
+  EXPECT_EQ((*out)[2], Tensor::FromVector<int64_t>({6, 2}));
+}
+
 TEST(OptimizerTest, SlotsAreRegisteredBesideTheirVariables) {
   Regression r;
   auto optimizer = AdamOptimizer();

@@ -54,6 +54,19 @@ Output UnsortedSegmentSum(const Scope& scope, Input data, Input segment_ids, Inp
 // The `num` tensors of `value` along dimension `axis`, each without that dimension (the
 // inverse of Pack). Empty when the node failed to build.
 std::vector<Output> Unpack(const Scope& scope, Input value, int num, int axis = 0);
+// The distinct elements of the vector `x` (numeric, bool or string) in order of first
+// occurrence (y), and for each element of x its position in y (idx, shaped like x):
+// x[i] == y[idx[i]], as TensorFlow's tf.unique. A non-vector x fails the step with
+// InvalidArgument "unique expects a 1D vector." (at construction when its shape is known
+// not to be a vector). Both outputs are invalid when the node failed to build.
+struct UniqueOptions {
+  DataType out_idx = DT_INT32;  // the type of idx: DT_INT32 or DT_INT64
+};
+struct UniqueOutputs {
+  Output y;
+  Output idx;
+};
+UniqueOutputs Unique(const Scope& scope, Input x, const UniqueOptions& options = {});
 // For tensors of the given `shapes` (vectors) joined by Concat along `concat_dim`, where
 // each one starts: a vector per shape, 0 but along concat_dim. Empty when the node failed.
 std::vector<Output> ConcatOffset(const Scope& scope, Input concat_dim, const InputList& shapes);

@@ -94,12 +94,16 @@ Output Min(const Scope& scope, Input input, Input axis, const ReduceOptions& opt
 Output Prod(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 
 // Gradients of the reductions (T: float, double): the gradient `grad` of
-// Sum/Mean/Max(input, axis) (shaped with or without keep_dims) spread back over an input of
-// shape `input_shape` (an int32 or int64 vector). Mean divides by the count of reduced
-// elements; Max gives each maximum the gradient, shared equally among ties.
+// Sum/Mean/Max/Min/Prod(input, axis) (shaped with or without keep_dims) spread back over an
+// input of shape `input_shape` (an int32 or int64 vector) or over `input` itself. Mean
+// divides by the count of reduced elements; MaxGrad, given the reduction's `output` (of Max
+// or of Min), gives each extremum the gradient, shared equally among ties; ProdGrad gives
+// each element the gradient times the product of the other elements of its product
+// (without dividing, so zeros in `input` are exact).
 Output SumGrad(const Scope& scope, Input grad, Input input_shape, Input axis);
 Output MeanGrad(const Scope& scope, Input grad, Input input_shape, Input axis);
 Output MaxGrad(const Scope& scope, Input input, Input output, Input grad, Input axis);
+Output ProdGrad(const Scope& scope, Input input, Input grad, Input axis);
 
 // Index of the largest element along the scalar `dimension` (first one on ties).
 struct ArgMaxOptions {

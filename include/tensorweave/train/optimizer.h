@@ -42,7 +42,9 @@ class Optimizer {
                                                      std::vector<ops::Variable> vars = {});
 
   // One op applying every gradient (entries without value are skipped); when `global_step`
-  // is given it is incremented by one after all updates, in the same step.
+  // is given it is incremented by one after all updates, in the same step. A sparse
+  // gradient goes through ApplySparseDuplicateIndices, so (as in TensorFlow) the rows of a
+  // repeated index are summed and each distinct row is updated once.
   // InvalidArgument when no entry has a gradient.
   StatusOr<Operation> ApplyGradients(const Scope& scope, const std::vector<GradAndVar>& grads,
                                      ModelVariables* variables,
@@ -59,8 +61,18 @@ class Optimizer {
   // gradient. `scope` is colocated with the variable.
   virtual Operation ApplyDense(const Scope& scope, const ops::Variable& var, const Output& grad,
                                ModelVariables* variables) = 0;
+  // `grad.indices` are distinct here (see ApplySparseDuplicateIndices).
   virtual Operation ApplySparse(const Scope& scope, const ops::Variable& var,
                                 const IndexedSlices& grad, ModelVariables* variables) = 0;
+  // The update for a sparse gradient whose indices may repeat. By default the values of
+  // each repeated index are summed first (DeduplicateIndexedSlices) and ApplySparse applies
+  // one update per distinct row, as TensorFlow 1.x's _apply_sparse_duplicate_indices does:
+  // Adagrad, Adam, Momentum and RMSProp would otherwise square, or add momentum to, each
+  // piece separately. An optimizer whose update is linear in the gradient (GradientDescent)
+  // overrides this to skip the summing.
+  virtual Operation ApplySparseDuplicateIndices(const Scope& scope, const ops::Variable& var,
+                                                const IndexedSlices& grad,
+                                                ModelVariables* variables);
   // Runs once per ApplyGradients after every update (Adam advances its beta powers here).
   virtual Operation Finish(const Scope& scope, const std::vector<Operation>& updates,
                            ModelVariables* variables);
@@ -77,6 +89,11 @@ class Optimizer {
   std::vector<std::pair<std::string, ops::Variable>> slots_;  // "<var>/<slot>" -> slot
   Scope slot_scope_ = Scope::NewRootScope();
 };
+
+// TensorFlow 1.x's _deduplicate_indexed_slices: `grad` with one row per distinct index,
+// in order of first occurrence, holding the sum of that index's rows (Unique, then
+// UnsortedSegmentSum). Built with `scope`; the dense shape is kept.
+IndexedSlices DeduplicateIndexedSlices(const Scope& scope, const IndexedSlices& grad);
 
 struct OptimizerOptions {
   bool use_locking = true;
