@@ -6,4 +6,5 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindSession(m);
   tw::python::BindServer(m);
   tw::python::BindTrain(m);
+  tw::python::BindSaver(m);
 }

@@ -1,5 +1,6 @@
-// The training half of the native module: the replica device setter, optimizers and the
-// Saver of tensorweave/train, over a `_native.Graph`.
+// The training half of the native module: the replica device setter, optimizers, sync
+// replicas and partitioned lookups of tensorweave/train, over a `_native.Graph`
+// (checkpoints: saver_binding.cc).
 //
 // Python names variables by their handle node; the C++ objects build their nodes into the
 // graph's C++ Scope, and the Python layer then imports them (Graph.import_nodes_since).
@@ -15,33 +16,17 @@
 #include <vector>
 
 #include "python/native/errors.h"
+#include "python/native/graph_refs.h"
 #include "python/native/module.h"
-#include "src/checkpoint/checkpoint_file.h"
-#include "src/checkpoint/checkpoint_state.h"
 #include "tensorweave/train/device_setter.h"
 #include "tensorweave/train/optimizer.h"
-#include "tensorweave/train/saver.h"
+#include "tensorweave/train/sync_replicas.h"
 #include "tensorweave/train/variables.h"
 
 namespace py = pybind11;
 
 namespace tw::python {
 namespace {
-
-using NodeOutput = std::pair<std::string, int>;
-// A variable as Python names it: (handle node, dtype enum, shape).
-using VariableSpec = std::tuple<std::string, int, std::vector<int64_t>>;
-
-ops::Variable ToVariable(const py::handle& graph, const VariableSpec& spec) {
-  const auto& [node, dtype, shape] = spec;
-  return ops::Variable{.handle = Output(GraphNode(graph, node), 0),
-                       .dtype = static_cast<DataType>(dtype),
-                       .shape = shape};
-}
-
-Output ToOutput(const py::handle& graph, const NodeOutput& o) {
-  return Output(GraphNode(graph, o.first), o.second);
-}
 
 // TF's replica_device_setter as a callable on a node's (op type, name, current device).
 // A Python strategy (a callable on the op) chooses the task when given.
@@ -89,56 +74,116 @@ class DeviceSetter {
   Scope::DeviceFunction function_;
 };
 
+// Python's (gradient, variable) pairs: per variable, a gradient None, ("dense", (node, i))
+// or ("sparse", indices, values, dense_shape).
+std::vector<train::GradAndVar> ToGradAndVars(const py::object& graph,
+                                             const std::vector<py::object>& grads,
+                                             const std::vector<VariableSpec>& vars) {
+  if (grads.size() != vars.size()) {
+    ThrowIfError(errors::InvalidArgument("apply_gradients: ", grads.size(), " gradients for ",
+                                         vars.size(), " variables"));
+  }
+  std::vector<train::GradAndVar> pairs;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    Gradient g;
+    if (!grads[i].is_none()) {
+      auto t = grads[i].cast<py::tuple>();
+      if (t[0].cast<std::string>() == "dense") {
+        g.dense = ToOutput(graph, t[1].cast<NodeOutput>());
+      } else {
+        g.sparse = IndexedSlices{.indices = ToOutput(graph, t[1].cast<NodeOutput>()),
+                                 .values = ToOutput(graph, t[2].cast<NodeOutput>()),
+                                 .dense_shape = ToOutput(graph, t[3].cast<NodeOutput>())};
+      }
+    }
+    pairs.push_back({g, ToVariable(graph, vars[i])});
+  }
+  return pairs;
+}
+
+// The variables an optimizer made (slots): (checkpoint name, handle node, initializer node).
+py::list VariablesMade(const train::ModelVariables& made) {
+  py::list out;
+  for (const train::ModelVariable& v : made.all()) {
+    out.append(py::make_tuple(v.name, v.var.op().name(), v.initializer.name()));
+  }
+  return out;
+}
+
+Scope OnDevice(const py::object& graph, const std::string& device) {
+  const Scope& root = GraphScope(graph);
+  return device.empty() ? root : root.WithDevice(device);
+}
+
 // One of tensorweave/train/optimizer.h's optimizers; keeps its slots between calls.
 class PyOptimizer {
  public:
   explicit PyOptimizer(std::unique_ptr<train::Optimizer> optimizer)
       : optimizer_(std::move(optimizer)) {}
 
-  // grads: per variable, None, ("dense", (node, i)) or ("sparse", indices, values,
-  // dense_shape). Builds the update ops under `name` on `device` (the updates themselves
-  // run beside their variables). Returns (the train op's name, the slots made: (checkpoint
-  // name, handle node, initializer node, variable node it belongs to)).
+  // Builds the update ops on `device` (the updates themselves run beside their variables).
+  // Returns (the train op's name, VariablesMade).
   py::tuple ApplyGradients(const py::object& graph, const std::vector<py::object>& grads,
                            const std::vector<VariableSpec>& vars,
                            const std::optional<VariableSpec>& global_step,
                            const std::string& device) {
-    if (grads.size() != vars.size()) {
-      ThrowIfError(errors::InvalidArgument("apply_gradients: ", grads.size(), " gradients for ",
-                                           vars.size(), " variables"));
-    }
-    std::vector<train::GradAndVar> pairs;
-    for (size_t i = 0; i < grads.size(); ++i) {
-      Gradient g;
-      if (!grads[i].is_none()) {
-        auto t = grads[i].cast<py::tuple>();
-        if (t[0].cast<std::string>() == "dense") {
-          g.dense = ToOutput(graph, t[1].cast<NodeOutput>());
-        } else {
-          g.sparse = IndexedSlices{.indices = ToOutput(graph, t[1].cast<NodeOutput>()),
-                                   .values = ToOutput(graph, t[2].cast<NodeOutput>()),
-                                   .dense_shape = ToOutput(graph, t[3].cast<NodeOutput>())};
-        }
-      }
-      pairs.push_back({g, ToVariable(graph, vars[i])});
-    }
+    std::vector<train::GradAndVar> pairs = ToGradAndVars(graph, grads, vars);
     std::optional<ops::Variable> step;
     if (global_step) step = ToVariable(graph, *global_step);
     train::ModelVariables slots;
-    const Scope& root = GraphScope(graph);
-    Operation op = ValueOrThrow(optimizer_->ApplyGradients(
-        device.empty() ? root : root.WithDevice(device), pairs, &slots, step));
-    py::list made;
-    for (const train::ModelVariable& v : slots.all()) {
-      made.append(py::make_tuple(v.name, v.var.op().name(), v.initializer.name()));
-    }
-    return py::make_tuple(op.name(), made);
+    Operation op =
+        ValueOrThrow(optimizer_->ApplyGradients(OnDevice(graph, device), pairs, &slots, step));
+    return py::make_tuple(op.name(), VariablesMade(slots));
   }
 
   std::string name() const { return optimizer_->name(); }
+  train::Optimizer* get() { return optimizer_.get(); }
 
  private:
   std::unique_ptr<train::Optimizer> optimizer_;
+};
+
+// tensorweave/train/sync_replicas.h's SyncReplicas: its nodes by name, its chief loop.
+class PySyncReplicas {
+ public:
+  PySyncReplicas(const py::object& graph, PyOptimizer& optimizer,
+                 const std::vector<py::object>& grads, const std::vector<VariableSpec>& vars,
+                 const VariableSpec& global_step, int replicas_to_aggregate, int total_num_replicas,
+                 const std::string& device) {
+    train::ModelVariables made;
+    sync_ = ValueOrThrow(train::SyncReplicas::Create(
+        OnDevice(graph, device), optimizer.get(), ToGradAndVars(graph, grads, vars), &made,
+        ToVariable(graph, global_step),
+        {.replicas_to_aggregate = replicas_to_aggregate,
+         .total_num_replicas = total_num_replicas}));
+    made_ = VariablesMade(made);
+  }
+
+  py::dict Nodes() const {
+    py::dict d;
+    d["train_op"] = sync_->train_op().name();
+    d["chief_update_op"] = sync_->chief_update_op().name();
+    d["init_local_step"] = sync_->init_local_step_op().name();
+    d["init_tokens"] = sync_->init_tokens_op().name();
+    d["num_init_tokens"] = sync_->num_init_tokens().op().name() + ":0";
+    d["close_tokens"] = sync_->close_tokens_op().name();
+    d["local_step"] = sync_->local_step().op().name();
+    return d;
+  }
+  const py::list& made() const { return made_; }
+
+  void StartChiefLoop(const std::string& target, std::vector<std::string> device_filters) {
+    py::gil_scoped_release release;
+    sync_->StartChiefLoop({.target = target, .device_filters = std::move(device_filters)});
+  }
+  void Stop() {
+    py::gil_scoped_release release;
+    sync_->Stop();
+  }
+
+ private:
+  std::unique_ptr<train::SyncReplicas> sync_;
+  py::list made_;
 };
 
 std::unique_ptr<PyOptimizer> MakeOptimizer(const std::string& kind, const py::dict& params,
@@ -186,60 +231,11 @@ NodeOutput PartitionedLookup(const py::object& graph, const std::vector<Variable
                                    .row_offsets = row_offsets};
   for (const VariableSpec& part : parts) table.parts.push_back(ToVariable(graph, part));
   const Scope& root = GraphScope(graph);
-  const Scope scope = device.empty() ? root : root.WithDevice(device);
-  Output rows = table.Lookup(scope, ToOutput(graph, ids),
+  Output rows = table.Lookup(OnDevice(graph, device), ToOutput(graph, ids),
                              strategy == "div" ? train::PartitionedVariable::Strategy::kDiv
                                                : train::PartitionedVariable::Strategy::kMod);
   ThrowIfError(root.status());
   return {rows.op().name(), rows.index()};
-}
-
-// A Saver over variables given as (checkpoint name, handle node, dtype, shape, full shape,
-// row offset); its nodes are built at construction for one checkpoint directory.
-class PySaver {
- public:
-  PySaver(
-      const py::object& graph,
-      const std::vector<std::tuple<std::string, VariableSpec, std::vector<int64_t>, int64_t>>& vars,
-      const std::string& checkpoint_dir, int max_to_keep) {
-    std::vector<train::SaveableVariable> saveables;
-    for (const auto& [name, spec, full_shape, offset] : vars) {
-      saveables.push_back({.name = name,
-                           .var = ToVariable(graph, spec),
-                           .full_shape = full_shape,
-                           .row_offset = offset});
-    }
-    saver_ = ValueOrThrow(
-        train::Saver::Create(GraphScope(graph), std::move(saveables),
-                             {.checkpoint_dir = checkpoint_dir, .max_to_keep = max_to_keep}));
-  }
-
-  std::string BeginSave(std::optional<int64_t> step, const std::string& basename) {
-    return ValueOrThrow(saver_->BeginSave(step, basename));
-  }
-  void FinishSave(const std::string& prefix) { ThrowIfError(saver_->FinishSave(prefix)); }
-  std::string BeginRestore(const std::string& prefix) {
-    return ValueOrThrow(saver_->BeginRestore(prefix));
-  }
-  // (prefix placeholder tensor name, save op name, restore op name).
-  py::tuple Nodes() const {
-    return py::make_tuple(saver_->prefix_placeholder().op().name() + ":0", saver_->save_op().name(),
-                          saver_->restore_op().name());
-  }
-  const std::string& directory() const { return saver_->checkpoint_dir(); }
-
- private:
-  std::unique_ptr<train::Saver> saver_;
-};
-
-// The directory's state file as (latest, all), or None when there is none.
-py::object CheckpointState(const std::string& dir) {
-  auto canonical = checkpoint::CanonicalDirectory(dir);
-  if (!canonical.ok()) return py::none();
-  auto state = checkpoint::ReadCheckpointState(*canonical);
-  if (IsNotFound(state.status())) return py::none();
-  ThrowIfError(state.status());
-  return py::make_tuple(state->model_checkpoint_path, state->all_model_checkpoint_paths);
 }
 
 }  // namespace
@@ -256,26 +252,18 @@ void BindTrain(py::module_& m) {
       .def_property_readonly("name", &PyOptimizer::name)
       .def("apply_gradients", &PyOptimizer::ApplyGradients, py::arg("graph"), py::arg("grads"),
            py::arg("vars"), py::arg("global_step"), py::arg("device"));
-  py::class_<PySaver>(m, "Saver")
-      .def(py::init<const py::object&,
-                    const std::vector<
-                        std::tuple<std::string, VariableSpec, std::vector<int64_t>, int64_t>>&,
-                    const std::string&, int>(),
-           py::arg("graph"), py::arg("vars"), py::arg("checkpoint_dir"), py::arg("max_to_keep"))
-      .def("begin_save", &PySaver::BeginSave, py::arg("global_step"), py::arg("basename"))
-      .def("finish_save", &PySaver::FinishSave, py::arg("prefix"))
-      .def("begin_restore", &PySaver::BeginRestore, py::arg("prefix"))
-      .def("nodes", &PySaver::Nodes)
-      .def_property_readonly("directory", &PySaver::directory);
-  m.def(
-      "latest_checkpoint",
-      [](const std::string& dir) -> py::object {
-        auto latest = train::LatestCheckpoint(dir);
-        if (IsNotFound(latest.status())) return py::none();
-        return py::str(ValueOrThrow(std::move(latest)));
-      },
-      py::arg("checkpoint_dir"));
-  m.def("checkpoint_state", &CheckpointState, py::arg("checkpoint_dir"));
+  py::class_<PySyncReplicas>(m, "SyncReplicas")
+      .def(py::init<const py::object&, PyOptimizer&, const std::vector<py::object>&,
+                    const std::vector<VariableSpec>&, const VariableSpec&, int, int,
+                    const std::string&>(),
+           py::arg("graph"), py::arg("optimizer"), py::arg("grads"), py::arg("vars"),
+           py::arg("global_step"), py::arg("replicas_to_aggregate"), py::arg("total_num_replicas"),
+           py::arg("device"))
+      .def("nodes", &PySyncReplicas::Nodes)
+      .def("made", &PySyncReplicas::made)
+      .def("start_chief_loop", &PySyncReplicas::StartChiefLoop, py::arg("target"),
+           py::arg("device_filters"))
+      .def("stop", &PySyncReplicas::Stop);
   m.def("partitioned_lookup", &PartitionedLookup, py::arg("graph"), py::arg("parts"),
         py::arg("row_offsets"), py::arg("full_shape"), py::arg("ids"), py::arg("strategy"),
         py::arg("device"));

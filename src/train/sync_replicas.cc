@@ -14,9 +14,6 @@ StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
                                    options.replicas_to_aggregate, ") <= total_num_replicas (",
                                    options.total_num_replicas, ")");
   }
-  if (options.worker_device.empty()) {
-    return errors::InvalidArgument("SyncReplicas: worker_device must name this worker's device");
-  }
   std::unique_ptr<SyncReplicas> sync(new SyncReplicas());
   sync->scope_ = scope;
   sync->options_ = options;
@@ -25,7 +22,9 @@ StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
   const ops::Queue tokens = ops::FIFOQueue(s.ColocateWith(global_step.op()), {DT_INT64},
                                            {.shapes = {{}}, .shared_name = "sync_token_queue"});
   const ops::Variable local_step =
-      ops::MakeVariable(s.WithDevice(options.worker_device), "sync_local_step", DT_INT64, {});
+      ops::MakeVariable(options.worker_device.empty() ? s : s.WithDevice(options.worker_device),
+                        "sync_local_step", DT_INT64, {});
+  sync->local_step_ = local_step;
   const Output local_step_value = ops::ReadVariable(s, local_step);
 
   std::vector<Operation> pushes;
@@ -53,9 +52,11 @@ StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
       ops::Assign(s.WithOpName("init_local_step"), local_step, ops::ReadVariable(s, global_step))
           .op();
 
-  // Chief: apply the averages, then move the accumulators on and release the workers.
+  // Chief: apply the averages, then move the accumulators on and release the workers. The
+  // optimizer gets the outer scope: its slots are named after their variables ("w/Adagrad"),
+  // as TensorFlow names them, not "sync_replicas/w/Adagrad".
   TW_ASSIGN_OR_RETURN(Operation apply,
-                      optimizer->ApplyGradients(s, averaged, variables, global_step));
+                      optimizer->ApplyGradients(scope, averaged, variables, global_step));
   const Scope after_apply = s.WithControlDependencies({apply});
   const Output new_step = ops::ReadVariable(after_apply, global_step);
   std::vector<Operation> moved, reset;

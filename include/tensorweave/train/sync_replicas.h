@@ -36,7 +36,8 @@ namespace tw::train {
 struct SyncReplicasOptions {
   int replicas_to_aggregate = 1;
   int total_num_replicas = 1;  // >= replicas_to_aggregate; the rest are backups
-  std::string worker_device;   // where this worker's local step lives, e.g. /job:worker/task:1
+  // Where this worker's local step lives, e.g. /job:worker/task:1; "" is the scope's device.
+  std::string worker_device;
 };
 
 // Builds graph nodes in Create; the hook's chief loop runs on a thread of its own.
@@ -74,10 +75,21 @@ class SyncReplicas {
   // Ends the chief loop (if running) and closes the token queue. Idempotent.
   void Stop();
 
+  // The parts MakeHook's hook uses, for callers with hooks of their own (the Python
+  // front-end): the chief loop, started once on a session of its own (no-op after Stop);
+  // the op setting the local step from the global step; the op putting `n` tokens into the
+  // queue for `num_init_tokens()` fed {n}; the op closing the token queue; and the local
+  // step, a variable of this worker that checkpoints leave out.
+  void StartChiefLoop(const SessionOptions& options);
+  Operation init_local_step_op() const { return init_local_step_; }
+  Operation init_tokens_op() const { return init_tokens_; }
+  Output num_init_tokens() const { return num_init_tokens_; }
+  Operation close_tokens_op() const { return close_tokens_; }
+  const ops::Variable& local_step() const { return local_step_; }
+
  private:
   friend class SyncReplicasHook;
   SyncReplicas() = default;
-  void StartChiefLoop(const SessionOptions& options);
   void ChiefLoop(SessionOptions options);
 
   Scope scope_ = Scope::NewRootScope();
@@ -93,6 +105,7 @@ class SyncReplicas {
   // `num_init_tokens_` = {n} fed says.
   Output num_init_tokens_;
   Operation init_tokens_;
+  ops::Variable local_step_;
 
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

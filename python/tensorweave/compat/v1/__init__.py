@@ -69,6 +69,7 @@ from tensorweave.training import optimizer as _optimizer
 from tensorweave.training import queue_runner as _queue_runner
 from tensorweave.training import session_manager as _session_manager
 from tensorweave.training import supervisor as _supervisor
+from tensorweave.training import sync_replicas_optimizer as _sync_replicas
 from tensorweave.training import saver as _saver
 from tensorweave.training import session_run_hook as _session_run_hook
 from tensorweave.training import training_util as _training_util
@@ -105,6 +106,7 @@ train = _namespace(
     MomentumOptimizer=_optimizer.MomentumOptimizer,
     AdagradOptimizer=_optimizer.AdagradOptimizer, AdamOptimizer=_optimizer.AdamOptimizer,
     RMSPropOptimizer=_optimizer.RMSPropOptimizer,
+    SyncReplicasOptimizer=_sync_replicas.SyncReplicasOptimizer,
     get_global_step=_training_util.get_global_step,
     create_global_step=_training_util.create_global_step,
     get_or_create_global_step=_training_util.get_or_create_global_step,
