@@ -12,6 +12,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "python/native/errors.h"
+#include "python/native/gil.h"
 #include "python/native/module.h"
 #include "tensorweave/run_config.h"
 #include "tensorweave/server.h"
@@ -43,8 +44,7 @@ class PyServer {
 
   void Start() { ThrowIfError(server_->Start()); }
   void Stop() {
-    py::gil_scoped_release release;
-    server_->Stop();
+    WithoutGil([&] { server_->Stop(); });
   }
   // Waits, without the GIL, for the server to stop; Ctrl-C raises KeyboardInterrupt (the
   // server keeps serving, as TensorFlow's does). The waiting thread holds the server.
@@ -55,22 +55,14 @@ class PyServer {
       joined->Notify();
     }).detach();
     for (;;) {
-      bool done = false;
-      {
-        py::gil_scoped_release release;
-        done = joined->WaitForNotificationWithTimeout(absl::Milliseconds(100));
-      }
+      const bool done = WithoutGil(
+          [&] { return joined->WaitForNotificationWithTimeout(absl::Milliseconds(100)); });
       if (done) return;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
   }
   void StopCluster(double timeout_secs) {
-    Status s;
-    {
-      py::gil_scoped_release release;
-      s = server_->StopCluster(absl::Seconds(timeout_secs));
-    }
-    ThrowIfError(s);
+    ThrowIfError(WithoutGil([&] { return server_->StopCluster(absl::Seconds(timeout_secs)); }));
   }
   std::string target() const { return server_->target(); }
 

@@ -17,6 +17,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "python/native/errors.h"
+#include "python/native/gil.h"
 #include "python/native/interrupt.h"
 #include "python/native/module.h"
 #include "python/native/tensor_numpy.h"
@@ -71,11 +72,10 @@ class PySession {
     {
       InterruptibleCall call(&cancellation);
       call.RaiseIfInterrupted();  // a Ctrl-C from before the call was registered
-      {
-        py::gil_scoped_release release;
-        status = SendNodes(first, fresh, &cancellation);
-        if (status.ok()) status = session_->Run(options, feed_list, fetches, targets, &outputs);
-      }
+      status = WithoutGil([&] {
+        Status sent = SendNodes(first, fresh, &cancellation);
+        return sent.ok() ? session_->Run(options, feed_list, fetches, targets, &outputs) : sent;
+      });
       if (cancellation.IsCancelled()) call.RaiseIfInterrupted();
     }
     ThrowIfError(status);
@@ -88,10 +88,7 @@ class PySession {
   std::vector<std::pair<std::string, std::string>> ListDevices() {
     ThrowIfError(create_status_);
     StatusOr<std::vector<DeviceAttributes>> devices = errors::Unknown("not run");
-    {
-      py::gil_scoped_release release;
-      devices = session_->ListDevices();
-    }
+    devices = WithoutGil([&] { return session_->ListDevices(); });
     std::vector<std::pair<std::string, std::string>> out;
     for (const DeviceAttributes& d : ValueOrThrow(std::move(devices))) {
       out.emplace_back(d.name, d.device_type);
@@ -101,12 +98,7 @@ class PySession {
 
   void Close() {
     if (session_ == nullptr) return;
-    Status s;
-    {
-      py::gil_scoped_release release;
-      s = session_->Close();
-    }
-    ThrowIfError(s);
+    ThrowIfError(WithoutGil([&] { return session_->Close(); }));
   }
 
  private:
@@ -147,12 +139,7 @@ void BindSession(py::module_& m) {
   m.def(
       "reset",
       [](const std::string& target, const std::vector<std::string>& containers) {
-        Status s;
-        {
-          py::gil_scoped_release release;
-          s = ResetContainers({.target = target}, containers);
-        }
-        ThrowIfError(s);
+        ThrowIfError(WithoutGil([&] { return ResetContainers({.target = target}, containers); }));
       },
       py::arg("target"), py::arg("containers"));
 }

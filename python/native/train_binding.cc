@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "python/native/errors.h"
+#include "python/native/gil.h"
 #include "python/native/graph_refs.h"
 #include "python/native/module.h"
 #include "tensorweave/train/device_setter.h"
@@ -173,12 +174,12 @@ class PySyncReplicas {
   const py::list& made() const { return made_; }
 
   void StartChiefLoop(const std::string& target, std::vector<std::string> device_filters) {
-    py::gil_scoped_release release;
-    sync_->StartChiefLoop({.target = target, .device_filters = std::move(device_filters)});
+    WithoutGil([&] {
+      sync_->StartChiefLoop({.target = target, .device_filters = std::move(device_filters)});
+    });
   }
   void Stop() {
-    py::gil_scoped_release release;
-    sync_->Stop();
+    WithoutGil([&] { sync_->Stop(); });
   }
 
  private:

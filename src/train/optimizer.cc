@@ -55,7 +55,10 @@ StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
   Operation done;
   if (global_step) {
     done = ops::AssignAdd(apply.WithControlDependencies(updates).WithOpName("increment_step"),
-                          *global_step, Tensor::Scalar<int64_t>(1))
+                          *global_step,
+                          // TF 1.x programs also make int32 global steps.
+                          global_step->dtype == DT_INT32 ? Tensor::Scalar<int32_t>(1)
+                                                         : Tensor::Scalar<int64_t>(1))
                .op();
   } else {
     done = ops::Group(apply.WithOpName("update"), updates);

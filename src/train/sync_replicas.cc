@@ -4,6 +4,16 @@
 #include "tensorweave/ops.h"
 
 namespace tw::train {
+namespace {
+
+// The global step's value as int64 (local steps, tokens and accumulators count in int64;
+// TF 1.x programs also make int32 global steps).
+Output StepValue(const Scope& s, const ops::Variable& global_step) {
+  const Output value = ops::ReadVariable(s, global_step);
+  return global_step.dtype == DT_INT64 ? value : ops::Cast(s, value, DT_INT64);
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
     const Scope& scope, Optimizer* optimizer, const std::vector<GradAndVar>& grads,
@@ -49,8 +59,7 @@ StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
   const Output token = ops::QueueDequeue(s.WithControlDependencies(pushes), tokens)[0];
   sync->train_op_ = ops::Assign(s.WithOpName("train"), local_step, token).op();
   sync->init_local_step_ =
-      ops::Assign(s.WithOpName("init_local_step"), local_step, ops::ReadVariable(s, global_step))
-          .op();
+      ops::Assign(s.WithOpName("init_local_step"), local_step, StepValue(s, global_step)).op();
 
   // Chief: apply the averages, then move the accumulators on and release the workers. The
   // optimizer gets the outer scope: its slots are named after their variables ("w/Adagrad"),
@@ -58,9 +67,9 @@ StatusOr<std::unique_ptr<SyncReplicas>> SyncReplicas::Create(
   TW_ASSIGN_OR_RETURN(Operation apply,
                       optimizer->ApplyGradients(scope, averaged, variables, global_step));
   const Scope after_apply = s.WithControlDependencies({apply});
-  const Output new_step = ops::ReadVariable(after_apply, global_step);
+  const Output new_step = StepValue(after_apply, global_step);
   std::vector<Operation> moved, reset;
-  const Output current_step = ops::ReadVariable(s, global_step);
+  const Output current_step = StepValue(s, global_step);
   for (const ops::Accumulator& acc : accumulators) {
     moved.push_back(ops::AccumulatorSetGlobalStep(s, acc, new_step));
     reset.push_back(ops::AccumulatorSetGlobalStep(s, acc, current_step, /*reset=*/true));

@@ -17,6 +17,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import ops
 from tensorweave.ops import array_ops
 from tensorweave.ops import data_flow_ops
+from tensorweave.ops import math_ops
 from tensorweave.ops import variables
 from tensorweave.training import optimizer as optimizer_lib
 from tensorweave.training.queue_runner import QueueRunner
@@ -125,7 +126,10 @@ class SyncReplicasOptimizer(optimizer_lib.Optimizer):
         if num_tokens <= 0:
             return ops.get_default_graph().create_op("NoOp", [], name="no_init_tokens")
         with ops.colocate_with(self._global_step):
-            tokens = array_ops.fill([num_tokens], self._global_step.value())
+            step = self._global_step.value()
+            if step.dtype != dtypes.int64:  # an int32 global step
+                step = math_ops.cast(step, dtypes.int64)
+            tokens = array_ops.fill([num_tokens], step)
         return self._token_queue.enqueue_many((tokens,))
 
     def make_session_run_hook(self, is_chief, num_tokens=-1):

@@ -1,0 +1,43 @@
+"""TF 1.x distributed programs of our own, in the style of TensorFlow's and Kubeflow's
+published examples (python/tests/programs), run under tw launch with only their import line
+and data loading changed."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from conftest import python_env
+
+PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
+
+
+@pytest.fixture
+def fashion_mnist():
+    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
+        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs dataset-fashion-mnist)")
+
+
+@pytest.mark.parametrize("mode", ["async", "sync_replicas"])
+def test_supervisor_replica_trainer(tw_tool, tmp_path, fashion_mnist, mode):
+    """mnist_replica.py's way: replica_device_setter over two ps tasks, Supervisor, and
+    for sync_replicas the chief queue runner and init tokens; an int32 global step."""
+    args = [str(PROGRAMS / "replica_supervisor.py"), "--train_dir=%s" % tmp_path,
+            "--train_steps=200"]
+    if mode == "sync_replicas":
+        args.append("--sync_replicas")
+    env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(tmp_path))
+    out = subprocess.run([tw_tool, "launch", "--cluster", "ps=2,worker=2", "--",
+                          sys.executable] + args, env=env, capture_output=True, text=True,
+                         timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "terminate called" not in out.stdout + out.stderr
+    lines = dict(l.split(": ", 1) for l in out.stdout.splitlines()
+                 if l.startswith("[worker:0] ") and ": " in l)
+    # 200 steps of 100 examples: well below the untrained 2.3 per example.
+    assert float(lines["[worker:0] validation cross entropy"]) < 0.8, out.stdout
+    assert int(lines["[worker:0] global step"]) >= 200
+    # The Supervisor's checkpoint thread saved on the chief: one data file per ps task.
+    assert sorted(p.name for p in tmp_path.glob("model.ckpt-*.data-*"))[:2] == [
+        "model.ckpt-0.data-00000-of-00002", "model.ckpt-0.data-00001-of-00002"]
