@@ -49,6 +49,7 @@ def dense(x, units, name, activation=None):
 
 
 def main(_):
+  tf.logging.set_verbosity(tf.logging.INFO)  # checkpoints saved and restored, recoveries
   cluster, job_name, task_index = cluster_from_flags_or_tf_config()
   num_workers = cluster.num_tasks("worker")
 

@@ -130,3 +130,59 @@ def test_seed_trainer_reaches_088_under_tw_launch(tw_tool, tmp_path):
     # The chief checkpointed: after the first step, every 4000 steps, and at the end.
     assert (ckpt / "checkpoint").exists()
     assert len(list(ckpt.glob("model.ckpt-*.index"))) >= 3
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_seed_trainer_recovers_when_the_ps_task_restarts(tmp_path):
+    """The seed's way of starting tasks (--ps_hosts, --worker_hosts, --job_name,
+    --task_index): the ps task is killed mid-training and started again; the workers'
+    monitored sessions are remade, the chief restores the latest checkpoint, and training
+    finishes."""
+    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
+        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs "
+                    "dataset-fashion-mnist)")
+    ckpt = tmp_path / "ckpt"
+    hosts = ["--ps_hosts=127.0.0.1:%d" % _free_port(),
+             "--worker_hosts=127.0.0.1:%d,127.0.0.1:%d" % (_free_port(), _free_port()),
+             "--checkpoint_dir=%s" % ckpt, "--max_steps=4000", "--save_every=300",
+             "--log_every=100"]
+    env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
+
+    def task(job, index):
+        return subprocess.Popen([sys.executable, str(EXAMPLES / "trainer.py"), "--job_name=" + job,
+                                 "--task_index=%d" % index] + hosts, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    ps = task("ps", 0)
+    workers = [task("worker", 0), task("worker", 1)]
+    restarted = None
+    try:
+        chief_lines = []
+        for line in workers[0].stdout:  # the chief's progress, one line per 100 local steps
+            chief_lines.append(line)
+            if line.startswith("step ") and int(line.split()[1].rstrip(":")) >= 1000:
+                break
+        assert ps.poll() is None, "".join(chief_lines)
+        ps.kill()
+        ps.wait(timeout=30)
+        restarted = task("ps", 0)
+        rest, _ = workers[0].communicate(timeout=240)
+        workers[1].communicate(timeout=60)
+        out = "".join(chief_lines) + rest
+        assert workers[0].returncode == 0, out
+        assert workers[1].returncode == 0
+        assert "test accuracy:" in out
+        # The chief's session was remade and the model restored from the checkpoint.
+        assert "a new session will be created" in rest, out
+        assert "Restored the model from %s/model.ckpt-" % ckpt in rest, out
+    finally:
+        for p in [ps, restarted] + workers:
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
