@@ -6,7 +6,8 @@
 // destructor aborts the whole process ("terminate called without an active exception")
 // after the program itself had finished. WithoutGil takes the GIL back in ordinary code:
 // a thread that comes back while the interpreter finalizes is parked until the process
-// exits, never touching Python again.
+// exits, never touching Python again. (The finalizing thread itself, the main thread,
+// takes the GIL back as usual: a server stopped by finalization goes on.)
 #ifndef TENSORWEAVE_PYTHON_NATIVE_GIL_H_
 #define TENSORWEAVE_PYTHON_NATIVE_GIL_H_
 
@@ -28,10 +29,16 @@ inline bool InterpreterFinalizing() {
 #endif
 }
 
+// The thread that finalizes the interpreter: the main thread, recorded at import.
+inline unsigned long& MainThreadIdent() {  // NOLINT(runtime/int): CPython's type
+  static unsigned long ident = 0;          // NOLINT(runtime/int)
+  return ident;
+}
+
 // Takes the GIL back for `state` (from PyEval_SaveThread), or parks the thread for good
-// when the interpreter is finalizing.
+// when it is not the main thread and the interpreter is finalizing.
 inline void TakeGilBack(PyThreadState* state) {
-  if (InterpreterFinalizing()) {
+  if (InterpreterFinalizing() && PyThread_get_thread_ident() != MainThreadIdent()) {
     for (;;) pause();
   }
   PyEval_RestoreThread(state);

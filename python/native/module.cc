@@ -1,7 +1,13 @@
 #include "python/native/module.h"
 
+#include "python/native/gil.h"
+
 PYBIND11_MODULE(_native, m) {
   m.doc() = "tensorweave's C++ runtime, as the tensorweave package uses it";
+  tw::python::MainThreadIdent() = pybind11::module_::import("threading")
+                                      .attr("main_thread")()
+                                      .attr("ident")
+                                      .cast<unsigned long>();  // NOLINT(runtime/int)
   tw::python::BindGraph(m);
   tw::python::BindSession(m);
   tw::python::BindServer(m);
