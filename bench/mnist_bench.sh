@@ -9,7 +9,8 @@
 # libopenblas0-openmp; TW_BENCH_SKIP_SETUP=1 skips that). Runs Debian's /usr/bin/python3 (override with PYTHON=...), since
 # python3-torch is installed for it and a pyenv or venv python3 on PATH would not find it.
 #
-# In the same run, the tensorweave trainer (examples/mnist_ps from BUILD_DIR) trains the same
+# In the same run, the tensorweave trainers (examples/mnist_ps from BUILD_DIR, and the seeds'
+# Python trainer examples/python/trainer.py over BUILD_DIR's Python package) train the same
 # model with the same batch size, learning rate and number of examples: once as a cluster
 # under `tw launch` (1 ps + 2 workers, asynchronous; with same-host shared memory, and with
 # it off so tensors cross in gRPC messages) and once as a single process (no cluster: every
@@ -62,6 +63,8 @@ run_ours() {  # file, label, then the command
 }
 
 ratios=()
+python_ratios=()
+python_torch_ratios=()
 for round in $(seq "$rounds"); do
   "$python" "$here/mnist_torch.py" "$@" | tee "$work/torch" >&2
   json=$(tail -n 1 "$work/torch")
@@ -78,8 +81,17 @@ for round in $(seq "$rounds"); do
     env TW_SHARED_MEMORY=0 "$build/tools/tw" launch --cluster ps=1,worker=2 -- "$build/examples/mnist_ps"
   run_ours 3-cluster "tensorweave, 1 ps + 2 workers (tw launch)" \
     "$build/tools/tw" launch --cluster ps=1,worker=2 -- "$build/examples/mnist_ps"
+  cpp_rate=$ours_rate
   ratios+=("$(awk -v a="$ours_rate" -v b="$torch_rate" 'BEGIN {printf "%.2f", a / b}')")
-  echo "mnist_bench: round $round: distributed / PyTorch ${ratios[-1]}x" >&2
+  rm -rf "$work/ckpt"
+  run_ours 4-python "tensorweave from Python (examples/python/trainer.py), 1 ps + 2 workers" \
+    env TW_ALLOWED_DIRECTORIES="$work/ckpt" PYTHONPATH="$build/python" "$build/tools/tw" launch \
+    --cluster ps=1,worker=2 -- "$python" "$here/../examples/python/trainer.py" \
+    --checkpoint_dir="$work/ckpt" --save_every=1000000000
+  python_ratios+=("$(awk -v a="$ours_rate" -v b="$cpp_rate" 'BEGIN {printf "%.2f", a / b}')")
+  python_torch_ratios+=("$(awk -v a="$ours_rate" -v b="$torch_rate" 'BEGIN {printf "%.2f", a / b}')")
+  echo "mnist_bench: round $round: distributed / PyTorch ${ratios[-1]}x, Python / C++" \
+    "${python_ratios[-1]}x, Python / PyTorch ${python_torch_ratios[-1]}x" >&2
 done
 
 median() { sort -g | awk '{v[NR] = $0} END {print v[int((NR + 1) / 2)]}'; }
@@ -90,9 +102,13 @@ echo "$(nproc) cores, load average $load_before before the run; $(field torch_ve
 echo
 echo "| Trainer | examples/s (steady) | time to $(field target_accuracy) test accuracy | steps | training time, all steps | final accuracy |"
 echo "|---|---|---|---|---|---|"
-for file in 0-torch 1-one 2-grpc 3-cluster; do
+for file in 0-torch 1-one 2-grpc 3-cluster 4-python; do
   sort -g "$work/$file" | awk '{v[NR] = $0} END {print v[int((NR + 1) / 2)]}' | cut -f2-
 done
 echo
 echo "distributed / PyTorch examples/s by round: ${ratios[*]}"
 printf '%s\n' "${ratios[@]}" | median | awk '{printf "median: %.2fx (goal >= 1.0x)\n", $1}'
+echo "Python trainer / C++ trainer (both 1 ps + 2 workers) by round: ${python_ratios[*]}"
+printf '%s\n' "${python_ratios[@]}" | median | awk '{printf "median: %.2fx (goal >= 0.9x)\n", $1}'
+echo "Python trainer / PyTorch by round: ${python_torch_ratios[*]}"
+printf '%s\n' "${python_torch_ratios[@]}" | median | awk '{printf "median: %.2fx (goal >= 1.0x)\n", $1}'

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -115,6 +116,7 @@ def main(_):
                                            log_step_count_steps=0,
                                            config=config) as mon_sess:
       local_step = 0
+      first = last = None  # (time, global step) of the chief's first and last steps
       while not mon_sess.should_stop():
         # Run a training step asynchronously.
         # See `tf.train.SyncReplicasOptimizer` for additional details on how to
@@ -124,8 +126,15 @@ def main(_):
         _, step, batch_loss = mon_sess.run(
             [train_op, global_step, loss], {images: batch_images, labels: batch_labels})
         local_step += 1
+        last = (time.time(), step)
+        first = first or last
         if is_chief and local_step % FLAGS.log_every == 0:
           print("step %d: loss %.4f" % (step, batch_loss), flush=True)
+    if is_chief and last[0] > first[0]:
+      # Every global step consumed one batch (num_workers batches when synchronous).
+      examples = (last[1] - first[1]) * FLAGS.batch_size * (num_workers if FLAGS.sync else 1)
+      print("trained %d global steps in %.1f s: %.0f examples/s (all workers)" % (
+          last[1] - first[1], last[0] - first[0], examples / (last[0] - first[0])), flush=True)
     if is_chief:
       print("test accuracy: %.4f" % evaluation.final_ops_values, flush=True)
       # The ps tasks serve until asked to stop (TF's never stopped); workers that finished

@@ -201,8 +201,8 @@ def _mix(x):
     return x ^ (x >> 31)
 
 
-def _mt19937_64(seed):
-    """The outputs of std::mt19937_64(seed), forever, as Python ints."""
+def _mt19937_64_blocks(seed):
+    """The outputs of std::mt19937_64(seed), forever, in uint64 arrays of 312."""
     n, m = 312, 156
     state = [seed & _MASK64]
     for i in range(1, n):
@@ -229,13 +229,41 @@ def _mt19937_64(seed):
         y ^= (y << np.uint64(17)) & np.uint64(0x71D67FFFEDA60000)
         y ^= (y << np.uint64(37)) & np.uint64(0xFFF7EEE000000000)
         y ^= y >> np.uint64(43)
-        yield from y.tolist()
+        yield y
+
+
+def _mt19937_64(seed):
+    """The outputs of std::mt19937_64(seed), forever, as Python ints."""
+    for block in _mt19937_64_blocks(seed):
+        yield from block.tolist()
 
 
 def _epoch_order(shard_indices, seed, shard, epoch):
-    """The shard's dataset indices in epoch `epoch`'s order (a new list)."""
+    """The shard's dataset indices in epoch `epoch`'s order (a new list): the C++
+    BatchIterator's Fisher-Yates shuffle, whose draw for position i is uniform in [0, i]
+    by rejecting outputs at or above the largest multiple of i + 1."""
     order = list(shard_indices)
-    rng = _mt19937_64(_mix(_mix(_mix(seed) ^ shard) ^ epoch))
+    rng_seed = _mix(_mix(_mix(seed) ^ shard) ^ epoch)
+    if len(order) < 2:
+        return order
+    # All draws at once: a rejection (odds about len/2**64 per draw) falls back to drawing
+    # one at a time, which gives the same order.
+    sizes = np.arange(len(order), 1, -1, dtype=np.uint64)
+    blocks, draws, have = _mt19937_64_blocks(rng_seed), [], 0
+    while have < len(sizes):
+        draws.append(next(blocks))
+        have += len(draws[-1])
+    draws = np.concatenate(draws)[:len(sizes)]
+    mask = np.uint64(_MASK64)
+    if np.any(draws >= mask - mask % sizes):
+        return _epoch_order_one_by_one(order, rng_seed)
+    for i, j in zip(range(len(order) - 1, 0, -1), (draws % sizes).tolist()):
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+def _epoch_order_one_by_one(order, rng_seed):
+    rng = _mt19937_64(rng_seed)
     for i in range(len(order), 1, -1):
         limit = _MASK64 - _MASK64 % i
         r = next(rng)
@@ -295,7 +323,7 @@ def _batches(images, labels, batch_size, seed, num_shards, shard):
     shard_indices = range(shard, images.shape[0], num_shards)
     scale = np.uint8 == images.dtype
     epoch = 0
-    order = _epoch_order(shard_indices, seed, shard, epoch)
+    order = np.asarray(_epoch_order(shard_indices, seed, shard, epoch), dtype=np.int64)
     position = 0
     while True:
         rows = np.empty(batch_size, dtype=np.int64)
@@ -307,7 +335,8 @@ def _batches(images, labels, batch_size, seed, num_shards, shard):
             position += take
             if position == len(order):
                 epoch += 1
-                order = _epoch_order(shard_indices, seed, shard, epoch)
+                order = np.asarray(_epoch_order(shard_indices, seed, shard, epoch),
+                                   dtype=np.int64)
                 position = 0
         batch = images[rows].astype(np.float32)
         if scale:
