@@ -9,7 +9,7 @@ WERROR      ?= $(if $(filter true,$(CI)),ON,OFF)
 FUZZ_SECONDS ?= 30
 SOURCES      = $(shell git ls-files --cached --others --exclude-standard '*.cc' '*.h' 2>/dev/null)
 
-.PHONY: all setup configure build test demo wordcount-demo sanitize-configure sanitize-test fuzz install-check format format-check clean
+.PHONY: all setup configure build test demo demo-python wordcount-demo sanitize-configure sanitize-test fuzz install-check format format-check clean
 
 all: build
 
@@ -29,6 +29,9 @@ test: build
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)
+
+demo-python: build
+	@bash scripts/demo_python.sh $(BUILD)
 
 wordcount-demo: build
 	@bash scripts/wordcount_demo.sh $(BUILD)

@@ -186,3 +186,26 @@ def test_seed_trainer_recovers_when_the_ps_task_restarts(tmp_path):
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_seed_trainer_synchronous_under_tw_launch(tw_tool, tmp_path):
+    """--sync: SyncReplicasOptimizer with its session run hook, the chief's C++ loop
+    aggregating both workers' gradients for each update."""
+    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
+        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs "
+                    "dataset-fashion-mnist)")
+    ckpt = tmp_path / "ckpt"
+    env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
+    out = subprocess.run(
+        [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--", sys.executable,
+         str(EXAMPLES / "trainer.py"), "--checkpoint_dir=%s" % ckpt, "--sync",
+         "--max_steps=1500", "--log_every=500"],
+        env=env, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = [l for l in out.stdout.splitlines() if l.startswith("[worker:0] ")]
+    accuracy = [l for l in lines if "test accuracy:" in l]
+    assert accuracy and float(accuracy[0].split()[-1]) >= 0.8, out.stdout
+    # Each global step aggregated 2 batches: the rate counts 200 examples per step.
+    trained = [l for l in lines if "trained" in l][0]
+    steps = int(trained.split()[2])
+    assert 1000 <= steps <= 1500, trained

@@ -90,3 +90,15 @@ def test_an_op_without_a_gradient_on_the_path_is_an_error():
         np.testing.assert_allclose(s.run(g, {x: [1.0, 5.0, 2.0]}), [1.0, 1.0, 1.0])
     with pytest.raises(ValueError):
         tf.gradients([tf.constant(1)], [x], grad_ys=[1, 2])
+
+
+def test_stop_gradient_passes_its_value_and_ends_the_path():
+    x = tf.placeholder(tf.float32, [3])
+    stopped = tf.stop_gradient(x)
+    dx, = tf.gradients(x * stopped, [x])  # d(x * stop(x))/dx = stop(x) = x
+    none, = tf.gradients(stopped, [x])
+    assert none is None
+    with tf.Session() as sess:
+        value, grad = sess.run([stopped, dx], {x: [1.0, 5.0, 2.0]})
+    assert value.tolist() == [1.0, 5.0, 2.0]
+    assert grad.tolist() == [1.0, 5.0, 2.0]

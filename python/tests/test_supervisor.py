@@ -18,8 +18,9 @@ def _model():
 
 def test_chief_initializes_saves_and_a_new_supervisor_restores(tmp_path):
     step, w, train = _model()
+    # No checkpoint thread (save_model_secs=0): its first save would race this test's.
     sv = tf.train.Supervisor(is_chief=True, logdir=str(tmp_path), global_step=step,
-                             save_model_secs=3600)
+                             save_model_secs=0)
     assert tf.get_default_graph().finalized
     with sv.managed_session() as sess:
         for _ in range(3):

@@ -471,6 +471,7 @@ TW_REGISTER_SHAPE_FN("QueueDequeueUpTo", DequeueShape(true, false));
 
 // Element-wise: the shape of their (first) tensor input.
 TW_REGISTER_SHAPE_FN("Identity", SameAs(0));
+TW_REGISTER_SHAPE_FN("StopGradient", SameAs(0));
 TW_REGISTER_SHAPE_FN("Cast", SameAs(0));
 TW_REGISTER_SHAPE_FN("ZerosLike", SameAs(0));
 TW_REGISTER_SHAPE_FN("OnesLike", SameAs(0));

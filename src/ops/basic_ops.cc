@@ -71,6 +71,14 @@ class IdentityOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("Identity", "CPU", IdentityOp);
 
+// ---- StopGradient ----
+TW_REGISTER_OP("StopGradient")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Doc("Returns its input; gradients do not flow through it (TF's tf.stop_gradient).");
+TW_REGISTER_KERNEL("StopGradient", "CPU", IdentityOp);
+
 // ---- PlaceholderWithDefault ----
 TW_REGISTER_OP("PlaceholderWithDefault")
     .Input("input: dtype")
@@ -232,6 +240,7 @@ Status CastGradient(const Scope& scope, const ForwardOp& op,
 TW_REGISTER_GRADIENT("Cast", CastGradient);
 
 TW_NO_GRADIENT("Const");
+TW_NO_GRADIENT("StopGradient");
 TW_NO_GRADIENT("Placeholder");
 TW_NO_GRADIENT("Shape");
 TW_NO_GRADIENT("ZerosLike");
@@ -254,6 +263,10 @@ Output Placeholder(const Scope& scope, DataType dtype, const PlaceholderOptions&
 
 Output Identity(const Scope& scope, Input input) {
   return scope.AddNodeOutput("Identity", {{input}});
+}
+
+Output StopGradient(const Scope& scope, Input input) {
+  return scope.AddNodeOutput("StopGradient", {{input}});
 }
 
 Operation NoOp(const Scope& scope) { return scope.AddNode("NoOp", {}); }

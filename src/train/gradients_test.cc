@@ -148,6 +148,21 @@ TEST(GradientsTest, NonDifferentiablePathsEndSilently) {
   EXPECT_EQ(Eval(root, (*grads)[0].dense, {{x, Vec({1, 5, 2})}}), Vec({1, 1, 1}));
 }
 
+TEST(GradientsTest, StopGradientEndsAPathButPassesItsValue) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_FLOAT);
+  // y = x * stop(x): dy/dx is stop(x) = x, not 2x.
+  auto stopped = ops::StopGradient(root, x);
+  auto y = ops::Mul(root, x, stopped);
+  auto grads = Gradients(root, {y}, {x});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  EXPECT_EQ(Eval(root, (*grads)[0].dense, {{x, Vec({1, 5, 2})}}), Vec({1, 5, 2}));
+  EXPECT_EQ(Eval(root, stopped, {{x, Vec({3})}}), Vec({3}));
+  auto none = Gradients(root, {stopped}, {x});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE((*none)[0].exists());
+}
+
 TEST(GradientsTest, MissingGradientNamesOpAndNode) {
   Scope root = Scope::NewRootScope();
   auto x = ops::Placeholder(root, DT_FLOAT);

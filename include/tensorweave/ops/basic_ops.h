@@ -19,6 +19,8 @@ struct PlaceholderOptions {
 };
 Output Placeholder(const Scope& scope, DataType dtype, const PlaceholderOptions& options = {});
 Output Identity(const Scope& scope, Input input);
+// `input`, through which gradients do not flow: a path to it ends there.
+Output StopGradient(const Scope& scope, Input input);
 // Does nothing; a target to hang control dependencies on.
 Operation NoOp(const Scope& scope);
 

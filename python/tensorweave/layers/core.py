@@ -1,8 +1,10 @@
-"""tf.layers.dense: y = activation(x @ kernel + bias), with "kernel" [in, units] and
-"bias" [units] in a variable scope named `name` ("dense", "dense_1", ... by default)."""
+"""tf.layers.dense and the Dense layer (tf.layers.Dense, tf.keras.layers.Dense in graph
+mode): y = activation(x @ kernel + bias), with "kernel" [in, units] and "bias" [units] in a
+variable scope named `name` ("dense", "dense_1", ... by default)."""
 
 from tensorweave.framework import ops
 from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.ops import array_ops
 from tensorweave.ops import init_ops
 from tensorweave.ops import math_ops
 from tensorweave.ops import nn_ops
@@ -19,25 +21,114 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
         raise ValueError("Input 0 of layer dense is incompatible with the layer: expected "
                          "min_ndim=2, found ndim=%s. Full shape received: %s" %
                          (shape.ndims, shape))
-    if shape.ndims != 2:
-        raise NotImplementedError("dense: only inputs of rank 2 are supported, got %s" % shape)
     fan_in = shape.as_list()[-1]
     if fan_in is None:
         raise ValueError("The last dimension of the inputs to `Dense` should be defined. "
                          "Found `None`.")
+    if reuse is True and name is None:
+        # TF's Layer._set_scope: a reusing layer without a name reuses "dense" itself (a
+        # default name cannot be reused).
+        scope = vs.variable_scope("dense", reuse=True)
+    else:
+        scope = vs.variable_scope(name, default_name="dense", reuse=reuse)
+    with scope:
+        return _dense_here(inputs, units, activation, use_bias, kernel_initializer,
+                           bias_initializer, kernel_regularizer, bias_regularizer,
+                           activity_regularizer, trainable)
+
+
+def _dense_here(inputs, units, activation, use_bias, kernel_initializer, bias_initializer,
+                kernel_regularizer, bias_regularizer, activity_regularizer, trainable):
+    """The layer inside the current variable scope: its "kernel" and "bias" made or reused
+    there."""
+    shape = inputs.shape
+    fan_in = shape.as_list()[-1]
     dtype = inputs.dtype.base_dtype
-    with vs.variable_scope(name, default_name="dense", reuse=reuse):
-        kernel = vs.get_variable("kernel", [fan_in, units], dtype=dtype,
-                                 initializer=kernel_initializer,
-                                 regularizer=kernel_regularizer, trainable=trainable)
+    kernel = vs.get_variable("kernel", [fan_in, units], dtype=dtype,
+                             initializer=kernel_initializer,
+                             regularizer=kernel_regularizer, trainable=trainable)
+    if shape.ndims == 2:
         outputs = math_ops.matmul(inputs, kernel)
-        if use_bias:
-            bias = vs.get_variable("bias", [units], dtype=dtype, initializer=bias_initializer,
-                                   regularizer=bias_regularizer, trainable=trainable)
-            outputs = nn_ops.bias_add(outputs, bias)
-        if activation is not None:
-            outputs = activation(outputs)
-        if activity_regularizer is not None:
-            ops.add_to_collection(ops.GraphKeys.REGULARIZATION_LOSSES,
-                                  activity_regularizer(outputs))
-        return outputs
+    else:
+        # TF's tensordot over the last axis: [..., in] -> [..., units].
+        outer = shape.as_list()[:-1]
+        flat = math_ops.matmul(array_ops.reshape(inputs, [-1, fan_in]), kernel)
+        if all(d is not None for d in outer):
+            target = outer + [units]
+        else:
+            target = array_ops.concat([array_ops.shape(inputs)[:-1], [units]], 0)
+        outputs = array_ops.reshape(flat, target)
+    if use_bias:
+        bias = vs.get_variable("bias", [units], dtype=dtype, initializer=bias_initializer,
+                               regularizer=bias_regularizer, trainable=trainable)
+        outputs = nn_ops.bias_add(outputs, bias)
+    if activation is not None:
+        outputs = activation(outputs)
+    if activity_regularizer is not None:
+        ops.add_to_collection(ops.GraphKeys.REGULARIZATION_LOSSES,
+                              activity_regularizer(outputs))
+    return outputs
+
+
+class Dense:
+    """The dense layer as an object: its variables are made at the first call, in a
+    variable scope named after the layer, and every later call reuses them."""
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 trainable=True, name=None, **kwargs):
+        if isinstance(activation, str):
+            activation = {"relu": nn_ops.relu, "softmax": nn_ops.softmax,
+                          "sigmoid": nn_ops.sigmoid, "tanh": nn_ops.tanh,
+                          "linear": None}[activation]
+        self.units = int(units)
+        self.activation = activation
+        self.use_bias = use_bias
+        self._kernel_initializer = kernel_initializer
+        self._bias_initializer = bias_initializer or init_ops.zeros_initializer()
+        self._regularizers = (kernel_regularizer, bias_regularizer, activity_regularizer)
+        self.trainable = trainable
+        self._name = name
+        self._scope = None  # the variable scope of the first call
+
+    @property
+    def name(self):
+        return self._scope.name if self._scope is not None else self._name
+
+    def __call__(self, inputs):
+        inputs = convert_to_tensor(inputs)
+        if inputs.shape.ndims is None or inputs.shape.as_list()[-1] is None:
+            raise ValueError("The last dimension of the inputs to `Dense` should be defined. "
+                             "Found `None`.")
+        if self._scope is None:
+            scope = vs.variable_scope(self._name, default_name="dense")
+        else:
+            scope = vs.variable_scope(self._scope, reuse=True)
+        with scope as entered:
+            self._scope = self._scope or entered
+            return _dense_here(inputs, self.units, self.activation, self.use_bias,
+                               self._kernel_initializer, self._bias_initializer,
+                               *self._regularizers, self.trainable)
+
+    apply = __call__
+
+    @property
+    def kernel(self):
+        return self._variable("kernel")
+
+    @property
+    def bias(self):
+        return self._variable("bias") if self.use_bias else None
+
+    @property
+    def weights(self):
+        return [v for v in (self.kernel, self.bias) if v is not None]
+
+    trainable_weights = trainable_variables = variables = weights
+
+    def _variable(self, which):
+        if self._scope is None:
+            return None
+        return vs._graph_store(ops.get_default_graph())["vars"].get(
+            self._scope.name + "/" + which)

@@ -31,6 +31,11 @@ def identity(input, name=None):  # noqa: A002
     return raw_ops.Identity(input=value, name=name or "Identity")
 
 
+def stop_gradient(input, name=None):  # noqa: A002
+    """`input`, through which tf.gradients does not flow."""
+    return raw_ops.StopGradient(input=convert_to_tensor(input), name=name or "StopGradient")
+
+
 def reshape(tensor, shape, name=None):
     shape_tensor = convert_to_tensor(shape, dtype=dtypes.int32) if not isinstance(
         shape, ops.Tensor) else shape

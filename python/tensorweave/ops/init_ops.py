@@ -35,20 +35,42 @@ class Ones(Initializer):
 
 
 class Constant(Initializer):
-    """Fills with `value`: a scalar, or a list/array of exactly the shape's elements (TF's
-    verify_shape=False reshaping)."""
+    """Fills with `value`: a scalar, or a list/array. As TF 1.x's (v1) constant_initializer
+    without verify_shape: a list with fewer elements than the shape is padded with its last
+    element, one with more is a ValueError; with verify_shape its shape must be the
+    shape (TypeError)."""
 
     def __init__(self, value=0, dtype=dtypes.float32, verify_shape=False):
         super().__init__(dtype)
         self.value = value
+        self._verify_shape = verify_shape
 
-    def __call__(self, shape, dtype=None, partition_info=None):
+    def __call__(self, shape, dtype=None, partition_info=None, verify_shape=None):
         from tensorweave.framework.constant_op import constant
         dtype = self._dtype(dtype)
+        if verify_shape is None:
+            verify_shape = self._verify_shape
         value = np.asarray(self.value, dtype=dtype.as_numpy_dtype)
-        if value.size == 1:
-            return array_ops.fill(shape, constant(value.reshape(()), dtype=dtype))
-        return constant(value.reshape(shape), dtype=dtype)
+        dims = [int(d) for d in shape]
+        if verify_shape:
+            if list(value.shape) != dims:
+                raise TypeError("Expected Tensor's shape: %s, got %s." %
+                                (tuple(dims), tuple(value.shape)))
+            return constant(value, dtype=dtype)
+        if value.ndim == 0:
+            return array_ops.fill(dims, constant(value, dtype=dtype))
+        needed = int(np.prod(dims)) if dims else 1
+        flat = value.reshape(-1)
+        if flat.size > needed:
+            raise ValueError("Too many elements provided. Needed at most %d, but received %d" %
+                             (needed, flat.size))
+        if flat.size < needed:
+            flat = np.concatenate([flat, np.full(needed - flat.size, flat[-1], flat.dtype)])
+        return constant(flat.reshape(dims), dtype=dtype)
+
+    def get_config(self):
+        return {"value": self.value, "dtype": self.dtype.name,
+                "verify_shape": self._verify_shape}
 
 
 class RandomUniform(Initializer):

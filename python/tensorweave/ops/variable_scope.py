@@ -7,7 +7,9 @@ also opens a name scope for the ops made in it (uniquified, "foo_1", as TF does)
 variables are always named "<scope>/<name>"."""
 
 import contextlib
+import inspect
 import threading
+import weakref
 
 from tensorweave.framework import dtypes
 from tensorweave.framework import ops
@@ -63,36 +65,57 @@ class VariableScope:
 
 
 class _Store(threading.local):
-    """Per thread, the scope stack; per graph (weakly), the variables by full name."""
+    """Per thread and per graph, the scope stack (TF keeps it per graph; per thread too
+    here, so threads building graphs do not see each other's scopes)."""
 
     def __init__(self):
-        self.scopes = []
+        self.stacks = weakref.WeakKeyDictionary()
 
 
 _state = _Store()
 
 
 def _graph_store(graph):
+    """Per graph: the variables get_variable made, by full name, and TF's count of the
+    times each variable scope name was opened (for default names)."""
     store = getattr(graph, "_variable_store", None)
     if store is None:
         store = graph._variable_store = {"vars": {}, "scope_counts": {}}
     return store
 
 
+def _scope_stack(graph=None):
+    graph = graph or ops.get_default_graph()
+    stack = _state.stacks.get(graph)
+    if stack is None:
+        stack = _state.stacks[graph] = [VariableScope(False)]
+    return stack
+
+
 def get_variable_scope():
-    if not _state.scopes:
-        _state.scopes.append(VariableScope(False))
-    return _state.scopes[-1]
+    return _scope_stack()[-1]
 
 
 @contextlib.contextmanager
 def _pushed(scope):
-    get_variable_scope()
-    _state.scopes.append(scope)
+    stack = _scope_stack()
+    stack.append(scope)
     try:
         yield scope
     finally:
-        _state.scopes.pop()
+        stack.pop()
+
+
+def _unique_scope_leaf(counts, outer_name, prefix):
+    """TF's _get_unique_variable_scope: prefix, or prefix_N for the first N whose scope was
+    not opened yet."""
+    base = outer_name + "/" + prefix if outer_name else prefix
+    if counts.get(base, 0) == 0:
+        return prefix
+    idx = 1
+    while counts.get("%s_%d" % (base, idx), 0) > 0:
+        idx += 1
+    return "%s_%d" % (prefix, idx)
 
 
 @contextlib.contextmanager
@@ -101,40 +124,48 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
                    reuse=None, dtype=None, use_resource=None, constraint=None,
                    auxiliary_name_scope=True):
     """Opens a variable scope (and a name scope) named `name_or_scope`, or a fresh
-    `default_name` ("dense", "dense_1", ...) when it is None."""
+    `default_name` ("dense", "dense_1", ...) when it is None.
+
+    As TF 1.x: reuse is inherited by string sub-scopes (False does not turn it off); a
+    captured VariableScope keeps its own reuse and name wherever it is re-entered, and
+    opens a new name scope named after its last component ("tower_1/"); default names count
+    every scope opened by that name, and the counts of a scope's sub-scopes start again
+    when it is closed (so a model built twice in one reopened scope gets the same names)."""
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
+    if name_or_scope is not None and not isinstance(name_or_scope, (VariableScope, str)):
+        raise TypeError("VariableScope: name_or_scope must be a string or VariableScope.")
     if reuse is False:
         reuse = None  # False does not turn reuse off inside a reusing scope, as in TF
+    if name_or_scope is None and reuse is True:
+        raise ValueError("reuse=True cannot be used without a name_or_scope")
     outer = get_variable_scope()
     graph = ops.get_default_graph()
-    if isinstance(name_or_scope, VariableScope):
-        name = name_or_scope.name
-        base = name_or_scope
-    else:
-        if name_or_scope is None:
-            counts = _graph_store(graph)["scope_counts"]
-            prefix = outer.name + "/" if outer.name else ""
-            n = counts.get(prefix + default_name, 0)
-            counts[prefix + default_name] = n + 1
-            leaf = default_name if n == 0 else "%s_%d" % (default_name, n)
-        else:
-            leaf = name_or_scope
-        name = outer.name + "/" + leaf if outer.name else leaf
-        base = outer
-    inherited = outer.reuse if not isinstance(name_or_scope, VariableScope) else \
-        name_or_scope.reuse
-    new_reuse = True if reuse is True else (AUTO_REUSE if reuse is AUTO_REUSE or
-                                            inherited is AUTO_REUSE else
-                                            (inherited or outer.reuse))
+    counts = _graph_store(graph)["scope_counts"]
+    captured = isinstance(name_or_scope, VariableScope)
     with contextlib.ExitStack() as stack:
-        if auxiliary_name_scope:
-            if isinstance(name_or_scope, VariableScope):
-                ns = stack.enter_context(graph.name_scope(name_or_scope.original_name_scope))
-            else:
-                ns = stack.enter_context(graph.name_scope(name.rpartition("/")[2]))
+        if captured:
+            ns_leaf = name_or_scope.name.split("/")[-1]
         else:
-            ns = base.original_name_scope
+            ns_leaf = name_or_scope if name_or_scope is not None else default_name
+        ns = None
+        if auxiliary_name_scope and ns_leaf:
+            ns = stack.enter_context(graph.name_scope(ns_leaf))
+        if captured:
+            name = name_or_scope.name
+            base = name_or_scope
+            new_reuse = reuse if reuse else name_or_scope.reuse
+            ns = name_or_scope.original_name_scope
+        else:
+            leaf = name_or_scope if name_or_scope is not None else \
+                _unique_scope_leaf(counts, outer.name, default_name)
+            name = outer.name + "/" + leaf if outer.name else leaf
+            base = outer
+            new_reuse = reuse if reuse else outer.reuse
+            if ns is None:
+                ns = outer.original_name_scope
+        counts[name] = counts.get(name, 0) + 1
+        snapshot = dict(counts)
         scope = VariableScope(
             new_reuse, name=name,
             initializer=initializer if initializer is not None else base.initializer,
@@ -142,16 +173,26 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
             dtype=dtype if dtype is not None else base.dtype, name_scope=ns,
             partitioner=partitioner if partitioner is not None else base.partitioner,
             custom_getter=custom_getter if custom_getter is not None else base.custom_getter)
-        stack.enter_context(_pushed(scope))
-        yield scope
+        try:
+            with _pushed(scope):
+                yield scope
+        finally:
+            if captured:
+                counts.clear()
+                counts.update(snapshot)
+            else:
+                for key in list(counts):
+                    if key.startswith(name + "/"):
+                        counts[key] = 0
 
 
-def _default_initializer(dtype):
+def _default_initializer(name, dtype):
+    """TF's: glorot_uniform for floats, zeros for integers and bools; others need one."""
     if dtype.is_floating:
         return init_ops.glorot_uniform_initializer()
-    if dtype.is_integer or dtype.is_bool or dtype == dtypes.string:
+    if dtype.is_integer or dtype.is_bool:
         return init_ops.zeros_initializer()
-    raise ValueError("An initializer for variable of type %s is required" % dtype.name)
+    raise ValueError("An initializer for variable %s of %s is required" % (name, dtype))
 
 
 def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
@@ -165,8 +206,21 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     full_name = scope.name + "/" + name if scope.name else name
     graph = ops.get_default_graph()
     store = _graph_store(graph)["vars"]
+    if inspect.isclass(initializer):  # TF takes an initializer class as its instance
+        initializer = initializer()
+    from_value = initializer is not None and not callable(initializer)
+    if from_value and shape is not None:
+        raise ValueError("If initializer is a constant, do not specify shape.")
+    if from_value and dtype is not None and isinstance(initializer, ops.Tensor) and \
+            initializer.dtype.base_dtype != dtypes.as_dtype(dtype):
+        raise ValueError("Initializer type '%s' and explicit dtype '%s' don't match." %
+                         (initializer.dtype.base_dtype, dtypes.as_dtype(dtype)))
+    # A variable made from a value takes the value's dtype unless one is given (TF).
+    value_dtype = dtypes.as_dtype(dtype) if dtype is not None else None
     dtype = dtypes.as_dtype(dtype if dtype is not None else (scope.dtype or dtypes.float32))
     partitioner = partitioner if partitioner is not None else scope.partitioner
+    if regularizer is None:
+        regularizer = scope.regularizer  # as TF: the scope's regularizer is the default
     found = store.get(full_name)
     if found is not None:
         if scope.reuse is False or scope.reuse is None:
@@ -188,7 +242,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if initializer is None:
         initializer = scope.initializer
     if initializer is None:
-        initializer = _default_initializer(dtype)
+        initializer = _default_initializer(full_name, dtype)
     if trainable is None:
         trainable = True
     if partitioner is not None:
@@ -196,8 +250,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         made = partitioned_variables.create(full_name, shape, dtype, initializer, partitioner,
                                             trainable, collections)
     else:
-        made = _new_variable(full_name, shape, dtype, initializer, trainable, collections,
-                             validate_shape)
+        made = _new_variable(full_name, shape, value_dtype if from_value else dtype,
+                             initializer, trainable, collections, validate_shape)
     store[full_name] = made
     if regularizer is not None:
         with graph.name_scope(full_name + "/Regularizer/"):

@@ -8,6 +8,7 @@ import numpy as np
 
 from tensorweave.framework import ops
 from tensorweave.platform import tf_logging as _log
+from tensorweave.training import saver as saver_lib
 from tensorweave.training import training_util
 from tensorweave.training.session_run_hook import SessionRunArgs, SessionRunHook
 
@@ -17,8 +18,11 @@ class SecondOrStepTimer:
     """Triggers every `every_secs` seconds or every `every_steps` steps (exactly one)."""
 
     def __init__(self, every_secs=None, every_steps=None):
-        if (every_secs is None) == (every_steps is None):
-            raise ValueError("exactly one of every_n_secs and every_n_steps must be provided.")
+        # TF's messages.
+        if every_secs is None and every_steps is None:
+            raise ValueError("Either every_secs or every_steps should be provided.")
+        if every_secs is not None and every_steps is not None:
+            raise ValueError("Can not provide both every_secs and every_steps.")
         self._every_secs = every_secs
         self._every_steps = every_steps
         self.reset()
@@ -119,6 +123,10 @@ class CheckpointSaverHook(SessionRunHook):
         self._global_step_tensor = _require_global_step("CheckpointSaverHook")
         os.makedirs(self._checkpoint_dir, exist_ok=True)
         saver = self._get_saver()
+        if saver is None and self._scaffold is not None:
+            # The Scaffold makes its Saver at finalize, from the SAVERS collection: made
+            # now, so that it can be built for this directory before the graph is finalized.
+            saver = saver_lib._get_saver_or_default()
         if saver is not None:
             saver.build(self._checkpoint_dir)  # before the graph is finalized
         for listener in self._listeners:
@@ -154,23 +162,23 @@ class CheckpointSaverHook(SessionRunHook):
         for listener in self._listeners:
             listener.before_save(session, step)
         self._get_saver().save(session, self._save_path, global_step=step)
-        return any(listener.after_save(session, step) for listener in self._listeners)
+        should_stop = False
+        for listener in self._listeners:  # every listener hears of the save, as in TF
+            if listener.after_save(session, step):
+                _log.info("A CheckpointSaverListener requested that training be stopped. "
+                          "listener: %s", listener)
+                should_stop = True
+        return should_stop
 
     def _get_saver(self):
         if self._saver is not None:
             return self._saver
         if self._scaffold is not None:
             return self._scaffold.saver
-        savers = ops.get_collection(ops.GraphKeys.SAVERS)
-        if not savers:
-            raise RuntimeError("No items in collection %s. Please add a saver to the "
-                               "collection or provide a saver or scaffold." %
-                               ops.GraphKeys.SAVERS)
-        if len(savers) > 1:
-            raise RuntimeError("More than one item in collection %s. Please indicate which "
-                               "one to use by passing it to the constructor." %
-                               ops.GraphKeys.SAVERS)
-        self._saver = savers[0]
+        # TF looks in the SAVERS collection when it first saves, after the Scaffold put its
+        # default Saver there; here the Saver must be built in begin(), before the graph is
+        # finalized, so the same default Saver is made now (the Scaffold then takes it).
+        self._saver = saver_lib._get_saver_or_default()
         return self._saver
 
 
@@ -209,9 +217,12 @@ class LoggingTensorHook(SessionRunHook):
                              "every_n_secs must be provided.")
         if every_n_iter is not None and every_n_iter <= 0:
             raise ValueError("invalid every_n_iter=%s." % every_n_iter)
+        # As TF: a list's items are their own tags, in order; a dict's tags are sorted.
         if not isinstance(tensors, dict):
-            tensors = {getattr(t, "name", t): t for t in tensors}
-        self._tag_order = list(tensors)
+            self._tag_order = list(tensors)
+            tensors = {item: item for item in tensors}
+        else:
+            self._tag_order = sorted(tensors.keys())
         self._tensors = tensors
         self._formatter = formatter
         self._timer = None if only_log_at_end else SecondOrStepTimer(
@@ -219,9 +230,9 @@ class LoggingTensorHook(SessionRunHook):
         self._log_at_end = at_end
 
     def begin(self):
-        graph = ops.get_default_graph()
-        self._current = {tag: graph.as_graph_element(t) if isinstance(t, str) else t
-                         for tag, t in self._tensors.items()}
+        if self._timer is not None:
+            self._timer.reset()
+        self._current = {tag: _as_graph_element(t) for tag, t in self._tensors.items()}
         self._iter = 0
 
     def before_run(self, run_context):
@@ -230,20 +241,49 @@ class LoggingTensorHook(SessionRunHook):
         return SessionRunArgs(self._current) if self._should_trigger else None
 
     def _log_values(self, values):
-        if self._formatter:
-            _log.info(self._formatter(values))
-        else:
-            _log.info(", ".join("%s = %s" % (tag, values[tag]) for tag in self._tag_order))
+        elapsed = None
+        if self._timer is not None:
+            elapsed, _ = self._timer.update_last_triggered_step(self._iter)
+        with np.printoptions(suppress=True):
+            if self._formatter:
+                _log.info(self._formatter(values))
+                return
+            stats = ", ".join("%s = %s" % (tag, values[tag]) for tag in self._tag_order)
+            if elapsed is not None:  # TF's "(0.123 sec)" since the previous line
+                _log.info("%s (%.3f sec)", stats, elapsed)
+            else:
+                _log.info("%s", stats)
 
     def after_run(self, run_context, run_values):
         if self._should_trigger:
-            self._timer.update_last_triggered_step(self._iter)
             self._log_values(run_values.results)
         self._iter += 1
 
     def end(self, session):
         if self._log_at_end:
             self._log_values(session.run(self._current))
+
+
+def _as_graph_element(obj):
+    """TF's basic_session_run_hooks._as_graph_element: a tensor of the default graph, or a
+    name: "x:0", or "x" for the only output of op x."""
+    graph = ops.get_default_graph()
+    if not isinstance(obj, str):
+        if not hasattr(obj, "graph") or obj.graph is not graph:
+            raise ValueError("Passed %s should have graph attribute that is equal to current "
+                             "graph %s." % (obj, graph))
+        return obj
+    if ":" in obj:
+        return graph.as_graph_element(obj)
+    element = graph.as_graph_element(obj + ":0")
+    try:
+        graph.as_graph_element(obj + ":1")
+    except (KeyError, ValueError):
+        pass
+    else:
+        raise ValueError("Name %s is ambiguous, as this `Operation` has multiple outputs "
+                         "(at least 2)." % obj)
+    return element
 
 
 class NanLossDuringTrainingError(RuntimeError):

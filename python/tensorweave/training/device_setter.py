@@ -61,7 +61,12 @@ def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:w
     """A device function for `tf.device`, or None when there are no ps tasks (so `with
     tf.device(None)` leaves placement alone, as in TF)."""
     if cluster is not None:
-        cluster_spec = cluster if isinstance(cluster, dict) else cluster.as_dict()
+        if isinstance(cluster, dict):
+            cluster_spec = cluster
+        elif hasattr(cluster, "as_dict"):
+            cluster_spec = cluster.as_dict()
+        else:  # TF's error for anything else
+            raise TypeError("cluster must be a dictionary or ClusterSpec")
         job = re.search(r"/job:([^/]+)", _native.canonical_device(ps_device or ""))
         if job is None or not cluster_spec.get(job.group(1)):
             return None

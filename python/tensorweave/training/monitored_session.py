@@ -3,17 +3,19 @@ Scaffold: a session for training loops that prepares the model, runs hooks aroun
 and is remade when a ps task fails, as the C++ MonitoredTrainingSession
 (tensorweave/train/monitored_session.h) does.
 
-Preparing the model: the chief restores the latest checkpoint of checkpoint_dir, or runs
-the init op when there is none (variables a ps task still holds are kept when every
-variable is initialized); other workers wait until the model is ready, polling every half
-second (TF waits 30 s between polls) and logging every 10 s what they wait for.
+Preparing the model (SessionManager): the chief restores the latest checkpoint of
+checkpoint_dir, or runs the init op when there is none (variables a ps task still holds are
+kept when every variable is initialized); other workers wait until the model is ready,
+polling every half second (TF waits 30 s between polls) and logging every 10 s what they
+wait for.
 Recovery: a step failing with AbortedError or UnavailableError (a ps task restarted or is
 gone) closes the session, makes a new one as above, and runs the step again."""
 
+import inspect
+import os
 import time
 
 from tensorweave import errors
-from tensorweave.client.session import Session
 from tensorweave.framework import ops
 from tensorweave.platform import tf_logging as _log
 from tensorweave.ops import control_flow_ops
@@ -21,12 +23,12 @@ from tensorweave.ops import variables
 from tensorweave.training import basic_session_run_hooks as hooks_lib
 from tensorweave.training import saver as saver_lib
 from tensorweave.training.coordinator import Coordinator
+from tensorweave.training.session_manager import SessionManager
 from tensorweave.training.session_run_hook import SessionRunArgs, SessionRunContext
 from tensorweave.training.session_run_hook import SessionRunValues
 
 _PREEMPTION_ERRORS = (errors.AbortedError, errors.UnavailableError)
 _POLL_SECS = 0.5
-_LOG_EVERY_SECS = 10.0
 USE_DEFAULT = object()
 
 
@@ -58,9 +60,10 @@ class Scaffold:
         self._summary_op = summary_op
         self._saver = saver
 
-    def finalize(self, checkpoint_dir=None):
+    def finalize(self, checkpoint_dir=None, restore_dir=None):
         """Takes the missing ops from the graph's collections, or makes them (and builds
-        the Saver for checkpoint_dir), then finalizes the graph. Idempotent."""
+        the Saver for checkpoint_dir, and for restore_dir when it exists), then finalizes
+        the graph. Idempotent."""
         graph = ops.get_default_graph()
         if self._init_op is None:
             self._init_op = _first_or(ops.GraphKeys.INIT_OP, lambda: control_flow_ops.group(
@@ -82,6 +85,10 @@ class Scaffold:
             self._saver = _default_saver()
         if checkpoint_dir and self._saver is not None:
             self._saver.build(checkpoint_dir)
+        # The directory of checkpoint_filename_with_path (restored from, not written).
+        if restore_dir and self._saver is not None and os.path.isdir(restore_dir) and \
+                not graph.finalized:
+            self._saver.build(restore_dir)
         graph.finalize()
         return self
 
@@ -113,31 +120,12 @@ def _first_or(key, make):
 
 
 def _default_saver():
-    savers = ops.get_collection(ops.GraphKeys.SAVERS)
-    if savers:
-        if len(savers) > 1:
-            raise RuntimeError("More than one item in collection %s. Please indicate which one "
-                               "to use by passing it to the constructor." %
-                               ops.GraphKeys.SAVERS)
-        return savers[0]
-    saver = saver_lib.Saver(sharded=True, allow_empty=True)
-    ops.add_to_collection(ops.GraphKeys.SAVERS, saver)
-    return saver
-
-
-def _names(values):
-    return [v.decode() if isinstance(v, bytes) else str(v) for v in values]
-
-
-def _not_ready(sess, op):
-    """The variables `op` reports uninitialized (names), [] when there is no op."""
-    if op is None:
-        return []
-    return _names(sess.run(op))
+    return saver_lib._get_saver_or_default()
 
 
 class _SessionCreator:
-    """Makes a session and prepares the model in it."""
+    """Makes a session and prepares the model in it, through a SessionManager over the
+    scaffold's ops."""
 
     def __init__(self, scaffold, master, config, checkpoint_dir=None, max_wait_secs=7200):
         self._scaffold = scaffold or Scaffold()
@@ -145,18 +133,13 @@ class _SessionCreator:
         self._config = config
         self._checkpoint_dir = checkpoint_dir
         self._max_wait_secs = max_wait_secs
+        self._restore_dir = None  # a directory only restored from (ChiefSessionCreator)
 
-    def _new_session(self):
-        self._scaffold.finalize(self._checkpoint_dir)
-        return Session(self._master, config=self._config)
-
-    def _local_init(self, sess):
-        """Runs the local init op once the global variables are ready; False if not yet."""
-        if _not_ready(sess, self._scaffold.ready_for_local_init_op):
-            return False
-        if self._scaffold.local_init_op is not None:
-            sess.run(self._scaffold.local_init_op)
-        return True
+    def _manager(self):
+        s = self._scaffold.finalize(self._checkpoint_dir, self._restore_dir)
+        return SessionManager(local_init_op=s.local_init_op, ready_op=s.ready_op,
+                              ready_for_local_init_op=s.ready_for_local_init_op,
+                              graph=ops.get_default_graph())
 
 
 class ChiefSessionCreator(_SessionCreator):
@@ -167,34 +150,16 @@ class ChiefSessionCreator(_SessionCreator):
                  checkpoint_filename_with_path=None):
         super().__init__(scaffold, master, config, checkpoint_dir)
         self._checkpoint_path = checkpoint_filename_with_path
+        if checkpoint_filename_with_path:
+            self._restore_dir = os.path.dirname(os.path.abspath(checkpoint_filename_with_path))
 
     def create_session(self):
-        sess = self._new_session()
-        try:
-            s = self._scaffold
-            path = self._checkpoint_path
-            if path is None and self._checkpoint_dir:
-                path = saver_lib.latest_checkpoint(self._checkpoint_dir)
-            if path is not None and s.saver is not None:
-                s.saver.restore(sess, path)
-                _log.info("Restored the model from %s", path)
-            elif _not_ready(sess, s.ready_op):
-                if s.init_op is not None:
-                    sess.run(s.init_op, feed_dict=s.init_feed_dict)
-                if s.init_fn:
-                    s.init_fn(sess)
-            if not self._local_init(sess):
-                raise RuntimeError("Init operations did not make model ready for local_init. "
-                                   "Variables not initialized: %s" %
-                                   ", ".join(_not_ready(sess, s.ready_for_local_init_op)))
-            missing = _not_ready(sess, s.ready_op)
-            if missing:
-                raise RuntimeError("Init operations did not make model ready. Variables not "
-                                   "initialized: %s" % ", ".join(missing))
-            return sess
-        except BaseException:
-            sess.close()
-            raise
+        manager = self._manager()
+        s = self._scaffold
+        return manager.prepare_session(
+            self._master, init_op=s.init_op, saver=s.saver, checkpoint_dir=self._checkpoint_dir,
+            checkpoint_filename_with_path=self._checkpoint_path, config=self._config,
+            init_feed_dict=s.init_feed_dict, init_fn=s.init_fn)
 
 
 class WorkerSessionCreator(_SessionCreator):
@@ -204,30 +169,8 @@ class WorkerSessionCreator(_SessionCreator):
         super().__init__(scaffold, master, config, None, max_wait_secs)
 
     def create_session(self):
-        sess = self._new_session()
-        try:
-            deadline = time.monotonic() + self._max_wait_secs
-            next_log = time.monotonic() + _LOG_EVERY_SECS
-            while True:
-                if self._local_init(sess):
-                    missing = _not_ready(sess, self._scaffold.ready_op)
-                    if not missing:
-                        return sess
-                else:
-                    missing = _not_ready(sess, self._scaffold.ready_for_local_init_op)
-                now = time.monotonic()
-                if now >= deadline:
-                    raise errors.DeadlineExceededError(
-                        None, None, "Session was not ready after waiting %d secs: variables "
-                        "not initialized: %s" % (self._max_wait_secs, ", ".join(missing)))
-                if now >= next_log:
-                    _log.info("Waiting for model to be ready. Variables not initialized: %s",
-                              ", ".join(missing))
-                    next_log = now + _LOG_EVERY_SECS
-                time.sleep(_POLL_SECS)
-        except BaseException:
-            sess.close()
-            raise
+        return self._manager().wait_for_session(self._master, config=self._config,
+                                                max_wait_secs=self._max_wait_secs)
 
 
 class _MonitoredSession:
@@ -244,14 +187,19 @@ class _MonitoredSession:
         self._stop_requested = False
         self._sess = None
         self._closed = False
-        self.coord = Coordinator()
+        # As TF: the coordinator suppresses no exception (OutOfRangeError included).
+        self.coord = Coordinator(clean_stop_exception_types=[])
+        self._graph = ops.get_default_graph()
+        # As TF: a graph this session finalizes is unfinalized again at close.
+        self._graph_was_finalized = self._graph.finalized
         for h in self._hooks:
             h.begin()
         self._create_session()
 
     @property
     def graph(self):
-        return ops.get_default_graph()
+        """The graph launched in this session; None once closed (as TF)."""
+        return None if self._closed else self._graph
 
     def _create_session(self):
         deadline = time.monotonic() + self._recovery_timeout_secs
@@ -282,14 +230,27 @@ class _MonitoredSession:
         return self._sess
 
     def should_stop(self):
-        return self._closed or self._stop_requested or self.coord.should_stop()
+        if self._closed or self._stop_requested:
+            return True
+        # As TF's _CoordinatedSession: an exception reported to the coordinator is raised
+        # here; a recoverable session answers True instead.
+        try:
+            self.coord.raise_requested_exception()
+        except Exception:  # noqa: BLE001 - as TF's _RecoverableSession._check_stop
+            if self._should_recover:
+                return True
+            raise
+        return self.coord.should_stop()
 
-    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+    def _recovering(self, call):
+        """call(), remaking the session and calling again after a preemption error."""
+        if self._closed:
+            raise RuntimeError("Run called on a closed MonitoredSession.")
         while True:
             if self._sess is None:
                 self._create_session()
             try:
-                return self._run_with_hooks(fetches, feed_dict, options, run_metadata)
+                return call()
             except _PREEMPTION_ERRORS as e:
                 if not self._should_recover:
                     raise
@@ -298,26 +259,48 @@ class _MonitoredSession:
                           "be closed and a new session will be created. Error: %s", e)
                 self._close_session()
 
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        return self._recovering(
+            lambda: self._run_with_hooks(fetches, feed_dict, options, run_metadata))
+
     def run_step_fn(self, step_fn):
-        """Calls step_fn(step_context) whose run_with_hooks runs a step with the hooks."""
-        return step_fn(_StepContext(self))
+        """Calls step_fn(step_context): its `session` is the raw session, run_with_hooks
+        runs a step with the hooks, request_stop() raises StopIteration (as TF). The whole
+        step_fn is called again after a preemption error."""
+        try:
+            params = [p.name for p in inspect.signature(step_fn).parameters.values()]
+        except (TypeError, ValueError):
+            params = None
+        if params is not None and params not in (["step_context"], ["self", "step_context"]):
+            raise ValueError("`step_fn` may either have one `step_context` argument, or "
+                             "`self` and `step_context` arguments if it's an instance "
+                             "method. Got {} instead.".format(tuple(params)))
+        return self._recovering(lambda: step_fn(_StepContext(self)))
 
     def _run_with_hooks(self, fetches, feed_dict, options, run_metadata):
+        if self._closed:
+            raise RuntimeError("Run called on a closed MonitoredSession.")
+        if self._stop_requested:  # as TF's _HookedSession
+            raise RuntimeError("Run called even after should_stop requested.")
         context = SessionRunContext(
             original_args=SessionRunArgs(fetches, feed_dict, options), session=self._sess)
         all_fetches = {"caller": fetches}
-        feeds = dict(feed_dict or {})
+        hook_feeds = {}
         for i, h in enumerate(self._hooks):
             args = h.before_run(context)
             if args is None:
                 continue
             if args.fetches is not None:
                 all_fetches[i] = args.fetches
-            for key, value in (args.feed_dict or {}).items():
-                if key in feeds:
-                    raise RuntimeError("Same tensor is fed by a SessionRunHook and user.")
-                feeds[key] = value
+            if args.feed_dict:
+                _raise_if_feeds_intersect(hook_feeds, args.feed_dict,
+                                          "Same tensor is fed by two hooks.")
+                hook_feeds.update(args.feed_dict)
             options = options or args.options
+        _raise_if_feeds_intersect(feed_dict or {}, hook_feeds,
+                                  "Same tensor is fed by a SessionRunHook and user.")
+        feeds = dict(hook_feeds)
+        feeds.update(feed_dict or {})
         results = self._sess.run(all_fetches, feed_dict=feeds, options=options,
                                  run_metadata=run_metadata)
         for i, h in enumerate(self._hooks):
@@ -344,6 +327,8 @@ class _MonitoredSession:
                                 ignore_live_threads=True)
             finally:
                 self._close_session()
+                if not self._graph_was_finalized:
+                    self._graph._finalized = False  # TF's Graph._unsafe_unfinalize()
 
     def __enter__(self):
         return self
@@ -363,11 +348,19 @@ class _StepContext:
     def session(self):
         return self._monitored.raw_session()
 
-    def run_with_hooks(self, *args, **kwargs):
-        return self._monitored._run_with_hooks(*args, **kwargs)
+    def run_with_hooks(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """As MonitoredSession.run (preemption errors go to run_step_fn, which recovers)."""
+        return self._monitored._run_with_hooks(fetches, feed_dict, options, run_metadata)
 
     def request_stop(self):
-        self._monitored._stop_requested = True
+        """As TF: ends the step_fn by raising StopIteration (which `with` swallows)."""
+        raise StopIteration("step_fn has requested the iterations to stop.")
+
+
+def _raise_if_feeds_intersect(feeds1, feeds2, message):
+    intersection = set(feeds1) & set(feeds2)
+    if intersection:
+        raise RuntimeError(message + " Conflict(s): " + str(list(intersection)))
 
 
 class MonitoredSession(_MonitoredSession):
@@ -406,20 +399,24 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     elif save_checkpoint_steps is USE_DEFAULT:
         save_checkpoint_steps = None
     scaffold = scaffold or Scaffold()
-    all_hooks = list(hooks or [])
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
                                        max_wait_secs=max_wait_secs)
-        return MonitoredSession(creator, all_hooks, stop_grace_period_secs)
-    all_hooks.extend(chief_only_hooks or [])
+        return MonitoredSession(creator, list(hooks or []), stop_grace_period_secs)
+    # As TF: chief-only hooks first, then the step counter (only with a summary or
+    # checkpoint directory: without one the graph needs no global step), the checkpoint
+    # saver, and the caller's hooks last.
+    all_hooks = list(chief_only_hooks or [])
     creator = ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
                                   checkpoint_dir=checkpoint_dir)
-    if log_step_count_steps and log_step_count_steps > 0:
-        all_hooks.append(hooks_lib.StepCounterHook(every_n_steps=log_step_count_steps))
+    summary_dir = summary_dir or checkpoint_dir
+    if summary_dir and log_step_count_steps and log_step_count_steps > 0:
+        all_hooks.append(hooks_lib.StepCounterHook(every_n_steps=log_step_count_steps,
+                                                   output_dir=summary_dir))
     if checkpoint_dir and ((save_checkpoint_secs and save_checkpoint_secs > 0) or
                            (save_checkpoint_steps and save_checkpoint_steps > 0)):
         all_hooks.append(hooks_lib.CheckpointSaverHook(
-            checkpoint_dir, save_steps=save_checkpoint_steps,
-            save_secs=None if save_checkpoint_steps else save_checkpoint_secs,
+            checkpoint_dir, save_steps=save_checkpoint_steps, save_secs=save_checkpoint_secs,
             scaffold=scaffold))
+    all_hooks.extend(hooks or [])
     return MonitoredSession(creator, all_hooks, stop_grace_period_secs)

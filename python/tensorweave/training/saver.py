@@ -8,7 +8,11 @@ finalizes its graph (MonitoredTrainingSession does) builds them before, through 
 Scaffold and CheckpointSaverHook."""
 
 import collections
+import numbers
 import os
+import threading
+
+import numpy as np
 
 from tensorweave import _native
 from tensorweave import errors
@@ -68,6 +72,7 @@ class Saver:
             raise ValueError("No variables to save")
         self._max_to_keep = int(max_to_keep or 0)
         self._built = {}  # canonical directory -> (native saver, prefix, save op, restore op)
+        self._save_lock = threading.Lock()
         self._last_directory = None
 
     def build(self, directory):
@@ -105,25 +110,36 @@ class Saver:
         """Saves every variable as `save_path`-<global_step> (or `save_path` without a step)
         and returns that prefix; None when there is nothing to save."""
         directory, basename = os.path.split(os.path.abspath(save_path))
+        # As TF: a missing parent directory is an error (the native Saver would create it).
+        if self._saveables and not os.path.isdir(directory):
+            raise ValueError("Parent directory of {} doesn't exist, can't save.".format(
+                save_path))
         step = None
         if global_step is not None:
-            step = global_step if isinstance(global_step, int) else \
-                int(sess.run(global_step))
+            # TF takes any integral number (numpy's too) as the step itself.
+            step = int(global_step) if isinstance(global_step, (numbers.Integral, np.integer)) \
+                else int(sess.run(global_step))
         built = self._for_directory(directory)
         if built is None:
             return None
         native, prefix_tensor, save_op, _ = built
-        prefix = native.begin_save(step, basename)
-        sess.run(save_op, {prefix_tensor: prefix})
-        if write_state:
-            native.finish_save(prefix)
-        self._last_directory = native.directory
+        # One save at a time (a Supervisor's checkpoint thread and the program may both
+        # save): the C++ Saver's file bookkeeping is not meant to run concurrently.
+        with self._save_lock:
+            prefix = native.begin_save(step, basename)
+            sess.run(save_op, {prefix_tensor: prefix})
+            if write_state:
+                native.finish_save(prefix)
+            self._last_directory = native.directory
         return prefix
 
     def restore(self, sess, save_path):
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
         path = os.path.abspath(save_path)
+        # As TF, checked first: building the ops for a directory would create it.
+        if self._saveables and not checkpoint_exists(path):
+            raise ValueError("The passed save_path is not a valid checkpoint: %s" % save_path)
         built = self._for_directory(os.path.dirname(path))
         if built is None:
             return
@@ -141,6 +157,22 @@ class Saver:
             return []
         state = get_checkpoint_state(self._last_directory)
         return list(state.all_model_checkpoint_paths) if state else []
+
+
+def _get_saver_or_default():
+    """The Saver of the SAVERS collection, or a new default one (all variables, empty
+    allowed) added to it, as TF's saver._get_saver_or_default. Shared by the Scaffold and
+    CheckpointSaverHook, so both use one Saver."""
+    savers = ops.get_collection(ops.GraphKeys.SAVERS)
+    if savers:
+        if len(savers) > 1:
+            raise RuntimeError("More than one item in collection {}. Please indicate which one "
+                               "to use by passing it to the constructor.".format(
+                                   ops.GraphKeys.SAVERS))
+        return savers[0]
+    saver = Saver(sharded=True, allow_empty=True)
+    ops.add_to_collection(ops.GraphKeys.SAVERS, saver)
+    return saver
 
 
 CheckpointState = collections.namedtuple(

@@ -81,9 +81,12 @@ class SessionManager:
                                               checkpoint_filename_with_path,
                                               wait_for_checkpoint, max_wait_secs, config)
         try:
-            # Without a ready op nothing tells an initialized model: initialize.
+            # The model a ps task still holds is kept; without a ready op, or without
+            # variables, nothing tells an initialized model: initialize (as TF).
             if not restored and (init_op is not None or init_fn is not None) and (
-                    self._ready_op is None or self._not_ready(sess, self._ready_op)):
+                    self._ready_op is None or
+                    not self._graph.get_collection(ops.GraphKeys.GLOBAL_VARIABLES) or
+                    self._not_ready(sess, self._ready_op)):
                 if init_op is not None:
                     sess.run(init_op, feed_dict=init_feed_dict)
                 if init_fn is not None:

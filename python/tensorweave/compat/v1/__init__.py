@@ -24,7 +24,8 @@ from tensorweave.framework.tensor_shape import Dimension, TensorShape
 from tensorweave.ops import nn_ops as _nn
 from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, ones_like, pad,
                                        placeholder, placeholder_with_default, reshape, shape,
-                                       slice, stack, unstack, where, zeros, zeros_like)
+                                       slice, stack, stop_gradient, unstack, where, zeros,
+                                       zeros_like)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
 from tensorweave.ops.data_flow_ops import FIFOQueue, QueueBase
 from tensorweave.ops.gradients import gradients
@@ -139,7 +140,7 @@ train = _namespace(
     queue_runner=_namespace("train.queue_runner", QueueRunner=_queue_runner.QueueRunner,
                             add_queue_runner=_queue_runner.add_queue_runner,
                             start_queue_runners=_queue_runner.start_queue_runners))
-layers = _namespace("layers", dense=_layers_core.dense)
+layers = _namespace("layers", dense=_layers_core.dense, Dense=_layers_core.Dense)
 initializers = _namespace(
     "initializers", zeros=zeros_initializer, ones=ones_initializer,
     constant=constant_initializer, random_uniform=random_uniform_initializer,
@@ -147,6 +148,8 @@ initializers = _namespace(
     variance_scaling=variance_scaling_initializer, glorot_uniform=glorot_uniform_initializer,
     glorot_normal=glorot_normal_initializer, he_normal=_init_ops.he_normal,
     he_uniform=_init_ops.he_uniform)
+keras = _namespace("keras", layers=_namespace("keras.layers", Dense=_layers_core.Dense),
+                   initializers=initializers)
 estimator = _namespace("estimator", RunConfig=_RunConfig, TaskType=_TaskType)
 contrib = _namespace(
     "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),
