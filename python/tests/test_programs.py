@@ -19,16 +19,21 @@ def fashion_mnist():
         pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs dataset-fashion-mnist)")
 
 
-@pytest.mark.parametrize("mode", ["async", "sync_replicas"])
-def test_supervisor_replica_trainer(tw_tool, tmp_path, fashion_mnist, mode):
-    """mnist_replica.py's way: replica_device_setter over two ps tasks, Supervisor, and
+@pytest.mark.parametrize("cluster,flags", [
+    ("ps=2,worker=2", []),
+    ("ps=2,worker=2", ["--sync_replicas"]),
+    # A backup worker: each update aggregates 2 of 3 workers' gradients, the slowest
+    # worker's are dropped as stale.
+    ("ps=1,worker=3", ["--sync_replicas", "--replicas_to_aggregate=2"]),
+], ids=["async", "sync_replicas", "sync_with_a_backup_worker"])
+def test_supervisor_replica_trainer(tw_tool, tmp_path, fashion_mnist, cluster, flags):
+    """mnist_replica.py's way: replica_device_setter over the ps tasks, Supervisor, and
     for sync_replicas the chief queue runner and init tokens; an int32 global step."""
     args = [str(PROGRAMS / "replica_supervisor.py"), "--train_dir=%s" % tmp_path,
-            "--train_steps=200"]
-    if mode == "sync_replicas":
-        args.append("--sync_replicas")
+            "--train_steps=200"] + flags
+    num_ps = int(cluster.split(",")[0].split("=")[1])
     env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(tmp_path))
-    out = subprocess.run([tw_tool, "launch", "--cluster", "ps=2,worker=2", "--",
+    out = subprocess.run([tw_tool, "launch", "--cluster", cluster, "--",
                           sys.executable] + args, env=env, capture_output=True, text=True,
                          timeout=180)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -39,5 +44,5 @@ def test_supervisor_replica_trainer(tw_tool, tmp_path, fashion_mnist, mode):
     assert float(lines["[worker:0] validation cross entropy"]) < 0.8, out.stdout
     assert int(lines["[worker:0] global step"]) >= 200
     # The Supervisor's checkpoint thread saved on the chief: one data file per ps task.
-    assert sorted(p.name for p in tmp_path.glob("model.ckpt-*.data-*"))[:2] == [
-        "model.ckpt-0.data-00000-of-00002", "model.ckpt-0.data-00001-of-00002"]
+    assert sorted(p.name for p in tmp_path.glob("model.ckpt-0.data-*")) == [
+        "model.ckpt-0.data-%05d-of-%05d" % (i, num_ps) for i in range(num_ps)]

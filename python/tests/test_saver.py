@@ -257,3 +257,54 @@ def test_saver_after_finalize_for_a_new_directory(tmp_path):
         assert saver.save(sess, str(built / "model")) == str(built / "model")
         with pytest.raises(RuntimeError, match="finalized"):
             saver.save(sess, str(tmp_path / "model"))
+
+
+def _free_address():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return "127.0.0.1:%d" % s.getsockname()[1]
+
+
+def _cluster(num_ps):
+    """Servers of `num_ps` ps tasks and a worker in this process; the worker's target."""
+    spec = {"ps": [_free_address() for _ in range(num_ps)], "worker": [_free_address()]}
+    servers = [tf.train.Server(spec, job_name="ps", task_index=i, _bind_host="127.0.0.1")
+               for i in range(num_ps)]
+    servers.append(tf.train.Server(spec, job_name="worker", task_index=0,
+                                   _bind_host="127.0.0.1"))
+    return servers
+
+
+def test_a_checkpoint_of_two_ps_tasks_restores_onto_one(tmp_path, monkeypatch):
+    """Saved by a cluster whose partitioned table and other variables are spread over two
+    ps tasks (each writes its own data file), restored by a cluster with one."""
+    monkeypatch.setenv("TW_ALLOWED_DIRECTORIES", str(tmp_path))
+    servers = _cluster(2)
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
+        with tf.variable_scope("emb", partitioner=tf.fixed_size_partitioner(2)):
+            table = tf.get_variable("table", [5, 2])
+        bias = tf.Variable([1.0, 2.0], name="bias")
+    assert sorted({p.device for p in table}) == ["/job:ps/task:0", "/job:ps/task:1"]
+    saver = tf.train.Saver()
+    with tf.Session(servers[-1].target) as sess:
+        sess.run(tf.global_variables_initializer())
+        saved = sess.run([table.as_tensor(), bias])
+        prefix = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=7)
+    assert len(list(tmp_path.glob("model.ckpt-7.data-*-of-00002"))) == 2
+    for server in servers:
+        server.stop()
+
+    tf.reset_default_graph()
+    servers = _cluster(1)
+    with tf.device(tf.train.replica_device_setter(ps_tasks=1)):
+        with tf.variable_scope("emb", partitioner=tf.fixed_size_partitioner(3)):
+            table = tf.get_variable("table", [5, 2])
+        bias = tf.Variable([0.0, 0.0], name="bias")
+    with tf.Session(servers[-1].target) as sess:
+        tf.train.Saver().restore(sess, prefix)
+        restored = sess.run([table.as_tensor(), bias])
+    np.testing.assert_array_equal(restored[0], saved[0])
+    np.testing.assert_array_equal(restored[1], saved[1])
+    for server in servers:
+        server.stop()
