@@ -107,7 +107,7 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
                         .num_threads = opt.threads > 0 ? opt.threads : runtime.num_threads,
                         .tls = *tls,
                         .allowed_directories = opt.allowed_dirs.empty()
-                                                   ? AllowedDirectoriesFromEnvironment()
+                                                   ? runtime.allowed_directories
                                                    : opt.allowed_dirs,
                         .shared_memory = runtime.shared_memory,
                         .buffer_pool_mb = runtime.buffer_pool_mb};

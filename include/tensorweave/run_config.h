@@ -40,8 +40,14 @@ struct RuntimeSettings {
   // the cache). -1 when unset or not a non-negative number (the option's default: leave
   // the process's pool as it is, 1 GiB).
   int64_t buffer_pool_mb = -1;
+  // TW_ALLOWED_DIRECTORIES: the directories graphs may read and write files in
+  // (ServerOptions::allowed_directories), separated by ':' (empty entries skipped). For
+  // programs that cannot pass them, such as a TF 1.x program's
+  // `tf.train.Server(cluster, job_name=..., task_index=...)`: the Python front-end's Server
+  // and `tw server` use them when given none. Empty when unset.
+  std::vector<std::string> allowed_directories;
 
-  // Reads the three variables through `getenv` (the process's environment by default).
+  // Reads the variables through `getenv` (the process's environment by default).
   // A TW_NUM_THREADS or TW_BUFFER_POOL_MB that does not parse is ignored and adds a line to
   // `warnings` (when given) naming the variable and its value.
   static RuntimeSettings FromEnvironment(

@@ -142,13 +142,6 @@ class Server {
 Status StopClusterServers(const ClusterSpec& cluster, const TlsOptions& tls = {},
                           absl::Duration timeout = absl::Seconds(10));
 
-// The directories the environment variable TW_ALLOWED_DIRECTORIES lists, separated by ':'
-// (empty entries skipped); none when it is unset. For programs that cannot pass
-// ServerOptions::allowed_directories themselves, such as a TF 1.x program's
-// `tf.train.Server(cluster, job_name=..., task_index=...)`: the Python front-end's Server and
-// `tw server` use it when given no directories. Server::Create never reads it.
-std::vector<std::string> AllowedDirectoriesFromEnvironment();
-
 }  // namespace tw
 
 #endif  // TENSORWEAVE_SERVER_H_

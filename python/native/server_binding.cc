@@ -82,14 +82,13 @@ py::dict RuntimeSettingsFromEnvironment() {
   d["num_threads"] = s.num_threads;
   d["shared_memory"] = s.shared_memory;
   d["buffer_pool_mb"] = s.buffer_pool_mb;
+  d["allowed_directories"] = s.allowed_directories;
   return d;
 }
 
 }  // namespace
 
 void BindServer(py::module_& m) {
-  m.def("allowed_directories_from_environment", &AllowedDirectoriesFromEnvironment,
-        "TW_ALLOWED_DIRECTORIES's directories (tensorweave/server.h).");
   py::class_<PyServer>(m, "Server")
       .def_static("create", &PyServer::Create, py::arg("cluster_json"), py::arg("job"),
                   py::arg("task"), py::arg("bind_host") = "0.0.0.0", py::arg("num_threads") = 0,

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "src/base/json.h"
 #include "src/base/logging.h"
 #include "src/base/strings.h"
@@ -232,6 +233,11 @@ RuntimeSettings RuntimeSettings::FromEnvironment(
       settings.buffer_pool_mb = mb;
     } else {
       warn("TW_BUFFER_POOL_MB", v, "a number of MiB");
+    }
+  }
+  if (const char* v = get("TW_ALLOWED_DIRECTORIES"); v != nullptr) {
+    for (absl::string_view dir : absl::StrSplit(v, ':', absl::SkipEmpty())) {
+      settings.allowed_directories.emplace_back(dir);
     }
   }
   return settings;

@@ -423,6 +423,18 @@ TEST(RuntimeSettingsTest, ReadsTheThreeVariables) {
             256);
 }
 
+TEST(RuntimeSettingsTest, AllowedDirectoriesAreColonSeparated) {
+  EXPECT_THAT(RuntimeSettings::FromEnvironment(Env({{"TW_ALLOWED_DIRECTORIES", "/ckpt:/data"}}))
+                  .allowed_directories,
+              ElementsAre("/ckpt", "/data"));
+  EXPECT_THAT(RuntimeSettings::FromEnvironment(Env({{"TW_ALLOWED_DIRECTORIES", ":/a::b:"}}))
+                  .allowed_directories,
+              ElementsAre("/a", "b"));
+  EXPECT_TRUE(RuntimeSettings::FromEnvironment(Env({{"TW_ALLOWED_DIRECTORIES", ""}}))
+                  .allowed_directories.empty());
+  EXPECT_TRUE(RuntimeSettings().allowed_directories.empty());
+}
+
 TEST(RuntimeSettingsTest, BadValuesAreIgnoredWithAWarningNamingThem) {
   std::vector<std::string> warnings;
   RuntimeSettings s = RuntimeSettings::FromEnvironment(

@@ -6,14 +6,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "src/base/logging.h"
@@ -400,16 +398,6 @@ StatusOr<std::unique_ptr<Server>> Server::CreateLocal(const ServerOptions& optio
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Create(cluster, "localhost", 0, local));
   TW_RETURN_IF_ERROR(server->Start());
   return server;
-}
-
-std::vector<std::string> AllowedDirectoriesFromEnvironment() {
-  const char* value = std::getenv("TW_ALLOWED_DIRECTORIES");
-  if (value == nullptr) return {};
-  std::vector<std::string> out;
-  for (absl::string_view dir : absl::StrSplit(value, ':', absl::SkipEmpty())) {
-    out.emplace_back(dir);
-  }
-  return out;
 }
 
 }  // namespace tw

@@ -264,10 +264,33 @@ class AllowedDirMultiProcessTest : public MultiProcessTest {
   }
   std::vector<std::string> PsFlags() const override { return {"--allowed-dir=" + allowed_}; }
 
+  // A save in the allowed directory works; one elsewhere is PermissionDenied.
+  void ExpectOnlyTheAllowedDirectoryIsWritable();
+
   std::string allowed_, outside_;
 };
 
+// The same directory given by TW_ALLOWED_DIRECTORIES (with an empty entry, skipped) instead
+// of the flag, as a Python program's tasks get it.
+class AllowedDirFromEnvironmentTest : public AllowedDirMultiProcessTest {
+ protected:
+  std::vector<std::string> PsFlags() const override { return {}; }
+  testing::EnvOverrides PsEnvironment() const override {
+    testing::EnvOverrides env = AllowedDirMultiProcessTest::PsEnvironment();
+    env["TW_ALLOWED_DIRECTORIES"] = ":" + allowed_;
+    return env;
+  }
+};
+
 TEST_F(AllowedDirMultiProcessTest, TwServerLetsGraphsWriteOnlyInItsAllowedDirectory) {
+  ExpectOnlyTheAllowedDirectoryIsWritable();
+}
+
+TEST_F(AllowedDirFromEnvironmentTest, TwServerTakesTheDirectoryFromTheEnvironment) {
+  ExpectOnlyTheAllowedDirectoryIsWritable();
+}
+
+void AllowedDirMultiProcessTest::ExpectOnlyTheAllowedDirectoryIsWritable() {
   Scope root = Scope::NewRootScope().WithDevice("/job:ps/task:0");
   auto v = ops::MakeVariable(root, "v", DT_FLOAT, {2});
   auto init = ops::Assign(root, v, {1.0f, 2.0f});

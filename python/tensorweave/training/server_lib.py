@@ -123,7 +123,7 @@ class Server:
             num_threads=settings["num_threads"], shared_memory=settings["shared_memory"],
             buffer_pool_mb=settings["buffer_pool_mb"],
             # TF 1.x programs name no directories: whoever starts the task lists them.
-            allowed_directories=_native.allowed_directories_from_environment(),
+            allowed_directories=settings["allowed_directories"],
             # The server's default session config: its operation timeout applies to the
             # steps of every session on this server that set none.
             default_operation_timeout_ms=int(getattr(config, "operation_timeout_in_ms", 0)
