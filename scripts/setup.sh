@@ -28,6 +28,7 @@ packages=(
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
   python3  # scripts/check_layers.py (make format-check), the Python front-end
   pybind11-dev python3-dev python3-numpy python3-pytest  # python/: the extension and its tests
+  python3-yaml python3-ruamel.yaml  # python/tests/test_k8s_yaml.py: manifests read as YAML 1.1 and 1.2
   linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training
 )

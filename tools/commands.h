@@ -4,6 +4,9 @@
 #ifndef TENSORWEAVE_TOOLS_COMMANDS_H_
 #define TENSORWEAVE_TOOLS_COMMANDS_H_
 
+#include <string>
+#include <vector>
+
 #include "CLI/CLI.hpp"
 
 namespace tw::tools {
@@ -14,6 +17,20 @@ void AddGraphCommand(CLI::App& app, int* exit_code);
 void AddK8sCommand(CLI::App& app, int* exit_code);
 void AddLaunchCommand(CLI::App& app, int* exit_code);
 void AddServerCommand(CLI::App& app, int* exit_code);
+
+// The words after the first "--" of tw's command line, exactly as given: the program a
+// command runs and its arguments. main takes them out before CLI11 parses the rest, since
+// CLI11 would read an argument such as "[64,32]" as a list of two words and "[]" as none.
+struct ProgramWords {
+  bool given = false;  // the command line had a "--"
+  std::vector<std::string> words;
+};
+// Splits argv (without argv[0]) at its first "--": the words before, for CLI11, and the
+// program's words after.
+ProgramWords SplitAtProgram(std::vector<std::string>* args);
+// Set by main before parsing; read by the commands that run a program (launch, k8s).
+void SetProgramWords(ProgramWords words);
+const ProgramWords& GetProgramWords();
 
 }  // namespace tw::tools
 

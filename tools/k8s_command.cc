@@ -99,9 +99,8 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
                   "always, if-not-present or never (default: Kubernetes' own)");
   cmd->add_option("--cpu", flags->cpu, "CPU request of every task, e.g. 2 or 500m");
   cmd->add_option("--memory", flags->memory, "Memory request of every task, e.g. 4Gi");
-  // One value per --env, collected as each is parsed: a vector option would end its values
-  // at the `--` before the command and so consume it, and the command's own flags would
-  // then be read as ours.
+  // One value per --env, collected as each is parsed: a vector option would also take the
+  // words of a program given without `--` as its values.
   cmd->add_option_function<std::string>(
          "--env", [flags](const std::string& v) { flags->env.push_back(v); },
          "NAME=VALUE set in every task; repeat for more")
@@ -111,7 +110,9 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
                 "Add a gRPC readiness probe on port 2222 (Kubernetes >= 1.24)");
   cmd->add_flag("--no-istio-sidecar", flags->no_istio_sidecar,
                 "Annotate pods with sidecar.istio.io/inject: \"false\" (Kubeflow with Istio)");
-  cmd->add_option("command", flags->command, "The program and its arguments, after --");
+  // The program and its arguments: the words after `--`, exactly as given (GetProgramWords),
+  // or without `--` the words left over once the flags are read.
+  cmd->allow_extras();
   cmd->footer(
       "Every task runs the same program; the operator gives each pod a TF_CONFIG naming its\n"
       "role and the cluster (addresses NAME-<job>-<index>.<namespace>.svc:2222).\n\n"
@@ -120,8 +121,17 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
       "      --cluster chief=1,worker=2,ps=1 --restart exit-code -- tw server > tfjob.yaml\n"
       "  kubectl apply -f tfjob.yaml\n\n"
       "See docs/kubernetes.md for the whole path.");
-  cmd->callback(
-      [flags, backoff, exit_code] { *exit_code = RunTfJob(*flags, backoff->count() > 0); });
+  cmd->callback([cmd, flags, backoff, exit_code] {
+    const ProgramWords& program = GetProgramWords();
+    flags->command = program.given ? program.words : cmd->remaining();
+    if (program.given && !cmd->remaining().empty()) {
+      std::cerr << "tw k8s tfjob: unexpected \"" << cmd->remaining()[0]
+                << "\" before --: the program and its arguments go after --\n";
+      *exit_code = 1;
+      return;
+    }
+    *exit_code = RunTfJob(*flags, backoff->count() > 0);
+  });
 }
 
 }  // namespace tw::tools

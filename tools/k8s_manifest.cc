@@ -120,6 +120,12 @@ void EmitString(YAML::Emitter& out, std::string_view s) {
   out << std::string(s);
 }
 
+// The program's words and environment values: any string at all, so always double-quoted
+// (escaped by the emitter). A plain scalar would have to avoid every construct that some
+// YAML reader takes for syntax (":8080" in a flow sequence, "[64,32]", "- x", "a #b", ...);
+// a quoted one is read back as the same string by YAML 1.1 and 1.2 readers alike.
+void EmitVerbatim(YAML::Emitter& out, const std::string& s) { out << YAML::DoubleQuoted << s; }
+
 std::string_view RestartPolicyName(RestartPolicy p) {
   switch (p) {
     case RestartPolicy::kNever:
@@ -265,11 +271,11 @@ void EmitContainer(YAML::Emitter& out, const TfJobSpec& spec) {
         << std::string(ImagePullPolicyName(spec.image_pull_policy));
   }
   out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  EmitString(out, spec.command[0]);
+  EmitVerbatim(out, spec.command[0]);
   out << YAML::EndSeq;
   if (spec.command.size() > 1) {
     out << YAML::Key << "args" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (size_t i = 1; i < spec.command.size(); ++i) EmitString(out, spec.command[i]);
+    for (size_t i = 1; i < spec.command.size(); ++i) EmitVerbatim(out, spec.command[i]);
     out << YAML::EndSeq;
   }
   if (!spec.env.empty()) {
@@ -279,7 +285,7 @@ void EmitContainer(YAML::Emitter& out, const TfJobSpec& spec) {
       out << YAML::Key << "name" << YAML::Value;
       EmitString(out, name);
       out << YAML::Key << "value" << YAML::Value;
-      EmitString(out, value);
+      EmitVerbatim(out, value);
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;

@@ -140,39 +140,36 @@ TEST(TfJobManifestTest, ImagePullPolicyIsLeftOutByDefault) {
   EXPECT_FALSE(c["readinessProbe"].IsDefined());
 }
 
-// Kubernetes rejects a number or a boolean where it wants a string (args, env values), so
-// every string that YAML would retype is quoted ("!" is yaml-cpp's tag for a quoted scalar,
-// "?" for a plain one) and comes back unchanged.
+// Kubernetes rejects a number or a boolean where it wants a string (args, env values), and
+// a word that is YAML syntax can make the manifest unreadable: the program's words are all
+// double-quoted ("!" is yaml-cpp's tag for a quoted scalar, "?" for a plain one) and come
+// back unchanged; other strings are quoted when YAML would retype them.
 TEST(TfJobManifestTest, StringsThatLookLikeOtherTypesStayStrings) {
   TfJobSpec spec = BasicSpec();
   const std::vector<std::string> quoted = {"2222", "true", "Yes",  "off", "~",    "null", "",  "-1",
                                            "+3",   ".5",   ".inf", "1e3", "0x1f", "1:20", "<<"};
   const std::vector<std::string> plain = {"--port", "server", "--job_name=ps", "a.b"};
+  // Words that are YAML syntax somewhere: flow collections, mapping keys, comments, block
+  // indicators, quotes, escapes, line breaks.
+  const std::vector<std::string> syntax = {
+      ":8080", "[64,32]", "[]", "{x: 1}", "a,b", "a: b # not a comment", "-", "- x", "? q",
+      "'single'", "\"double\"", "back\\slash", "tab\there", "line\nbreak", "&anchor", "*alias",
+      "!tag", "%directive", "@at", "`tick", "|", ">", "\xc3\xbcnicode", " padded "};
   spec.command = {"tw"};
-  spec.command.insert(spec.command.end(), quoted.begin(), quoted.end());
-  spec.command.insert(spec.command.end(), plain.begin(), plain.end());
-  // YAML syntax the emitter itself quotes.
-  spec.command.push_back("a: b # not a comment");
-  spec.command.push_back("-");
+  for (const auto* words : {&quoted, &plain, &syntax}) {
+    spec.command.insert(spec.command.end(), words->begin(), words->end());
+  }
   spec.env = {{"RETRIES", "3"}, {"VERBOSE", "on"}};
   spec.cpu = "2";
   spec.namespace_ = "123";
   const YAML::Node doc = Parse(spec);
   const YAML::Node args = Container(doc, "Worker")["args"];
-  ASSERT_EQ(args.size(), quoted.size() + plain.size() + 2);
-  size_t i = 0;
-  for (const std::string& s : quoted) {
-    EXPECT_EQ(args[i].as<std::string>(), s);
-    EXPECT_EQ(args[i].Tag(), "!") << "\"" << s << "\" must be quoted";
-    ++i;
+  ASSERT_EQ(args.size(), spec.command.size() - 1);
+  // Every word comes back as given, double-quoted whatever it is.
+  for (size_t i = 0; i + 1 < spec.command.size(); ++i) {
+    EXPECT_EQ(args[i].as<std::string>(), spec.command[i + 1]);
+    EXPECT_EQ(args[i].Tag(), "!") << "\"" << spec.command[i + 1] << "\" must be quoted";
   }
-  for (const std::string& s : plain) {
-    EXPECT_EQ(args[i].as<std::string>(), s);
-    EXPECT_EQ(args[i].Tag(), "?") << "\"" << s << "\" needs no quotes";
-    ++i;
-  }
-  EXPECT_EQ(args[i].as<std::string>(), "a: b # not a comment");
-  EXPECT_EQ(args[i + 1].as<std::string>(), "-");
 
   const YAML::Node c = Container(doc, "PS");
   EXPECT_EQ(c["env"][0]["value"].Tag(), "!");

@@ -180,10 +180,9 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--logs", flags->logs, "Directory for one <job>-<index>.log per task")
       ->type_name("DIR");
   cmd->add_option("--color", flags->color, "auto | always | never")->capture_default_str();
-  cmd->add_option("PROGRAM", flags->program,
-                  "After --: the program every task runs, and its arguments");
-  // Everything after `--` is the program's, even words that look like our flags.
-  cmd->prefix_command();
+  // The program every task runs, and its arguments: the words after `--`, exactly as given
+  // (GetProgramWords); any other word is a mistake, reported in the callback.
+  cmd->allow_extras();
   cmd->footer(
       "Every task runs PROGRAM ARGS with TF_CONFIG set as Kubeflow's TFJob sets it\n"
       "({\"cluster\":...,\"task\":{\"type\":\"worker\",\"index\":1},\"environment\":\"cloud\"}), "
@@ -196,15 +195,14 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
       "a task could not be started); 130 after Ctrl-C, 143 after SIGTERM; 1 for bad flags.\n"
       "See docs/launch.md.");
   cmd->callback([cmd, flags, exit_code] {
-    // With prefix_command, the program's words after `--` are in `program` and "--" is left
-    // over; anything else left over means the program came without `--`.
     const std::vector<std::string> rest = cmd->remaining();
-    if (!flags->program.empty() && !(rest.size() == 1 && rest[0] == "--")) {
+    if (!rest.empty()) {  // the program came without `--`
       std::cerr << "tw launch: put the program after --, e.g. tw launch --cluster worker=2 -- "
-                << flags->program[0] << " ...\n";
+                << rest[0] << " ...\n";
       *exit_code = 1;
       return;
     }
+    flags->program = GetProgramWords().words;
     StatusOr<int> code = RunLaunch(*flags);
     if (!code.ok()) {
       std::cerr << "tw launch: " << code.status().message() << "\n";

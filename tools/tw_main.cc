@@ -1,7 +1,32 @@
 // `tw`: the tensorweave command-line tool. See `tw --help`.
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "tools/commands.h"
+
+namespace tw::tools {
+namespace {
+ProgramWords& Words() {
+  static ProgramWords words;
+  return words;
+}
+}  // namespace
+
+ProgramWords SplitAtProgram(std::vector<std::string>* args) {
+  ProgramWords program;
+  auto dashes = std::find(args->begin(), args->end(), "--");
+  if (dashes == args->end()) return program;
+  program.given = true;
+  program.words.assign(dashes + 1, args->end());
+  args->erase(dashes, args->end());
+  return program;
+}
+void SetProgramWords(ProgramWords words) { Words() = std::move(words); }
+const ProgramWords& GetProgramWords() { return Words(); }
+
+}  // namespace tw::tools
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -23,8 +48,11 @@ int main(int argc, char** argv) {
   tw::tools::AddServerCommand(app, &exit_code);
   // CLI11 reports parse problems as exceptions; this is the one place they are turned into
   // a one-line message and exit code 1.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  tw::tools::SetProgramWords(tw::tools::SplitAtProgram(&args));
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

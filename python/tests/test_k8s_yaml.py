@@ -1,0 +1,74 @@
+"""Program arguments come through `tw k8s tfjob` and `tw launch` unchanged, whatever they
+are: the manifest read back by a strict YAML 1.2 reader (ruamel.yaml) and by a YAML 1.1 one
+(PyYAML, as Kubernetes' decoder reads YAML) gives the exact words; `tw launch` gives them to
+the program as given."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# Words that are numbers, booleans or YAML syntax in some reader, and words CLI11 would
+# read as lists ("[64,32]", "[]"), separators, escapes and a second "--".
+WORDS = ["--listen", ":8080", "[64,32]", "[]", "{a: 1}", "a,b", "--sizes=[1,2]", "- x", "-",
+         "--", "? q", "a: b", "#not-a-comment", "x #y", "'single'", '"double"', "back\\slash",
+         "tab\there", "line\nbreak", "&anchor", "*alias", "!tag", "%directive", "@at", "`tick",
+         "|", ">", "2222", "true", "off", "null", "~", "", " padded ", "1e3", "0x1f", "1:20",
+         "<<", "\u00fcnicode"]
+
+
+def tfjob(tw_tool, words, env_value):
+    out = subprocess.run(
+        [tw_tool, "k8s", "tfjob", "--name", "args", "--image", "registry.example/tw:1",
+         "--cluster", "chief=1,worker=2", "--env", "TRICKY=" + env_value, "--", "prog"] + words,
+        capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def containers(doc):
+    specs = doc["spec"]["tfReplicaSpecs"]
+    assert sorted(specs) == ["Chief", "Worker"]
+    return [specs[r]["template"]["spec"]["containers"][0] for r in sorted(specs)]
+
+
+def check(doc, words, env_value):
+    assert doc["apiVersion"] == "kubeflow.org/v1" and doc["kind"] == "TFJob"
+    for c in containers(doc):
+        assert c["command"] == ["prog"]
+        assert c["args"] == words
+        assert {e["name"]: e["value"] for e in c["env"]}["TRICKY"] == env_value
+
+
+def test_manifest_words_under_yaml_1_2_and_1_1(tw_tool):
+    ruamel = pytest.importorskip("ruamel.yaml", reason="scripts/setup.sh installs "
+                                 "python3-ruamel.yaml")
+    yaml = pytest.importorskip("yaml", reason="scripts/setup.sh installs python3-yaml")
+    env_value = "[64,32]: #x"
+    text = tfjob(tw_tool, WORDS, env_value)
+    strict = ruamel.YAML(typ="safe", pure=True)
+    strict.version = (1, 2)
+    check(strict.load(text), WORDS, env_value)
+    check(yaml.safe_load(text), WORDS, env_value)  # YAML 1.1, as Kubernetes reads it
+
+
+def test_tw_launch_passes_every_word_unchanged(tw_tool):
+    program = "import json, sys; print(json.dumps(sys.argv[1:]))"
+    out = subprocess.run([tw_tool, "launch", "--cluster", "worker=1", "--", sys.executable,
+                          "-c", program] + WORDS, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    line = [l for l in out.stdout.splitlines() if l.startswith("[worker:0] [")][0]
+    assert json.loads(line[len("[worker:0] "):]) == WORDS
+
+
+def test_words_before_dashes_are_refused(tw_tool):
+    out = subprocess.run([tw_tool, "k8s", "tfjob", "--name", "a", "--image", "i", "--cluster",
+                          "worker=2", "stray", "--", "prog"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1
+    assert 'unexpected "stray" before --' in out.stderr
+    out = subprocess.run([tw_tool, "launch", "--cluster", "worker=1", "prog"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "put the program after --" in out.stderr
