@@ -87,14 +87,17 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
                   "Replicas per job: chief, master, worker, ps, evaluator, e.g. "
                   "chief=1,worker=2,ps=1")
       ->required();
-  cmd->add_option("--restart", flags->restart,
-                  "Restart policy of every replica: never, on-failure, always, exit-code")
+  cmd->add_option(
+         "--restart", flags->restart,
+         "Restart policy of every replica: never, on-failure, exit-code (always is refused: "
+         "the job could never succeed)")
       ->capture_default_str();
   cmd->add_option("--namespace", flags->namespace_,
                   "metadata.namespace (default: kubectl's current namespace)");
   CLI::Option* backoff = cmd->add_option(
       "--backoff-limit", flags->backoff_limit,
-      "runPolicy.backoffLimit: container restarts before the job fails (ignored by exit-code)");
+      "runPolicy.backoffLimit: restarts before the job fails; with --restart on-failure only "
+      "(0: the first failure fails the job)");
   cmd->add_option("--image-pull-policy", flags->image_pull_policy,
                   "always, if-not-present or never (default: Kubernetes' own)");
   cmd->add_option("--cpu", flags->cpu, "CPU request of every task, e.g. 2 or 500m");
@@ -107,7 +110,7 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
       ->trigger_on_parse()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("--readiness-probe", flags->readiness_probe,
-                "Add a gRPC readiness probe on port 2222 (Kubernetes >= 1.24)");
+                "Add a TCP readiness probe on port 2222 (works with TLS; not for one-task jobs)");
   cmd->add_flag("--no-istio-sidecar", flags->no_istio_sidecar,
                 "Annotate pods with sidecar.istio.io/inject: \"false\" (Kubeflow with Istio)");
   // The program and its arguments: the words after `--`, exactly as given (GetProgramWords),

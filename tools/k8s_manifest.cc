@@ -198,6 +198,13 @@ StatusOr<std::vector<Replica>> CheckReplicas(const TfJobSpec& spec) {
         "--cluster has no chief, master or worker: a TFJob succeeds when chief:0 (or worker:0) "
         "exits 0, so this one could never complete");
   }
+  int tasks = 0;
+  for (const Replica& r : replicas) tasks += r.tasks;
+  if (tasks == 1 && spec.readiness_probe) {
+    return errors::InvalidArgument(
+        "--readiness-probe on a one-task job: the operator sets no TF_CONFIG for it, so the "
+        "program runs as a local task that does not serve port 2222 and would never be ready");
+  }
   // Pod and Service names must fit in a DNS label.
   for (const Replica& r : replicas) {
     const std::string longest = internal::StrCatAny(spec.name, "-", r.type->job, "-", r.tasks - 1);
@@ -234,6 +241,22 @@ Status CheckSpec(const TfJobSpec& spec) {
   }
   if (spec.backoff_limit.has_value() && *spec.backoff_limit < 0) {
     return errors::InvalidArgument("--backoff-limit ", *spec.backoff_limit, " must be >= 0");
+  }
+  if (spec.restart_policy == RestartPolicy::kAlways) {
+    // A pod restarted after exiting 0 never finishes, so neither does the job (tw launch
+    // refuses it too).
+    return errors::InvalidArgument(
+        "--restart always would restart a task that finished (exit 0), so the job could never "
+        "succeed; use exit-code (retry signals and crashes) or on-failure");
+  }
+  if (spec.backoff_limit.has_value() && spec.restart_policy != RestartPolicy::kOnFailure) {
+    // The operator counts container restarts against backoffLimit; under ExitCode it
+    // recreates pods instead, which are never counted, and under Never nothing restarts.
+    return errors::InvalidArgument(
+        "--backoff-limit counts restarts of --restart on-failure only: the operator never "
+        "counts the pods --restart ",
+        spec.restart_policy == RestartPolicy::kExitCode ? "exit-code recreates" : "never restarts",
+        " (docs/kubernetes.md)");
   }
   if (!spec.cpu.empty() && !IsQuantity(spec.cpu)) {
     return errors::InvalidArgument("--cpu \"", spec.cpu,
@@ -309,13 +332,18 @@ void EmitContainer(YAML::Emitter& out, const TfJobSpec& spec) {
     out << YAML::EndMap << YAML::EndMap;
   }
   if (spec.readiness_probe) {
-    // Every server serves grpc.health.v1 on its task port. The operator's headless
-    // Services do not publish unready pods, so a task's name resolves once it serves.
+    // Ready once the task's server accepts connections on its port: a TCP probe, which
+    // works with mutual TLS too (the kubelet's gRPC probe is plaintext, so a TLS server
+    // never answered it). The operator's headless Services do not publish unready pods, so
+    // a task's name resolves once it serves. A busy ps may answer slowly: a generous
+    // timeout, and several misses before a pod is taken out.
     out << YAML::Key << "readinessProbe" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "grpc" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "tcpSocket" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "port" << YAML::Value << kTfJobPort;
     out << YAML::EndMap;
     out << YAML::Key << "periodSeconds" << YAML::Value << 5;
+    out << YAML::Key << "timeoutSeconds" << YAML::Value << 5;
+    out << YAML::Key << "failureThreshold" << YAML::Value << 6;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

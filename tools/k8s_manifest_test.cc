@@ -127,8 +127,11 @@ TEST(TfJobManifestTest, OptionalFieldsGoWhereKubernetesReadsThem) {
     EXPECT_EQ(c["env"][0]["value"].as<std::string>(), "debug");
     EXPECT_EQ(c["env"][1]["name"].as<std::string>(), "DATA_DIR");
     EXPECT_EQ(c["env"][1]["value"].as<std::string>(), "/data");
-    EXPECT_EQ(c["readinessProbe"]["grpc"]["port"].as<int>(), 2222);
+    // A TCP probe: the kubelet's gRPC probe is plaintext and never reached a TLS server.
+    EXPECT_EQ(c["readinessProbe"]["tcpSocket"]["port"].as<int>(), 2222);
+    EXPECT_FALSE(c["readinessProbe"]["grpc"].IsDefined());
     EXPECT_GT(c["readinessProbe"]["periodSeconds"].as<int>(), 0);
+    EXPECT_GE(c["readinessProbe"]["timeoutSeconds"].as<int>(), 5);  // a busy ps answers late
   }
 }
 
@@ -151,10 +154,30 @@ TEST(TfJobManifestTest, StringsThatLookLikeOtherTypesStayStrings) {
   const std::vector<std::string> plain = {"--port", "server", "--job_name=ps", "a.b"};
   // Words that are YAML syntax somewhere: flow collections, mapping keys, comments, block
   // indicators, quotes, escapes, line breaks.
-  const std::vector<std::string> syntax = {
-      ":8080", "[64,32]", "[]", "{x: 1}", "a,b", "a: b # not a comment", "-", "- x", "? q",
-      "'single'", "\"double\"", "back\\slash", "tab\there", "line\nbreak", "&anchor", "*alias",
-      "!tag", "%directive", "@at", "`tick", "|", ">", "\xc3\xbcnicode", " padded "};
+  const std::vector<std::string> syntax = {":8080",
+                                           "[64,32]",
+                                           "[]",
+                                           "{x: 1}",
+                                           "a,b",
+                                           "a: b # not a comment",
+                                           "-",
+                                           "- x",
+                                           "? q",
+                                           "'single'",
+                                           "\"double\"",
+                                           "back\\slash",
+                                           "tab\there",
+                                           "line\nbreak",
+                                           "&anchor",
+                                           "*alias",
+                                           "!tag",
+                                           "%directive",
+                                           "@at",
+                                           "`tick",
+                                           "|",
+                                           ">",
+                                           "\xc3\xbcnicode",
+                                           " padded "};
   spec.command = {"tw"};
   for (const auto* words : {&quoted, &plain, &syntax}) {
     spec.command.insert(spec.command.end(), words->begin(), words->end());
@@ -242,6 +265,19 @@ TEST(TfJobManifestTest, OtherBadFieldsNameTheirFlag) {
   spec = BasicSpec();
   spec.backoff_limit = -1;
   ExpectInvalid(spec, "--backoff-limit -1 must be >= 0");
+  spec = BasicSpec();
+  spec.restart_policy = RestartPolicy::kAlways;
+  ExpectInvalid(spec, "--restart always would restart a task that finished");
+  spec = BasicSpec();
+  spec.restart_policy = RestartPolicy::kExitCode;
+  spec.backoff_limit = 2;
+  ExpectInvalid(spec, "--backoff-limit counts restarts of --restart on-failure only");
+  spec.restart_policy = RestartPolicy::kNever;
+  ExpectInvalid(spec, "the pods --restart never restarts");
+  spec = BasicSpec();
+  spec.replicas = {{"worker", 1}};
+  spec.readiness_probe = true;
+  ExpectInvalid(spec, "--readiness-probe on a one-task job");
 
   spec = BasicSpec();
   spec.cpu = "lots";

@@ -1,5 +1,5 @@
 // `tw server`: runs one task's standard server, its role resolved from flags or TF_CONFIG
-// like any tensorweave program; stops cleanly and exits 0 on SIGTERM or SIGINT.
+// like any tensorweave program; stops cleanly on SIGTERM or SIGINT (exit codes: ExitCode).
 #include <signal.h>
 
 #include <atomic>
@@ -64,6 +64,20 @@ StatusOr<TlsOptions> TlsFromFlags(const ServerCommandOptions& opt) {
   TW_ASSIGN_OR_RETURN(TlsOptions tls, LoadTlsFiles(opt.tls_ca, opt.tls_cert, opt.tls_key));
   tls.server_name = opt.tls_server_name;
   return tls;
+}
+
+// tw server's exit codes, chosen for TFJob's ExitCode restart policy (1-127 permanent,
+// 128-255 retried): docs/kubernetes.md.
+constexpr int kExitCannotListen = 200;      // the port could not be bound: retried
+constexpr int kExitChiefUnreachable = 201;  // --stop-when-chief-unreachable ran out: retried
+
+// 0 when the cluster was stopped by one of its tasks (the job is done); 128 + the signal
+// that stopped the server (a drained node or an evicted pod: the work is not done, and a
+// retried pod resumes it); kExitChiefUnreachable when the chief went away.
+int ExitCode(StopReason reason, int signal) {
+  if (reason == StopReason::kChiefUnreachable) return kExitChiefUnreachable;
+  if (reason == StopReason::kStoppedByCluster) return 0;
+  return signal != 0 ? 128 + signal : 0;
 }
 
 int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& args) {
@@ -133,7 +147,7 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   }
   if (Status s = (*server)->Start(); !s.ok()) {
     std::cerr << "tw server: " << s.message() << "\n";
-    return 1;
+    return kExitCannotListen;
   }
   // The address really bound: --bind-host and a local task's 127.0.0.1 differ from the
   // bind address the cluster configuration alone suggests.
@@ -141,10 +155,14 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
              (*server)->target());
   Server* raw = server->get();
   std::atomic<bool> joined{false};
-  std::thread stopper([raw, stop_signals, &joined] {
+  std::atomic<int> stopped_by_signal{0};
+  std::thread stopper([raw, stop_signals, &joined, &stopped_by_signal] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
-    if (!joined) Log().info("tw server: signal {}, stopping", sig);
+    if (!joined) {
+      Log().info("tw server: signal {}, stopping", sig);
+      stopped_by_signal = sig;
+    }
     raw->Stop();  // a no-op when the server has stopped already
   });
   raw->Join();
@@ -152,7 +170,7 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   // Join also returns when another task stopped the cluster: wake the signal thread.
   pthread_kill(stopper.native_handle(), SIGTERM);
   stopper.join();
-  return 0;
+  return ExitCode(raw->stats().stop_reason, stopped_by_signal);
 }
 
 }  // namespace
@@ -197,9 +215,15 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
       "  tw server --tls-ca=ca.pem --tls-cert=task.pem --tls-key=task.key ...\n"
       "Checkpoints (the ps tasks and the chief write them):\n"
       "  tw server --allowed-dir=/shared/ckpt ...\n"
-      "Stops cleanly and exits 0 on SIGTERM or SIGINT, when another task asks the cluster "
-      "to stop (Server::StopCluster), or when the chief is gone "
-      "(--stop-when-chief-unreachable).");
+      "Stops cleanly on SIGTERM or SIGINT, when another task asks the cluster to stop\n"
+      "(Server::StopCluster), or when the chief is gone (--stop-when-chief-unreachable).\n"
+      "Exit codes (for TFJob's ExitCode restart policy: 1-127 permanent, 128-255 retried):\n"
+      "  0    the cluster was stopped by one of its tasks: the job is done\n"
+      "  1    bad configuration (flags, TF_CONFIG, TLS files): retrying cannot help\n"
+      "  143, 130  stopped by SIGTERM, SIGINT (a drained node, an evicted pod): retried\n"
+      "  200  the port could not be bound: retried\n"
+      "  201  the chief did not answer for --stop-when-chief-unreachable: retried\n"
+      "See docs/kubernetes.md.");
   cmd->callback([cmd, opt, exit_code] { *exit_code = RunServer(*opt, cmd->remaining()); });
 }
 

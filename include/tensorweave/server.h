@@ -86,6 +86,14 @@ struct ServerOptions {
 
 // What a server is doing now, for diagnostics, health checks and tests that must wait for a
 // condition rather than sleep.
+// Why a server stopped, for its process's exit code (tw server's: docs/kubernetes.md).
+enum class StopReason {
+  kRunning,           // not stopped yet
+  kStopped,           // Stop() or StopCluster() on this server
+  kStoppedByCluster,  // another task (or a client) asked it to stop: StopCluster
+  kChiefUnreachable,  // ServerOptions::stop_when_chief_unreachable ran out
+};
+
 struct ServerStats {
   // Steps this task's worker is running a partition of, or holds tensors for.
   size_t active_steps = 0;
@@ -93,6 +101,8 @@ struct ServerStats {
   // stop_when_chief_unreachable); absl::InfinitePast() before the first answer or without a
   // watch.
   absl::Time chief_last_answered = absl::InfinitePast();
+  // Set before the server starts stopping, so valid once Join() has returned.
+  StopReason stop_reason = StopReason::kRunning;
 };
 
 // Thread-safe.

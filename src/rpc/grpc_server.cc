@@ -170,7 +170,7 @@ class GrpcServer final : public Server {
     worker_service_ = NewGrpcWorkerService(worker_.get(), [this](const std::string& by) {
       Log().info("/job:{}/task:{}: stop requested by {}", job_, task_,
                  by.empty() ? "a client" : by);
-      StopSoon();
+      StopSoon(StopReason::kStoppedByCluster);
     });
     master_service_ = NewGrpcMasterService(master_.get(), options_.master_threads);
     builder.RegisterService(worker_service_.get());
@@ -229,6 +229,7 @@ class GrpcServer final : public Server {
   }
 
   void Stop() override {
+    RecordStopReason(StopReason::kStopped);
     // Serialized: a second caller returns only when the server has really stopped.
     absl::MutexLock stopping(&stop_mu_);
     if (!watch_done_.HasBeenNotified()) watch_done_.Notify();
@@ -268,12 +269,21 @@ class GrpcServer final : public Server {
     ServerStats stats{.active_steps = worker_->ActiveSteps()};
     absl::MutexLock lock(&mu_);
     stats.chief_last_answered = chief_last_answered_;
+    stats.stop_reason = stop_reason_;
     return stats;
   }
 
  private:
-  // Stops on a thread of its own (the caller may be a gRPC or watcher thread Stop waits for).
-  void StopSoon() {
+  // The first reason wins: a stop requested by the cluster then runs Stop().
+  void RecordStopReason(StopReason reason) {
+    absl::MutexLock lock(&mu_);
+    if (stop_reason_ == StopReason::kRunning) stop_reason_ = reason;
+  }
+
+  // Stops on a thread of its own (the caller may be a gRPC or watcher thread Stop waits for),
+  // for `reason` unless a reason was recorded already.
+  void StopSoon(StopReason reason) {
+    RecordStopReason(reason);
     absl::MutexLock lock(&stop_thread_mu_);
     if (stop_thread_.joinable()) return;
     stop_thread_ = std::thread([this] { Stop(); });
@@ -292,13 +302,19 @@ class GrpcServer final : public Server {
       proto::GetStatusRequest req;
       proto::GetStatusResponse resp;
       if (stub->GetStatus(&ctx, req, &resp).ok()) {
+        if (!last_seen) {
+          Log().info(
+              "/job:{}/task:{}: the chief {} answered; this task stops if it does not "
+              "answer for {}",
+              job_, task_, chief, absl::FormatDuration(limit));
+        }
         last_seen = absl::Now();
         absl::MutexLock lock(&mu_);
         chief_last_answered_ = *last_seen;
       } else if (last_seen && absl::Now() - *last_seen > limit) {
         Log().info("/job:{}/task:{}: the chief {} has not answered for {}; stopping", job_, task_,
                    chief, absl::FormatDuration(absl::Now() - *last_seen));
-        StopSoon();
+        StopSoon(StopReason::kChiefUnreachable);
         return;
       }
     }
@@ -339,6 +355,7 @@ class GrpcServer final : public Server {
   std::shared_ptr<LocalMaster> local_master_;
   int port_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time chief_last_answered_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  StopReason stop_reason_ ABSL_GUARDED_BY(mu_) = StopReason::kRunning;
   absl::Notification stopped_;
   absl::Mutex stop_mu_;  // held for the whole of Stop()
   absl::Notification watch_done_;

@@ -60,6 +60,8 @@ class MultiProcessTest : public ::testing::Test {
   std::unique_ptr<Server> worker_;
 };
 
+// tw server's exit codes (docs/kubernetes.md): SIGTERM is retryable for TFJob's ExitCode
+// policy (128 + 15), a cluster stop is success (0).
 TEST_F(MultiProcessTest, ExactCountsOnAPsProcessAndCleanExitOnSigterm) {
   Scope root = Scope::NewRootScope();
   auto total = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "total", DT_INT64, {});
@@ -88,7 +90,10 @@ TEST_F(MultiProcessTest, ExactCountsOnAPsProcessAndCleanExitOnSigterm) {
   ps_->Signal(SIGTERM);
   auto code = ps_->Wait(absl::Seconds(10));
   ASSERT_TRUE(code.ok()) << code.status();
-  EXPECT_EQ(*code, 0);
+  EXPECT_EQ(*code, 128 + SIGTERM);
+  std::ifstream in(ps_log_);
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(log, ::testing::HasSubstr("signal 15, stopping")) << log;  // a clean stop
 }
 
 TEST_F(MultiProcessTest, KilledTaskGivesUnavailableNotAHang) {
@@ -142,6 +147,45 @@ TEST_F(MultiProcessTest, StopClusterEndsTheOtherProcess) {
   auto code = ps_->Wait(absl::Seconds(10));
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_EQ(*code, 0);
+}
+
+TEST_F(MultiProcessTest, PortInUseIsARetryableExitCode) {
+  Scope root = Scope::NewRootScope();
+  auto c = ops::Identity(root.WithDevice("/job:ps/task:0"), 1.0f);
+  ClientSession session(root, {.target = worker_->target()});
+  ASSERT_TRUE(session.Run({}, {c}).ok());  // the ps process holds its port
+  auto second = StartPs(ps_tf_config_, ::testing::TempDir() + "/ps_server_port_taken.log");
+  ASSERT_TRUE(second.ok()) << second.status();
+  auto code = (*second)->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 200);
+}
+
+// A ps task whose chief went away stops with a code TFJob retries (the chief may come
+// back), not 0, which would leave the restarted chief without its ps task.
+class ChiefWatchMultiProcessTest : public MultiProcessTest {
+ protected:
+  std::vector<std::string> PsFlags() const override { return {"--stop-when-chief-unreachable=1s"}; }
+};
+
+TEST_F(ChiefWatchMultiProcessTest, ChiefGoneIsARetryableExitCode) {
+  Scope root = Scope::NewRootScope();
+  auto c = ops::Identity(root.WithDevice("/job:ps/task:0"), 1.0f);
+  ClientSession session(root, {.target = worker_->target()});
+  ASSERT_TRUE(session.Run({}, {c}).ok());  // the ps process is up
+  // The ps task logs the chief's (this process's worker:0) first answer to its watch.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string log;
+  while (log.find("answered; this task stops") == std::string::npos && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));  // polling the log file, not waiting for time
+    std::ifstream in(ps_log_);
+    log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_THAT(log, ::testing::HasSubstr("answered; this task stops")) << log;
+  worker_->Stop();
+  auto code = ps_->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 201);
 }
 
 // A session whose target is the ps process's server: steps, feeds and fetches all cross
