@@ -6,32 +6,44 @@
 # Needs root (or sudo) only when it has something to install.
 #
 #   bash scripts/setup.sh          what building, testing and the demo need
+#   bash scripts/setup.sh build    only what a release build needs (the Dockerfile's build
+#                                  stage: no tests, no sanitizers, no data)
 #   bash scripts/setup.sh bench    also what only the peer benchmarks need (PyTorch for
 #                                  bench/mnist_torch.py); TW_SETUP_BENCH=1 does the same
 set -euo pipefail
 
 with_bench=${TW_SETUP_BENCH:-0}
+build_only=0
 for arg in "$@"; do
   case "$arg" in
     bench) with_bench=1 ;;
-    *) echo "usage: bash scripts/setup.sh [bench]" >&2; exit 2 ;;
+    build) build_only=1 ;;
+    *) echo "usage: bash scripts/setup.sh [build | bench]" >&2; exit 2 ;;
   esac
 done
 
-packages=(
+# What `cmake -DTW_BUILD_TESTS=OFF -DTW_BUILD_BENCHMARKS=OFF` and `cmake --install` need.
+build_packages=(
   build-essential cmake ninja-build pkg-config
-  clang-14 libclang-rt-14-dev clang-format
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libyaml-cpp-dev
+  python3 pybind11-dev python3-dev python3-numpy  # python/: the extension
+)
+# Tests, sanitizers, formatting, and the data the examples, tests and demos read.
+packages=(
+  "${build_packages[@]}"
+  clang-14 libclang-rt-14-dev clang-format
+  libgtest-dev libgmock-dev libbenchmark-dev
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
-  python3  # scripts/check_layers.py (make format-check), the Python front-end
-  pybind11-dev python3-dev python3-numpy python3-pytest  # python/: the extension and its tests
+  python3-pytest  # python/tests; python3 also runs scripts/check_layers.py (make format-check)
   python3-yaml python3-ruamel.yaml  # python/tests/test_k8s_yaml.py: manifests read as YAML 1.1 and 1.2
   linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training
 )
+if [ "$build_only" = 1 ]; then
+  packages=("${build_packages[@]}")
+fi
 # Only for the peer baselines in bench/ (PyTorch pulls in a few hundred MB), not for building.
 # libopenblas0-openmp becomes the system's libblas.so.3: without it Debian's torch calls the
 # reference BLAS and its steps are ~8x slower, which would make the baseline a straw man.

@@ -293,14 +293,12 @@ void EmitContainer(YAML::Emitter& out, const TfJobSpec& spec) {
     out << YAML::Key << "imagePullPolicy" << YAML::Value
         << std::string(ImagePullPolicyName(spec.image_pull_policy));
   }
-  out << YAML::Key << "command" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-  EmitVerbatim(out, spec.command[0]);
+  // The whole command line goes in `args`, leaving the image's ENTRYPOINT in place: for
+  // tensorweave's image that is tini, which forwards SIGTERM to the program and reaps
+  // children (a `command` would replace it). An image without an ENTRYPOINT runs args[0].
+  out << YAML::Key << "args" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const std::string& word : spec.command) EmitVerbatim(out, word);
   out << YAML::EndSeq;
-  if (spec.command.size() > 1) {
-    out << YAML::Key << "args" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (size_t i = 1; i < spec.command.size(); ++i) EmitVerbatim(out, spec.command[i]);
-    out << YAML::EndSeq;
-  }
   if (!spec.env.empty()) {
     out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq;
     for (const auto& [name, value] : spec.env) {

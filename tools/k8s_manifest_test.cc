@@ -64,11 +64,12 @@ TEST(TfJobManifestTest, HasTheTfJobStructureTheOperatorReads) {
     EXPECT_EQ(r["restartPolicy"].as<std::string>(), "ExitCode");
     EXPECT_THAT(Keys(r["template"]), ElementsAre("spec"));
     const YAML::Node c = Container(doc, type);
-    EXPECT_THAT(Keys(c), ElementsAre("name", "image", "command", "args", "ports"));
+    EXPECT_THAT(Keys(c), ElementsAre("name", "image", "args", "ports"));
     EXPECT_EQ(c["name"].as<std::string>(), "tensorflow");
     EXPECT_EQ(c["image"].as<std::string>(), "registry.example.com/tensorweave:0.1");
-    EXPECT_THAT(Strings(c["command"]), ElementsAre("tw"));
-    EXPECT_THAT(Strings(c["args"]), ElementsAre("server", "--threads", "4"));
+    // All in args: a `command` would replace the image's ENTRYPOINT (tini).
+    EXPECT_FALSE(c["command"].IsDefined());
+    EXPECT_THAT(Strings(c["args"]), ElementsAre("tw", "server", "--threads", "4"));
     ASSERT_EQ(c["ports"].size(), 1u);
     EXPECT_EQ(c["ports"][0]["name"].as<std::string>(), "tfjob-port");
     EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(), 2222);
@@ -80,8 +81,8 @@ TEST(TfJobManifestTest, CommandWithoutArgumentsHasNoArgs) {
   TfJobSpec spec = BasicSpec();
   spec.command = {"/usr/local/bin/wordcount"};
   const YAML::Node c = Container(Parse(spec), "Worker");
-  EXPECT_THAT(Strings(c["command"]), ElementsAre("/usr/local/bin/wordcount"));
-  EXPECT_FALSE(c["args"].IsDefined());
+  EXPECT_FALSE(c["command"].IsDefined());
+  EXPECT_THAT(Strings(c["args"]), ElementsAre("/usr/local/bin/wordcount"));
 }
 
 TEST(TfJobManifestTest, JobNamesBecomeTfJobReplicaTypes) {
@@ -187,11 +188,11 @@ TEST(TfJobManifestTest, StringsThatLookLikeOtherTypesStayStrings) {
   spec.namespace_ = "123";
   const YAML::Node doc = Parse(spec);
   const YAML::Node args = Container(doc, "Worker")["args"];
-  ASSERT_EQ(args.size(), spec.command.size() - 1);
+  ASSERT_EQ(args.size(), spec.command.size());
   // Every word comes back as given, double-quoted whatever it is.
-  for (size_t i = 0; i + 1 < spec.command.size(); ++i) {
-    EXPECT_EQ(args[i].as<std::string>(), spec.command[i + 1]);
-    EXPECT_EQ(args[i].Tag(), "!") << "\"" << spec.command[i + 1] << "\" must be quoted";
+  for (size_t i = 0; i < spec.command.size(); ++i) {
+    EXPECT_EQ(args[i].as<std::string>(), spec.command[i]);
+    EXPECT_EQ(args[i].Tag(), "!") << "\"" << spec.command[i] << "\" must be quoted";
   }
 
   const YAML::Node c = Container(doc, "PS");

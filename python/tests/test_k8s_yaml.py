@@ -36,8 +36,8 @@ def containers(doc):
 def check(doc, words, env_value):
     assert doc["apiVersion"] == "kubeflow.org/v1" and doc["kind"] == "TFJob"
     for c in containers(doc):
-        assert c["command"] == ["prog"]
-        assert c["args"] == words
+        assert "command" not in c  # the image's ENTRYPOINT (tini) stays
+        assert c["args"] == ["prog"] + words
         assert {e["name"]: e["value"] for e in c["env"]}["TRICKY"] == env_value
 
 

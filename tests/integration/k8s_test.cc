@@ -66,8 +66,9 @@ TEST(TwK8sTfJobTest, PrintsATfJobWithEveryReplicaRunningTheCommand) {
     EXPECT_EQ(c["name"].as<std::string>(), "tensorflow");
     EXPECT_EQ(c["image"].as<std::string>(), "registry.example.com/tensorweave:0.1");
     // Everything after `--` is the program's, flags included.
-    EXPECT_THAT(Strings(c["command"]), ElementsAre("tw"));
-    EXPECT_THAT(Strings(c["args"]), ElementsAre("server", "--threads", "4", "--bind-host=0.0.0.0"));
+    EXPECT_FALSE(c["command"].IsDefined());  // the image's ENTRYPOINT (tini) stays
+    EXPECT_THAT(Strings(c["args"]),
+                ElementsAre("tw", "server", "--threads", "4", "--bind-host=0.0.0.0"));
     ASSERT_EQ(c["ports"].size(), 1u);
     EXPECT_EQ(c["ports"][0]["name"].as<std::string>(), "tfjob-port");
     EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(), 2222);
@@ -114,8 +115,7 @@ TEST(TwK8sTfJobTest, OptionalFlagsReachTheManifest) {
   EXPECT_EQ(c["resources"]["requests"]["cpu"].as<std::string>(), "2");
   EXPECT_EQ(c["resources"]["requests"]["memory"].as<std::string>(), "4Gi");
   EXPECT_EQ(c["readinessProbe"]["tcpSocket"]["port"].as<int>(), 2222);
-  EXPECT_THAT(Strings(c["command"]), ElementsAre("/usr/local/bin/train"));
-  EXPECT_FALSE(c["args"].IsDefined());
+  EXPECT_THAT(Strings(c["args"]), ElementsAre("/usr/local/bin/train"));
   EXPECT_EQ(doc["spec"]["tfReplicaSpecs"]["PS"]["replicas"].as<int>(), 2);
 }
 
@@ -131,15 +131,14 @@ TEST(TwK8sTfJobTest, EnvTakesOneValuePerFlag) {
   EXPECT_EQ(c["env"][0]["name"].as<std::string>(), "A");
   EXPECT_EQ(c["env"][1]["name"].as<std::string>(), "B");
   EXPECT_EQ(c["env"][1]["value"].as<std::string>(), "x=y");
-  EXPECT_THAT(Strings(c["args"]), ElementsAre("server", "--threads=2"));
+  EXPECT_THAT(Strings(c["args"]), ElementsAre("tw", "server", "--threads=2"));
 
   r = Tw({"k8s", "tfjob", "--name", "wc", "--image", "tw:dev", "--cluster", "worker=2", "--env",
           "A=1", "tw", "server"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   c = YAML::Load(r.out)["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0];
   EXPECT_EQ(c["env"].size(), 1u);
-  EXPECT_THAT(Strings(c["command"]), ElementsAre("tw"));
-  EXPECT_THAT(Strings(c["args"]), ElementsAre("server"));
+  EXPECT_THAT(Strings(c["args"]), ElementsAre("tw", "server"));
 }
 
 TEST(TwK8sTfJobTest, OneTaskJobGetsANoteAboutTfConfig) {
