@@ -23,10 +23,20 @@ struct TfJobFlags {
   std::vector<std::string> env;
   bool readiness_probe = false;
   bool no_istio_sidecar = false;
+  std::string cpu_limit;
+  std::string memory_limit;
+  std::string checkpoint_pvc;
+  std::string checkpoint_dir = "/ckpt";
+  std::string checkpoint_size;
+  std::string tls_secret;
+  std::string success = "default";
+  int64_t active_deadline = 0;
+  int64_t ttl_after_finished = -1;
   std::vector<std::string> command;
 };
 
-StatusOr<TfJobSpec> MakeSpec(const TfJobFlags& flags, bool has_backoff_limit) {
+StatusOr<TfJobSpec> MakeSpec(const TfJobFlags& flags, bool has_backoff_limit, bool has_deadline,
+                             bool has_ttl) {
   TfJobSpec spec;
   spec.name = flags.name;
   spec.namespace_ = flags.namespace_;
@@ -51,11 +61,24 @@ StatusOr<TfJobSpec> MakeSpec(const TfJobFlags& flags, bool has_backoff_limit) {
   }
   spec.readiness_probe = flags.readiness_probe;
   spec.disable_istio_sidecar = flags.no_istio_sidecar;
+  spec.cpu_limit = flags.cpu_limit;
+  spec.memory_limit = flags.memory_limit;
+  spec.checkpoint_pvc = flags.checkpoint_pvc;
+  spec.checkpoint_dir = flags.checkpoint_dir;
+  spec.checkpoint_size = flags.checkpoint_size;
+  spec.tls_secret = flags.tls_secret;
+  if (flags.success != "default" && flags.success != "all-workers") {
+    return errors::InvalidArgument("--success \"", flags.success,
+                                   "\" must be default or all-workers");
+  }
+  spec.all_workers_success = flags.success == "all-workers";
+  if (has_deadline) spec.active_deadline_seconds = flags.active_deadline;
+  if (has_ttl) spec.ttl_seconds_after_finished = flags.ttl_after_finished;
   return spec;
 }
 
-int RunTfJob(const TfJobFlags& flags, bool has_backoff_limit) {
-  auto spec = MakeSpec(flags, has_backoff_limit);
+int RunTfJob(const TfJobFlags& flags, bool has_backoff_limit, bool has_deadline, bool has_ttl) {
+  auto spec = MakeSpec(flags, has_backoff_limit, has_deadline, has_ttl);
   StatusOr<std::string> manifest =
       spec.ok() ? TfJobManifest(*spec) : StatusOr<std::string>(spec.status());
   if (!manifest.ok()) {
@@ -111,6 +134,27 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("--readiness-probe", flags->readiness_probe,
                 "Add a TCP readiness probe on port 2222 (works with TLS; not for one-task jobs)");
+  cmd->add_option("--cpu-limit", flags->cpu_limit, "CPU limit of every task, e.g. 4");
+  cmd->add_option("--memory-limit", flags->memory_limit,
+                  "Memory limit of every task (default: the --memory request)");
+  cmd->add_option("--checkpoint-pvc", flags->checkpoint_pvc,
+                  "A ReadWriteMany PersistentVolumeClaim mounted in every task for checkpoints; "
+                  "the tasks may write there (TW_ALLOWED_DIRECTORIES)");
+  cmd->add_option("--checkpoint-dir", flags->checkpoint_dir, "Where the claim is mounted")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-size", flags->checkpoint_size,
+                  "Also print the claim itself (ReadWriteMany), this big, e.g. 10Gi");
+  cmd->add_option("--tls-secret", flags->tls_secret,
+                  "A Secret with the task's TLS files, mounted read-only at /etc/tensorweave/tls");
+  cmd->add_option("--success", flags->success,
+                  "default (chief:0, else worker:0, succeeds the job) | all-workers")
+      ->capture_default_str();
+  CLI::Option* deadline =
+      cmd->add_option("--active-deadline", flags->active_deadline,
+                      "runPolicy.activeDeadlineSeconds: the job fails after this many seconds");
+  CLI::Option* ttl = cmd->add_option(
+      "--ttl-after-finished", flags->ttl_after_finished,
+      "runPolicy.ttlSecondsAfterFinished: the finished job is deleted after this many seconds");
   cmd->add_flag("--no-istio-sidecar", flags->no_istio_sidecar,
                 "Annotate pods with sidecar.istio.io/inject: \"false\" (Kubeflow with Istio)");
   // The program and its arguments: the words after `--`, exactly as given (GetProgramWords),
@@ -124,7 +168,7 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
       "      --cluster chief=1,worker=2,ps=1 --restart exit-code -- tw server > tfjob.yaml\n"
       "  kubectl apply -f tfjob.yaml\n\n"
       "See docs/kubernetes.md for the whole path.");
-  cmd->callback([cmd, flags, backoff, exit_code] {
+  cmd->callback([cmd, flags, backoff, deadline, ttl, exit_code] {
     const ProgramWords& program = GetProgramWords();
     flags->command = program.given ? program.words : cmd->remaining();
     if (program.given && !cmd->remaining().empty()) {
@@ -133,7 +177,7 @@ void AddK8sCommand(CLI::App& app, int* exit_code) {
       *exit_code = 1;
       return;
     }
-    *exit_code = RunTfJob(*flags, backoff->count() > 0);
+    *exit_code = RunTfJob(*flags, backoff->count() > 0, deadline->count() > 0, ttl->count() > 0);
   });
 }
 

@@ -5,14 +5,19 @@
 #include <set>
 
 #include "src/base/strings.h"
+#include "tools/k8s_names.h"
+#include "tools/k8s_pod.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tw::tools {
 namespace {
 
-// Kubernetes names: Services must be DNS-1035 labels, and the operator names each task's
-// pod and Service `<job name>-<replica type>-<index>`.
-constexpr size_t kMaxLabelLength = 63;
+using k8s::IsDigit;
+using k8s::IsDns1035Label;
+using k8s::IsDns1123Label;
+using k8s::IsEnvName;
+using k8s::IsQuantity;
+using k8s::kMaxLabelLength;
 
 struct ReplicaType {
   std::string_view job;      // our job name, lower case
@@ -32,57 +37,6 @@ const ReplicaType* FindReplicaType(std::string_view lower_job) {
     if (t.job == lower_job) return &t;
   }
   return nullptr;
-}
-
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters: namespaces.
-bool IsDns1123Label(std::string_view s) {
-  if (s.empty() || s.size() > kMaxLabelLength) return false;
-  if (!IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
-  for (char c : s) {
-    if (!IsLowerAlnum(c) && c != '-') return false;
-  }
-  return true;
-}
-
-// The same starting with a letter: names of Services (and so of TFJobs).
-bool IsDns1035Label(std::string_view s) { return IsDns1123Label(s) && s[0] >= 'a' && s[0] <= 'z'; }
-
-// Kubernetes' env var name rule: [-._a-zA-Z][-._a-zA-Z0-9]*.
-bool IsEnvName(std::string_view s) {
-  if (s.empty() || IsDigit(s[0])) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == '-' ||
-                    c == '.' || c == '_';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// A resource.Quantity without a sign: "2", "0.5", "500m", "4Gi", "1e3".
-bool IsQuantity(std::string_view s) {
-  size_t i = 0;
-  size_t digits = 0;
-  while (i < s.size() && IsDigit(s[i])) ++i, ++digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && IsDigit(s[i])) ++i, ++digits;
-  }
-  if (digits == 0) return false;
-  const std::string_view suffix = s.substr(i);
-  static const std::set<std::string_view> kSuffixes = {
-      "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  if (kSuffixes.contains(suffix)) return true;
-  if (suffix[0] != 'e' && suffix[0] != 'E') return false;
-  size_t j = 1;
-  if (j < suffix.size() && (suffix[j] == '+' || suffix[j] == '-')) ++j;
-  if (j == suffix.size()) return false;
-  for (; j < suffix.size(); ++j) {
-    if (!IsDigit(suffix[j])) return false;
-  }
-  return true;
 }
 
 bool HasWhitespace(std::string_view s) {
@@ -280,7 +234,7 @@ Status CheckSpec(const TfJobSpec& spec) {
       return errors::InvalidArgument("--env ", name, " is given twice");
     }
   }
-  return OkStatus();
+  return k8s::CheckPodFlags(spec);
 }
 
 void EmitContainer(YAML::Emitter& out, const TfJobSpec& spec) {
@@ -299,9 +253,11 @@ void EmitContainer(YAML::Emitter& out, const TfJobSpec& spec) {
   out << YAML::Key << "args" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (const std::string& word : spec.command) EmitVerbatim(out, word);
   out << YAML::EndSeq;
-  if (!spec.env.empty()) {
+  std::vector<std::pair<std::string, std::string>> env = spec.env;
+  for (auto& implied : k8s::ImpliedEnv(spec)) env.push_back(std::move(implied));
+  if (!env.empty()) {
     out << YAML::Key << "env" << YAML::Value << YAML::BeginSeq;
-    for (const auto& [name, value] : spec.env) {
+    for (const auto& [name, value] : env) {
       out << YAML::BeginMap;
       out << YAML::Key << "name" << YAML::Value;
       EmitString(out, name);
@@ -316,19 +272,7 @@ void EmitContainer(YAML::Emitter& out, const TfJobSpec& spec) {
   out << YAML::Key << "name" << YAML::Value << "tfjob-port";
   out << YAML::Key << "containerPort" << YAML::Value << kTfJobPort;
   out << YAML::EndMap << YAML::EndSeq;
-  if (!spec.cpu.empty() || !spec.memory.empty()) {
-    out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "requests" << YAML::Value << YAML::BeginMap;
-    if (!spec.cpu.empty()) {
-      out << YAML::Key << "cpu" << YAML::Value;
-      EmitString(out, spec.cpu);
-    }
-    if (!spec.memory.empty()) {
-      out << YAML::Key << "memory" << YAML::Value;
-      EmitString(out, spec.memory);
-    }
-    out << YAML::EndMap << YAML::EndMap;
-  }
+  k8s::EmitContainerKeys(out, spec);
   if (spec.readiness_probe) {
     // Ready once the task's server accepts connections on its port: a TCP probe, which
     // works with mutual TLS too (the kubelet's gRPC probe is plaintext, so a TLS server
@@ -362,6 +306,7 @@ void EmitReplicaSpec(YAML::Emitter& out, const TfJobSpec& spec, const Replica& r
     out << YAML::EndMap << YAML::EndMap;
   }
   out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
+  k8s::EmitPodKeys(out, spec);
   out << YAML::Key << "containers" << YAML::Value << YAML::BeginSeq;
   EmitContainer(out, spec);
   out << YAML::EndSeq;
@@ -417,13 +362,24 @@ StatusOr<std::string> TfJobManifest(const TfJobSpec& spec) {
   out << YAML::EndMap;
   out << YAML::Key << "spec" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "runPolicy" << YAML::Value << YAML::BeginMap;
-  // Since operator v1.7 the default is None, which leaves ps tasks (they serve until told
-  // to stop) running forever after the chief has succeeded.
+  // Since training-operator v1.6.0 the default is None, which leaves ps tasks (they serve
+  // until told to stop) running forever after the chief has succeeded.
   out << YAML::Key << "cleanPodPolicy" << YAML::Value << "Running";
   if (spec.backoff_limit.has_value()) {
     out << YAML::Key << "backoffLimit" << YAML::Value << *spec.backoff_limit;
   }
+  if (spec.active_deadline_seconds.has_value()) {
+    out << YAML::Key << "activeDeadlineSeconds" << YAML::Value << *spec.active_deadline_seconds;
+  }
+  if (spec.ttl_seconds_after_finished.has_value()) {
+    out << YAML::Key << "ttlSecondsAfterFinished" << YAML::Value
+        << *spec.ttl_seconds_after_finished;
+  }
   out << YAML::EndMap;
+  if (spec.all_workers_success) {
+    // TFJob's default succeeds when chief:0 (else worker:0) does; AllWorkers waits for all.
+    out << YAML::Key << "successPolicy" << YAML::Value << "AllWorkers";
+  }
   out << YAML::Key << "tfReplicaSpecs" << YAML::Value << YAML::BeginMap;
   for (const Replica& r : replicas) EmitReplicaSpec(out, spec, r);
   out << YAML::EndMap;  // tfReplicaSpecs
@@ -432,7 +388,8 @@ StatusOr<std::string> TfJobManifest(const TfJobSpec& spec) {
   if (!out.good()) {
     return errors::Internal("cannot write the TFJob manifest: ", out.GetLastError());
   }
-  return std::string(out.c_str()) + "\n";
+  const std::string claim = k8s::CheckpointClaim(spec);
+  return std::string(out.c_str()) + "\n" + (claim.empty() ? "" : "---\n" + claim);
 }
 
 }  // namespace tw::tools

@@ -48,9 +48,28 @@ struct TfJobSpec {
   std::string cpu;                   // --cpu: resources.requests.cpu, e.g. "2" or "500m"
   std::string memory;                // --memory: resources.requests.memory, e.g. "4Gi"
   std::vector<std::pair<std::string, std::string>> env;  // --env K=V, in order
-  bool readiness_probe = false;        // --readiness-probe: gRPC health probe on port 2222
+  bool readiness_probe = false;        // --readiness-probe: TCP probe of port 2222
   bool disable_istio_sidecar = false;  // --no-istio-sidecar: sidecar.istio.io/inject "false"
+  std::string cpu_limit;               // --cpu-limit: resources.limits.cpu
+  std::string memory_limit;  // --memory-limit: resources.limits.memory (default: --memory)
+  // --checkpoint-pvc: a ReadWriteMany PersistentVolumeClaim mounted at checkpoint_dir in
+  // every task (chief and ps save there; worker:0 does when there is no chief), whose
+  // directory the tasks' servers are allowed to write (TW_ALLOWED_DIRECTORIES).
+  std::string checkpoint_pvc;
+  std::string checkpoint_dir = "/ckpt";  // --checkpoint-dir: where it is mounted
+  std::string checkpoint_size;           // --checkpoint-size: also emit the claim, this big
+  std::string tls_secret;            // --tls-secret: a Secret mounted read-only at kTlsMountPath
+  bool all_workers_success = false;  // --success all-workers
+  std::optional<int64_t> active_deadline_seconds;     // --active-deadline: runPolicy's
+  std::optional<int64_t> ttl_seconds_after_finished;  // --ttl-after-finished: runPolicy's
 };
+
+// Where --tls-secret's keys appear in every task: pass --tls-ca=/etc/tensorweave/tls/ca.pem
+// (and cert.pem, key.pem, or the secret's own key names) to the program.
+inline constexpr char kTlsMountPath[] = "/etc/tensorweave/tls";
+// The image's user (Dockerfile): the pods run as it, and fsGroup makes mounted volumes
+// writable by it.
+inline constexpr int kImageUid = 1000;
 
 // The TFJob as one YAML document. Replica specs come in the order of `spec.replicas`,
 // keyed by TFJob's replica type (chief -> Chief, ps -> PS, ...); every replica has one

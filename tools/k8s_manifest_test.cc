@@ -64,7 +64,7 @@ TEST(TfJobManifestTest, HasTheTfJobStructureTheOperatorReads) {
     EXPECT_EQ(r["restartPolicy"].as<std::string>(), "ExitCode");
     EXPECT_THAT(Keys(r["template"]), ElementsAre("spec"));
     const YAML::Node c = Container(doc, type);
-    EXPECT_THAT(Keys(c), ElementsAre("name", "image", "args", "ports"));
+    EXPECT_THAT(Keys(c), ElementsAre("name", "image", "args", "ports", "securityContext"));
     EXPECT_EQ(c["name"].as<std::string>(), "tensorflow");
     EXPECT_EQ(c["image"].as<std::string>(), "registry.example.com/tensorweave:0.1");
     // All in args: a `command` would replace the image's ENTRYPOINT (tini).
@@ -122,7 +122,9 @@ TEST(TfJobManifestTest, OptionalFieldsGoWhereKubernetesReadsThem) {
     EXPECT_EQ(c["imagePullPolicy"].as<std::string>(), "IfNotPresent");
     EXPECT_EQ(c["resources"]["requests"]["cpu"].as<std::string>(), "500m");
     EXPECT_EQ(c["resources"]["requests"]["memory"].as<std::string>(), "4Gi");
-    EXPECT_FALSE(c["resources"]["limits"].IsDefined());
+    // The memory request is the limit too unless --memory-limit says otherwise; no CPU limit.
+    EXPECT_EQ(c["resources"]["limits"]["memory"].as<std::string>(), "4Gi");
+    EXPECT_FALSE(c["resources"]["limits"]["cpu"].IsDefined());
     ASSERT_EQ(c["env"].size(), 2u);
     EXPECT_EQ(c["env"][0]["name"].as<std::string>(), "TW_LOG_LEVEL");
     EXPECT_EQ(c["env"][0]["value"].as<std::string>(), "debug");
@@ -314,6 +316,85 @@ TEST(TfJobManifestTest, PolicyFlagSpellings) {
   EXPECT_EQ(*ParseImagePullPolicy("never"), ImagePullPolicy::kNever);
   EXPECT_EQ(*ParseImagePullPolicy("always"), ImagePullPolicy::kAlways);
   EXPECT_FALSE(ParseImagePullPolicy("latest").ok());
+}
+
+// What a platform engineer's cluster asks of a job: the "restricted" Pod Security Standard,
+// a shared checkpoint claim the tasks may write, the TLS secret, limits, the job's
+// deadlines and success policy.
+TEST(TfJobManifestTest, PlatformSettingsGoWhereKubernetesReadsThem) {
+  TfJobSpec spec = BasicSpec();
+  spec.checkpoint_pvc = "ckpt";
+  spec.checkpoint_size = "10Gi";
+  spec.tls_secret = "tw-tls";
+  spec.cpu_limit = "4";
+  spec.memory_limit = "8Gi";
+  spec.active_deadline_seconds = 3600;
+  spec.ttl_seconds_after_finished = 0;
+  spec.all_workers_success = true;
+  StatusOr<std::string> text = TfJobManifest(spec);
+  ASSERT_TRUE(text.ok()) << text.status();
+  const std::vector<YAML::Node> docs = YAML::LoadAll(*text);
+  ASSERT_EQ(docs.size(), 2u);
+  const YAML::Node& doc = docs[0];
+  EXPECT_EQ(doc["spec"]["runPolicy"]["activeDeadlineSeconds"].as<int>(), 3600);
+  EXPECT_EQ(doc["spec"]["runPolicy"]["ttlSecondsAfterFinished"].as<int>(), 0);
+  EXPECT_EQ(doc["spec"]["successPolicy"].as<std::string>(), "AllWorkers");
+  for (const std::string type : {"Chief", "Worker", "PS"}) {
+    SCOPED_TRACE(type);
+    const YAML::Node pod = doc["spec"]["tfReplicaSpecs"][type]["template"]["spec"];
+    EXPECT_TRUE(pod["securityContext"]["runAsNonRoot"].as<bool>());
+    EXPECT_EQ(pod["securityContext"]["runAsUser"].as<int>(), kImageUid);
+    EXPECT_EQ(pod["securityContext"]["fsGroup"].as<int>(), kImageUid);
+    EXPECT_EQ(pod["securityContext"]["seccompProfile"]["type"].as<std::string>(),
+              "RuntimeDefault");
+    EXPECT_EQ(pod["volumes"][0]["persistentVolumeClaim"]["claimName"].as<std::string>(), "ckpt");
+    EXPECT_EQ(pod["volumes"][1]["secret"]["secretName"].as<std::string>(), "tw-tls");
+    EXPECT_EQ(pod["volumes"][1]["secret"]["defaultMode"].as<int>(), 0440);
+    const YAML::Node c = Container(doc, type);
+    EXPECT_FALSE(c["securityContext"]["allowPrivilegeEscalation"].as<bool>());
+    EXPECT_THAT(Strings(c["securityContext"]["capabilities"]["drop"]), ElementsAre("ALL"));
+    EXPECT_EQ(c["volumeMounts"][0]["mountPath"].as<std::string>(), "/ckpt");
+    EXPECT_EQ(c["volumeMounts"][1]["mountPath"].as<std::string>(), kTlsMountPath);
+    EXPECT_TRUE(c["volumeMounts"][1]["readOnly"].as<bool>());
+    EXPECT_EQ(c["resources"]["limits"]["cpu"].as<std::string>(), "4");
+    EXPECT_EQ(c["resources"]["limits"]["memory"].as<std::string>(), "8Gi");
+    // The servers may write checkpoints in the mounted directory.
+    ASSERT_EQ(c["env"].size(), 1u);
+    EXPECT_EQ(c["env"][0]["name"].as<std::string>(), "TW_ALLOWED_DIRECTORIES");
+    EXPECT_EQ(c["env"][0]["value"].as<std::string>(), "/ckpt");
+  }
+  const YAML::Node& claim = docs[1];
+  EXPECT_EQ(claim["kind"].as<std::string>(), "PersistentVolumeClaim");
+  EXPECT_EQ(claim["metadata"]["name"].as<std::string>(), "ckpt");
+  EXPECT_THAT(Strings(claim["spec"]["accessModes"]), ElementsAre("ReadWriteMany"));
+  EXPECT_EQ(claim["spec"]["resources"]["requests"]["storage"].as<std::string>(), "10Gi");
+}
+
+TEST(TfJobManifestTest, BadPlatformSettingsNameTheFlag) {
+  auto expect_invalid = [](TfJobSpec spec, const std::string& what) {
+    StatusOr<std::string> text = TfJobManifest(spec);
+    ASSERT_FALSE(text.ok()) << what;
+    EXPECT_THAT(std::string(text.status().message()), HasSubstr(what));
+  };
+  TfJobSpec spec = BasicSpec();
+  spec.checkpoint_pvc = "Bad_Claim";
+  expect_invalid(spec, "--checkpoint-pvc \"Bad_Claim\" must be a Kubernetes object name");
+  spec = BasicSpec();
+  spec.checkpoint_pvc = "ckpt";
+  spec.checkpoint_dir = "relative";
+  expect_invalid(spec, "--checkpoint-dir \"relative\" must be an absolute path");
+  spec = BasicSpec();
+  spec.checkpoint_size = "10Gi";
+  expect_invalid(spec, "--checkpoint-size needs --checkpoint-pvc");
+  spec = BasicSpec();
+  spec.memory_limit = "8GB";
+  expect_invalid(spec, "--memory-limit \"8GB\" is not a Kubernetes quantity");
+  spec = BasicSpec();
+  spec.active_deadline_seconds = 0;
+  expect_invalid(spec, "--active-deadline 0 must be a positive number of seconds");
+  spec = BasicSpec();
+  spec.ttl_seconds_after_finished = -5;
+  expect_invalid(spec, "--ttl-after-finished -5 must be >= 0 seconds");
 }
 
 }  // namespace
