@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "nlohmann/json.hpp"
 #include "src/base/strings.h"
 #include "tools/k8s_names.h"
 #include "tools/k8s_pod.h"
@@ -188,6 +189,23 @@ Status CheckSpec(const TfJobSpec& spec) {
     return errors::InvalidArgument("--image \"", spec.image,
                                    "\" must be a container image reference without spaces, e.g. "
                                    "registry.example.com/tensorweave:0.1");
+  }
+  // YAML is Unicode: a word that is not UTF-8 (argv is bytes) could not be written in the
+  // manifest as given. nlohmann::json checks UTF-8 when it writes a string.
+  auto check_utf8 = [](const std::string& what, const std::string& text) -> Status {
+    try {
+      (void)nlohmann::json(text).dump();
+    } catch (const nlohmann::json::type_error&) {
+      return errors::InvalidArgument(what, " is not valid UTF-8, which a YAML manifest needs");
+    }
+    return OkStatus();
+  };
+  for (size_t i = 0; i < spec.command.size(); ++i) {
+    TW_RETURN_IF_ERROR(
+        check_utf8(internal::StrCatAny("word ", i + 1, " of the program"), spec.command[i]));
+  }
+  for (const auto& [name, value] : spec.env) {
+    TW_RETURN_IF_ERROR(check_utf8("--env " + name + "'s value", value));
   }
   if (spec.command.empty() || spec.command[0].empty()) {
     return errors::InvalidArgument(

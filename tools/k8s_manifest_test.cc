@@ -345,8 +345,7 @@ TEST(TfJobManifestTest, PlatformSettingsGoWhereKubernetesReadsThem) {
     EXPECT_TRUE(pod["securityContext"]["runAsNonRoot"].as<bool>());
     EXPECT_EQ(pod["securityContext"]["runAsUser"].as<int>(), kImageUid);
     EXPECT_EQ(pod["securityContext"]["fsGroup"].as<int>(), kImageUid);
-    EXPECT_EQ(pod["securityContext"]["seccompProfile"]["type"].as<std::string>(),
-              "RuntimeDefault");
+    EXPECT_EQ(pod["securityContext"]["seccompProfile"]["type"].as<std::string>(), "RuntimeDefault");
     EXPECT_EQ(pod["volumes"][0]["persistentVolumeClaim"]["claimName"].as<std::string>(), "ckpt");
     EXPECT_EQ(pod["volumes"][1]["secret"]["secretName"].as<std::string>(), "tw-tls");
     EXPECT_EQ(pod["volumes"][1]["secret"]["defaultMode"].as<int>(), 0440);
@@ -395,6 +394,12 @@ TEST(TfJobManifestTest, BadPlatformSettingsNameTheFlag) {
   spec = BasicSpec();
   spec.ttl_seconds_after_finished = -5;
   expect_invalid(spec, "--ttl-after-finished -5 must be >= 0 seconds");
+  spec = BasicSpec();
+  spec.command.push_back("caf\xe9");  // Latin-1, not UTF-8
+  expect_invalid(spec, "word 5 of the program is not valid UTF-8");
+  spec = BasicSpec();
+  spec.env = {{"NAME", "\xff"}};
+  expect_invalid(spec, "--env NAME's value is not valid UTF-8");
 }
 
 }  // namespace

@@ -501,6 +501,10 @@ class Graph:
     def finalize(self):
         self._finalized = True
 
+    def _unsafe_unfinalize(self):
+        """Makes a finalized graph editable again (TF's, for MonitoredSession's close)."""
+        self._finalized = False
+
     @property
     def finalized(self):
         return self._finalized

@@ -328,7 +328,7 @@ class _MonitoredSession:
             finally:
                 self._close_session()
                 if not self._graph_was_finalized:
-                    self._graph._finalized = False  # TF's Graph._unsafe_unfinalize()
+                    self._graph._unsafe_unfinalize()
 
     def __enter__(self):
         return self
