@@ -118,9 +118,11 @@ def test_seed_trainer_reaches_088_under_tw_launch(tw_tool, tmp_path):
                     "dataset-fashion-mnist)")
     ckpt = tmp_path / "ckpt"
     env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
+    # 15,000 steps, a margin over the demo's 12,000 (0.886-0.893 in runs here): asynchronous
+    # updates make each run's accuracy differ, more so while other tests load the machine.
     out = subprocess.run(
         [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--", sys.executable,
-         str(EXAMPLES / "trainer.py"), "--checkpoint_dir=%s" % ckpt],
+         str(EXAMPLES / "trainer.py"), "--checkpoint_dir=%s" % ckpt, "--max_steps=15000"],
         env=env, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     accuracy = [l for l in out.stdout.splitlines() if l.startswith("[worker:0] test accuracy:")]
