@@ -29,6 +29,7 @@ build_packages=(
   libabsl-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   zlib1g-dev libyaml-cpp-dev
   python3 pybind11-dev python3-dev python3-numpy  # python/: the extension
+  python3-absl  # python/: tf.app.flags and tf.app.run are absl's, as in TF 1.x
 )
 # Tests, sanitizers, formatting, and the data the examples, tests and demos read.
 packages=(
