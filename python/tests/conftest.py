@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 
@@ -39,3 +40,17 @@ def python_env():
 def run_python(args, timeout=60, **kwargs):
     return subprocess.run([sys.executable] + args, env=python_env(), capture_output=True,
                           text=True, timeout=timeout, **kwargs)
+
+
+@pytest.fixture
+def fashion_mnist():
+    """Skips a test that trains when Debian's dataset-fashion-mnist is missing."""
+    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
+        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs dataset-fashion-mnist)")
+
+
+def free_address():
+    """"127.0.0.1:<port>" on a port that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return "127.0.0.1:%d" % s.getsockname()[1]

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, python_env, run_python
+from conftest import ROOT, free_address, python_env, run_python
 
 EXAMPLES = ROOT / "examples" / "python"
 CORPUS = pathlib.Path("/usr/share/doc/linux-doc-6.1")
@@ -109,13 +109,10 @@ def test_the_seeds_count_py_runs_as_written(tw_tool, tmp_path):
     assert "[reduce:0] " in out.stdout and "words so far" in out.stdout
 
 
-def test_seed_trainer_reaches_088_under_tw_launch(tw_tool, tmp_path):
+def test_seed_trainer_reaches_088_under_tw_launch(tw_tool, tmp_path, fashion_mnist):
     """The seeds' parameter-server trainer: 1 ps, 2 workers, asynchronous Adagrad on
     Fashion-MNIST, checkpoints in a directory the tasks are allowed; the chief evaluates
     and stops the cluster, which exits by itself."""
-    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
-        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs "
-                    "dataset-fashion-mnist)")
     ckpt = tmp_path / "ckpt"
     env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
     # 15,000 steps, a margin over the demo's 12,000 (0.886-0.893 in runs here): asynchronous
@@ -134,24 +131,14 @@ def test_seed_trainer_reaches_088_under_tw_launch(tw_tool, tmp_path):
     assert len(list(ckpt.glob("model.ckpt-*.index"))) >= 3
 
 
-def _free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_seed_trainer_recovers_when_the_ps_task_restarts(tmp_path):
+def test_seed_trainer_recovers_when_the_ps_task_restarts(tmp_path, fashion_mnist):
     """The seed's way of starting tasks (--ps_hosts, --worker_hosts, --job_name,
     --task_index): the ps task is killed mid-training and started again; the workers'
     monitored sessions are remade, the chief restores the latest checkpoint, and training
     finishes."""
-    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
-        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs "
-                    "dataset-fashion-mnist)")
     ckpt = tmp_path / "ckpt"
-    hosts = ["--ps_hosts=127.0.0.1:%d" % _free_port(),
-             "--worker_hosts=127.0.0.1:%d,127.0.0.1:%d" % (_free_port(), _free_port()),
+    hosts = ["--ps_hosts=" + free_address(),
+             "--worker_hosts=%s,%s" % (free_address(), free_address()),
              "--checkpoint_dir=%s" % ckpt, "--max_steps=4000", "--save_every=300",
              "--log_every=100"]
     env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
@@ -190,12 +177,9 @@ def test_seed_trainer_recovers_when_the_ps_task_restarts(tmp_path):
                 p.wait()
 
 
-def test_seed_trainer_synchronous_under_tw_launch(tw_tool, tmp_path):
+def test_seed_trainer_synchronous_under_tw_launch(tw_tool, tmp_path, fashion_mnist):
     """--sync: SyncReplicasOptimizer with its session run hook, the chief's C++ loop
     aggregating both workers' gradients for each update."""
-    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
-        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs "
-                    "dataset-fashion-mnist)")
     ckpt = tmp_path / "ckpt"
     env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
     out = subprocess.run(

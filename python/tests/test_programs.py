@@ -13,12 +13,6 @@ from conftest import python_env
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "programs"
 
 
-@pytest.fixture
-def fashion_mnist():
-    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
-        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs dataset-fashion-mnist)")
-
-
 @pytest.mark.parametrize("cluster,flags", [
     ("ps=2,worker=2", []),
     ("ps=2,worker=2", ["--sync_replicas"]),

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave.compat.v1 as tf
+from conftest import free_address
 
 
 def _files(directory):
@@ -259,16 +260,9 @@ def test_saver_after_finalize_for_a_new_directory(tmp_path):
             saver.save(sess, str(tmp_path / "model"))
 
 
-def _free_address():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return "127.0.0.1:%d" % s.getsockname()[1]
-
-
 def _cluster(num_ps):
     """Servers of `num_ps` ps tasks and a worker in this process; the worker's target."""
-    spec = {"ps": [_free_address() for _ in range(num_ps)], "worker": [_free_address()]}
+    spec = {"ps": [free_address() for _ in range(num_ps)], "worker": [free_address()]}
     servers = [tf.train.Server(spec, job_name="ps", task_index=i, _bind_host="127.0.0.1")
                for i in range(num_ps)]
     servers.append(tf.train.Server(spec, job_name="worker", task_index=0,
