@@ -28,6 +28,14 @@ class DType:
         return self
 
     @property
+    def size(self):
+        """Bytes per element, as TF's DType.size: numpy's item size (a pointer for strings),
+        1 for resource handles."""
+        if self is resource:
+            return 1
+        return np.dtype(self._numpy).itemsize
+
+    @property
     def is_floating(self):
         return self._enum in (1, 2)
 

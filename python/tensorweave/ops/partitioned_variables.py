@@ -47,8 +47,7 @@ def min_max_variable_partitioner(max_partitions=1, axis=0, min_slice_size=256 <<
     def partitioner(shape, dtype, **unused):
         shape = tensor_shape.as_shape(shape)
         dtype = dtypes.as_dtype(dtype)
-        size = bytes_per_string_element if dtype == dtypes.string else \
-            np.dtype(dtype.as_numpy_dtype).itemsize
+        size = bytes_per_string_element if dtype == dtypes.string else dtype.size
         total = shape.num_elements() * size
         num = max(1, min(max_partitions, int(math.ceil(total / min_slice_size)),
                          shape.as_list()[axis]))
@@ -65,8 +64,7 @@ def variable_axis_size_partitioner(max_shard_bytes, axis=0, bytes_per_string_ele
     def partitioner(shape, dtype, **unused):
         shape = tensor_shape.as_shape(shape)
         dtype = dtypes.as_dtype(dtype)
-        size = bytes_per_string_element if dtype == dtypes.string else \
-            np.dtype(dtype.as_numpy_dtype).itemsize
+        size = bytes_per_string_element if dtype == dtypes.string else dtype.size
         dims = shape.as_list()
         slice_bytes = size * int(np.prod(dims[1:] or [1]))
         rows_per_shard = max(1, max_shard_bytes // max(1, slice_bytes))

@@ -23,8 +23,7 @@ def byte_size_load_fn(op):
     must be fully defined."""
     shape = tensor_shape.as_shape(op.get_attr("shape"))
     shape.assert_is_fully_defined()
-    itemsize = np.dtype(dtypes.as_dtype(op.get_attr("dtype")).as_numpy_dtype).itemsize
-    return shape.num_elements() * itemsize
+    return shape.num_elements() * dtypes.as_dtype(op.get_attr("dtype")).size
 
 
 class GreedyLoadBalancingStrategy:
