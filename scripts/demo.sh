@@ -8,6 +8,7 @@
 #
 #   bash scripts/demo.sh [BUILD_DIR] [mnist_ps flags...]   (make demo builds first)
 set -euo pipefail
+source "$(dirname "$0")/demo_common.sh"
 build="${1:-build}"
 shift || true
 tw="$build/tools/tw"
@@ -23,19 +24,5 @@ rm -rf "$checkpoints"
 flags=(--max_steps=12000 --batch_size=100 --learning_rate=0.1 --log_every=1000 --eval_every=2000
        --checkpoint_dir="$checkpoints" "$@")
 echo "\$ tw launch --cluster ps=1,worker=2 -- $trainer ${flags[*]}"
-out="$build/mnist-demo.out"
-start=$(date +%s%N)
-status=0
-"$tw" launch --cluster ps=1,worker=2 -- "$trainer" "${flags[@]}" | tee "$out" || status=$?
-end=$(date +%s%N)
-if [ "$status" -ne 0 ]; then
-  echo "demo: training failed (exit code $status)" >&2
-  exit "$status"
-fi
-
-accuracy=$(sed -n 's/^\[worker:0\] test accuracy: \([0-9.]*\)$/\1/p' "$out")
-echo
-echo "test accuracy:  ${accuracy:-none}  (goal: 0.88)"
-echo "checkpoints:    $(ls "$checkpoints" | grep -c '\.index$') kept in $checkpoints"
-awk -v a="$start" -v b="$end" 'BEGIN {printf "time:           %.1f s (tw launch, start to exit of every task)\n", (b - a) / 1e9}'
-[ -n "$accuracy" ] && awk -v a="$accuracy" 'BEGIN {exit !(a >= 0.88)}'
+run_training_demo demo "$build/mnist-demo.out" "$checkpoints" \
+  "$tw" launch --cluster ps=1,worker=2 -- "$trainer" "${flags[@]}"

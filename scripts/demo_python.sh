@@ -9,6 +9,7 @@
 #
 #   bash scripts/demo_python.sh [BUILD_DIR] [trainer.py flags...]   (make demo-python builds first)
 set -euo pipefail
+source "$(dirname "$0")/demo_common.sh"
 build="${1:-build}"
 shift || true
 tw="$build/tools/tw"
@@ -25,21 +26,6 @@ rm -rf "$checkpoints"
 flags=(--max_steps=12000 --batch_size=100 --learning_rate=0.1 --log_every=1000
        --checkpoint_dir="$checkpoints" "$@")
 echo "\$ TW_ALLOWED_DIRECTORIES=$checkpoints tw launch --cluster ps=1,worker=2 -- python3 $trainer ${flags[*]}"
-out="$build/python-demo.out"
-start=$(date +%s%N)
-status=0
-TW_ALLOWED_DIRECTORIES="$checkpoints" PYTHONPATH="$build/python" \
-  "$tw" launch --cluster ps=1,worker=2 -- /usr/bin/python3 "$trainer" "${flags[@]}" \
-  | grep -v '\[info\]\|INFO:tensorflow' | tee "$out" || status=$?
-end=$(date +%s%N)
-if [ "$status" -ne 0 ]; then
-  echo "demo-python: training failed (exit code $status)" >&2
-  exit "$status"
-fi
-
-accuracy=$(sed -n 's/^\[worker:0\] test accuracy: \([0-9.]*\)$/\1/p' "$out")
-echo
-echo "test accuracy:  ${accuracy:-none}  (goal: 0.88)"
-echo "checkpoints:    $(ls "$checkpoints" | grep -c '\.index$') kept in $checkpoints"
-awk -v a="$start" -v b="$end" 'BEGIN {printf "time:           %.1f s (tw launch, start to exit of every task)\n", (b - a) / 1e9}'
-[ -n "$accuracy" ] && awk -v a="$accuracy" 'BEGIN {exit !(a >= 0.88)}'
+run_training_demo demo-python "$build/python-demo.out" "$checkpoints" \
+  env TW_ALLOWED_DIRECTORIES="$checkpoints" PYTHONPATH="$build/python" \
+  "$tw" launch --cluster ps=1,worker=2 -- /usr/bin/python3 "$trainer" "${flags[@]}"
