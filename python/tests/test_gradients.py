@@ -102,3 +102,15 @@ def test_stop_gradient_passes_its_value_and_ends_the_path():
         value, grad = sess.run([stopped, dx], {x: [1.0, 5.0, 2.0]})
     assert value.tolist() == [1.0, 5.0, 2.0]
     assert grad.tolist() == [1.0, 5.0, 2.0]
+
+
+def test_a_finalized_graph_refuses_gradients_and_optimizers_too():
+    x = tf.Variable(1.0, name="x")
+    loss = x * x
+    tf.get_default_graph().finalize()
+    with pytest.raises(RuntimeError, match="Graph is finalized"):
+        tf.gradients(loss, [x])
+    with pytest.raises(RuntimeError, match="Graph is finalized"):
+        tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    assert [op.name for op in tf.get_default_graph().get_operations()
+            if op.name.startswith("gradients")] == []

@@ -61,6 +61,11 @@ class Tensor:
         return self._op
 
     @property
+    def _native_ref(self):
+        """(node name, output index): how the native module names this tensor."""
+        return (self._op.name, self._value_index)
+
+    @property
     def value_index(self):
         return self._value_index
 
@@ -383,6 +388,22 @@ class Graph:
             self._ops[full] = op
             self._ops_in_order.append(op)
             return op
+
+    @contextlib.contextmanager
+    def _native_building(self, name, op_type="NoOp"):
+        """For C++ code that adds nodes to this graph (gradients, optimizers, savers,
+        lookups): holds the graph's lock, yields the device the current device scopes give
+        a node `name` of `op_type`, and afterwards makes the nodes added Operations here,
+        also those of a call that failed midway (C++ keeps them). RuntimeError on a
+        finalized graph, as for ops added from Python."""
+        with self._lock:
+            if self._finalized:
+                raise RuntimeError("Graph is finalized and cannot be modified.")
+            probe = Operation(self, name, op_type, [], [], {}, "")
+            try:
+                yield self._device_for(probe)
+            finally:
+                self._import_native_nodes()
 
     def _import_native_nodes(self):
         """Makes the nodes C++ code added to the graph (gradients) Operations here, their

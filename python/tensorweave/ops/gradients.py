@@ -1,7 +1,6 @@
 """tf.gradients over the C++ gradients driver (tensorweave/train/gradients.h): the nodes
 are built by C++ from the registered gradient functions and become Python Operations."""
 
-from tensorweave.framework import ops
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
 
@@ -32,17 +31,12 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             raise ValueError("Passed %d grad_ys for %d ys" % (len(grad_ys), len(ys)))
         with graph.as_default():
             seeds = [convert_to_tensor(g, dtype=y.dtype) for g, y in zip(grad_ys, y_tensors)]
-    pair = lambda t: (t.op.name, t.value_index)  # noqa: E731
-    # The device the gradient ops get: the current device scopes (and device functions, as
-    # asked about an op of type "Gradients").
-    probe = ops.Operation(graph, name, "Gradients", [], [], {}, "")
-    device = graph._device_for(probe)
-    try:
-        results = graph._native.gradients([pair(y) for y in y_tensors],
-                                          [pair(x) for x in x_tensors],
-                                          [pair(s) for s in seeds], device)
-    finally:
-        graph._import_native_nodes()  # also the nodes of a failed call, which C++ kept
+    # The gradient ops take the device the current device scopes (and device functions,
+    # asked about an op of type "Gradients") give.
+    with graph._native_building(name, "Gradients") as device:
+        results = graph._native.gradients([y._native_ref for y in y_tensors],
+                                          [x._native_ref for x in x_tensors],
+                                          [s._native_ref for s in seeds], device)
     out = []
     for result in results:
         if result is None:

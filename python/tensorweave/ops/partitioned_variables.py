@@ -180,10 +180,6 @@ def _slice_value(value, offset, rows, dtype):
     return convert_to_tensor(np.asarray(value)[offset:offset + rows], dtype=dtype)
 
 
-def _pair(t):
-    return (t.op.name, t.value_index)
-
-
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True,
                      max_norm=None):
     """Rows `ids` of `params`: a tensor or variable (gather), or a PartitionedVariable or a
@@ -205,14 +201,9 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
     full_shape = [sum(d[0] for d in dims)] + dims[0][1:]
     graph = parts[0].graph
     ids = convert_to_tensor(ids)
-    with graph._lock, graph.name_scope(name or "embedding_lookup"):
-        probe = ops.Operation(graph, "embedding_lookup", "Identity", [], [], {}, "")
-        device = graph._device_for(probe)
-        try:
-            node, index = _native.partitioned_lookup(
-                graph._native,
-                [(p.op.name, p.dtype.as_datatype_enum, d) for p, d in zip(parts, dims)],
-                [int(o) for o in offsets], full_shape, _pair(ids), partition_strategy, device)
-        finally:
-            graph._import_native_nodes()
-        return graph.get_operation_by_name(node).outputs[index]
+    with graph._native_building(name or "embedding_lookup", "Identity") as device:
+        node, index = _native.partitioned_lookup(
+            graph._native,
+            [(p.op.name, p.dtype.as_datatype_enum, d) for p, d in zip(parts, dims)],
+            [int(o) for o in offsets], full_shape, ids._native_ref, partition_strategy, device)
+    return graph.get_operation_by_name(node).outputs[index]

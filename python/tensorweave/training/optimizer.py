@@ -12,9 +12,6 @@ from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops import gradients as gradients_lib
 from tensorweave.ops import variables as variables_lib
 
-_pair = lambda t: (t.op.name, t.value_index)  # noqa: E731
-
-
 def _variable_spec(var):
     return (var.op.name, var.dtype.as_datatype_enum, [int(d) for d in var.shape.as_list()])
 
@@ -25,8 +22,9 @@ def _gradient_spec(grad):
     if isinstance(grad, IndexedSlices):
         if grad.dense_shape is None:
             raise ValueError("IndexedSlices gradient has no dense_shape: %s" % (grad,))
-        return ("sparse", _pair(grad.indices), _pair(grad.values), _pair(grad.dense_shape))
-    return ("dense", _pair(convert_to_tensor(grad)))
+        return ("sparse", grad.indices._native_ref, grad.values._native_ref,
+                grad.dense_shape._native_ref)
+    return ("dense", convert_to_tensor(grad)._native_ref)
 
 
 def _number(name, value):
@@ -55,6 +53,12 @@ class Optimizer:
 
     def get_name(self):
         return self._name
+
+    def _native_optimizer(self):
+        """The C++ optimizer, made at the first use; it keeps the slots between calls."""
+        if self._native is None:
+            self._native = _native.Optimizer(self._kind, self._params(), bool(self._use_locking))
+        return self._native
 
     def _params(self):
         raise NotImplementedError
@@ -91,24 +95,17 @@ class Optimizer:
             raise ValueError("No gradients provided for any variable: %s." %
                              ([str(v) for _, v in grads_and_vars],))
         graph = grads_and_vars[0][1].graph
-        if self._native is None:
-            self._native = _native.Optimizer(self._kind, self._params(), bool(self._use_locking))
         step = None
         if global_step is not None:
             if not isinstance(global_step, variables_lib.Variable):
                 raise TypeError("global_step must be a tf.Variable, got %r" % (global_step,))
             step = _variable_spec(global_step)
-        with graph._lock, graph.name_scope(None):
-            probe = ops.Operation(graph, name or self._name, "NoOp", [], [], {}, "")
-            device = graph._device_for(probe)
-            try:
-                op_name, made = self._native.apply_gradients(
-                    graph._native, [_gradient_spec(g) for g, _ in grads_and_vars],
-                    [_variable_spec(v) for _, v in grads_and_vars], step, device)
-            finally:
-                graph._import_native_nodes()
-            self._adopt_slots(graph, made, [v for _, v in grads_and_vars])
-            return graph.get_operation_by_name(op_name)
+        with graph.name_scope(None), graph._native_building(name or self._name) as device:
+            op_name, made = self._native_optimizer().apply_gradients(
+                graph._native, [_gradient_spec(g) for g, _ in grads_and_vars],
+                [_variable_spec(v) for _, v in grads_and_vars], step, device)
+        self._adopt_slots(graph, made, [v for _, v in grads_and_vars])
+        return graph.get_operation_by_name(op_name)
 
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP,
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,

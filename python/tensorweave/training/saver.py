@@ -92,11 +92,8 @@ class Saver:
                 "Saver: the graph is finalized, and this Saver has no ops for %s yet: call "
                 "saver.build(%r) before finalizing (its ops name the directory they write)"
                 % (key, directory))
-        with graph._lock:
-            try:
-                native = _native.Saver(graph._native, self._saveables, key, self._max_to_keep)
-            finally:
-                graph._import_native_nodes()
+        with graph._native_building("saver"):
+            native = _native.Saver(graph._native, self._saveables, key, self._max_to_keep)
         prefix_name, save_name, restore_name = native.nodes()
         found = (native, graph.get_tensor_by_name(prefix_name),
                  graph.get_operation_by_name(save_name),

@@ -68,23 +68,15 @@ class SyncReplicasOptimizer(optimizer_lib.Optimizer):
                              ([str(v) for _, v in grads_and_vars],))
         graph = global_step.graph
         opt = self._opt
-        if opt._native is None:
-            opt._native = _native.Optimizer(opt._kind, opt._params(), bool(opt._use_locking))
-        with graph._lock, graph.name_scope(None):
-            probe = ops.Operation(graph, name or self._name, "NoOp", [], [], {}, "")
-            device = graph._device_for(probe)
-            try:
-                self._sync = _native.SyncReplicas(
-                    graph._native, opt._native,
-                    [optimizer_lib._gradient_spec(g) for g, _ in grads_and_vars],
-                    [optimizer_lib._variable_spec(v) for _, v in grads_and_vars],
-                    optimizer_lib._variable_spec(global_step), self._replicas_to_aggregate,
-                    self._total_num_replicas, device)
-            finally:
-                graph._import_native_nodes()
-            opt._adopt_slots(graph, self._sync.made(), [v for _, v in grads_and_vars])
-            nodes = self._sync.nodes()
-            self._nodes = {k: graph.as_graph_element(v) for k, v in nodes.items()}
+        with graph.name_scope(None), graph._native_building(name or self._name) as device:
+            self._sync = _native.SyncReplicas(
+                graph._native, opt._native_optimizer(),
+                [optimizer_lib._gradient_spec(g) for g, _ in grads_and_vars],
+                [optimizer_lib._variable_spec(v) for _, v in grads_and_vars],
+                optimizer_lib._variable_spec(global_step), self._replicas_to_aggregate,
+                self._total_num_replicas, device)
+        opt._adopt_slots(graph, self._sync.made(), [v for _, v in grads_and_vars])
+        self._nodes = {k: graph.as_graph_element(v) for k, v in self._sync.nodes().items()}
         init_local_step = self._nodes["init_local_step"]
         # The local step is this worker's: a local variable, never saved.
         variables.Variable._from_native(
