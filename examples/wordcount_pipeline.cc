@@ -5,11 +5,13 @@
 
 namespace tw::examples {
 
-NameFetcher::NameFetcher(ClientSession* session, Graph graph, int num_maps, int64_t max_batch)
+NameFetcher::NameFetcher(RemakingSession* session, Graph graph, int num_maps, int64_t max_batch,
+                         absl::Duration timeout)
     : session_(session),
       graph_(std::move(graph)),
       num_maps_(num_maps),
       max_batch_(max_batch),
+      timeout_(timeout),
       thread_([this] { Loop(); }) {}
 
 NameFetcher::~NameFetcher() {
@@ -31,66 +33,94 @@ void NameFetcher::Loop() {
     }
     auto batch =
         session_->Run({{graph_.batch_size, Tensor::Scalar<int32_t>(static_cast<int32_t>(n))}},
-                      {graph_.names, graph_.left});
+                      {graph_.indices, graph_.names, graph_.left}, {}, {.timeout = timeout_});
     absl::MutexLock lock(&mu_);
     if (!batch.ok()) {
       slot_ = batch.status();  // OutOfRange at the end, or a real error: either way, stop
       return;
     }
-    const int64_t left = (*batch)[1].scalar<int32_t>();
+    const int64_t left = (*batch)[2].scalar<int32_t>();
     n = std::clamp<int64_t>((left + 2 * num_maps_ - 1) / (2 * num_maps_), 1, max_batch_);
-    slot_ = std::move((*batch)[0]);
+    slot_ = Batch{.indices = std::move((*batch)[0]), .names = std::move((*batch)[1])};
   }
 }
 
-StatusOr<Tensor> NameFetcher::Next() {
+StatusOr<NameFetcher::Batch> NameFetcher::Next() {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(this, &NameFetcher::SlotFull));
-  StatusOr<Tensor> batch = *slot_;
+  StatusOr<Batch> batch = *slot_;
   if (batch.ok()) slot_.reset();
   return batch;
 }
 
-CountAdder::CountAdder(ClientSession* session, Graph graph)
-    : session_(session), graph_(std::move(graph)), thread_([this] { Loop(); }) {}
+LedgerCommitter::LedgerCommitter(RemakingSession* session, Graph graph,
+                                 absl::Duration retry_interval)
+    : session_(session),
+      graph_(std::move(graph)),
+      retry_interval_(retry_interval),
+      thread_([this] { Loop(); }) {}
 
-CountAdder::~CountAdder() {
-  Finish().IgnoreError();
+LedgerCommitter::~LedgerCommitter() {
+  Close();
   thread_.join();
 }
 
-void CountAdder::Add(int64_t words) {
+void LedgerCommitter::Add(const std::vector<LedgerEntry>& entries) {
   absl::MutexLock lock(&mu_);
-  pending_ += words;
+  pending_.insert(pending_.end(), entries.begin(), entries.end());
 }
 
-void CountAdder::Loop() {
+void LedgerCommitter::Loop() {
   while (true) {
-    int64_t words = 0;
+    std::vector<LedgerEntry> entries;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(this, &CountAdder::WorkOrFinishing));
-      if (pending_ == 0) {  // finishing, and all is added
-        done_ = true;
+      mu_.Await(absl::Condition(this, &LedgerCommitter::WorkOrClosing));
+      if (closing_) {
+        if (status_.ok()) status_ = errors::Cancelled("the ledger committer was closed");
         return;
       }
-      words = std::exchange(pending_, 0);
+      entries = std::exchange(pending_, {});
+      in_flight_ = entries.size();
     }
-    auto added = session_->Run({{graph_.count, Tensor::Scalar<int64_t>(words)}}, {}, {graph_.add});
-    if (!added.ok()) {
+    std::vector<int64_t> indices, words, bytes;
+    for (const LedgerEntry& e : entries) {
+      indices.push_back(e.index);
+      words.push_back(e.words);
+      bytes.push_back(e.bytes);
+    }
+    auto written = session_->Run({{graph_.indices, Tensor::FromVector(indices)},
+                                  {graph_.words, Tensor::FromVector(words)},
+                                  {graph_.bytes, Tensor::FromVector(bytes)}},
+                                 {}, {graph_.write});
+    {
       absl::MutexLock lock(&mu_);
-      status_ = added.status();
-      done_ = true;
-      return;
+      in_flight_ = 0;
+      if (written.ok()) continue;
+      if (!IsRetryable(written.status())) {
+        status_ = written.status();
+        return;
+      }
+      // Kept, ahead of what came since, for the next attempt on a remade session.
+      pending_.insert(pending_.begin(), entries.begin(), entries.end());
+      if (mu_.AwaitWithTimeout(absl::Condition(&closing_), retry_interval_)) continue;
     }
+    session_->Remake();
   }
 }
 
-Status CountAdder::Finish() {
+Status LedgerCommitter::Flush(absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
-  finishing_ = true;
-  mu_.Await(absl::Condition(&done_));
+  if (!mu_.AwaitWithTimeout(absl::Condition(this, &LedgerCommitter::Settled), timeout)) {
+    return errors::DeadlineExceeded(pending_.size() + in_flight_,
+                                    " ledger entries are not written yet");
+  }
   return status_;
+}
+
+void LedgerCommitter::Close() {
+  absl::MutexLock lock(&mu_);
+  closing_ = true;
 }
 
 }  // namespace tw::examples

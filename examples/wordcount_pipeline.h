@@ -1,40 +1,50 @@
 // The word count's map-side round trips, each on a thread of its own so that a map task's
-// counting never waits on the network: NameFetcher takes the next batch of file names
-// while the current one is counted, CountAdder adds counts to the reduce task's counter in
-// the background. On this project's 2-core machines a round trip takes 0.5-3 ms when the
-// cores are busy counting, which is as long as counting a whole batch.
+// counting never waits on the network: NameFetcher takes the next batch of a round's files
+// while the current one is counted, LedgerCommitter writes counts into the reduce task's
+// ledger in the background. On this project's 2-core machines a round trip takes 0.5-3 ms
+// when the cores are busy counting, which is as long as counting a whole batch.
 #ifndef TENSORWEAVE_EXAMPLES_WORDCOUNT_PIPELINE_H_
 #define TENSORWEAVE_EXAMPLES_WORDCOUNT_PIPELINE_H_
 
 #include <cstdint>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "tensorweave/session.h"
+#include "absl/time/time.h"
+#include "examples/wordcount_state.h"
 
 namespace tw::examples {
 
-// Takes batches of file names from the file-name queue, one batch ahead of the consumer.
-// Batch sizes follow the queue (guided self-scheduling): what is left divided by twice the
-// number of map tasks, at most `max_batch`, at least 1, so a few dozen dequeues serve
-// thousands of files and the maps finish together.
+// Takes batches of (file index, path) from one round's queue, one batch ahead of the
+// consumer. Batch sizes follow the queue (guided self-scheduling): what is left divided
+// by twice the number of map tasks, at most `max_batch`, at least 1, so a few dozen
+// dequeues serve thousands of files and the maps finish together.
 //
-// Thread-safe; Next() is meant for one consumer. `session` must outlive the fetcher; close
-// it to interrupt a fetch that waits on the queue.
+// Thread-safe; Next() is meant for one consumer. `session` must outlive the fetcher;
+// close it to interrupt a fetch.
 class NameFetcher {
  public:
   struct Graph {
     Output batch_size;  // int32 placeholder, the n of the dequeue
-    Output names;       // QueueDequeueUpTo(queue, n): a string vector
+    Output indices;     // QueueDequeueUpTo(queue, n): the int64 file indices...
+    Output names;       // ...and their paths
     Output left;        // QueueSize(queue) after the dequeue
   };
-  NameFetcher(ClientSession* session, Graph graph, int num_maps, int64_t max_batch);
+  struct Batch {
+    Tensor indices;
+    Tensor names;
+  };
+  // Each dequeue gives up after `timeout` (DeadlineExceeded): a round's queue is full and
+  // closed before anyone dequeues, unless its files task restarted since.
+  NameFetcher(RemakingSession* session, Graph graph, int num_maps, int64_t max_batch,
+              absl::Duration timeout);
   ~NameFetcher();
 
-  // The next batch (a string vector); OutOfRange once the queue is closed and empty; or
-  // the error that ended fetching. Once it returned an error, it returns it again.
-  StatusOr<Tensor> Next();
+  // The next batch; OutOfRange once the queue is closed and empty; or the error that
+  // ended fetching. Once it returned an error, it returns it again.
+  StatusOr<Batch> Next();
 
  private:
   void Loop();
@@ -43,45 +53,67 @@ class NameFetcher {
   }
   bool SlotFull() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return slot_.has_value(); }
 
-  ClientSession* const session_;
+  RemakingSession* const session_;
   const Graph graph_;
   const int num_maps_;
   const int64_t max_batch_;
+  const absl::Duration timeout_;
   absl::Mutex mu_;
-  std::optional<StatusOr<Tensor>> slot_ ABSL_GUARDED_BY(mu_);
+  std::optional<StatusOr<Batch>> slot_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
-// Adds counts to a variable with AssignAdd steps, at most one in flight, each carrying
-// everything added since the previous one. Thread-safe. `session` must outlive it.
-class CountAdder {
+// One file's entry of the ledger.
+struct LedgerEntry {
+  int64_t index = 0;
+  int64_t words = 0;  // or kUnreadable
+  int64_t bytes = 0;
+};
+
+// Writes entries into the ledger with ScatterUpdate steps, at most one in flight, each
+// carrying every entry added since the previous one. A step that fails for a reason that
+// may pass (IsRetryable: the reduce task restarting) is tried again on a remade session
+// every `retry_interval`, entries kept, until it succeeds or Close(); writing an entry
+// twice is harmless, so an entry is never lost for want of knowing whether it landed.
+// Thread-safe. `session` must outlive the committer.
+class LedgerCommitter {
  public:
   struct Graph {
-    Output count;   // int64 placeholder
-    Operation add;  // AssignAdd(variable, count)
+    Output indices;  // int64 placeholders
+    Output words;
+    Output bytes;
+    Operation write;  // ScatterUpdate of both ledger variables
   };
-  CountAdder(ClientSession* session, Graph graph);
-  ~CountAdder();
+  LedgerCommitter(RemakingSession* session, Graph graph,
+                  absl::Duration retry_interval = absl::Milliseconds(100));
+  ~LedgerCommitter();
 
-  // Queues `words` to be added soon.
-  void Add(int64_t words);
-  // Waits until everything added so far is in the variable; the first error of an
-  // AssignAdd step otherwise. No Add after Finish.
-  Status Finish();
+  void Add(const std::vector<LedgerEntry>& entries);
+  // Waits up to `timeout` until every entry added so far is in the ledger: OK then;
+  // DeadlineExceeded while some are still pending; the error that stopped the committer
+  // (a step failing for good, or Cancelled after Close()).
+  Status Flush(absl::Duration timeout);
+  // Stops: entries not yet written are dropped (the ledger shows them as not counted). A
+  // step in flight ends when its session is closed.
+  void Close();
 
  private:
   void Loop();
-  bool WorkOrFinishing() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return pending_ != 0 || finishing_;
+  bool WorkOrClosing() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !pending_.empty() || closing_;
+  }
+  bool Settled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return (pending_.empty() && in_flight_ == 0) || !status_.ok();
   }
 
-  ClientSession* const session_;
+  RemakingSession* const session_;
   const Graph graph_;
+  const absl::Duration retry_interval_;
   absl::Mutex mu_;
-  int64_t pending_ ABSL_GUARDED_BY(mu_) = 0;
-  bool finishing_ ABSL_GUARDED_BY(mu_) = false;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<LedgerEntry> pending_ ABSL_GUARDED_BY(mu_);
+  size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
   Status status_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };

@@ -1,102 +1,203 @@
 #include "examples/wordcount_pipeline.h"
 
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tensorweave/ops.h"
+#include "tensorweave/tensorweave.h"
 
 namespace tw::examples {
 namespace {
 
-TEST(NameFetcherTest, TakesEveryNameOnceInOrderInShrinkingBatches) {
+// One in-process server: state outlives each session, as on a cluster's task.
+class PipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = Server::CreateLocal();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+  // An address, not "localhost": resolving a name goes through c-ares, whose allocations
+  // the leak checker of the sanitizer build reports.
+  SessionOptions Options() const {
+    return {.target = "grpc://127.0.0.1:" + std::to_string(server_->port())};
+  }
+
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(PipelineTest, FetcherTakesEveryFileOnceInOrderInShrinkingBatches) {
   Scope root = Scope::NewRootScope();
-  auto queue = ops::FIFOQueue(root, {DT_STRING}, {.shapes = {{}}, .shared_name = "names"});
-  auto all = ops::Placeholder(root, DT_STRING);
-  auto fill = ops::QueueEnqueueMany(root, queue, {all});
+  auto queue =
+      ops::FIFOQueue(root, {DT_INT64, DT_STRING}, {.shapes = {{}, {}}, .shared_name = "round"});
+  auto all_indices = ops::Placeholder(root, DT_INT64);
+  auto all_names = ops::Placeholder(root, DT_STRING);
+  auto fill = ops::QueueEnqueueMany(root, queue, {all_indices, all_names});
   auto close = ops::QueueClose(root, queue);
   auto n = ops::Placeholder(root, DT_INT32);
-  auto names = ops::QueueDequeueUpTo(root, queue, n);
-  auto left = ops::QueueSize(root.WithControlDependencies({names[0].op()}), queue);
-  ClientSession session(root);
-  std::vector<std::string> expected;
-  for (int i = 0; i < 1000; ++i) expected.push_back("file-" + std::to_string(i));
-  ASSERT_TRUE(session.Run({{all, Tensor::FromVector(expected)}}, {}, {fill}).ok());
+  auto taken = ops::QueueDequeueUpTo(root, queue, n);
+  auto left = ops::QueueSize(root.WithControlDependencies({taken[0].op()}), queue);
+  RemakingSession session(root, Options());
+  std::vector<int64_t> indices;
+  std::vector<std::string> names;
+  for (int i = 0; i < 1000; ++i) {
+    indices.push_back(i);
+    names.push_back("file-" + std::to_string(i));
+  }
+  ASSERT_TRUE(
+      session
+          .Run({{all_indices, Tensor::FromVector(indices)}, {all_names, Tensor::FromVector(names)}},
+               {}, {fill})
+          .ok());
   ASSERT_TRUE(session.Run({}, {}, {close}).ok());
 
-  NameFetcher fetcher(&session, {.batch_size = n, .names = names[0], .left = left},
-                      /*num_maps=*/2, /*max_batch=*/100);
-  std::vector<std::string> got;
+  NameFetcher fetcher(&session,
+                      {.batch_size = n, .indices = taken[0], .names = taken[1], .left = left},
+                      /*num_maps=*/2, /*max_batch=*/100, absl::Seconds(10));
+  std::vector<int64_t> got_indices;
+  std::vector<std::string> got_names;
   std::vector<int64_t> sizes;
   while (true) {
     auto batch = fetcher.Next();
     if (IsOutOfRange(batch.status())) break;
     ASSERT_TRUE(batch.ok()) << batch.status();
-    sizes.push_back(batch->num_elements());
-    for (const std::string& name : batch->flat<std::string>()) got.push_back(name);
+    sizes.push_back(batch->indices.num_elements());
+    for (int64_t i : batch->indices.flat<int64_t>()) got_indices.push_back(i);
+    for (const std::string& name : batch->names.flat<std::string>()) got_names.push_back(name);
     ASSERT_LE(sizes.size(), 1000u);
   }
-  EXPECT_EQ(got, expected);
+  EXPECT_EQ(got_indices, indices);
+  EXPECT_EQ(got_names, names);
   // 1 (nothing known yet), then capped at 100, then a quarter of what is left, down to 1.
   ASSERT_GE(sizes.size(), 4u);
   EXPECT_EQ(sizes[0], 1);
   EXPECT_EQ(sizes[1], 100);
   EXPECT_EQ(sizes.back(), 1);
   EXPECT_TRUE(std::is_sorted(sizes.begin() + 1, sizes.end(), std::greater<>()));
-  EXPECT_LT(sizes.size(), 40u);                        // far fewer round trips than names
+  EXPECT_LT(sizes.size(), 40u);                        // far fewer round trips than files
   EXPECT_TRUE(IsOutOfRange(fetcher.Next().status()));  // and it stays at the end
 }
 
-TEST(NameFetcherTest, ClosingTheSessionEndsAWaitingFetch) {
+// A round's queue is full and closed before anyone dequeues; one that is open and empty
+// (made anew by a restarted files task) must not hold a map for ever.
+TEST_F(PipelineTest, AFetchFromAnOpenEmptyQueueTimesOut) {
   Scope root = Scope::NewRootScope();
-  auto queue = ops::FIFOQueue(root, {DT_STRING}, {.shapes = {{}}, .shared_name = "never_filled"});
+  auto queue = ops::FIFOQueue(root, {DT_INT64, DT_STRING},
+                              {.shapes = {{}, {}}, .shared_name = "never_filled"});
   auto n = ops::Placeholder(root, DT_INT32);
-  auto names = ops::QueueDequeueUpTo(root, queue, n);
-  auto left = ops::QueueSize(root.WithControlDependencies({names[0].op()}), queue);
-  ClientSession session(root);
-  NameFetcher fetcher(&session, {.batch_size = n, .names = names[0], .left = left}, 1, 10);
-  std::thread closer([&] { session.Close().IgnoreError(); });
-  auto batch = fetcher.Next();  // would hang if Close did not end the fetch
-  closer.join();
-  EXPECT_FALSE(batch.ok());
-  EXPECT_FALSE(IsOutOfRange(batch.status())) << batch.status();
+  auto taken = ops::QueueDequeueUpTo(root, queue, n);
+  auto left = ops::QueueSize(root.WithControlDependencies({taken[0].op()}), queue);
+  RemakingSession session(root, Options());
+  NameFetcher fetcher(&session,
+                      {.batch_size = n, .indices = taken[0], .names = taken[1], .left = left}, 1,
+                      10, absl::Milliseconds(200));
+  auto batch = fetcher.Next();
+  EXPECT_TRUE(IsDeadlineExceeded(batch.status())) << batch.status();
+  EXPECT_TRUE(IsRetryable(batch.status()));
 }
 
-TEST(CountAdderTest, EveryCountReachesTheVariable) {
+// The ledger's graph: two int64 vectors of `files` entries, written by ScatterUpdate.
+struct Ledger {
+  explicit Ledger(const Scope& root)
+      : counts(ops::MakeVariable(root, "counts", DT_INT64, {-1})),
+        bytes(ops::MakeVariable(root, "bytes", DT_INT64, {-1})),
+        size(ops::Placeholder(root, DT_INT64)),
+        init(ops::Group(root, {ops::Assign(root, counts, ops::Fill(root, size, kNotCounted),
+                                           {.validate_shape = false})
+                                   .op(),
+                               ops::Assign(root, bytes, ops::Fill(root, size, int64_t{0}),
+                                           {.validate_shape = false})
+                                   .op()})),
+        indices(ops::Placeholder(root, DT_INT64)),
+        words(ops::Placeholder(root, DT_INT64)),
+        byte_counts(ops::Placeholder(root, DT_INT64)),
+        write(ops::Group(root, {ops::ScatterUpdate(root, counts, indices, words).op(),
+                                ops::ScatterUpdate(root, bytes, indices, byte_counts).op()})),
+        read_counts(ops::ReadVariable(root, counts)),
+        read_bytes(ops::ReadVariable(root, bytes)) {}
+  LedgerCommitter::Graph graph() const {
+    return {.indices = indices, .words = words, .bytes = byte_counts, .write = write};
+  }
+  ops::Variable counts, bytes;
+  Output size;
+  Operation init;
+  Output indices, words, byte_counts;
+  Operation write;
+  Output read_counts, read_bytes;
+};
+
+TEST_F(PipelineTest, EveryEntryReachesTheLedgerOnceWhateverTheRepeats) {
   Scope root = Scope::NewRootScope();
-  auto total = ops::MakeVariable(root, "total", DT_INT64, {});
-  auto init = ops::Assign(root, total, int64_t{0});
-  auto count = ops::Placeholder(root, DT_INT64);
-  auto add = ops::AssignAdd(root, total, count);
-  auto read = ops::ReadVariable(root, total);
-  ClientSession session(root);
-  ASSERT_TRUE(session.Run({}, {}, {init.op()}).ok());
-  CountAdder adder(&session, {.count = count, .add = add.op()});
+  Ledger ledger(root);
+  RemakingSession session(root, Options());
+  ASSERT_TRUE(
+      session.Run({{ledger.size, Tensor::FromVector<int64_t>({1000})}}, {}, {ledger.init}).ok());
+  LedgerCommitter committer(&session, ledger.graph());
   std::vector<std::thread> threads;
-  for (int t = 0; t < 2; ++t) {
+  for (int t = 0; t < 2; ++t) {  // both threads write every file: a count sent twice
     threads.emplace_back([&] {
-      for (int i = 1; i <= 1000; ++i) adder.Add(i);
+      for (int i = 0; i < 1000; i += 10) {
+        std::vector<LedgerEntry> entries;
+        for (int k = i; k < i + 10; ++k)
+          entries.push_back({.index = k, .words = k, .bytes = 2 * k});
+        committer.Add(entries);
+      }
     });
   }
   for (auto& t : threads) t.join();
-  ASSERT_TRUE(adder.Finish().ok());
-  auto value = session.Run({}, {read});
+  ASSERT_TRUE(committer.Flush(absl::Seconds(30)).ok());
+  auto value = session.Run({}, {ledger.read_counts, ledger.read_bytes});
   ASSERT_TRUE(value.ok()) << value.status();
-  EXPECT_EQ((*value)[0].scalar<int64_t>(), 2 * 500500);
+  int64_t words = 0, bytes = 0;
+  for (int64_t c : (*value)[0].flat<int64_t>()) words += c;
+  for (int64_t b : (*value)[1].flat<int64_t>()) bytes += b;
+  EXPECT_EQ(words, 499500);  // 0 + 1 + ... + 999, once
+  EXPECT_EQ(bytes, 2 * 499500);
 }
 
-TEST(CountAdderTest, FinishReportsAFailedAdd) {
+// A reduce task restarting: its ledger is uninitialized for a while. The committer keeps
+// the entries and writes them once the ledger is back.
+TEST_F(PipelineTest, EntriesWaitForALedgerThatIsNotThereYet) {
   Scope root = Scope::NewRootScope();
-  auto total = ops::MakeVariable(root, "uninitialized", DT_INT64, {});
-  auto count = ops::Placeholder(root, DT_INT64);
-  auto add = ops::AssignAdd(root, total, count);
-  ClientSession session(root);
-  CountAdder adder(&session, {.count = count, .add = add.op()});
-  adder.Add(5);
-  Status s = adder.Finish();
-  EXPECT_TRUE(IsFailedPrecondition(s)) << s;
+  Ledger ledger(root);
+  RemakingSession session(root, Options());
+  LedgerCommitter committer(&session, ledger.graph(), absl::Milliseconds(10));
+  committer.Add({{.index = 3, .words = 42, .bytes = 7}});
+  EXPECT_TRUE(IsDeadlineExceeded(committer.Flush(absl::Milliseconds(100))));
+  RemakingSession other(root, Options());
+  ASSERT_TRUE(other.Run({{ledger.size, Tensor::FromVector<int64_t>({5})}}, {}, {ledger.init}).ok());
+  ASSERT_TRUE(committer.Flush(absl::Seconds(30)).ok());
+  auto value = other.Run({}, {ledger.read_counts});
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_THAT(
+      std::vector<int64_t>((*value)[0].flat<int64_t>().begin(), (*value)[0].flat<int64_t>().end()),
+      ::testing::ElementsAre(-1, -1, -1, 42, -1));
+}
+
+TEST_F(PipelineTest, FlushReportsAnEntryThatCanNeverBeWritten) {
+  Scope root = Scope::NewRootScope();
+  Ledger ledger(root);
+  RemakingSession session(root, Options());
+  ASSERT_TRUE(
+      session.Run({{ledger.size, Tensor::FromVector<int64_t>({2})}}, {}, {ledger.init}).ok());
+  LedgerCommitter committer(&session, ledger.graph());
+  committer.Add({{.index = 5, .words = 1, .bytes = 1}});  // past the ledger's end
+  Status s = committer.Flush(absl::Seconds(30));
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("indices[0] = 5 is not in [0, 2)"));
+}
+
+TEST_F(PipelineTest, ClosingTheCommitterEndsFlushWithCancelled) {
+  Scope root = Scope::NewRootScope();
+  Ledger ledger(root);  // never initialized: the entry waits
+  RemakingSession session(root, Options());
+  LedgerCommitter committer(&session, ledger.graph(), absl::Milliseconds(10));
+  committer.Add({{.index = 0, .words = 1, .bytes = 1}});
+  committer.Close();
+  EXPECT_TRUE(IsCancelled(committer.Flush(absl::Seconds(30))));
 }
 
 }  // namespace

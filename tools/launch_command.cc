@@ -145,6 +145,12 @@ StatusOr<int> RunLaunch(const LaunchFlags& flags) {
     tasks.push_back(
         {plan.id, plan.address, launch::TaskEnvironment(base_env, plan.tf_config, threads)});
   }
+  {
+    std::vector<launch::TaskId> ids;
+    for (const launch::TaskPlan& plan : plans) ids.push_back(plan.id);
+    TW_RETURN_IF_ERROR(
+        errors::Annotate(launch::CheckSuccessRule(options.success, ids), "--success: "));
+  }
   TW_ASSIGN_OR_RETURN(auto supervisor,
                       launch::Supervisor::Create(std::move(options), std::move(tasks)));
   TW_ASSIGN_OR_RETURN(launch::LaunchResult result, supervisor->Run());
@@ -173,7 +179,8 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--restart-delay", flags->restart_delay, "Seconds before a restart")
       ->capture_default_str();
   cmd->add_option("--success", flags->success,
-                  "default (chief:0, else worker:0, else every task exits 0) | all-workers")
+                  "default (chief:0, else worker:0, else every task exits 0) | all-workers | "
+                  "a task JOB:INDEX (e.g. reduce:0)")
       ->capture_default_str();
   cmd->add_option("--grace", flags->grace, "Seconds between SIGTERM and SIGKILL when stopping")
       ->capture_default_str();

@@ -230,7 +230,8 @@ TEST(WordcountUsageTest, WithoutAClusterItSaysHowToRunIt) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->exit_code, 2);
   EXPECT_THAT(r->err, HasSubstr("needs a cluster with the jobs files (1 task), reduce (1 task)"));
-  EXPECT_THAT(r->err, HasSubstr("tw launch --cluster files=1,reduce=1,map=2 -- wordcount"));
+  EXPECT_THAT(r->err, HasSubstr("tw launch --cluster files=1,reduce=1,map=2 --success reduce:0 -- "
+                                "wordcount"));
 }
 
 // The real corpus of `make wordcount-demo` and the benchmark, when the package is installed

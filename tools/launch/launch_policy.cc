@@ -24,10 +24,31 @@ std::string_view RestartPolicyName(RestartPolicy policy) {
   return "never";
 }
 
-StatusOr<SuccessPolicy> ParseSuccessPolicy(std::string_view text) {
-  if (text == "default") return SuccessPolicy::kDefault;
-  if (text == "all-workers") return SuccessPolicy::kAllWorkers;
-  return errors::InvalidArgument("\"", text, "\" is not one of default, all-workers");
+StatusOr<SuccessRule> ParseSuccessPolicy(std::string_view text) {
+  if (text == "default") return SuccessRule(SuccessPolicy::kDefault);
+  if (text == "all-workers") return SuccessRule(SuccessPolicy::kAllWorkers);
+  const size_t colon = text.rfind(':');
+  int index = -1;
+  if (colon != std::string_view::npos && colon > 0 && colon + 1 < text.size() &&
+      colon + 7 >= text.size()) {
+    const std::string_view digits = text.substr(colon + 1);
+    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      index = std::stoi(std::string(digits));
+    }
+  }
+  if (index < 0) {
+    return errors::InvalidArgument("\"", text,
+                                   "\" is not one of default, all-workers, or a task JOB:INDEX");
+  }
+  return SuccessRule(TaskId{std::string(text.substr(0, colon)), index});
+}
+
+Status CheckSuccessRule(const SuccessRule& rule, const std::vector<TaskId>& tasks) {
+  if (rule.policy != SuccessPolicy::kTask ||
+      std::find(tasks.begin(), tasks.end(), rule.task) != tasks.end()) {
+    return OkStatus();
+  }
+  return errors::InvalidArgument(rule.task.ToString(), " is not a task of the cluster");
 }
 
 bool IsRetryable(RestartPolicy policy, int exit_code) {
@@ -45,7 +66,12 @@ bool IsRetryable(RestartPolicy policy, int exit_code) {
   return false;
 }
 
-std::vector<TaskId> DecidingTasks(const std::vector<TaskId>& tasks, SuccessPolicy policy) {
+std::vector<TaskId> DecidingTasks(const std::vector<TaskId>& tasks, const SuccessRule& rule) {
+  if (rule.policy == SuccessPolicy::kTask) {
+    if (std::find(tasks.begin(), tasks.end(), rule.task) != tasks.end()) return {rule.task};
+    return tasks;
+  }
+  const SuccessPolicy policy = rule.policy;
   auto has_job = [&](std::string_view job) {
     return std::any_of(tasks.begin(), tasks.end(), [&](const TaskId& t) { return t.job == job; });
   };
@@ -72,7 +98,7 @@ std::vector<TaskId> DecidingTasks(const std::vector<TaskId>& tasks, SuccessPolic
   return out;
 }
 
-JobPolicy::JobPolicy(std::vector<TaskId> tasks, SuccessPolicy success, RestartPolicy restart,
+JobPolicy::JobPolicy(std::vector<TaskId> tasks, const SuccessRule& success, RestartPolicy restart,
                      int max_restarts)
     : tasks_(std::move(tasks)),
       deciding_(DecidingTasks(tasks_, success)),

@@ -31,17 +31,30 @@ enum class RestartPolicy {
   kExitCode,   // 1-127 are permanent failures, 128-255 (signals, transient) are retried
 };
 
-// TFJob's successPolicy.
+// TFJob's successPolicy, and one of tw launch's own for clusters without a chief.
 enum class SuccessPolicy {
   kDefault,     // chief:0 (or the legacy master:0) exits 0; worker:0 when there is neither
   kAllWorkers,  // every worker exits 0 (and the chief, when there is one)
+  kTask,        // one named task exits 0 (the word count's reduce:0, which prints the total)
+};
+
+// A success policy and, for kTask, its task. Made implicitly from a SuccessPolicy.
+struct SuccessRule {
+  SuccessRule(SuccessPolicy p = SuccessPolicy::kDefault) : policy(p) {}  // NOLINT: implicit
+  explicit SuccessRule(TaskId t) : policy(SuccessPolicy::kTask), task(std::move(t)) {}
+  friend bool operator==(const SuccessRule&, const SuccessRule&) = default;
+
+  SuccessPolicy policy;
+  TaskId task;  // kTask only
 };
 
 // "never", "on-failure", "exit-code". InvalidArgument listing the choices otherwise.
 StatusOr<RestartPolicy> ParseRestartPolicy(std::string_view text);
 std::string_view RestartPolicyName(RestartPolicy policy);
-// "default", "all-workers".
-StatusOr<SuccessPolicy> ParseSuccessPolicy(std::string_view text);
+// "default", "all-workers", or a task "JOB:INDEX" (kTask). InvalidArgument otherwise.
+StatusOr<SuccessRule> ParseSuccessPolicy(std::string_view text);
+// InvalidArgument when `rule` names a task that `tasks` lacks.
+Status CheckSuccessRule(const SuccessRule& rule, const std::vector<TaskId>& tasks);
 
 // Whether `policy` retries a task that exited with `exit_code` (128 + N for a task killed by
 // signal N, as Kubernetes reports it), ignoring any restart limit. Never true for 0.
@@ -53,8 +66,9 @@ bool IsRetryable(RestartPolicy policy, int exit_code);
 //  - kAllWorkers: every task of `worker`, plus chief:0/master:0 when there is one (TFJob
 //    ignores successPolicy when a chief exists; we honour the explicit request instead);
 //  - a cluster with neither chief, master nor worker jobs (the word count's files, reduce,
-//    map): every task.
-std::vector<TaskId> DecidingTasks(const std::vector<TaskId>& tasks, SuccessPolicy policy);
+//    map): every task;
+//  - kTask: that task alone (every task, if `tasks` lacks it: CheckSuccessRule refuses that).
+std::vector<TaskId> DecidingTasks(const std::vector<TaskId>& tasks, const SuccessRule& rule);
 
 // What the supervisor does after one task exits.
 enum class ExitAction {
@@ -73,7 +87,7 @@ class JobPolicy {
  public:
   // `tasks` in launch order; `max_restarts` bounds restarts over the whole job, like TFJob's
   // runPolicy.backoffLimit (0: none).
-  JobPolicy(std::vector<TaskId> tasks, SuccessPolicy success, RestartPolicy restart,
+  JobPolicy(std::vector<TaskId> tasks, const SuccessRule& success, RestartPolicy restart,
             int max_restarts);
 
   // Records that tasks()[task] exited with `exit_code`. Once the job has succeeded or

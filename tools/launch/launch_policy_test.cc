@@ -27,6 +27,24 @@ TEST(LaunchPolicyTest, ParsesFlagValues) {
   EXPECT_EQ(*ParseSuccessPolicy("default"), SuccessPolicy::kDefault);
   EXPECT_EQ(*ParseSuccessPolicy("all-workers"), SuccessPolicy::kAllWorkers);
   EXPECT_TRUE(IsInvalidArgument(ParseSuccessPolicy("AllWorkers").status()));
+  EXPECT_EQ(*ParseSuccessPolicy("reduce:0"), SuccessRule(TaskId{"reduce", 0}));
+  EXPECT_EQ(*ParseSuccessPolicy("a:b:12"), SuccessRule(TaskId{"a:b", 12}));
+  for (const char* bad : {"reduce", "reduce:", ":0", "reduce:-1", "reduce:x", "reduce:99999999"}) {
+    EXPECT_THAT(ParseSuccessPolicy(bad).status().message(),
+                HasSubstr("is not one of default, all-workers, or a task JOB:INDEX"))
+        << bad;
+  }
+}
+
+TEST(LaunchPolicyTest, ANamedDecidingTaskMustBeInTheCluster) {
+  const std::vector<TaskId> tasks = Tasks({{"files", 1}, {"reduce", 1}, {"map", 2}});
+  EXPECT_TRUE(CheckSuccessRule(SuccessRule(TaskId{"reduce", 0}), tasks).ok());
+  EXPECT_TRUE(CheckSuccessRule(SuccessPolicy::kDefault, tasks).ok());
+  Status missing = CheckSuccessRule(SuccessRule(TaskId{"reduce", 1}), tasks);
+  EXPECT_TRUE(IsInvalidArgument(missing));
+  EXPECT_THAT(missing.message(), HasSubstr("reduce:1 is not a task of the cluster"));
+  EXPECT_THAT(DecidingTasks(tasks, SuccessRule(TaskId{"reduce", 0})),
+              ElementsAre(TaskId{"reduce", 0}));
 }
 
 TEST(LaunchPolicyTest, RetryableExitCodesFollowTfJob) {
@@ -139,6 +157,17 @@ TEST(JobPolicyTest, WordCountShapeNeedsEveryTask) {
   EXPECT_EQ(p.OnExit(3, 1), ExitAction::kRestart);
   EXPECT_EQ(p.OnExit(3, 0), ExitAction::kNone);
   EXPECT_EQ(p.OnExit(0, 0), ExitAction::kNone);
+  EXPECT_EQ(p.OnExit(1, 0), ExitAction::kJobSucceeded);
+}
+
+// The word count's reduce:0 prints the total: once it exits 0 the job has succeeded, even
+// with a map restarted during the shutdown that would wait for peers that are gone.
+TEST(JobPolicyTest, ANamedTaskDecidesAlone) {
+  JobPolicy p(Tasks({{"files", 1}, {"reduce", 1}, {"map", 2}}), SuccessRule(TaskId{"reduce", 0}),
+              RestartPolicy::kExitCode, 3);
+  EXPECT_EQ(p.OnExit(0, 0), ExitAction::kNone);
+  EXPECT_EQ(p.OnExit(3, 137), ExitAction::kRestart);
+  EXPECT_EQ(p.OnExit(2, 0), ExitAction::kNone);
   EXPECT_EQ(p.OnExit(1, 0), ExitAction::kJobSucceeded);
 }
 

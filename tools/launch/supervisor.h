@@ -29,7 +29,7 @@ struct SupervisorOptions {
   std::vector<std::string> argv;  // argv[0] as the user wrote it, then the arguments
   RestartPolicy restart = RestartPolicy::kNever;
   int max_restarts = 3;  // restarts allowed over the whole job (TFJob's backoffLimit)
-  SuccessPolicy success = SuccessPolicy::kDefault;
+  SuccessRule success;
   std::chrono::milliseconds grace{10000};         // SIGTERM -> SIGKILL
   std::chrono::milliseconds restart_delay{1000};  // between a task's exit and its restart
   std::string log_dir;  // when set, <log_dir>/<job>-<index>.log keeps each task's output

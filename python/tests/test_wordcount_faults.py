@@ -1,0 +1,260 @@
+"""The exactly-once word count (examples/wordcount.cc) with a task killed by SIGKILL.
+
+Each run launches the C++ word count under `tw launch` and kills one task at a chosen
+moment. Counting is fast (gigabytes a second from the page cache), so the moments are made
+exact with a gate: one input is a named pipe (FIFO) that this test writes only when told
+to. The map that opens it stops in the middle of its batch, holding files it has counted
+or taken but not yet written into the ledger; the test kills a task then, and opens the
+gate afterwards (again for every map that opens it, as a restarted count needs). The moments:
+before the map's first count reaches the ledger (the gate is the first file, which a map
+takes alone), in the middle of a batch (the gate is in the middle of the list), and during
+the shutdown (when reduce reports the count done).
+
+With a restart policy the total must be exact and the recovery visible in reduce's output;
+without one the job must fail, naming the task, and print no total.
+"""
+
+import json
+import os
+import pathlib
+import random
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import BUILD
+
+WORDCOUNT = BUILD / "examples" / "wordcount"
+FILES = 40
+GATE_TEXT = "through the gate\n" * 1000
+
+
+class Gate:
+    """A FIFO among the inputs: whoever opens it to read waits until the gate is opened.
+
+    A thread writes GATE_TEXT to every reader once open() is called, and records the pid of
+    the first reader (the map task that took the gate)."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        os.mkfifo(self.path)
+        self.opened = threading.Event()
+        self.first_reader = threading.Event()
+        self.reader_pid = None
+        self.stopping = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _reader(self):
+        target = os.path.realpath(self.path)
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                for fd in os.listdir("/proc/%s/fd" % entry):
+                    if os.readlink("/proc/%s/fd/%s" % (entry, fd)) == target:
+                        return int(entry)
+            except OSError:
+                continue
+        return None
+
+    def _serve(self):
+        while not self.stopping:
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: nobody reads it yet
+                time.sleep(0.005)
+                continue
+            if not self.first_reader.is_set():
+                # The reader's open() returns, and its descriptor shows, just after ours.
+                deadline = time.monotonic() + 5
+                while self.reader_pid is None and time.monotonic() < deadline:
+                    self.reader_pid = self._reader()
+                self.first_reader.set()
+            self.opened.wait()
+            try:
+                os.set_blocking(fd, True)
+                os.write(fd, GATE_TEXT.encode())
+            except OSError:  # the reader was killed
+                pass
+            finally:
+                os.close(fd)
+            time.sleep(0.05)  # let the reader see the end before the next open
+
+    def close(self):
+        self.stopping = True
+        self.opened.set()
+        self.thread.join()
+
+
+def make_corpus(directory, gate_at):
+    """(list file, gate, exact total): FILES files of random words, each with its own
+    count, and the gate at position `gate_at` of the list."""
+    rng = random.Random(7)
+    vocabulary = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(1, 9)))
+                  for _ in range(2000)]
+    body = "\n".join(" ".join(rng.choices(vocabulary, k=12)) for _ in range(2000)) + "\n"
+    paths, total = [], 0
+    for i in range(FILES):
+        path = directory / ("part-%03d.txt" % i)
+        path.write_text(body + "extra " * i + "\n")  # every file's count differs
+        paths.append(str(path))
+        total += len(body.split()) + i
+    gate = Gate(directory / "gate")
+    paths.insert(gate_at, gate.path)
+    total += len(GATE_TEXT.split())
+    list_file = directory / "list"
+    list_file.write_text("\n".join(paths) + "\n")
+    return str(list_file), gate, total
+
+
+def task_pid(launcher_pid, job, index):
+    """The pid of task job:index among the launcher's children (its TF_CONFIG says which)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = pathlib.Path("/proc", entry, "stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) != launcher_pid:
+                continue
+            environ = pathlib.Path("/proc", entry, "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for variable in environ:
+            if variable.startswith(b"TF_CONFIG="):
+                task = json.loads(variable[len(b"TF_CONFIG="):])["task"]
+                if task["type"] == job and task["index"] == index:
+                    return int(entry)
+    return None
+
+
+class Run:
+    """One `tw launch` of the word count, and what it printed."""
+
+    def __init__(self, returncode, lines, killed):
+        self.returncode = returncode
+        self.lines = lines
+        self.killed = killed
+        self.text = "\n".join(lines)
+
+    def reduce_lines(self):
+        return [l[len("[reduce:0] "):] for l in self.lines if l.startswith("[reduce:0] ")]
+
+    def summary(self, task):
+        return [l for l in self.lines if l.startswith("tw launch:   %s " % task)]
+
+
+SHUTDOWN = r"^\[reduce:0\] counted \d+ bytes"
+
+
+def launch_and_kill(tw_tool, tmp_path, victim, moment, restart="exit-code", timeout=60):
+    """Runs the word count on a corpus with a gate and kills `victim` with SIGKILL.
+
+    victim: "files:0", "reduce:0", or "gate" for the map task that took the gate.
+    moment: "first" or "middle" (the gate's place in the list; the kill comes while a map
+    waits at it), or SHUTDOWN (the kill comes when reduce reports the count done)."""
+    list_file, gate, total = make_corpus(tmp_path, 0 if moment == "first" else FILES // 2)
+    if moment == SHUTDOWN:
+        gate.opened.set()
+    process = subprocess.Popen(
+        [tw_tool, "launch", "--cluster", "files=1,reduce=1,map=2", "--restart", restart,
+         "--restart-delay", "0.2", "--success", "reduce:0", "--", str(WORDCOUNT), list_file],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, NO_COLOR="1"))
+    lines, killed = [], []
+
+    def kill(pid):
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    def read():
+        for line in process.stdout:
+            lines.append(line.rstrip("\n"))
+            if moment == SHUTDOWN and not killed and re.search(SHUTDOWN, lines[-1]):
+                job, index = victim.split(":")
+                kill(task_pid(process.pid, job, int(index)))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        if moment != SHUTDOWN:
+            assert gate.first_reader.wait(timeout), "no map opened the gate"
+            if victim == "gate":
+                kill(gate.reader_pid)
+            else:
+                job, index = victim.split(":")
+                kill(task_pid(process.pid, job, int(index)))
+            gate.opened.set()
+        returncode = process.wait(timeout=timeout)
+    except (subprocess.TimeoutExpired, AssertionError) as e:
+        process.kill()
+        process.wait()
+        reader.join()
+        gate.close()
+        pytest.fail("%s:\n%s" % (e, "\n".join(lines)))
+    reader.join()
+    gate.close()
+    return Run(returncode, lines, killed), total
+
+
+@pytest.fixture
+def wordcount():
+    if not WORDCOUNT.exists():
+        pytest.skip("examples/wordcount is not built (%s)" % WORDCOUNT)
+
+
+# What reduce says when it recovers: lost files handed out again, a new round after the
+# files task's restart, a second start of a restarted reduce.
+HANDED_OUT_AGAIN = r"round 2: handing out \d+ files? not counted yet"
+FILES_RESTARTED = r"the files task restarted"
+REDUCE_STARTED_TWICE = r"(?s)all 2 map tasks ready.*all 2 map tasks ready"
+
+
+@pytest.mark.parametrize("victim,moment,sign", [
+    ("gate", "first", HANDED_OUT_AGAIN),
+    ("gate", "middle", HANDED_OUT_AGAIN),
+    ("map:1", SHUTDOWN, None),
+    ("files:0", "first", FILES_RESTARTED),
+    ("files:0", "middle", FILES_RESTARTED),
+    ("files:0", SHUTDOWN, None),
+    ("reduce:0", "first", REDUCE_STARTED_TWICE),
+    ("reduce:0", "middle", REDUCE_STARTED_TWICE),
+])
+def test_a_killed_task_restarts_and_the_total_is_exact(tw_tool, wordcount, tmp_path, victim,
+                                                       moment, sign):
+    run, total = launch_and_kill(tw_tool, tmp_path, victim, moment)
+    assert run.killed, "nothing was killed:\n" + run.text
+    assert run.returncode == 0, run.text
+    # Exactly one total, and the right one (its line may come before a warning on stderr).
+    totals = [l for l in run.reduce_lines() if l.startswith("final total")]
+    assert totals == ["final total: %d" % total], run.text
+    if moment != SHUTDOWN:
+        # Survived, not missed: the victim was restarted, and what was lost was recovered.
+        # (Killed during the shutdown, it may be restarted or not: the job was done.)
+        restarted = [t for t in ("files:0", "reduce:0", "map:0", "map:1")
+                     if "restarted 1 time" in "".join(run.summary(t))]
+        assert len(restarted) == 1, run.text
+        assert restarted[0] in (("map:0", "map:1") if victim == "gate" else (victim,)), run.text
+        assert re.search(sign, "\n".join(run.reduce_lines())), run.text
+
+
+def test_on_failure_restarts_a_killed_map_too(tw_tool, wordcount, tmp_path):
+    run, total = launch_and_kill(tw_tool, tmp_path, "gate", "middle", restart="on-failure")
+    assert run.killed and run.returncode == 0, run.text
+    assert [l for l in run.reduce_lines() if l.startswith("final total")] == [
+        "final total: %d" % total], run.text
+
+
+@pytest.mark.parametrize("victim", ["gate", "files:0", "reduce:0"])
+def test_without_a_restart_the_job_fails_naming_the_task(tw_tool, wordcount, tmp_path, victim):
+    run, _ = launch_and_kill(tw_tool, tmp_path, victim, "middle", restart="never")
+    assert run.killed, "nothing was killed:\n" + run.text
+    assert run.returncode == 128 + signal.SIGKILL, run.text
+    assert not any("final total" in l for l in run.lines), run.text
+    name = r"map:\d" if victim == "gate" else victim
+    assert re.match(r"tw launch: job failed: %s killed by SIGKILL" % name, run.lines[-1]), run.text
