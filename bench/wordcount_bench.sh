@@ -4,7 +4,13 @@
 # and the start-up time of a 1 ps + 8 worker cluster. Prints a Markdown table for
 # docs/performance.md.
 #
-#   bench/wordcount_bench.sh [BUILD_DIR] [REPETITIONS]     (defaults: build, 5)
+#   bench/wordcount_bench.sh [BUILD_DIR] [REPETITIONS] [BASELINE_WORDCOUNT]
+#                                                   (defaults: build, 5, none)
+#
+# BASELINE_WORDCOUNT, when given, is another build of examples/wordcount (say, of an
+# earlier commit: git worktree add ../base COMMIT && cmake -S ../base -B ../base/build -G Ninja
+# && ninja -C ../base/build wordcount), run in turns with this one: the table then shows
+# what this build's counting phase costs against it, with 1 and 2 map tasks.
 #
 # Needs tw, examples/wordcount and bench/wordcount_bench_startup built in BUILD_DIR and
 # the linux-doc-6.1 package (scripts/setup.sh installs it). Runs are interleaved (wc, one
@@ -23,6 +29,7 @@ set -euo pipefail
 
 build=${1:-build}
 reps=${2:-5}
+baseline=${3:-}
 tw="$build/tools/tw"
 wordcount="$build/examples/wordcount"
 startup="$build/bench/wordcount_bench_startup"
@@ -30,6 +37,8 @@ corpus=/usr/share/doc/linux-doc-6.1
 for program in "$tw" "$wordcount" "$startup"; do
   [ -x "$program" ] || { echo "wordcount_bench: $program is not built" >&2; exit 1; }
 done
+[ -z "$baseline" ] || [ -x "$baseline" ] || {
+  echo "wordcount_bench: the baseline $baseline is not an executable" >&2; exit 1; }
 [ -d "$corpus" ] || { echo "wordcount_bench: $corpus is missing: bash scripts/setup.sh" >&2; exit 1; }
 
 work=$(mktemp -d)
@@ -46,7 +55,9 @@ minimum() { sort -g | head -n 1; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f\n", (b - a) / 1e9}'; }
 
 : > "$work/wc.times"
-for maps in 1 2; do : > "$work/count$maps.times"; : > "$work/launch$maps.times"; done
+for maps in 1 2; do
+  : > "$work/count$maps.times"; : > "$work/launch$maps.times"; : > "$work/base$maps.times"
+done
 : > "$work/startup.times"
 expected=""
 for ((r = 1; r <= reps; r++)); do
@@ -67,6 +78,15 @@ for ((r = 1; r <= reps; r++)); do
       exit 1
     fi
     sed -n 's/^\[reduce:0\] counted .* in \([0-9.]*\) s (.*$/\1/p' "$work/out" >> "$work/count$maps.times"
+    [ -n "$baseline" ] || continue
+    NO_COLOR=1 "$tw" launch --cluster "files=1,reduce=1,map=$maps" -- "$baseline" "$work/list" \
+      > "$work/out" 2> "$work/err" || { cat "$work/err" >&2; exit 1; }
+    total=$(sed -n 's/^\[reduce:0\] final total: \([0-9]*\)$/\1/p' "$work/out")
+    if [ "$total" != "$wc_total" ]; then
+      echo "wordcount_bench: the baseline counted '$total' words, wc -w $wc_total" >&2
+      exit 1
+    fi
+    sed -n 's/^\[reduce:0\] counted .* in \([0-9.]*\) s (.*$/\1/p' "$work/out" >> "$work/base$maps.times"
   done
   t0=$(now_ns)
   NO_COLOR=1 "$tw" launch --cluster ps=1,worker=8 -- "$startup" > "$work/out" 2> "$work/err" \
@@ -91,6 +111,16 @@ for maps in 1 2; do
   l="$(median < "$work/launch$maps.times") s ($(minimum < "$work/launch$maps.times") s)"
   echo "| word count, $maps map task$([ $maps = 1 ] || echo s) (counting phase) | $c s | $(rate "$c") | $(ratio "$c" "$wc_s")× | $l |"
 done
+if [ -n "$baseline" ]; then
+  echo
+  echo "| Counting phase | This build | Baseline ($baseline) | This / baseline |"
+  echo "|---|---|---|---|"
+  for maps in 1 2; do
+    c=$(median < "$work/count$maps.times")
+    b=$(median < "$work/base$maps.times")
+    echo "| $maps map task$([ $maps = 1 ] || echo s) | $c s | $b s | $(ratio "$b" "$c")× |"
+  done
+fi
 echo
 echo "| Cluster start-up, 1 ps + 8 workers | Median | Best |"
 echo "|---|---|---|"

@@ -4,6 +4,8 @@
 #include <stdio.h>
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,9 +21,9 @@ namespace {
 
 constexpr int64_t kMaxBatch = 1024;  // files per dequeue step
 constexpr absl::Duration kPoll = absl::Seconds(1);
-constexpr absl::Duration kRoundPoll = absl::Milliseconds(20);
 constexpr absl::Duration kRetry = absl::Milliseconds(100);
 constexpr absl::Duration kCheckInInterval = absl::Milliseconds(500);
+constexpr absl::Duration kStopGrace = absl::Seconds(10);  // StopCluster's own timeout
 constexpr absl::Duration kFlushInterval = absl::Seconds(1);
 
 class Mapper {
@@ -37,9 +39,12 @@ class Mapper {
         shared_(MakeSharedState(root_)),
         check_in_(ops::QueueEnqueue(root_.WithOpName("check_in"), shared_.check_ins, {index_})),
         read_round_(ops::ReadVariable(root_.WithOpName("read_round"), shared_.round)),
+        read_next_round_(
+            ops::ReadVariable(root_.WithOpName("read_next_round"), shared_.next_round)),
         report_(ops::Placeholder(root_.WithOpName("report"), DT_INT64,
                                  {.shape = std::vector<int64_t>{2}})),
         send_report_(ops::QueueEnqueue(root_, shared_.done_reports, {report_})),
+        take_news_(ops::QueueDequeue(root_.WithOpName("take_news"), RoundNews(root_, index_))),
         control_(root_, SessionFor({kFilesDevice, kReduceDevice})),
         ledger_root_(Scope::NewRootScope()),
         ledger_graph_(MakeLedgerGraph(ledger_root_)),
@@ -76,6 +81,14 @@ class Mapper {
   StatusOr<std::vector<Tensor>> Control(const ClientSession::FeedList& feeds,
                                         const std::vector<Output>& fetches,
                                         const std::vector<Operation>& targets);
+  // Builds and runs once the graph for the round reduce has filled but not handed out yet
+  // (so that its first dequeue is not slower). False while there is none.
+  bool Prepare();
+  // The nodes that take files from round `id`'s queue, made on first use.
+  const NameFetcher::Graph& DrainGraph(int64_t id);
+  // Tells reduce this map is there (and, the first time, runs the report and ledger graphs
+  // once, so that their first real run is not slower).
+  void CheckIn();
   // The id of the round reduce hands out once it differs from `last`.
   StatusOr<int64_t> AwaitNewRound(int64_t last);
   // Counts the files of round `id` until its queue is empty, or the round is over.
@@ -95,10 +108,16 @@ class Mapper {
   Scope root_;
   SharedState shared_;
   Operation check_in_;
-  Output read_round_, report_;
+  Output read_round_, read_next_round_, report_;
   Operation send_report_;
+  std::vector<Output> take_news_;
+  // Every step of the map's own thread, and its fetcher's: the rounds' nodes are added to
+  // root_ before a round's fetcher starts, never while it runs.
   RemakingSession control_;
   Patience patience_;
+  bool warmed_up_ = false;
+  std::map<int64_t, NameFetcher::Graph> drain_graphs_;
+  std::set<int64_t> prepared_;
 
   Scope ledger_root_;
   LedgerCommitter::Graph ledger_graph_;
@@ -131,26 +150,79 @@ StatusOr<int64_t> Mapper::AwaitNewRound(int64_t last) {
   while (!watch_.stopped()) {
     auto round = control_.Run({}, {read_round_});
     if (!round.ok() && patience_.Exhausted()) return Patience::GaveUp(round.status());
-    if (round.ok()) {
-      patience_.Succeeded();
-      const int64_t id = (*round)[0].scalar<int64_t>();
-      if (id != last) return id;
-    } else if (IsFailedPrecondition(round.status())) {
+    const bool none_yet = IsFailedPrecondition(round.status()) ||
+                          (round.ok() && (*round)[0].scalar<int64_t>() == kNoRound);
+    if (round.ok()) patience_.Succeeded();
+    if (none_yet) {
       // No round yet: this reduce task (the first, or a restarted one) waits for every
-      // map's check-in before its first. Repeated now and then, it reaches a reduce that
-      // restarted while this map was busy; reduce counts each map once.
-      if (absl::Now() - last_check_in >= kCheckInInterval) {
-        control_.Run({}, {}, {check_in_}).IgnoreError();
+      // map's check-in before its first, which it fills first. Repeated now and then, the
+      // check-in reaches a reduce that restarted while this map was busy; reduce counts
+      // each map once.
+      if (absl::Now() - last_check_in >= kCheckInInterval && Prepare()) {
+        CheckIn();
         last_check_in = absl::Now();
       }
+    } else if (round.ok()) {
+      const int64_t id = (*round)[0].scalar<int64_t>();
+      if (id != last) return id;
     } else if (IsRetryable(round.status())) {
       control_.Remake();
+      watch_.WaitFor(kRetry);
+      continue;
     } else {
       return round.status();
     }
-    watch_.WaitFor(kRoundPoll);
+    // Woken by reduce's news of a round, or after a while to look again. The news names
+    // the round: taken as it is, it saves a read. (Old news, of a round that is over, costs
+    // a dequeue from a closed, empty queue and a report reduce ignores.)
+    auto news = control_.Run({}, take_news_, {}, {.timeout = kCheckInInterval});
+    if (news.ok()) {
+      const int64_t id = (*news)[0].scalar<int64_t>();
+      if (id != kNoRound && id != last) return id;
+    }
   }
   return errors::Cancelled("this task was stopped");
+}
+
+bool Mapper::Prepare() {
+  auto next = control_.Run({}, {read_next_round_});
+  if (!next.ok()) return false;  // not filled yet
+  const int64_t id = (*next)[0].scalar<int64_t>();
+  if (prepared_.count(id) > 0) return true;
+  // Takes nothing (n = 0) but registers the round's dequeue with the tasks.
+  const NameFetcher::Graph& graph = DrainGraph(id);
+  auto warm = control_.Run({{graph.batch_size, Tensor::Scalar<int32_t>(0)}},
+                           {graph.indices, graph.names, graph.left});
+  if (warm.ok()) prepared_.insert(id);
+  return warm.ok();
+}
+
+const NameFetcher::Graph& Mapper::DrainGraph(int64_t id) {
+  auto it = drain_graphs_.find(id);
+  if (it != drain_graphs_.end()) return it->second;
+  ops::Queue queue = RoundQueue(root_, id);
+  auto n = ops::Placeholder(root_.WithOpName("batch_size"), DT_INT32);
+  auto taken = ops::QueueDequeueUpTo(root_.WithOpName("take_files"), queue, n);
+  // Read after the dequeue: what is left for every map, to size the next batch.
+  auto left = ops::QueueSize(
+      root_.WithOpName("files_left").WithControlDependencies({taken[0].op()}), queue);
+  return drain_graphs_[id] = {
+             .batch_size = n, .indices = taken[0], .names = taken[1], .left = left};
+}
+
+void Mapper::CheckIn() {
+  control_.Run({}, {}, {check_in_}).IgnoreError();
+  if (warmed_up_) return;
+  // The first run of a graph registers it with the tasks it touches, a few milliseconds on
+  // busy cores: done for the report and the ledger writes now, before the clock of the
+  // counting starts. A report of round kNoRound is ignored, and an empty write is none.
+  auto warm_report = control_.Run({{report_, Tensor::FromVector<int64_t>({kNoRound, index_})}}, {},
+                                  {send_report_});
+  auto empty = Tensor::FromVector<int64_t>({});
+  auto warm_write = ledger_session_.Run(
+      {{ledger_graph_.indices, empty}, {ledger_graph_.words, empty}, {ledger_graph_.bytes, empty}},
+      {}, {ledger_graph_.write});
+  warmed_up_ = warm_report.ok() && warm_write.ok();
 }
 
 Status Mapper::CountBatch(const NameFetcher::Batch& batch) {
@@ -181,18 +253,9 @@ Status Mapper::CountBatch(const NameFetcher::Batch& batch) {
 }
 
 Status Mapper::Drain(int64_t id) {
-  Scope root = Scope::NewRootScope();
-  ops::Queue queue = RoundQueue(root, id);
-  auto n = ops::Placeholder(root.WithOpName("batch_size"), DT_INT32);
-  auto taken = ops::QueueDequeueUpTo(root.WithOpName("take_files"), queue, n);
-  // Read after the dequeue: what is left for every map, to size the next batch.
-  auto left =
-      ops::QueueSize(root.WithOpName("files_left").WithControlDependencies({taken[0].op()}), queue);
-  RemakingSession session(root, SessionFor({kFilesDevice}));
-  const NameFetcher::Graph graph{
-      .batch_size = n, .indices = taken[0], .names = taken[1], .left = left};
+  const NameFetcher::Graph graph = DrainGraph(id);
   while (true) {
-    NameFetcher fetcher(&session, graph, num_maps_, kMaxBatch, kPoll);
+    NameFetcher fetcher(&control_, graph, num_maps_, kMaxBatch, kPoll);
     while (true) {
       auto batch = fetcher.Next();
       if (IsOutOfRange(batch.status())) return OkStatus();  // closed and empty: all taken
@@ -208,7 +271,7 @@ Status Mapper::Drain(int64_t id) {
       // sees that, and this one is then over.
       auto round = control_.Run({}, {read_round_});
       if (round.ok() && (*round)[0].scalar<int64_t>() != id) return OkStatus();
-      session.Remake();
+      control_.Remake();
       if (watch_.WaitFor(kRetry)) return errors::Cancelled("this task was stopped");
       break;
     }
@@ -224,7 +287,9 @@ void Mapper::SaySummary() {
 }
 
 int Mapper::Fail(const Status& s) {
-  if (watch_.stopped()) {  // the cluster stopped: the word count is over
+  // The cluster stopped: the word count is over. A step that a peer cancelled as it
+  // stopped may fail before the stop reaches this task.
+  if (watch_.stopped() || (IsCancelled(s) && watch_.WaitFor(kStopGrace))) {
     SaySummary();
     return 0;
   }
@@ -234,7 +299,7 @@ int Mapper::Fail(const Status& s) {
 
 int Mapper::Run() {
   start_ = last_flush_ = absl::Now();
-  int64_t round = 0;  // no round has this id
+  int64_t round = kNoRound;
   while (true) {
     auto next = AwaitNewRound(round);
     if (!next.ok()) return Fail(next.status());

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -64,7 +65,9 @@ class Reducer {
         counts_(ops::ReadVariable(root_.WithOpName("read_counts"), shared_.counts)),
         bytes_(ops::ReadVariable(root_.WithOpName("read_bytes"), shared_.bytes)),
         round_id_(ops::Placeholder(root_.WithOpName("round_id"), DT_INT64)),
-        publish_(ops::Assign(root_.WithOpName("publish_round"), shared_.round, round_id_).op()),
+        publish_(MakeTellMaps(shared_.round, round_id_, "publish_round")),
+        // News of no round: a waiting map looks at once, prepares the round, checks in.
+        announce_(MakeTellMaps(shared_.next_round, kNoRound, "announce_round")),
         take_check_in_(ops::QueueDequeue(root_.WithOpName("take_check_in"), shared_.check_ins)),
         take_report_(ops::QueueDequeue(root_.WithOpName("take_report"), shared_.done_reports)),
         // Not the maps: they come and go, and the ledger does not need them.
@@ -78,11 +81,15 @@ class Reducer {
   // step on the files task; and whether the queue is closed, which it no longer is after a
   // restart of the files task (the first step that names it there makes it anew, open).
   struct RoundNodes {
+    int64_t id = 0;
+    int64_t files = 0;  // handed out in it
     Output indices;
     Operation fill_and_close;
     Output closed;
   };
   RoundNodes MakeRound(int64_t id);
+  // Sets `variable` to round_id_, then puts `news` in every map's news queue.
+  Operation MakeTellMaps(const ops::Variable& variable, Input news, const std::string& name);
 
   // Runs a step until it succeeds, remaking the session after failures that may pass;
   // the first other error, the last one when patience_ is exhausted, or Cancelled once
@@ -93,11 +100,15 @@ class Reducer {
   StatusOr<Tally> ReadLedger();
   Status InitLedger();
   Status AwaitCheckIns();
-  // Hands out the files the ledger lacks, round after round, until it lacks none.
-  Status CountEverything();
+  // A round with the files the ledger lacks, its queue filled and closed (not published
+  // yet); none when the ledger lacks no file.
+  StatusOr<std::optional<RoundNodes>> FillRound();
+  // Publishes `first` and waits for it, then hands out what the ledger still lacks, round
+  // after round, until it lacks none.
+  Status CountEverything(std::optional<RoundNodes> first);
   // Waits for every map's report of round `id`: OK when all came, Aborted when the files
   // task restarted meanwhile (a new round is due), Cancelled when this task was stopped.
-  Status AwaitRound(int64_t id, const RoundNodes& round);
+  Status AwaitRound(const RoundNodes& round);
   void MaybeSayProgress();
   int Finish();
   int Fail(const Status& s);
@@ -110,7 +121,7 @@ class Reducer {
   Output num_files_, size_;
   Operation init_;
   Output counts_, bytes_, round_id_;
-  Operation publish_;
+  Operation publish_, announce_;
   std::vector<Output> take_check_in_, take_report_;
   RemakingSession session_;
   Patience patience_;
@@ -118,8 +129,19 @@ class Reducer {
   int64_t files_ = 0;
   int64_t round_ = 0;
   int rounds_ = 0;
-  absl::Time start_, last_progress_;
+  absl::Time start_, end_, last_progress_;
 };
+
+Operation Reducer::MakeTellMaps(const ops::Variable& variable, Input news,
+                                const std::string& name) {
+  auto set = ops::Assign(root_.WithOpName(name), variable, round_id_);
+  std::vector<Operation> told;
+  for (int i = 0; i < num_maps_; ++i) {
+    told.push_back(
+        ops::QueueEnqueue(root_.WithControlDependencies({set.op()}), RoundNews(root_, i), {news}));
+  }
+  return ops::Group(root_.WithOpName(name + "_told"), told);
+}
 
 Reducer::RoundNodes Reducer::MakeRound(int64_t id) {
   const Scope files = root_.WithDevice(kFilesDevice);
@@ -129,7 +151,10 @@ Reducer::RoundNodes Reducer::MakeRound(int64_t id) {
   auto paths = ops::Gather(files, ops::ReadVariable(files, shared_.names), indices);
   auto fill = ops::QueueEnqueueMany(files, queue, {indices, paths});
   auto close = ops::QueueClose(files.WithControlDependencies({fill}), queue);
-  return {.indices = indices, .fill_and_close = close, .closed = ops::QueueIsClosed(files, queue)};
+  return {.id = id,
+          .indices = indices,
+          .fill_and_close = close,
+          .closed = ops::QueueIsClosed(files, queue)};
 }
 
 StatusOr<std::vector<Tensor>> Reducer::Retry(const ClientSession::FeedList& feeds,
@@ -155,7 +180,10 @@ Status Reducer::InitLedger() {
   // Waits while the files task has not read its list (its variable is uninitialized).
   TW_ASSIGN_OR_RETURN(auto shape, Retry({}, {num_files_}));
   files_ = shape[0].flat<int64_t>()[0];
-  return Retry({{size_, Tensor::FromVector<int64_t>({files_})}}, {}, {init_}).status();
+  TW_RETURN_IF_ERROR(Retry({{size_, Tensor::FromVector<int64_t>({files_})}}, {}, {init_}).status());
+  // "No round yet", published as a round is: the maps check in, and the publishing graph's
+  // first run (its registration with the tasks) comes before the clock of the counting.
+  return Retry({{round_id_, Tensor::Scalar<int64_t>(kNoRound)}}, {}, {publish_}).status();
 }
 
 Status Reducer::AwaitCheckIns() {
@@ -183,7 +211,7 @@ void Reducer::MaybeSayProgress() {
       " of " + std::to_string(t.files) + " files)");
 }
 
-Status Reducer::AwaitRound(int64_t id, const RoundNodes& round) {
+Status Reducer::AwaitRound(const RoundNodes& round) {
   std::set<int64_t> done;
   absl::Time last_probe = absl::Now();
   while (static_cast<int>(done.size()) < num_maps_) {
@@ -191,7 +219,7 @@ Status Reducer::AwaitRound(int64_t id, const RoundNodes& round) {
     if (watch_.stopped()) return errors::Cancelled("this task was stopped");
     if (report.ok()) {
       auto r = (*report)[0].flat<int64_t>();
-      if (r[0] == id) done.insert(r[1]);  // a report of an earlier round is stale
+      if (r[0] == round.id) done.insert(r[1]);  // a report of an earlier round is stale
     } else if (!IsDeadlineExceeded(report.status())) {
       if (!IsRetryable(report.status())) return report.status();
       session_.Remake();
@@ -213,32 +241,43 @@ Status Reducer::AwaitRound(int64_t id, const RoundNodes& round) {
   return OkStatus();
 }
 
-Status Reducer::CountEverything() {
+StatusOr<std::optional<Reducer::RoundNodes>> Reducer::FillRound() {
   while (true) {
     TW_ASSIGN_OR_RETURN(Tally t, ReadLedger());
-    if (t.holes.empty()) return OkStatus();
+    if (t.holes.empty()) return std::nullopt;
     round_ = NextRoundId(round_);
-    ++rounds_;
-    if (rounds_ > 1) {
-      Say("round " + std::to_string(rounds_) + ": handing out " + std::to_string(t.not_counted) +
-          " file" + (t.not_counted == 1 ? "" : "s") + " not counted yet");
-    }
-    const RoundNodes round = MakeRound(round_);
+    RoundNodes round = MakeRound(round_);
     // Not retried on the same queue: an attempt whose reply was lost may have filled and
     // closed it. A failed attempt leaves a queue nobody is told about; the next round's
     // id is new.
     auto filled =
         session_.Run({{round.indices, Tensor::FromVector(t.holes)}}, {}, {round.fill_and_close});
     if (watch_.stopped()) return errors::Cancelled("this task was stopped");
-    if (!filled.ok()) {
-      if (!IsRetryable(filled.status())) return filled.status();
-      session_.Remake();
-      if (watch_.WaitFor(kRetry)) return errors::Cancelled("this task was stopped");
-      continue;
+    if (filled.ok()) {
+      round.files = t.not_counted;
+      TW_RETURN_IF_ERROR(
+          Retry({{round_id_, Tensor::Scalar<int64_t>(round.id)}}, {}, {announce_}).status());
+      return round;
+    }
+    if (!IsRetryable(filled.status())) return filled.status();
+    session_.Remake();
+    if (watch_.WaitFor(kRetry)) return errors::Cancelled("this task was stopped");
+  }
+}
+
+Status Reducer::CountEverything(std::optional<RoundNodes> round) {
+  while (round.has_value()) {
+    if (++rounds_ > 1) {
+      Say("round " + std::to_string(rounds_) + ": handing out " + std::to_string(round->files) +
+          " file" + (round->files == 1 ? "" : "s") + " not counted yet");
     }
     TW_RETURN_IF_ERROR(
-        Retry({{round_id_, Tensor::Scalar<int64_t>(round_)}}, {}, {publish_}).status());
-    Status awaited = AwaitRound(round_, round);
+        Retry({{round_id_, Tensor::Scalar<int64_t>(round->id)}}, {}, {publish_}).status());
+    // The clock of the counting starts when the maps have been told to go, as it did when
+    // they waited on a latch.
+    if (rounds_ == 1) start_ = last_progress_ = absl::Now();
+    Status awaited = AwaitRound(*round);
+    end_ = absl::Now();  // the counting is over if the ledger now lacks nothing
     if (IsAborted(awaited)) {
       Say(std::string(awaited.message()));
       // The same list, read again: a list that changed would give files other indices.
@@ -248,10 +287,12 @@ Status Reducer::CountEverything() {
                                           shape[0].flat<int64_t>()[0], " files instead of ", files_,
                                           ": LIST_FILE changed");
       }
-      continue;
+    } else {
+      TW_RETURN_IF_ERROR(awaited);
     }
-    TW_RETURN_IF_ERROR(awaited);
+    TW_ASSIGN_OR_RETURN(round, FillRound());
   }
+  return OkStatus();
 }
 
 int Reducer::Fail(const Status& s) {
@@ -265,18 +306,22 @@ int Reducer::Fail(const Status& s) {
 
 int Reducer::Run() {
   if (Status s = InitLedger(); !s.ok()) return Fail(s);
+  // The first round is filled while the maps start, as the files task filled its queue of
+  // names in TensorFlow's word count.
+  auto first = FillRound();
+  if (!first.ok()) return Fail(first.status());
   // Every map has checked in, so its session reaches the files and reduce tasks: the
   // statistics below time the counting, not the start of processes and connections.
   if (Status s = AwaitCheckIns(); !s.ok()) return Fail(s);
-  start_ = last_progress_ = absl::Now();
+  start_ = end_ = last_progress_ = absl::Now();  // again once the first round is handed out
   Say("all " + std::to_string(num_maps_) + " map task" + (num_maps_ == 1 ? "" : "s") +
       " ready; ledger of " + std::to_string(files_) + " files initialized");
-  if (Status s = CountEverything(); !s.ok()) return Fail(s);
+  if (Status s = CountEverything(std::move(*first)); !s.ok()) return Fail(s);
   return Finish();
 }
 
 int Reducer::Finish() {
-  const absl::Duration elapsed = absl::Now() - start_;
+  const absl::Duration elapsed = end_ - start_;
   auto ledger = ReadLedger();
   if (!ledger.ok()) return Fail(ledger.status());
   const Tally& t = *ledger;

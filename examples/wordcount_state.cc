@@ -15,6 +15,7 @@ SharedState MakeSharedState(const Scope& root) {
       .counts = ops::MakeVariable(reduce, "wordcount_counts", DT_INT64, {-1}),
       .bytes = ops::MakeVariable(reduce, "wordcount_bytes", DT_INT64, {-1}),
       .round = ops::MakeVariable(reduce, "wordcount_round", DT_INT64, {}),
+      .next_round = ops::MakeVariable(reduce, "wordcount_next_round", DT_INT64, {}),
       .check_ins = ops::FIFOQueue(reduce, {DT_INT32},
                                   {.shapes = {{}}, .shared_name = "wordcount_check_ins"}),
       .done_reports = ops::FIFOQueue(reduce, {DT_INT64},
@@ -26,6 +27,12 @@ ops::Queue RoundQueue(const Scope& root, int64_t round_id) {
   return ops::FIFOQueue(
       root.WithDevice(kFilesDevice), {DT_INT64, DT_STRING},
       {.shapes = {{}, {}}, .shared_name = "wordcount_round_" + std::to_string(round_id)});
+}
+
+ops::Queue RoundNews(const Scope& root, int map_index) {
+  return ops::FIFOQueue(
+      root.WithDevice(kReduceDevice), {DT_INT64},
+      {.shapes = {{}}, .shared_name = "wordcount_round_news_" + std::to_string(map_index)});
 }
 
 int64_t NextRoundId(int64_t previous) {

@@ -21,6 +21,8 @@ inline constexpr char kReduceDevice[] = "/job:reduce/task:0";
 // What the ledger holds for a file besides its word count.
 inline constexpr int64_t kNotCounted = -1;
 inline constexpr int64_t kUnreadable = -2;
+// What the round variable holds before reduce hands out its first round.
+inline constexpr int64_t kNoRound = 0;
 
 // The state the tasks share, as nodes of one task's graph (each task builds what it uses;
 // variables are found by name, queues by shared_name, on the task that holds them).
@@ -32,8 +34,12 @@ struct SharedState {
   // bytes. Maps write entries with ScatterUpdate, so a count sent twice is counted once.
   ops::Variable counts;
   ops::Variable bytes;
-  // reduce:0, the id of the round being handed out (int64; ids are unique, not ordered).
+  // reduce:0, the id of the round being handed out (int64; ids are unique, not ordered),
+  // kNoRound before the first.
   ops::Variable round;
+  // reduce:0, the id of the round filled and not yet handed out, so that the maps can build
+  // their graphs for it before the counting starts.
+  ops::Variable next_round;
   // reduce:0, a map's index, sent by every map session that (re)connects.
   ops::Queue check_ins;
   // reduce:0, (round id, map index): the map has taken all of that round's files and its
@@ -46,6 +52,11 @@ SharedState MakeSharedState(const Scope& root);
 // before it publishes the round, so a dequeue never waits on it (but on a files task that
 // restarted since, where it is new and empty).
 ops::Queue RoundQueue(const Scope& root, int64_t round_id);
+
+// reduce:0, map `map_index`'s news of rounds: reduce puts each new round's id here when it
+// publishes it, so that a waiting map wakes at once. Only a wake-up: the round variable
+// says which round is current (a restarted map may find old news here).
+ops::Queue RoundNews(const Scope& root, int map_index);
 
 // A new round id, different from `previous` and from every id of an earlier reduce task:
 // the wall clock in microseconds, at least previous + 1.

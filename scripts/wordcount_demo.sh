@@ -23,11 +23,12 @@ files=$(wc -l < "$list")
 bytes=$(tr '\n' '\0' < "$list" | wc -c --files0-from=- | tail -n 1 | awk '{print $1}')
 echo "Corpus: $files files of $corpus ($((bytes / 1000000)) MB), listed in $list"
 echo
-echo "\$ tw launch --cluster files=1,reduce=1,map=2 -- $wordcount $list"
+echo "\$ tw launch --cluster files=1,reduce=1,map=2 --success reduce:0 --restart exit-code -- $wordcount $list"
 out="$build/wordcount-demo.out"
 start=$(date +%s%N)
 status=0
-"$tw" launch --cluster files=1,reduce=1,map=2 -- "$wordcount" "$list" | tee "$out" || status=$?
+"$tw" launch --cluster files=1,reduce=1,map=2 --success reduce:0 --restart exit-code -- \
+  "$wordcount" "$list" | tee "$out" || status=$?
 end=$(date +%s%N)
 if [ "$status" -ne 0 ]; then
   echo "demo: the word count failed (exit code $status)" >&2

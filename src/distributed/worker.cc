@@ -192,6 +192,15 @@ class IsolatedDevice final : public DeviceBase {
 
 Worker::Worker(DeviceBase* device, WorkerCache* peers) : device_(device), peers_(peers) {}
 
+void Worker::CancelRunningPartitions() {
+  std::vector<std::shared_ptr<CancellationManager>> running;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, cm] : running_) running.push_back(cm);
+  }
+  for (auto& cm : running) cm->StartCancel();
+}
+
 Worker::~Worker() {
   std::map<int64_t, std::shared_ptr<StepRendezvous>> steps;
   std::vector<std::shared_ptr<CancellationManager>> running;

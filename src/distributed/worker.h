@@ -63,6 +63,10 @@ class Worker final : public WorkerInterface {
 
   // How many steps this worker holds tensors or waits for (tests and diagnostics).
   size_t ActiveSteps();
+  // Cancels every partition running here; they end with Cancelled. For a server that
+  // stops: a partition waiting on a queue would otherwise keep its RunGraph call, and so
+  // the server's shutdown, waiting until gRPC's grace period ends.
+  void CancelRunningPartitions();
 
  private:
   struct GraphItem {

@@ -246,6 +246,8 @@ class GrpcServer final : public Server {
       // CreateSession calls waiting for the cluster end with them.
       master_->Stop();
       local_master_->Detach();
+      // Steps running here end now, rather than when the grace below runs out.
+      worker_->CancelRunningPartitions();
       // Cancels in-flight calls (their reactors cancel the steps) after a short grace.
       server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
       server->Wait();
