@@ -6,13 +6,18 @@
 namespace tw::examples {
 
 NameFetcher::NameFetcher(RemakingSession* session, Graph graph, int num_maps, int64_t max_batch,
-                         absl::Duration timeout)
+                         absl::Duration timeout, std::optional<int64_t> known_left)
     : session_(session),
       graph_(std::move(graph)),
       num_maps_(num_maps),
       max_batch_(max_batch),
       timeout_(timeout),
-      thread_([this] { Loop(); }) {}
+      // Without a size, 1: nothing is known about the queue before the first dequeue.
+      thread_([this, first_n = known_left ? BatchSize(*known_left) : 1] { Loop(first_n); }) {}
+
+int64_t NameFetcher::BatchSize(int64_t left) const {
+  return std::clamp<int64_t>((left + 2 * num_maps_ - 1) / (2 * num_maps_), 1, max_batch_);
+}
 
 NameFetcher::~NameFetcher() {
   {
@@ -22,8 +27,8 @@ NameFetcher::~NameFetcher() {
   thread_.join();
 }
 
-void NameFetcher::Loop() {
-  int64_t n = 1;  // nothing is known about the queue before the first dequeue
+void NameFetcher::Loop(int64_t first_n) {
+  int64_t n = first_n;
   while (true) {
     {
       // One batch ahead: fetch the next only once the consumer has taken the last.
@@ -39,8 +44,7 @@ void NameFetcher::Loop() {
       slot_ = batch.status();  // OutOfRange at the end, or a real error: either way, stop
       return;
     }
-    const int64_t left = (*batch)[2].scalar<int32_t>();
-    n = std::clamp<int64_t>((left + 2 * num_maps_ - 1) / (2 * num_maps_), 1, max_batch_);
+    n = BatchSize((*batch)[2].scalar<int32_t>());
     slot_ = Batch{.indices = std::move((*batch)[0]), .names = std::move((*batch)[1])};
   }
 }

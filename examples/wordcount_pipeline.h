@@ -37,9 +37,10 @@ class NameFetcher {
     Tensor names;
   };
   // Each dequeue gives up after `timeout` (DeadlineExceeded): a round's queue is full and
-  // closed before anyone dequeues, unless its files task restarted since.
+  // closed before anyone dequeues, unless its files task restarted since. `known_left`,
+  // when the caller knows the queue's size, sizes the first batch; otherwise it is 1.
   NameFetcher(RemakingSession* session, Graph graph, int num_maps, int64_t max_batch,
-              absl::Duration timeout);
+              absl::Duration timeout, std::optional<int64_t> known_left = std::nullopt);
   ~NameFetcher();
 
   // The next batch; OutOfRange once the queue is closed and empty; or the error that
@@ -47,7 +48,9 @@ class NameFetcher {
   StatusOr<Batch> Next();
 
  private:
-  void Loop();
+  // The next dequeue's n for `left` files in the queue.
+  int64_t BatchSize(int64_t left) const;
+  void Loop(int64_t first_n);
   bool SlotFreeOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !slot_.has_value() || stop_;
   }

@@ -81,6 +81,35 @@ TEST_F(PipelineTest, FetcherTakesEveryFileOnceInOrderInShrinkingBatches) {
   EXPECT_TRUE(IsOutOfRange(fetcher.Next().status()));  // and it stays at the end
 }
 
+TEST_F(PipelineTest, AKnownQueueSizeSizesTheFirstBatch) {
+  Scope root = Scope::NewRootScope();
+  auto queue =
+      ops::FIFOQueue(root, {DT_INT64, DT_STRING}, {.shapes = {{}, {}}, .shared_name = "known"});
+  auto all_indices = ops::Placeholder(root, DT_INT64);
+  auto all_names = ops::Placeholder(root, DT_STRING);
+  auto fill = ops::QueueEnqueueMany(root, queue, {all_indices, all_names});
+  auto close = ops::QueueClose(root, queue);
+  auto n = ops::Placeholder(root, DT_INT32);
+  auto taken = ops::QueueDequeueUpTo(root, queue, n);
+  auto left = ops::QueueSize(root.WithControlDependencies({taken[0].op()}), queue);
+  RemakingSession session(root, Options());
+  std::vector<int64_t> indices(40);
+  std::vector<std::string> names(40, "f");
+  for (int i = 0; i < 40; ++i) indices[i] = i;
+  ASSERT_TRUE(
+      session
+          .Run({{all_indices, Tensor::FromVector(indices)}, {all_names, Tensor::FromVector(names)}},
+               {}, {fill})
+          .ok());
+  ASSERT_TRUE(session.Run({}, {}, {close}).ok());
+  NameFetcher fetcher(&session,
+                      {.batch_size = n, .indices = taken[0], .names = taken[1], .left = left},
+                      /*num_maps=*/2, /*max_batch=*/100, absl::Seconds(10), /*known_left=*/40);
+  auto first = fetcher.Next();
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->indices.num_elements(), 10);  // 40 / (2 * 2 maps), not 1
+}
+
 // A round's queue is full and closed before anyone dequeues; one that is open and empty
 // (made anew by a restarted files task) must not hold a map for ever.
 TEST_F(PipelineTest, AFetchFromAnOpenEmptyQueueTimesOut) {
