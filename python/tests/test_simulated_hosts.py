@@ -1,0 +1,122 @@
+"""Clusters whose tasks are on separate simulated hosts (scripts/simulated_hosts.py): each
+task in a network namespace and a PID namespace of its own, so that only TCP between
+addresses of those namespaces connects them. Skipped, saying why, where namespaces cannot be
+made (they need root; CI runs as root)."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BUILD, ROOT
+from wordcount_corpus import make_corpus
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import simulated_hosts  # noqa: E402
+
+WORDCOUNT = BUILD / "examples" / "wordcount"
+PORT = 2222
+TASKS = [("files", 0), ("reduce", 0), ("map", 0), ("map", 1)]  # host i runs TASKS[i]
+
+
+@pytest.fixture
+def hosts():
+    why_not = simulated_hosts.available()
+    if why_not:
+        pytest.skip(why_not)
+    if not WORDCOUNT.exists():
+        pytest.skip("examples/wordcount is not built (%s)" % WORDCOUNT)
+    with simulated_hosts.SimulatedHosts(len(TASKS)) as made:
+        yield made
+    assert simulated_hosts.namespaces(made.prefix) == [], "simulated hosts left behind"
+
+
+def cluster(hosts):
+    spec = {}
+    for host, (job, index) in enumerate(TASKS):
+        spec.setdefault(job, []).append("%s:%d" % (hosts.address(host), PORT))
+    return spec
+
+
+def start_task(hosts, host, list_file, log_dir):
+    job, index = TASKS[host]
+    env = dict(os.environ, TF_CONFIG=json.dumps(
+        {"cluster": cluster(hosts), "task": {"type": job, "index": index}}))
+    log = open(pathlib.Path(log_dir, "%s-%d.log" % (job, index)), "a")
+    return subprocess.Popen(hosts.command(host, [str(WORDCOUNT), list_file]), env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def wait_all(processes, timeout=60, grace=10):
+    """The exit codes, as tw launch --success reduce:0 ends the job: reduce decides, and
+    then the others have `grace` seconds to exit by themselves (None if they did not, and
+    were killed)."""
+    reduce = processes[TASKS.index(("reduce", 0))]
+    reduce.wait(timeout=timeout)
+    deadline = time.monotonic() + grace
+    codes = []
+    for p in processes:
+        try:
+            codes.append(p.wait(timeout=max(0.1, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            codes.append(None)
+    return codes
+
+
+def reduce_log(log_dir):
+    return pathlib.Path(log_dir, "reduce-0.log").read_text()
+
+
+def test_wordcount_with_every_task_on_its_own_host(hosts, tmp_path):
+    list_file, gate, total = make_corpus(tmp_path, gate_at=7)
+    gate.opened.set()
+    try:
+        processes = [start_task(hosts, h, list_file, tmp_path) for h in range(len(TASKS))]
+        codes = wait_all(processes)
+    finally:
+        gate.close()
+    log = reduce_log(tmp_path)
+    assert codes == [0, 0, 0, 0], log
+    assert "final total: %d" % total in log
+
+
+def test_a_killed_host_restarted_loses_nothing(hosts, tmp_path):
+    # The host of the map that waits at the gate (in the middle of its batch) dies, and comes
+    # back; what its map held is handed out again.
+    list_file, gate, total = make_corpus(tmp_path, gate_at=20)
+    try:
+        processes = [start_task(hosts, h, list_file, tmp_path) for h in range(len(TASKS))]
+        assert gate.first_reader.wait(60), "no map opened the gate"
+        # Each task is on a host of its own: network and PID namespaces of its own.
+        def namespaces_of(pid):
+            return tuple(os.readlink("/proc/%d/ns/%s" % (pid, kind)) for kind in ("net", "pid"))
+        ours = namespaces_of(os.getpid())
+        seen = set()
+        for host in range(len(TASKS)):
+            # The host's processes: `unshare`, in this PID namespace, and the task in its own.
+            tasks = {namespaces_of(pid) for pid in hosts.pids(host)}
+            tasks = {ns for ns in tasks if ns[1] != ours[1]}
+            assert len(tasks) == 1 and ours[0] not in (t[0] for t in tasks), tasks
+            seen |= tasks
+        assert len(seen) == len(TASKS), seen
+        victim = [h for h in range(len(TASKS)) if gate.reader_pid in hosts.pids(h)]
+        assert len(victim) == 1 and TASKS[victim[0]][0] == "map", victim
+        victim = victim[0]
+        hosts.kill_host(victim)
+        processes[victim].wait(timeout=30)
+        assert hosts.pids(victim) == []
+        processes[victim] = start_task(hosts, victim, list_file, tmp_path)
+        gate.opened.set()
+        codes = wait_all(processes)
+    finally:
+        gate.close()
+    log = reduce_log(tmp_path)
+    assert codes == [0, 0, 0, 0], log
+    assert "final total: %d" % total in log
+    assert "round 2: handing out" in log, log  # the dead host's files went out again
