@@ -41,6 +41,7 @@ packages=(
   python3-yaml python3-ruamel.yaml  # python/tests/test_k8s_yaml.py: manifests read as YAML 1.1 and 1.2
   linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training
+  iproute2  # scripts/simulated_hosts.py: network namespaces, veth pairs, tc (the tests' simulated hosts)
 )
 if [ "$build_only" = 1 ]; then
   packages=("${build_packages[@]}")

@@ -49,6 +49,13 @@ def available():
     if made.returncode != 0:
         return "cannot make a network namespace: " + made.stderr.strip()
     _ip("netns", "del", probe, check=False)
+    try:
+        pid_namespace = subprocess.run(["unshare", "--pid", "--fork", "true"],
+                                       capture_output=True, text=True)
+    except FileNotFoundError:
+        return "simulated hosts need util-linux's unshare command"
+    if pid_namespace.returncode != 0:
+        return "cannot make a PID namespace: " + pid_namespace.stderr.strip()
     return None
 
 
