@@ -6,6 +6,7 @@ made (they need root; CI runs as root)."""
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import time
@@ -120,3 +121,83 @@ def test_a_killed_host_restarted_loses_nothing(hosts, tmp_path):
     assert codes == [0, 0, 0, 0], log
     assert "final total: %d" % total in log
     assert "round 2: handing out" in log, log  # the dead host's files went out again
+
+
+MNIST_PS = BUILD / "examples" / "mnist_ps"
+FASHION_MNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
+
+
+@pytest.fixture
+def trainer_hosts():
+    why_not = simulated_hosts.available()
+    if why_not:
+        pytest.skip(why_not)
+    if not MNIST_PS.exists():
+        pytest.skip("examples/mnist_ps is not built (%s)" % MNIST_PS)
+    if not FASHION_MNIST.is_dir():
+        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs dataset-fashion-mnist)")
+    with simulated_hosts.SimulatedHosts(3, link_rate="10gbit") as made:
+        yield made
+    assert simulated_hosts.namespaces(made.prefix) == [], "simulated hosts left behind"
+
+
+def start_trainer(hosts, host, job, index, flags, log, workers=2):
+    """mnist_ps as task job:index on `host`: ps on host 0, worker i on host 1 + i."""
+    worker_hosts = ",".join("%s:%d" % (hosts.address(1 + i), PORT) for i in range(workers))
+    argv = [str(MNIST_PS), "--ps_hosts=%s:%d" % (hosts.address(0), PORT),
+            "--worker_hosts=" + worker_hosts, "--job_name=" + job,
+            "--task_index=%d" % index] + flags
+    env = dict(os.environ)
+    env.pop("TF_CONFIG", None)
+    return subprocess.Popen(hosts.command(host, argv), env=env, stdout=open(log, "a"),
+                            stderr=subprocess.STDOUT)
+
+
+def test_parameter_server_training_across_hosts(trainer_hosts, tmp_path):
+    hosts = trainer_hosts
+    checkpoints = str(tmp_path / "checkpoints")
+    flags = ["--max_steps=400", "--seed=1", "--checkpoint_dir=" + checkpoints]
+    logs = [tmp_path / name for name in ("ps.log", "worker0.log", "worker1.log")]
+    ps = start_trainer(hosts, 0, "ps", 0, flags, logs[0])
+    workers = [start_trainer(hosts, 1 + i, "worker", i, flags, logs[1 + i]) for i in range(2)]
+    codes = [w.wait(timeout=240) for w in workers] + [ps.wait(timeout=30)]
+    chief = logs[1].read_text()
+    assert codes == [0, 0, 0], chief + logs[2].read_text() + logs[0].read_text()
+    accuracy = float(chief.rsplit("test accuracy: ", 1)[1].split()[0])
+    assert accuracy > 0.7, chief
+    # The other worker trained too, across its own link.
+    local_steps = re.search(r"worker 1 done after (\d+) local steps", logs[2].read_text())
+    assert local_steps and int(local_steps.group(1)) > 0, logs[2].read_text()
+
+
+def test_a_killed_ps_host_is_recovered_from_its_checkpoint(trainer_hosts, tmp_path):
+    hosts = trainer_hosts
+    checkpoints = tmp_path / "checkpoints"
+    flags = ["--max_steps=3000", "--batch_size=50", "--save_every=300", "--log_every=100",
+             "--seed=1", "--checkpoint_dir=%s" % checkpoints]
+    logs = [tmp_path / name for name in ("ps.log", "worker0.log")]
+    ps = start_trainer(hosts, 0, "ps", 0, flags, logs[0], workers=1)
+    chief = start_trainer(hosts, 1, "worker", 0, flags, logs[1], workers=1)
+    # Kill the ps host once a checkpoint past the first exists, then bring it back.
+    def latest_step():
+        steps = [int(re.match(r"model\.ckpt-(\d+)\.index$", p.name).group(1))
+                 for p in checkpoints.glob("model.ckpt-*.index")]
+        return max(steps, default=-1)
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and latest_step() < 600:
+        time.sleep(0.1)
+    assert latest_step() >= 600, logs[1].read_text()
+    hosts.kill_host(0)
+    ps.wait(timeout=30)
+    time.sleep(0.5)
+    ps = start_trainer(hosts, 0, "ps", 0, flags, logs[0], workers=1)
+    try:
+        code = chief.wait(timeout=240)
+    finally:
+        ps.kill()
+        ps.wait()
+    log = logs[1].read_text()
+    assert code == 0, log
+    assert "restored the model from" in log, log
+    assert "test accuracy: " in log, log
