@@ -23,6 +23,7 @@ constexpr int64_t kMaxBatch = 1024;  // files per dequeue step
 constexpr absl::Duration kPoll = absl::Seconds(1);
 constexpr absl::Duration kRetry = absl::Milliseconds(100);
 constexpr absl::Duration kCheckInInterval = absl::Milliseconds(500);
+constexpr absl::Duration kPrepareAtMost = absl::Seconds(2);
 constexpr absl::Duration kStopGrace = absl::Seconds(10);  // StopCluster's own timeout
 constexpr absl::Duration kFlushInterval = absl::Seconds(1);
 
@@ -138,7 +139,7 @@ StatusOr<std::vector<Tensor>> Mapper::Control(const ClientSession::FeedList& fee
     auto result = control_.Run(feeds, fetches, targets);
     if (result.ok()) patience_.Succeeded();
     if (result.ok() || !IsRetryable(result.status())) return result;
-    if (patience_.Exhausted()) return Patience::GaveUp(result.status());
+    if (patience_.FailedTooLong()) return Patience::GaveUp(result.status());
     if (!IsFailedPrecondition(result.status())) control_.Remake();
     watch_.WaitFor(kRetry);
   }
@@ -147,9 +148,10 @@ StatusOr<std::vector<Tensor>> Mapper::Control(const ClientSession::FeedList& fee
 
 StatusOr<int64_t> Mapper::AwaitNewRound(int64_t last) {
   absl::Time last_check_in = absl::InfinitePast();
+  const absl::Time waiting_since = absl::Now();
   while (!watch_.stopped()) {
     auto round = control_.Run({}, {read_round_});
-    if (!round.ok() && patience_.Exhausted()) return Patience::GaveUp(round.status());
+    if (!round.ok() && patience_.FailedTooLong()) return Patience::GaveUp(round.status());
     const bool none_yet = IsFailedPrecondition(round.status()) ||
                           (round.ok() && (*round)[0].scalar<int64_t>() == kNoRound);
     if (round.ok()) patience_.Succeeded();
@@ -158,7 +160,10 @@ StatusOr<int64_t> Mapper::AwaitNewRound(int64_t last) {
       // map's check-in before its first, which it fills first. Repeated now and then, the
       // check-in reaches a reduce that restarted while this map was busy; reduce counts
       // each map once.
-      if (absl::Now() - last_check_in >= kCheckInInterval && Prepare()) {
+      // A map checks in once it has prepared the round reduce filled first, or, should
+      // that fail for long, without: the warm-up only saves time.
+      if (absl::Now() - last_check_in >= kCheckInInterval &&
+          (Prepare() || absl::Now() - waiting_since >= kPrepareAtMost)) {
         CheckIn();
         last_check_in = absl::Now();
       }
@@ -186,14 +191,22 @@ StatusOr<int64_t> Mapper::AwaitNewRound(int64_t last) {
 
 bool Mapper::Prepare() {
   auto next = control_.Run({}, {read_next_round_});
-  if (!next.ok()) return false;  // not filled yet
+  if (!next.ok()) {
+    // Not filled yet (FailedPrecondition), or a task restarted: its next run is planned anew.
+    if (IsRetryable(next.status()) && !IsFailedPrecondition(next.status())) control_.Remake();
+    return false;
+  }
   const int64_t id = (*next)[0].scalar<int64_t>();
   if (prepared_.count(id) > 0) return true;
   // Takes nothing (n = 0) but registers the round's dequeue with the tasks.
   const NameFetcher::Graph& graph = DrainGraph(id);
   auto warm = control_.Run({{graph.batch_size, Tensor::Scalar<int32_t>(0)}},
                            {graph.indices, graph.names, graph.left});
-  if (warm.ok()) prepared_[id] = (*warm)[2].scalar<int32_t>();
+  if (warm.ok()) {
+    prepared_[id] = (*warm)[2].scalar<int32_t>();
+  } else if (IsRetryable(warm.status())) {
+    control_.Remake();  // the files task restarted after the graph was registered there
+  }
   return warm.ok();
 }
 
@@ -270,7 +283,7 @@ Status Mapper::Drain(int64_t id) {
         continue;
       }
       if (!IsRetryable(batch.status())) return batch.status();
-      if (patience_.Exhausted()) return Patience::GaveUp(batch.status());
+      if (patience_.FailedTooLong()) return Patience::GaveUp(batch.status());
       // The files task restarted or cannot be reached; reduce starts a new round when it
       // sees that, and this one is then over.
       auto round = control_.Run({}, {read_round_});

@@ -51,8 +51,8 @@ class Reducer {
         num_maps_(num_maps),
         root_(Scope::NewRootScope()),
         shared_(MakeSharedState(root_)),
-        num_files_(ops::VariableShape(root_.WithOpName("num_files").WithDevice(kFilesDevice),
-                                      shared_.names, DT_INT64)),
+        names_(ops::ReadVariable(root_.WithOpName("read_names").WithDevice(kFilesDevice),
+                                 shared_.names)),
         size_(ops::Placeholder(root_.WithOpName("ledger_size"), DT_INT64,
                                {.shape = std::vector<int64_t>{1}})),
         init_(ops::Group(root_,
@@ -92,12 +92,14 @@ class Reducer {
   Operation MakeTellMaps(const ops::Variable& variable, Input news, const std::string& name);
 
   // Runs a step until it succeeds, remaking the session after failures that may pass;
-  // the first other error, the last one when patience_ is exhausted, or Cancelled once
+  // the first other error, the last one when failures go on too long (patience_), or Cancelled once
   // the cluster stops this task.
   StatusOr<std::vector<Tensor>> Retry(const ClientSession::FeedList& feeds,
                                       const std::vector<Output>& fetches,
                                       const std::vector<Operation>& targets = {});
   StatusOr<Tally> ReadLedger();
+  // The paths the files task holds, in order.
+  StatusOr<std::vector<std::string>> ReadList();
   Status InitLedger();
   Status AwaitCheckIns();
   // A round with the files the ledger lacks, its queue filled and closed (not published
@@ -118,7 +120,7 @@ class Reducer {
   const int num_maps_;
   Scope root_;
   SharedState shared_;
-  Output num_files_, size_;
+  Output names_, size_;
   Operation init_;
   Output counts_, bytes_, round_id_;
   Operation publish_, announce_;
@@ -126,6 +128,7 @@ class Reducer {
   RemakingSession session_;
   Patience patience_;
 
+  std::vector<std::string> list_;  // as the files task read it first
   int64_t files_ = 0;
   int64_t round_ = 0;
   int rounds_ = 0;
@@ -165,10 +168,17 @@ StatusOr<std::vector<Tensor>> Reducer::Retry(const ClientSession::FeedList& feed
     if (watch_.stopped()) return errors::Cancelled("this task was stopped");
     if (result.ok()) patience_.Succeeded();
     if (result.ok() || !IsRetryable(result.status())) return result;
-    if (patience_.Exhausted()) return Patience::GaveUp(result.status());
+    if (patience_.FailedTooLong()) return Patience::GaveUp(result.status());
     session_.Remake();
     if (watch_.WaitFor(kRetry)) return errors::Cancelled("this task was stopped");
   }
+}
+
+StatusOr<std::vector<std::string>> Reducer::ReadList() {
+  TW_ASSIGN_OR_RETURN(auto names, Retry({}, {names_}));
+  std::vector<std::string> list;
+  for (const std::string& name : names[0].flat<std::string>()) list.push_back(name);
+  return list;
 }
 
 StatusOr<Tally> Reducer::ReadLedger() {
@@ -178,8 +188,8 @@ StatusOr<Tally> Reducer::ReadLedger() {
 
 Status Reducer::InitLedger() {
   // Waits while the files task has not read its list (its variable is uninitialized).
-  TW_ASSIGN_OR_RETURN(auto shape, Retry({}, {num_files_}));
-  files_ = shape[0].flat<int64_t>()[0];
+  TW_ASSIGN_OR_RETURN(list_, ReadList());
+  files_ = static_cast<int64_t>(list_.size());
   TW_RETURN_IF_ERROR(Retry({{size_, Tensor::FromVector<int64_t>({files_})}}, {}, {init_}).status());
   // "No round yet", published as a round is: the maps check in, and the publishing graph's
   // first run (its registration with the tasks) comes before the clock of the counting.
@@ -228,8 +238,8 @@ Status Reducer::AwaitRound(const RoundNodes& round) {
     if (absl::Now() - last_probe >= kPoll) {
       last_probe = absl::Now();
       // A files task that restarted lost this round's queue; the files not counted yet go
-      // out in a new round. (Steps are not failed by its restart: the master plans them
-      // again for the new incarnation.)
+      // out in a new round. The probe sees the queue open again (after one failed probe
+      // and a remade session, when the probe's graph was registered on the old task).
       auto probe = session_.Run({}, {round.closed});
       if (probe.ok() && !(*probe)[0].scalar<bool>()) {
         return errors::Aborted("the files task restarted: round ", rounds_,
@@ -281,11 +291,11 @@ Status Reducer::CountEverything(std::optional<RoundNodes> round) {
     if (IsAborted(awaited)) {
       Say(std::string(awaited.message()));
       // The same list, read again: a list that changed would give files other indices.
-      TW_ASSIGN_OR_RETURN(auto shape, Retry({}, {num_files_}));
-      if (shape[0].flat<int64_t>()[0] != files_) {
-        return errors::FailedPrecondition("the files task restarted with ",
-                                          shape[0].flat<int64_t>()[0], " files instead of ", files_,
-                                          ": LIST_FILE changed");
+      TW_ASSIGN_OR_RETURN(std::vector<std::string> again, ReadList());
+      if (again != list_) {
+        return errors::FailedPrecondition("the files task restarted with another LIST_FILE (",
+                                          again.size(), " files, ", list_.size(),
+                                          " before): the ledger's indices would name other files");
       }
     } else {
       TW_RETURN_IF_ERROR(awaited);
@@ -310,6 +320,9 @@ int Reducer::Run() {
   // names in TensorFlow's word count.
   auto first = FillRound();
   if (!first.ok()) return Fail(first.status());
+  // Nothing to hand out (an empty list, or a restarted reduce whose ledger the maps' pending
+  // writes completed): no map need check in, and no round is announced for them.
+  if (!first->has_value()) return Finish();
   // Every map has checked in, so its session reaches the files and reduce tasks: the
   // statistics below time the counting, not the start of processes and connections.
   if (Status s = AwaitCheckIns(); !s.ok()) return Fail(s);

@@ -68,20 +68,26 @@ int64_t NextRoundId(int64_t previous);
 // step timed out (DeadlineExceeded).
 bool IsRetryable(const Status& status);
 
-// Tells a retry loop when to give up on tasks that cannot be reached: after as long without
-// a successful step as a new session waits for the cluster (ServerOptions::wait_for_cluster's
-// default), so that a task whose peers are gone for good (the job ended while it was being
-// restarted) fails with the last error instead of retrying for ever. Thread-compatible.
+// Tells a retry loop when to give up on tasks that cannot be reached: when its failures
+// have gone on, without a success between them, for as long as a new session waits for the
+// cluster (ServerOptions::wait_for_cluster's default). A task whose peers are gone for good
+// (the job ended while it was being restarted) then fails with the last error instead of
+// retrying for ever. Thread-compatible.
 class Patience {
  public:
   static constexpr absl::Duration kLimit = absl::Minutes(5);
-  void Succeeded() { last_success_ = absl::Now(); }
-  bool Exhausted() const { return absl::Now() - last_success_ > kLimit; }
+  void Succeeded() { first_failure_ = absl::InfiniteFuture(); }
+  // Records a failure; true once failures have gone on for longer than kLimit.
+  bool FailedTooLong() {
+    const absl::Time now = absl::Now();
+    if (first_failure_ == absl::InfiniteFuture()) first_failure_ = now;
+    return now - first_failure_ > kLimit;
+  }
   // `last_error`, saying that the task gave up.
   static Status GaveUp(const Status& last_error);
 
  private:
-  absl::Time last_success_ = absl::Now();
+  absl::Time first_failure_ = absl::InfiniteFuture();  // of the failures since a success
 };
 
 // A ClientSession for one graph that can be made again: a session whose graph was planned
