@@ -29,34 +29,51 @@ class PipelineTest : public ::testing::Test {
   std::unique_ptr<Server> server_;
 };
 
+// A round's queue of (index, path) as the maps read it: a batched dequeue and the size left.
+struct Round {
+  Round(const Scope& root, const std::string& name)
+      : queue(
+            ops::FIFOQueue(root, {DT_INT64, DT_STRING}, {.shapes = {{}, {}}, .shared_name = name})),
+        all_indices(ops::Placeholder(root, DT_INT64)),
+        all_names(ops::Placeholder(root, DT_STRING)),
+        fill(ops::QueueEnqueueMany(root, queue, {all_indices, all_names})),
+        close(ops::QueueClose(root, queue)),
+        n(ops::Placeholder(root, DT_INT32)),
+        taken(ops::QueueDequeueUpTo(root, queue, n)),
+        left(ops::QueueSize(root.WithControlDependencies({taken[0].op()}), queue)) {}
+  NameFetcher::Graph graph() const {
+    return {.batch_size = n, .indices = taken[0], .names = taken[1], .left = left};
+  }
+  // Fills the queue with files 0..names.size()-1 and closes it, as reduce does.
+  Status FillAndClose(RemakingSession& session, const std::vector<std::string>& names) const {
+    std::vector<int64_t> indices(names.size());
+    for (size_t i = 0; i < names.size(); ++i) indices[i] = static_cast<int64_t>(i);
+    TW_RETURN_IF_ERROR(session
+                           .Run({{all_indices, Tensor::FromVector(indices)},
+                                 {all_names, Tensor::FromVector(names)}},
+                                {}, {fill})
+                           .status());
+    return session.Run({}, {}, {close}).status();
+  }
+
+  ops::Queue queue;
+  Output all_indices, all_names;
+  Operation fill, close;
+  Output n;
+  std::vector<Output> taken;
+  Output left;
+};
+
 TEST_F(PipelineTest, FetcherTakesEveryFileOnceInOrderInShrinkingBatches) {
   Scope root = Scope::NewRootScope();
-  auto queue =
-      ops::FIFOQueue(root, {DT_INT64, DT_STRING}, {.shapes = {{}, {}}, .shared_name = "round"});
-  auto all_indices = ops::Placeholder(root, DT_INT64);
-  auto all_names = ops::Placeholder(root, DT_STRING);
-  auto fill = ops::QueueEnqueueMany(root, queue, {all_indices, all_names});
-  auto close = ops::QueueClose(root, queue);
-  auto n = ops::Placeholder(root, DT_INT32);
-  auto taken = ops::QueueDequeueUpTo(root, queue, n);
-  auto left = ops::QueueSize(root.WithControlDependencies({taken[0].op()}), queue);
+  Round round(root, "round");
   RemakingSession session(root, Options());
-  std::vector<int64_t> indices;
   std::vector<std::string> names;
-  for (int i = 0; i < 1000; ++i) {
-    indices.push_back(i);
-    names.push_back("file-" + std::to_string(i));
-  }
-  ASSERT_TRUE(
-      session
-          .Run({{all_indices, Tensor::FromVector(indices)}, {all_names, Tensor::FromVector(names)}},
-               {}, {fill})
-          .ok());
-  ASSERT_TRUE(session.Run({}, {}, {close}).ok());
+  for (int i = 0; i < 1000; ++i) names.push_back("file-" + std::to_string(i));
+  ASSERT_TRUE(round.FillAndClose(session, names).ok());
 
-  NameFetcher fetcher(&session,
-                      {.batch_size = n, .indices = taken[0], .names = taken[1], .left = left},
-                      /*num_maps=*/2, /*max_batch=*/100, absl::Seconds(10));
+  NameFetcher fetcher(&session, round.graph(), /*num_maps=*/2, /*max_batch=*/100,
+                      absl::Seconds(10));
   std::vector<int64_t> got_indices;
   std::vector<std::string> got_names;
   std::vector<int64_t> sizes;
@@ -69,7 +86,9 @@ TEST_F(PipelineTest, FetcherTakesEveryFileOnceInOrderInShrinkingBatches) {
     for (const std::string& name : batch->names.flat<std::string>()) got_names.push_back(name);
     ASSERT_LE(sizes.size(), 1000u);
   }
-  EXPECT_EQ(got_indices, indices);
+  ASSERT_EQ(got_indices.size(), names.size());
+  for (size_t i = 0; i < got_indices.size(); ++i)
+    EXPECT_EQ(got_indices[i], static_cast<int64_t>(i));
   EXPECT_EQ(got_names, names);
   // 1 (nothing known yet), then capped at 100, then a quarter of what is left, down to 1.
   ASSERT_GE(sizes.size(), 4u);
@@ -83,28 +102,11 @@ TEST_F(PipelineTest, FetcherTakesEveryFileOnceInOrderInShrinkingBatches) {
 
 TEST_F(PipelineTest, AKnownQueueSizeSizesTheFirstBatch) {
   Scope root = Scope::NewRootScope();
-  auto queue =
-      ops::FIFOQueue(root, {DT_INT64, DT_STRING}, {.shapes = {{}, {}}, .shared_name = "known"});
-  auto all_indices = ops::Placeholder(root, DT_INT64);
-  auto all_names = ops::Placeholder(root, DT_STRING);
-  auto fill = ops::QueueEnqueueMany(root, queue, {all_indices, all_names});
-  auto close = ops::QueueClose(root, queue);
-  auto n = ops::Placeholder(root, DT_INT32);
-  auto taken = ops::QueueDequeueUpTo(root, queue, n);
-  auto left = ops::QueueSize(root.WithControlDependencies({taken[0].op()}), queue);
+  Round round(root, "known");
   RemakingSession session(root, Options());
-  std::vector<int64_t> indices(40);
-  std::vector<std::string> names(40, "f");
-  for (int i = 0; i < 40; ++i) indices[i] = i;
-  ASSERT_TRUE(
-      session
-          .Run({{all_indices, Tensor::FromVector(indices)}, {all_names, Tensor::FromVector(names)}},
-               {}, {fill})
-          .ok());
-  ASSERT_TRUE(session.Run({}, {}, {close}).ok());
-  NameFetcher fetcher(&session,
-                      {.batch_size = n, .indices = taken[0], .names = taken[1], .left = left},
-                      /*num_maps=*/2, /*max_batch=*/100, absl::Seconds(10), /*known_left=*/40);
+  ASSERT_TRUE(round.FillAndClose(session, std::vector<std::string>(40, "f")).ok());
+  NameFetcher fetcher(&session, round.graph(), /*num_maps=*/2, /*max_batch=*/100, absl::Seconds(10),
+                      /*known_left=*/40);
   auto first = fetcher.Next();
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->indices.num_elements(), 10);  // 40 / (2 * 2 maps), not 1
@@ -114,15 +116,9 @@ TEST_F(PipelineTest, AKnownQueueSizeSizesTheFirstBatch) {
 // (made anew by a restarted files task) must not hold a map for ever.
 TEST_F(PipelineTest, AFetchFromAnOpenEmptyQueueTimesOut) {
   Scope root = Scope::NewRootScope();
-  auto queue = ops::FIFOQueue(root, {DT_INT64, DT_STRING},
-                              {.shapes = {{}, {}}, .shared_name = "never_filled"});
-  auto n = ops::Placeholder(root, DT_INT32);
-  auto taken = ops::QueueDequeueUpTo(root, queue, n);
-  auto left = ops::QueueSize(root.WithControlDependencies({taken[0].op()}), queue);
+  Round round(root, "never_filled");
   RemakingSession session(root, Options());
-  NameFetcher fetcher(&session,
-                      {.batch_size = n, .indices = taken[0], .names = taken[1], .left = left}, 1,
-                      10, absl::Milliseconds(200));
+  NameFetcher fetcher(&session, round.graph(), 1, 10, absl::Milliseconds(200));
   auto batch = fetcher.Next();
   EXPECT_TRUE(IsDeadlineExceeded(batch.status())) << batch.status();
   EXPECT_TRUE(IsRetryable(batch.status()));

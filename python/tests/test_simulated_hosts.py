@@ -24,16 +24,22 @@ PORT = 2222
 TASKS = [("files", 0), ("reduce", 0), ("map", 0), ("map", 1)]  # host i runs TASKS[i]
 
 
-@pytest.fixture
-def hosts():
+def simulated(count, program, link_rate=None):
+    """`count` simulated hosts for a test of `program`, skipping it (saying why) where either
+    is missing; checks afterwards that nothing was left behind."""
     why_not = simulated_hosts.available()
     if why_not:
         pytest.skip(why_not)
-    if not WORDCOUNT.exists():
-        pytest.skip("examples/wordcount is not built (%s)" % WORDCOUNT)
-    with simulated_hosts.SimulatedHosts(len(TASKS)) as made:
+    if not program.exists():
+        pytest.skip("%s is not built" % program)
+    with simulated_hosts.SimulatedHosts(count, link_rate=link_rate) as made:
         yield made
     assert simulated_hosts.namespaces(made.prefix) == [], "simulated hosts left behind"
+
+
+@pytest.fixture
+def hosts():
+    yield from simulated(len(TASKS), WORDCOUNT)
 
 
 def cluster(hosts):
@@ -124,21 +130,11 @@ def test_a_killed_host_restarted_loses_nothing(hosts, tmp_path):
 
 
 MNIST_PS = BUILD / "examples" / "mnist_ps"
-FASHION_MNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")
 
 
 @pytest.fixture
-def trainer_hosts():
-    why_not = simulated_hosts.available()
-    if why_not:
-        pytest.skip(why_not)
-    if not MNIST_PS.exists():
-        pytest.skip("examples/mnist_ps is not built (%s)" % MNIST_PS)
-    if not FASHION_MNIST.is_dir():
-        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs dataset-fashion-mnist)")
-    with simulated_hosts.SimulatedHosts(3, link_rate="10gbit") as made:
-        yield made
-    assert simulated_hosts.namespaces(made.prefix) == [], "simulated hosts left behind"
+def trainer_hosts(fashion_mnist):
+    yield from simulated(3, MNIST_PS, link_rate="10gbit")
 
 
 def start_trainer(hosts, host, job, index, flags, log, workers=2):
