@@ -136,7 +136,8 @@ class Server {
   // A task that cannot be reached is skipped (it may have ended already); the result is
   // Unavailable naming such tasks, OK when every task acknowledged.
   virtual Status StopCluster(absl::Duration timeout = absl::Seconds(10)) = 0;
-  // "grpc://localhost:<port>": a Session target for this server (valid after Start()).
+  // "grpc://localhost:<port>": a Session target for this server (valid after Start()); on a
+  // server bound to one address (ServerOptions::bind_host), that address instead.
   virtual std::string target() const = 0;
   // The port actually bound (after Start()).
   virtual int port() const = 0;

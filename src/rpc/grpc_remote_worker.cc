@@ -19,8 +19,11 @@ namespace {
 // The WorkerInterface of src/rpc/grpc_remote_worker.h.
 class GrpcRemoteWorker final : public WorkerInterface {
  public:
-  explicit GrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel)
-      : stub_(proto::WorkerService::NewStub(channel)), raw_(std::move(channel)) {}
+  GrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel,
+                   const std::vector<std::shared_ptr<grpc::Channel>>& chunk_channels)
+      : stub_(proto::WorkerService::NewStub(channel)), raw_(std::move(channel)) {
+    for (const auto& c : chunk_channels) chunk_stubs_.push_back(std::make_unique<grpc::GenericStub>(c));
+  }
 
   // Calls still in flight complete into this object (their callbacks read its stub and
   // state, and may start the next call of a chunked transfer): cancel them and wait until
@@ -194,15 +197,16 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // the reply.
   template <typename Decode>
   void RawCall(const char* method, grpc::ByteBuffer request, Decode decode, CancellationManager* cm,
-               StatusCallback done) {
+               StatusCallback done, grpc::GenericStub* stub = nullptr) {
+    if (stub == nullptr) stub = &raw_;
     struct Buffers {
       grpc::ByteBuffer request, reply;
     };
     auto buffers = std::make_shared<Buffers>();
     buffers->request = std::move(request);
     Call(
-        [this, method, buffers](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
-          raw_.UnaryCall(ctx, method, grpc::StubOptions(), &buffers->request, &buffers->reply,
+        [stub, method, buffers](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
+          stub->UnaryCall(ctx, method, grpc::StubOptions(), &buffers->request, &buffers->reply,
                          std::move(cb));
         },
         cm,
@@ -258,7 +262,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
             "/tw.proto.WorkerService/PutChunk",
             EncodeBytesMessage(chunk, t->tensor, offset, length),
             [](const grpc::ByteBuffer&) { return OkStatus(); }, cm,
-            [join](const Status& s) { join->Done(s); });
+            [join](const Status& s) { join->Done(s); }, NextChunkStub());
       }
     }
   }
@@ -297,9 +301,19 @@ class GrpcRemoteWorker final : public WorkerInterface {
               TW_RETURN_IF_ERROR(reader.ReadBytes(dst, length));
               return reader.Finish();
             },
-            cm, [join](const Status& s) { join->Done(s); });
+            cm, [join](const Status& s) { join->Done(s); }, NextChunkStub());
       }
     }
+  }
+
+  // The connection for the next chunk: they take turns, so that several connections carry
+  // a transfer and the receiver reads and copies on as many threads (one connection's
+  // reading and parsing is serial in gRPC).
+  grpc::GenericStub* NextChunkStub() {
+    if (chunk_stubs_.empty()) return &raw_;
+    return chunk_stubs_[next_chunk_stub_.fetch_add(1, std::memory_order_relaxed) %
+                        chunk_stubs_.size()]
+        .get();
   }
 
   // The server's shared-memory key, "" when it is not on this host (as far as its last
@@ -319,6 +333,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
   std::unique_ptr<proto::WorkerService::Stub> stub_;
   grpc::GenericStub raw_;
+  std::vector<std::unique_ptr<grpc::GenericStub>> chunk_stubs_;
+  std::atomic<size_t> next_chunk_stub_{0};
   absl::Mutex peer_mu_;
   std::string peer_key_ ABSL_GUARDED_BY(peer_mu_);
   // The calls in flight, by context (the shared_ptr keeps the call's state alive).
@@ -330,8 +346,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
 }  // namespace
 
-std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel) {
-  return std::make_unique<GrpcRemoteWorker>(std::move(channel));
+std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(
+    std::shared_ptr<grpc::Channel> channel,
+    std::vector<std::shared_ptr<grpc::Channel>> chunk_channels) {
+  return std::make_unique<GrpcRemoteWorker>(std::move(channel), chunk_channels);
 }
 
 }  // namespace tw

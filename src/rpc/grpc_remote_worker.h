@@ -6,16 +6,20 @@
 #define TENSORWEAVE_SRC_RPC_GRPC_REMOTE_WORKER_H_
 
 #include <memory>
+#include <vector>
 
 #include "grpcpp/channel.h"
 #include "src/distributed/worker_interface.h"
 
 namespace tw {
 
-// A worker reached through `channel`. Thread-safe; its calls follow WorkerInterface's
-// contract (done exactly once, on any thread). Destroying it cancels the calls still in
-// flight and waits until each has completed.
-std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel);
+// A worker reached through `channel`; the chunks of large transfers (PutChunk, RecvChunk)
+// take turns on `chunk_channels` (or `channel` when there are none). Thread-safe; its calls
+// follow WorkerInterface's contract (done exactly once, on any thread). Destroying it
+// cancels the calls still in flight and waits until each has completed.
+std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(
+    std::shared_ptr<grpc::Channel> channel,
+    std::vector<std::shared_ptr<grpc::Channel>> chunk_channels = {});
 
 }  // namespace tw
 

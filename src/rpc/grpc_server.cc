@@ -32,6 +32,11 @@
 namespace tw {
 namespace {
 
+bool IsLoopbackHost(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
+}
+
+
 // Why `host`:`port` cannot be bound ("Address already in use"), found by binding it the way
 // gRPC does (without SO_REUSEPORT); empty when it can be bound or the host does not resolve
 // (then gRPC's own message stands).
@@ -190,7 +195,8 @@ class GrpcServer final : public Server {
                                      : "");
     }
     state_ = State::kStarted;
-    local_addresses_ = {"localhost:" + std::to_string(port_), "127.0.0.1:" + std::to_string(port_)};
+    local_addresses_ = {"localhost:" + std::to_string(port_), "127.0.0.1:" + std::to_string(port_),
+                        TargetAddress(port_)};
     if (requested_port_ != 0) {
       if (auto own = cluster_.task_address(job_, task_); own.ok()) local_addresses_.push_back(*own);
     }
@@ -200,10 +206,7 @@ class GrpcServer final : public Server {
                options_.tls.enabled() ? "mutual TLS" : "insecure");
     Log().info("/job:{}/task:{}: graphs may read and write files in: {}", job_, task_,
                device_->file_access().DescribeDirectories());
-    const std::string& host = options_.bind_host;
-    const bool loopback =
-        host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
-    if (!loopback && !options_.tls.enabled()) {
+    if (!IsLoopbackHost(options_.bind_host) && !options_.tls.enabled()) {
       // docs/security.md says what such a client can do; the warning names the worst of it.
       Log().warn(
           "listening on {} without TLS: anyone who can reach port {} can run any graph on "
@@ -261,12 +264,21 @@ class GrpcServer final : public Server {
     return others;
   }
 
-  std::string target() const override { return "grpc://localhost:" + std::to_string(port()); }
+  // localhost reaches a server listening on every address or on loopback; one bound to
+  // another single address (a simulated host's, a chosen interface's) only there.
+  std::string target() const override { return "grpc://" + TargetAddress(port()); }
   int port() const override {
     absl::MutexLock lock(&mu_);
     return port_;
   }
   std::string listen_address() const override { return JoinHostPort(options_.bind_host, port()); }
+  // target()'s address.
+  std::string TargetAddress(int port) const {
+    const std::string& host = options_.bind_host;
+    const bool localhost = host.empty() || host == "0.0.0.0" || host == "::" ||
+                           host == "[::]" || IsLoopbackHost(host);
+    return JoinHostPort(localhost ? "localhost" : host, port);
+  }
   ServerStats stats() const override {
     ServerStats stats{.active_steps = worker_->ActiveSteps()};
     absl::MutexLock lock(&mu_);

@@ -16,8 +16,11 @@ void KeepFreedMemory() {
   });
 }
 
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const TlsOptions& tls) {
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const TlsOptions& tls,
+                                          int connection) {
   grpc::ChannelArguments args;
+  // Part of the key under which gRPC shares subchannels (connections) between channels.
+  if (connection != 0) args.SetInt("tw.connection", connection);
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
   // Tasks start in any order: retry a peer that is not listening yet after 100 ms, not

@@ -25,7 +25,10 @@ inline Status FromGrpcStatus(const grpc::Status& s) {
 // secured by `tls` (insecure when it is not enabled; see src/rpc/grpc_tls.h). With
 // `tls.server_name` set, the server's certificate is checked against that name instead of
 // the host of `address`. Precondition: tls.Validate().ok().
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const TlsOptions& tls);
+// Channels of different `connection` numbers to one address never share a TCP connection
+// (gRPC otherwise shares one among channels made alike).
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const TlsOptions& tls,
+                                          int connection = 0);
 
 // Tells glibc to keep freed memory (once per process; servers and grpc:// sessions call
 // it). gRPC receives into ~64 KiB buffers it frees after each message; as shipped, glibc

@@ -2,6 +2,7 @@
 
 #include "src/rpc/grpc_remote_worker.h"
 #include "src/rpc/grpc_util.h"
+#include "src/rpc/tensor_chunks.h"
 #include "tensorweave/device_name.h"
 
 namespace tw {
@@ -20,7 +21,12 @@ StatusOr<WorkerInterface*> GrpcWorkerCache::GetWorker(const std::string& task) {
     return errors::InvalidArgument("\"", task, "\" does not name a task");
   }
   TW_ASSIGN_OR_RETURN(std::string address, cluster_.task_address(*name->job, *name->task));
-  std::unique_ptr<WorkerInterface> worker = NewGrpcRemoteWorker(NewChannel(address, tls_));
+  std::vector<std::shared_ptr<grpc::Channel>> chunk_channels;
+  for (int i = 1; i <= kChunkConnections; ++i) {
+    chunk_channels.push_back(NewChannel(address, tls_, i));
+  }
+  std::unique_ptr<WorkerInterface> worker =
+      NewGrpcRemoteWorker(NewChannel(address, tls_), std::move(chunk_channels));
   WorkerInterface* raw = worker.get();
   remote_[task] = std::move(worker);
   return raw;

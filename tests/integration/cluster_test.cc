@@ -458,6 +458,21 @@ TEST(ServerBindTest, AnIpv6LoopbackBindHostIsServed) {
   EXPECT_EQ((*out)[0].scalar<int32_t>(), 2);
 }
 
+// A server bound to one address that localhost does not reach (127.0.0.2 is loopback to
+// the kernel, but not 127.0.0.1) names that address in its target, and a session on the
+// target works.
+TEST(ServerBindTest, TheTargetOfAServerBoundToOneAddressIsThatAddress) {
+  auto server = Server::CreateLocal({.bind_host = "127.0.0.2", .num_threads = 1});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ((*server)->target(), "grpc://127.0.0.2:" + std::to_string((*server)->port()));
+  Scope root = Scope::NewRootScope();
+  auto two = ops::Add(root, 1, 1);
+  ClientSession session(root, {.target = (*server)->target()});
+  auto out = session.Run({}, {two}, {}, {.timeout = absl::Seconds(30)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].scalar<int32_t>(), 2);
+}
+
 TEST(ServerCreateTest, BadRoleIsInvalidArgument) {
   ClusterSpec cluster;
   ASSERT_TRUE(cluster.AddJob("ps", std::vector<std::string>{"127.0.0.1:1"}).ok());

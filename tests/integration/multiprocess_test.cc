@@ -6,12 +6,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/rpc/shared_memory.h"
+#include "src/rpc/tensor_chunks.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
@@ -270,6 +272,55 @@ TEST_F(TcpOnlyMultiProcessTest, ChunkedPushAndPullAreBitExact) {
   const shm::Stats after = shm::GetStats();
   EXPECT_EQ(after.exported, before.exported) << "the ps task cannot read shared memory";
   EXPECT_EQ(after.imported, before.imported) << "the ps task has no shared memory";
+}
+
+// The TCP connections of this network namespace that are established to `port` (from
+// /proc/net/tcp and tcp6, gRPC's sockets being IPv6 ones with IPv4-mapped addresses:
+// hexadecimal "address:port" pairs; state 01 is ESTABLISHED).
+int ConnectionsTo(int port) {
+  int count = 0;
+  for (const char* path : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream table(path);
+    std::string line;
+    std::getline(table, line);  // the header
+    while (std::getline(table, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      const size_t colon = remote.rfind(':');
+      if (state == "01" && colon != std::string::npos &&
+          std::stoi(remote.substr(colon + 1), nullptr, 16) == port) {
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+// Chunks travel on connections of their own (kChunkConnections), opened by the first
+// chunked transfer: a small step uses none of them, a 16 MB push and pull open all.
+TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnConnectionsOfTheirOwn) {
+  const int ps_port = std::stoi(ps_address_.substr(ps_address_.rfind(':') + 1));
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {4 << 20});
+  auto value = ops::Placeholder(root, DT_FLOAT);
+  auto set = ops::Assign(root, v, value);
+  auto get = ops::ReadVariable(root, v);
+  auto small = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "small", DT_FLOAT, {});
+  auto init_small = ops::Assign(root, small, 1.0f);
+  ClientSession session(root, {.target = worker_->target()});
+  ASSERT_TRUE(session.Run({}, {}, {init_small.op()}).ok());
+  const int before = ConnectionsTo(ps_port);
+  EXPECT_GE(before, 1);
+  Tensor t(DT_FLOAT, TensorShape({4 << 20}));
+  std::fill(t.flat<float>().begin(), t.flat<float>().end(), 2.0f);
+  ASSERT_TRUE(session.Run({{value, t}}, {}, {set.op()}).ok());
+  auto out = session.Run({}, {get});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].flat<float>()[(4 << 20) - 1], 2.0f);
+  const int after = ConnectionsTo(ps_port);
+  EXPECT_GT(after, before);
+  EXPECT_EQ(after, before + kChunkConnections);
 }
 
 // Between processes of one host, large tensors cross in shared-memory blocks: pushes from

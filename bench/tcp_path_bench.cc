@@ -1,0 +1,285 @@
+// The TCP path between tasks, as between hosts: tensor push (AssignAdd of a fed tensor on
+// the ps task) and pull (fetching the ps's variable) with shared memory off, against iperf3
+// (one stream, 1 MiB writes) on the same path, and the tiny cross-task step against the raw
+// gRPC round trip.
+//
+//   build/bench/tcp_path_bench [--rounds N] [--sizes 1,16,64,256]
+//   build/bench/tcp_path_bench --ps HOST:PORT --worker HOST:PORT --iperf3 HOST:PORT ...
+//
+// Everything is measured in turns: each round runs one iperf3 transfer, then every size's
+// pushes and pulls, so all of them see the same machine (this VM's speed drifts by tens of
+// percent within seconds). A round's figure for a size is the median of its repetitions;
+// the table gives, per size, the median over rounds, the spread (10th to 90th percentile
+// over rounds, as a share of the median), and the ratio to iperf3's median.
+//
+// Without --ps the ps task is a `tw server` process on 127.0.0.1 started here, and iperf3's
+// server too. With --ps (bench/between_hosts_bench.sh: simulated hosts) both servers run
+// elsewhere and this process is the worker task at --worker.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
+#include "tensorweave/ops.h"
+#include "tensorweave/protobuf/service.grpc.pb.h"
+#include "tensorweave/server.h"
+#include "tensorweave/session.h"
+#include "testing/ports.h"
+#include "testing/subprocess.h"
+
+namespace tw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsOf(const std::function<void()>& fn) {
+  const auto start = Clock::now();
+  fn();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The value at quantile q (0..1) of `v`, nearest rank.
+double Quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * (v.size() - 1) + 0.5)];
+}
+
+// Median over rounds, and the 10th-90th percentile spread as a share of it.
+struct Summary {
+  double median = 0, spread = 0;
+};
+Summary Summarize(const std::vector<double>& rounds) {
+  Summary s;
+  s.median = Quantile(rounds, 0.5);
+  s.spread = s.median > 0 ? (Quantile(rounds, 0.9) - Quantile(rounds, 0.1)) / s.median : 0;
+  return s;
+}
+
+// Runs `argv` and returns its standard output (empty when it cannot run or fails). Through
+// posix_spawn, which does not fork this process's memory: a fork would make the next writes
+// to every tensor page copy-on-write faults, and the transfers after an iperf3 round would
+// pay for them.
+std::string OutputOf(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return "";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while (spawned == 0 && ((n = read(out[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))) {
+    if (n > 0) text.append(buf, n);
+  }
+  close(out[0]);
+  int status = 0;
+  if (spawned != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    return "";
+  }
+  return text;
+}
+
+// One iperf3 transfer of `bytes` from this host to `server` (HOST:PORT), 1 MiB writes, one
+// stream; GB/s, or 0 when iperf3 is missing or fails.
+double Iperf3GBps(const std::string& server, int64_t bytes) {
+  const size_t colon = server.rfind(':');
+  const std::string out =
+      OutputOf({"/usr/bin/iperf3", "-c", server.substr(0, colon), "-p", server.substr(colon + 1),
+                "-l", "1M", "-n", std::to_string(bytes), "-J"});
+  auto json = nlohmann::json::parse(out, nullptr, false);
+  if (json.is_discarded() || !json.contains("end")) return 0;
+  return json["end"]["sum_received"]["bits_per_second"].get<double>() / 8 / 1e9;
+}
+
+// A pushed and pulled variable of `mb` MB on the ps task, with its session.
+struct Transfer {
+  int mb = 0;
+  int reps = 0;
+  std::unique_ptr<ClientSession> session;
+  Output value, push, pull;
+  Tensor fed;
+  std::vector<double> push_gbps, pull_gbps;  // per round
+};
+
+int Main(int argc, char** argv) {
+  CLI::App app{"tensor push/pull over TCP against iperf3, in turns"};
+  int rounds = 9;
+  std::vector<int> sizes_mb = {1, 16, 64, 256};
+  int tiny_iterations = 2000;
+  std::string ps_address, worker_address, iperf3_address;
+  int64_t iperf3_bytes = int64_t{1} << 30;
+  app.add_option("--rounds", rounds, "rounds of measurements in turns")->check(CLI::Range(1, 1000));
+  app.add_option("--sizes", sizes_mb, "tensor sizes in MB")->delimiter(',')->check(CLI::PositiveNumber);
+  app.add_option("--tiny", tiny_iterations, "iterations of the tiny steps (0: skip)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--ps", ps_address, "a running ps task's HOST:PORT (default: start one here)");
+  app.add_option("--worker", worker_address, "this worker task's HOST:PORT (with --ps)");
+  app.add_option("--iperf3", iperf3_address, "a running iperf3 server's HOST:PORT (with --ps)");
+  app.add_option("--iperf3-bytes", iperf3_bytes, "bytes per iperf3 transfer")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  if (!ps_address.empty() && (worker_address.empty() || iperf3_address.empty())) {
+    std::fprintf(stderr, "--ps needs --worker and --iperf3\n");
+    return 2;
+  }
+
+  std::unique_ptr<testing::ChildProcess> ps, iperf3;
+  if (ps_address.empty()) {
+    ps_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+    worker_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+    const std::string tf_config = R"({"cluster":{"ps":[")" + ps_address + R"("],"worker":[")" +
+                                  worker_address + R"("]},"task":{"type":"ps","index":0}})";
+    const std::string tw =
+        std::filesystem::path(argv[0]).parent_path().parent_path() / "tools/tw";
+    auto started = testing::ChildProcess::Start(
+        {tw, "server", "--bind-host", "127.0.0.1"},
+        {{"TF_CONFIG", tf_config}, {"TW_SHARED_MEMORY", "0"}}, "/tmp/tcp_path_bench_ps.log");
+    if (!started.ok()) {
+      std::fprintf(stderr, "cannot start %s: %s\n", tw.c_str(), started.status().ToString().c_str());
+      return 1;
+    }
+    ps = std::move(*started);
+    const int port = testing::PickUnusedPort();
+    iperf3_address = "127.0.0.1:" + std::to_string(port);
+    auto server = testing::ChildProcess::Start(
+        {"/usr/bin/iperf3", "-s", "-B", "127.0.0.1", "-p", std::to_string(port)}, {},
+        "/dev/null");
+    if (server.ok()) iperf3 = std::move(*server);
+    absl::SleepFor(absl::Milliseconds(300));  // iperf3 has no readiness signal but its port
+  }
+
+  ClusterSpec cluster;
+  if (!cluster.AddJob("ps", std::vector<std::string>{ps_address}).ok() ||
+      !cluster.AddJob("worker", std::vector<std::string>{worker_address}).ok()) {
+    std::fprintf(stderr, "bad addresses: --ps %s --worker %s\n", ps_address.c_str(),
+                 worker_address.c_str());
+    return 2;
+  }
+  const std::string bind_host = worker_address.substr(0, worker_address.rfind(':'));
+  auto worker =
+      Server::Create(cluster, "worker", 0, {.bind_host = bind_host, .shared_memory = false});
+  if (!worker.ok() || !(*worker)->Start().ok()) {
+    std::fprintf(stderr, "cannot start the worker server on %s\n", worker_address.c_str());
+    return 1;
+  }
+
+  // The tiny steps, in turns with the raw round trip (GetStatus on the same gRPC stack).
+  Scope root = Scope::NewRootScope();
+  auto scalar = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "scalar", DT_FLOAT, {});
+  auto init = ops::Assign(root, scalar, 1.0f);
+  auto read = ops::ReadVariable(root, scalar);
+  ClientSession tiny(root, {.target = (*worker)->target()});
+  if (auto first = tiny.Run({}, {}, {init.op()}); !first.ok()) {  // waits for the ps task
+    std::fprintf(stderr, "first step: %s\n", first.status().ToString().c_str());
+    return 1;
+  }
+  if (tiny_iterations > 0) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);
+    auto stub = proto::WorkerService::NewStub(
+        grpc::CreateCustomChannel(ps_address, grpc::InsecureChannelCredentials(), args));
+    std::vector<double> raw_us, step_us;
+    for (int i = 0; i < tiny_iterations; ++i) {
+      raw_us.push_back(1e6 * SecondsOf([&] {
+        grpc::ClientContext ctx;
+        proto::GetStatusRequest req;
+        proto::GetStatusResponse resp;
+        (void)stub->GetStatus(&ctx, req, &resp);
+      }));
+      step_us.push_back(1e6 * SecondsOf([&] { (void)tiny.Run({}, {read}); }));
+    }
+    const double raw = Quantile(raw_us, 0.5), step = Quantile(step_us, 0.5);
+    std::printf("| Tiny step (%s to %s) | p50 | ratio |\n|---|---|---|\n", worker_address.c_str(),
+                ps_address.c_str());
+    std::printf("| raw gRPC unary round trip (GetStatus) | %.0f us | 1 |\n", raw);
+    std::printf("| fetch a scalar from /job:ps/task:0 | %.0f us | %.2fx |\n\n", step, step / raw);
+  }
+
+  std::vector<Transfer> transfers;
+  for (int mb : sizes_mb) {
+    Transfer t;
+    t.mb = mb;
+    t.reps = std::max(3, 160 / mb);
+    const int64_t n = int64_t{mb} * 1024 * 1024 / 4;
+    Scope g = Scope::NewRootScope();
+    auto var = ops::MakeVariable(g.WithDevice("/job:ps/task:0"), absl::StrCat("big", mb),
+                                 DT_FLOAT, {n});
+    t.value = ops::Placeholder(g, DT_FLOAT);
+    auto assign = ops::Assign(g, var, t.value);
+    t.push = ops::AssignAdd(g, var, t.value);
+    t.pull = ops::ReadVariable(g, var);
+    t.session = std::make_unique<ClientSession>(g, SessionOptions{.target = (*worker)->target()});
+    t.fed = Tensor(DT_FLOAT, TensorShape({n}));
+    std::fill(t.fed.flat<float>().begin(), t.fed.flat<float>().end(), 1.0f);
+    if (!t.session->Run({{t.value, t.fed}}, {}, {assign.op()}).ok()) return 1;
+    for (int i = 0; i < 2; ++i) {  // warm up: graphs registered, buffers pooled
+      (void)t.session->Run({{t.value, t.fed}}, {}, {t.push.op()});
+      (void)t.session->Run({}, {t.pull});
+    }
+    transfers.push_back(std::move(t));
+  }
+
+  std::vector<double> iperf3_gbps;
+  for (int r = 0; r < rounds; ++r) {
+    iperf3_gbps.push_back(Iperf3GBps(iperf3_address, iperf3_bytes));
+    for (Transfer& t : transfers) {
+      const double bytes = static_cast<double>(t.fed.TotalBytes());
+      std::vector<double> push, pull;
+      for (int i = 0; i < t.reps; ++i) {
+        push.push_back(bytes / 1e9 / SecondsOf([&] {
+          (void)t.session->Run({{t.value, t.fed}}, {}, {t.push.op()});
+        }));
+      }
+      for (int i = 0; i < t.reps; ++i) {
+        pull.push_back(bytes / 1e9 / SecondsOf([&] { (void)t.session->Run({}, {t.pull}); }));
+      }
+      t.push_gbps.push_back(Quantile(push, 0.5));
+      t.pull_gbps.push_back(Quantile(pull, 0.5));
+    }
+  }
+
+  const Summary ip = Summarize(iperf3_gbps);
+  std::printf("| %d rounds in turns | GB/s (median) | spread p10-p90 | x iperf3 |\n", rounds);
+  std::printf("|---|---|---|---|\n| iperf3, one stream, 1 MiB writes | %.2f | %.0f%% | 1 |\n",
+              ip.median, 100 * ip.spread);
+  for (const Transfer& t : transfers) {
+    for (const auto& [what, values] : {std::pair{"push", &t.push_gbps}, {"pull", &t.pull_gbps}}) {
+      const Summary s = Summarize(*values);
+      std::printf("| %d MB %s | %.2f | %.0f%% | %.2fx |\n", t.mb, what, s.median, 100 * s.spread,
+                  ip.median > 0 ? s.median / ip.median : 0.0);
+    }
+  }
+  transfers.clear();
+  if (ps != nullptr) {
+    (*worker)->StopCluster(absl::Seconds(10)).IgnoreError();
+    (void)ps->Wait(absl::Seconds(10));
+  }
+  (*worker)->Stop();
+  return 0;
+}
+
+}  // namespace
+}  // namespace tw
+
+int main(int argc, char** argv) { return tw::Main(argc, argv); }
