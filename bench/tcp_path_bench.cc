@@ -13,8 +13,10 @@
 // over rounds, as a share of the median), and the ratio to iperf3's median.
 //
 // Without --ps the ps task is a `tw server` process on 127.0.0.1 started here, and iperf3's
-// server too. With --ps (bench/between_hosts_bench.sh: simulated hosts) both servers run
-// elsewhere and this process is the worker task at --worker.
+// server too. With --ps (bench/between_hosts_bench.py: simulated hosts) both servers run
+// elsewhere and this process is the worker task at --worker. With several ps tasks, each
+// size is also measured as a variable partitioned over all of them (one part per task), in
+// turns with the whole variable on ps task 0.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -30,6 +32,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "tensorweave/ops.h"
@@ -112,41 +115,81 @@ double Iperf3GBps(const std::string& server, int64_t bytes) {
   return json["end"]["sum_received"]["bits_per_second"].get<double>() / 8 / 1e9;
 }
 
-// A pushed and pulled variable of `mb` MB on the ps task, with its session.
+// A variable of `mb` MB pushed to and pulled from the ps tasks: whole on ps task 0, or
+// partitioned along its only dimension into one part per ps task (as a partitioned
+// variable's parts are placed), pushed and pulled in one step.
 struct Transfer {
   int mb = 0;
+  int parts = 1;
   int reps = 0;
   std::unique_ptr<ClientSession> session;
-  Output value, push, pull;
-  Tensor fed;
+  ClientSession::FeedList feeds;  // per part: placeholder, value
+  std::vector<Operation> push;
+  std::vector<Output> pull;
+  double bytes = 0;
   std::vector<double> push_gbps, pull_gbps;  // per round
 };
+
+StatusOr<Transfer> MakeTransfer(const std::string& target, int mb, int parts) {
+  Transfer t;
+  t.mb = mb;
+  t.parts = parts;
+  t.reps = std::max(3, 160 / mb);
+  const int64_t n = int64_t{mb} * 1024 * 1024 / 4;
+  Scope g = Scope::NewRootScope();
+  std::vector<Operation> assign;
+  for (int p = 0; p < parts; ++p) {
+    const int64_t rows = n / parts + (p < n % parts ? 1 : 0);
+    auto var = ops::MakeVariable(g.WithDevice(absl::StrCat("/job:ps/task:", p)),
+                                 absl::StrCat("big", mb, "/part_", p, "_of_", parts), DT_FLOAT,
+                                 {rows});
+    auto value = ops::Placeholder(g, DT_FLOAT);
+    Tensor fed(DT_FLOAT, TensorShape({rows}));
+    std::fill(fed.flat<float>().begin(), fed.flat<float>().end(), 1.0f);
+    assign.push_back(ops::Assign(g, var, value).op());
+    t.push.push_back(ops::AssignAdd(g, var, value).op());
+    t.pull.push_back(ops::ReadVariable(g, var));
+    t.feeds.emplace_back(value, std::move(fed));
+    t.bytes += rows * 4.0;
+  }
+  t.session = std::make_unique<ClientSession>(g, SessionOptions{.target = target});
+  TW_RETURN_IF_ERROR(t.session->Run(t.feeds, {}, assign).status());
+  for (int i = 0; i < 2; ++i) {  // warm up: graphs registered, buffers pooled
+    TW_RETURN_IF_ERROR(t.session->Run(t.feeds, {}, t.push).status());
+    TW_RETURN_IF_ERROR(t.session->Run({}, t.pull).status());
+  }
+  return t;
+}
 
 int Main(int argc, char** argv) {
   CLI::App app{"tensor push/pull over TCP against iperf3, in turns"};
   int rounds = 9;
   std::vector<int> sizes_mb = {1, 16, 64, 256};
   int tiny_iterations = 2000;
-  std::string ps_address, worker_address, iperf3_address;
+  std::vector<std::string> ps_addresses;
+  std::string worker_address, iperf3_address;
   int64_t iperf3_bytes = int64_t{1} << 30;
   app.add_option("--rounds", rounds, "rounds of measurements in turns")->check(CLI::Range(1, 1000));
   app.add_option("--sizes", sizes_mb, "tensor sizes in MB")->delimiter(',')->check(CLI::PositiveNumber);
   app.add_option("--tiny", tiny_iterations, "iterations of the tiny steps (0: skip)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--ps", ps_address, "a running ps task's HOST:PORT (default: start one here)");
+  app.add_option("--ps", ps_addresses,
+                 "running ps tasks' HOST:PORT, comma-separated (default: start one here)")
+      ->delimiter(',');
   app.add_option("--worker", worker_address, "this worker task's HOST:PORT (with --ps)");
   app.add_option("--iperf3", iperf3_address, "a running iperf3 server's HOST:PORT (with --ps)");
   app.add_option("--iperf3-bytes", iperf3_bytes, "bytes per iperf3 transfer")
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
-  if (!ps_address.empty() && (worker_address.empty() || iperf3_address.empty())) {
+  if (!ps_addresses.empty() && (worker_address.empty() || iperf3_address.empty())) {
     std::fprintf(stderr, "--ps needs --worker and --iperf3\n");
     return 2;
   }
 
   std::unique_ptr<testing::ChildProcess> ps, iperf3;
-  if (ps_address.empty()) {
-    ps_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  if (ps_addresses.empty()) {
+    const std::string ps_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+    ps_addresses.push_back(ps_address);
     worker_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
     const std::string tf_config = R"({"cluster":{"ps":[")" + ps_address + R"("],"worker":[")" +
                                   worker_address + R"("]},"task":{"type":"ps","index":0}})";
@@ -170,9 +213,10 @@ int Main(int argc, char** argv) {
   }
 
   ClusterSpec cluster;
-  if (!cluster.AddJob("ps", std::vector<std::string>{ps_address}).ok() ||
+  const std::string& ps_address = ps_addresses[0];
+  if (!cluster.AddJob("ps", ps_addresses).ok() ||
       !cluster.AddJob("worker", std::vector<std::string>{worker_address}).ok()) {
-    std::fprintf(stderr, "bad addresses: --ps %s --worker %s\n", ps_address.c_str(),
+    std::fprintf(stderr, "bad addresses: --ps %s --worker %s\n", absl::StrJoin(ps_addresses, ",").c_str(),
                  worker_address.c_str());
     return 2;
   }
@@ -216,43 +260,30 @@ int Main(int argc, char** argv) {
     std::printf("| fetch a scalar from /job:ps/task:0 | %.0f us | %.2fx |\n\n", step, step / raw);
   }
 
+  // Each size whole on ps task 0 and, with several ps tasks, partitioned over all of them.
   std::vector<Transfer> transfers;
   for (int mb : sizes_mb) {
-    Transfer t;
-    t.mb = mb;
-    t.reps = std::max(3, 160 / mb);
-    const int64_t n = int64_t{mb} * 1024 * 1024 / 4;
-    Scope g = Scope::NewRootScope();
-    auto var = ops::MakeVariable(g.WithDevice("/job:ps/task:0"), absl::StrCat("big", mb),
-                                 DT_FLOAT, {n});
-    t.value = ops::Placeholder(g, DT_FLOAT);
-    auto assign = ops::Assign(g, var, t.value);
-    t.push = ops::AssignAdd(g, var, t.value);
-    t.pull = ops::ReadVariable(g, var);
-    t.session = std::make_unique<ClientSession>(g, SessionOptions{.target = (*worker)->target()});
-    t.fed = Tensor(DT_FLOAT, TensorShape({n}));
-    std::fill(t.fed.flat<float>().begin(), t.fed.flat<float>().end(), 1.0f);
-    if (!t.session->Run({{t.value, t.fed}}, {}, {assign.op()}).ok()) return 1;
-    for (int i = 0; i < 2; ++i) {  // warm up: graphs registered, buffers pooled
-      (void)t.session->Run({{t.value, t.fed}}, {}, {t.push.op()});
-      (void)t.session->Run({}, {t.pull});
+    for (int parts : ps_addresses.size() > 1 ? std::vector<int>{1, static_cast<int>(ps_addresses.size())}
+                                             : std::vector<int>{1}) {
+      auto t = MakeTransfer((*worker)->target(), mb, parts);
+      if (!t.ok()) {
+        std::fprintf(stderr, "%d MB in %d parts: %s\n", mb, parts, t.status().ToString().c_str());
+        return 1;
+      }
+      transfers.push_back(*std::move(t));
     }
-    transfers.push_back(std::move(t));
   }
 
   std::vector<double> iperf3_gbps;
   for (int r = 0; r < rounds; ++r) {
     iperf3_gbps.push_back(Iperf3GBps(iperf3_address, iperf3_bytes));
     for (Transfer& t : transfers) {
-      const double bytes = static_cast<double>(t.fed.TotalBytes());
       std::vector<double> push, pull;
       for (int i = 0; i < t.reps; ++i) {
-        push.push_back(bytes / 1e9 / SecondsOf([&] {
-          (void)t.session->Run({{t.value, t.fed}}, {}, {t.push.op()});
-        }));
+        push.push_back(t.bytes / 1e9 / SecondsOf([&] { (void)t.session->Run(t.feeds, {}, t.push); }));
       }
       for (int i = 0; i < t.reps; ++i) {
-        pull.push_back(bytes / 1e9 / SecondsOf([&] { (void)t.session->Run({}, {t.pull}); }));
+        pull.push_back(t.bytes / 1e9 / SecondsOf([&] { (void)t.session->Run({}, t.pull); }));
       }
       t.push_gbps.push_back(Quantile(push, 0.5));
       t.pull_gbps.push_back(Quantile(pull, 0.5));
@@ -266,7 +297,10 @@ int Main(int argc, char** argv) {
   for (const Transfer& t : transfers) {
     for (const auto& [what, values] : {std::pair{"push", &t.push_gbps}, {"pull", &t.pull_gbps}}) {
       const Summary s = Summarize(*values);
-      std::printf("| %d MB %s | %.2f | %.0f%% | %.2fx |\n", t.mb, what, s.median, 100 * s.spread,
+      const std::string where =
+          t.parts == 1 ? "" : absl::StrCat(", ", t.parts, " parts on ", t.parts, " ps tasks");
+      std::printf("| %d MB%s %s | %.2f | %.0f%% | %.2fx |\n", t.mb, where.c_str(), what, s.median,
+                  100 * s.spread,
                   ip.median > 0 ? s.median / ip.median : 0.0);
     }
   }

@@ -69,12 +69,15 @@ def namespaces(prefix):
 class SimulatedHosts:
     """N simulated hosts; `with SimulatedHosts(3) as hosts: hosts.address(0)`."""
 
-    def __init__(self, count, prefix=None, link_rate=None):
+    def __init__(self, count, prefix=None, link_rate=None, host_link_rates=None):
+        """`link_rate` shapes every host's link; `host_link_rates` ({host: rate}) overrides
+        it for some hosts (a slower link, or one standing for a link shared with others)."""
         if count < 1 or count > 200:
             raise ValueError("between 1 and 200 simulated hosts, not %d" % count)
         self.count = count
         self.prefix = prefix or "%s%d" % (DEFAULT_PREFIX, os.getpid())
         self.link_rate = link_rate
+        self.host_link_rates = dict(host_link_rates or {})
 
     def namespace(self, host):
         return "%s-h%d" % (self.prefix, host)
@@ -100,10 +103,11 @@ class SimulatedHosts:
                 _netns(ns, "ip", "link", "set", "eth0", "up")
                 _netns(bridge, "ip", "link", "set", "v%d" % host, "master", "br0")
                 _netns(bridge, "ip", "link", "set", "v%d" % host, "up")
-                if self.link_rate:
+                rate = self.host_link_rates.get(host, self.link_rate)
+                if rate:
                     for where, dev in ((ns, "eth0"), (bridge, "v%d" % host)):
                         _netns(where, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate",
-                               self.link_rate, "burst", "1mb", "latency", "50ms")
+                               rate, "burst", "1mb", "latency", "50ms")
         except subprocess.CalledProcessError as e:
             self.down()
             raise RuntimeError("cannot make simulated host: %s: %s" %
