@@ -117,6 +117,10 @@ def test_a_killed_host_restarted_loses_nothing(hosts, tmp_path):
         victim = victim[0]
         hosts.kill_host(victim)
         processes[victim].wait(timeout=30)
+        # The task's process goes a moment after `unshare` (reaped by whoever inherits it).
+        deadline = time.monotonic() + 10
+        while hosts.pids(victim) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert hosts.pids(victim) == []
         processes[victim] = start_task(hosts, victim, list_file, tmp_path)
         gate.opened.set()
