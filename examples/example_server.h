@@ -26,6 +26,24 @@ inline ServerOptions ExampleServerOptions(const ClusterSpec& cluster, const std:
   return options;
 }
 
+// The mutual TLS of an example's server and sessions, from its --tls_ca, --tls_cert,
+// --tls_key and --tls_server_name flags (tensorweave/tls.h): none when all four are empty.
+// InvalidArgument naming the flag that is missing, or the file that cannot be used.
+inline StatusOr<TlsOptions> ExampleTls(const std::string& ca, const std::string& cert,
+                                       const std::string& key, const std::string& server_name) {
+  if (ca.empty() && cert.empty() && key.empty() && server_name.empty()) return TlsOptions{};
+  for (const auto& [flag, value] :
+       {std::pair{"--tls_ca", &ca}, {"--tls_cert", &cert}, {"--tls_key", &key}}) {
+    if (value->empty()) {
+      return errors::InvalidArgument(
+          flag, " is missing: mutual TLS needs --tls_ca, --tls_cert and --tls_key together");
+    }
+  }
+  TW_ASSIGN_OR_RETURN(TlsOptions tls, LoadTlsFiles(ca, cert, key));
+  tls.server_name = server_name;
+  return tls;
+}
+
 }  // namespace tw::examples
 
 #endif  // TENSORWEAVE_EXAMPLES_EXAMPLE_SERVER_H_

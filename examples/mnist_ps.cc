@@ -46,6 +46,8 @@ struct Flags {
   int64_t eval_every = 0;  // 0: evaluate only at the end
   int64_t save_every = 1000;
   int64_t seed = 0;
+  std::string tls_ca, tls_cert, tls_key, tls_server_name;
+  TlsOptions tls;  // loaded from the four above: the server's and every session's
 };
 
 // Whole lines, one write each, so that tw launch never splits one.
@@ -130,7 +132,7 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
     sync = std::move(*made);
     train_op = sync->train_op();
     hooks.push_back(sync->MakeHook(
-        is_chief, {.target = server.target(), .device_filters = config.device_filters()}));
+        is_chief, {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls}));
   } else {
     auto op = optimizer->Minimize(model_scope, model.loss, &variables, model.global_step);
     if (!op.ok()) return Fail("optimizer", op.status());
@@ -149,7 +151,7 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
        .is_chief = is_chief,
        .checkpoint_dir = flags.checkpoint_dir,
        .save_checkpoint_steps = flags.checkpoint_dir.empty() ? 0 : flags.save_every,
-       .session_options = {.device_filters = config.device_filters()}},
+       .session_options = {.device_filters = config.device_filters(), .tls = flags.tls}},
       std::move(hooks));
   if (!session.ok()) return Fail("creating the training session", session.status());
 
@@ -208,7 +210,7 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
     Status closed = (*session)->Close();
     if (!closed.ok()) return Fail("closing the training session", closed);
     ClientSession reporter(root,
-                           {.target = server.target(), .device_filters = config.device_filters()});
+                           {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
     auto reported = reporter.Run({}, {}, {report_done});
     if (!reported.ok()) return Fail("reporting done", reported.status());
     Say(absl::StrFormat("worker %d done after %d local steps", index, local_steps));
@@ -229,7 +231,7 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   if (!closed.ok()) return Fail("closing the training session", closed);
   if (num_workers > 1) {
     ClientSession waiter(root,
-                         {.target = server.target(), .device_filters = config.device_filters()});
+                         {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
     auto waited = waiter.Run({}, wait_done, {}, {.timeout = absl::Minutes(1)});
     if (!waited.ok()) Fail("waiting for the other workers (stopping anyway)", waited.status());
   }
@@ -238,7 +240,7 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   if (cluster.HasJob("ps")) {
     ClusterSpec ps_tasks;
     Status s = ps_tasks.AddJob("ps", cluster.job_map().find("ps")->second);
-    if (s.ok()) s = StopClusterServers(ps_tasks);
+    if (s.ok()) s = StopClusterServers(ps_tasks, flags.tls);
     if (!s.ok()) Fail("stopping the ps tasks", s);
   }
   server.Stop();
@@ -272,6 +274,13 @@ int Main(int argc, char** argv) {
   app.add_option("--save_every", flags.save_every, "steps between checkpoints")
       ->check(CLI::PositiveNumber);
   app.add_option("--seed", flags.seed, "initial weights and shuffling (0: random weights)");
+  app.add_option("--tls_ca", flags.tls_ca, "mutual TLS: PEM file of the cluster CA");
+  app.add_option("--tls_cert", flags.tls_cert,
+                 "mutual TLS: PEM certificate of this task, signed by the CA");
+  app.add_option("--tls_key", flags.tls_key, "mutual TLS: PEM private key of --tls_cert");
+  app.add_option("--tls_server_name", flags.tls_server_name,
+                 "mutual TLS: the name every task's certificate carries, when it does not "
+                 "name the task's address");
   std::vector<std::string> args = config->unused_args();
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   // CLI11 reports parse problems as exceptions; this is the one place they are caught.
@@ -281,9 +290,13 @@ int Main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  auto tls = ExampleTls(flags.tls_ca, flags.tls_cert, flags.tls_key, flags.tls_server_name);
+  if (!tls.ok()) return Fail("TLS", tls.status());
+  flags.tls = *std::move(tls);
   const std::string job = config->task_type();
   ServerOptions options = ExampleServerOptions(config->cluster(), job, config->task_index(),
                                                config->runtime_settings());
+  options.tls = flags.tls;
   if (job == "ps") options.stop_when_chief_unreachable = absl::Seconds(30);
   // The ps tasks write their variables' shards of each checkpoint, the chief merges them:
   // the checkpoint directory is the one place this task lets graphs touch files.

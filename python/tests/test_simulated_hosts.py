@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -201,3 +202,100 @@ def test_a_killed_ps_host_is_recovered_from_its_checkpoint(trainer_hosts, tmp_pa
     assert code == 0, log
     assert "restored the model from" in log, log
     assert "test accuracy: " in log, log
+
+
+OPENSSL_CONFIG = """[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = unused
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+[task]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = serverAuth,clientAuth
+subjectAltName = %s
+"""
+
+
+def make_certificates(directory, addresses):
+    """A throwaway cluster CA and one task certificate naming `addresses` (IP SANs) and
+    localhost (a task's sessions on its own server dial grpc://localhost:<port>, as
+    docs/security.md says), made with the openssl command line; returns the paths of the CA,
+    certificate and key."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed (scripts/setup.sh installs it)")
+    config = directory / "openssl.cnf"
+    config.write_text(OPENSSL_CONFIG % ",".join(["DNS:localhost", "IP:127.0.0.1"] +
+                                                ["IP:" + a for a in addresses]))
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+    def run(*args):
+        subprocess.run([openssl] + list(args), check=True, capture_output=True, cwd=directory)
+
+    run("req", "-x509", "-config", str(config), "-extensions", "ca", *ec, "-keyout", "ca.key",
+        "-out", "ca.pem", "-days", "2", "-subj", "/CN=simulated cluster CA")
+    run("req", "-new", "-config", str(config), *ec, "-keyout", "task.key", "-out", "task.csr",
+        "-subj", "/CN=task")
+    run("x509", "-req", "-in", "task.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial",
+        "2", "-days", "2", "-extfile", str(config), "-extensions", "task", "-out", "task.pem")
+    return [str(directory / name) for name in ("ca.pem", "task.pem", "task.key")]
+
+
+def test_parameter_server_training_across_hosts_over_mutual_tls(trainer_hosts, tmp_path):
+    # Every connection between the hosts is mutual TLS, certificates checked against the
+    # hosts' addresses; a task without a certificate is refused by the others.
+    hosts = trainer_hosts
+    ca, cert, key = make_certificates(tmp_path, [hosts.address(h) for h in range(3)])
+    tls = ["--tls_ca=" + ca, "--tls_cert=" + cert, "--tls_key=" + key]
+    flags = ["--max_steps=200", "--seed=1"]
+    logs = [tmp_path / name for name in ("ps.log", "worker0.log", "worker1.log")]
+    ps = start_trainer(hosts, 0, "ps", 0, flags + tls, logs[0])
+    workers = [start_trainer(hosts, 1 + i, "worker", i, flags + tls, logs[1 + i])
+               for i in range(2)]
+    codes = [w.wait(timeout=240) for w in workers] + [ps.wait(timeout=30)]
+    texts = [log.read_text() for log in logs]
+    assert codes == [0, 0, 0], "".join(texts)
+    for text in texts:
+        assert "mutual TLS" in text, text  # each server's start-up line says how it listens
+    assert float(texts[1].rsplit("test accuracy: ", 1)[1].split()[0]) > 0.6, texts[1]
+    # From another host, the ps's port refuses a TLS client without a certificate and
+    # serves one with a certificate of the cluster CA (HTTP/2's SETTINGS frame comes back).
+    ps = start_trainer(hosts, 0, "ps", 0, flags + tls, logs[0])
+    try:
+        probe = [sys.executable, "-c", TLS_PROBE, hosts.address(0), str(PORT), ca]
+        deadline = time.monotonic() + 30
+        served = subprocess.run(hosts.command(1, probe + [cert, key]), capture_output=True,
+                                text=True)
+        while served.stdout.strip() != "served" and time.monotonic() < deadline:
+            time.sleep(0.2)  # the ps may not listen yet
+            served = subprocess.run(hosts.command(1, probe + [cert, key]), capture_output=True,
+                                    text=True)
+        refused = subprocess.run(hosts.command(1, probe), capture_output=True, text=True)
+    finally:
+        ps.kill()
+        ps.wait()
+    assert served.stdout.strip() == "served", served.stdout + served.stderr
+    assert refused.stdout.strip() == "refused", refused.stdout + refused.stderr
+
+
+# argv: HOST PORT CA [CERT KEY]. Prints "served" when the server answers an HTTP/2 preface
+# over TLS with a frame, "refused" when the handshake or the first read fails.
+TLS_PROBE = """
+import socket, ssl, sys
+host, port, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+context = ssl.create_default_context(cafile=ca)
+context.set_alpn_protocols(["h2"])
+if len(sys.argv) > 4:
+    context.load_cert_chain(sys.argv[4], sys.argv[5])
+try:
+    with socket.create_connection((host, port), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname=host) as tls:
+            tls.sendall(b"PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" + bytes(9))
+            print("served" if len(tls.recv(9)) == 9 else "refused")
+except (ssl.SSLError, ConnectionError, OSError):
+    print("refused")
+"""

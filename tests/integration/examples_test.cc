@@ -236,6 +236,21 @@ TEST(WordcountUsageTest, WithoutAClusterItSaysHowToRunIt) {
 
 // The real corpus of `make wordcount-demo` and the benchmark, when the package is installed
 // (scripts/setup.sh installs it): about 3,200 files, 24 MB.
+// mnist_ps's mutual TLS flags go together, and a file that cannot be used is named; both
+// are bad configuration (exit 1) found before any server starts.
+TEST(MnistPsTlsFlagsTest, IncompleteOrUnreadableTlsIsABadConfigurationNamingWhatIsWrong) {
+  auto partial = RunProcess({BuiltProgram("examples/mnist_ps"), "--tls_ca=/nonexistent/ca.pem"});
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_EQ(partial->exit_code, 1) << partial->err;
+  EXPECT_THAT(partial->err, HasSubstr("--tls_cert is missing"));
+  auto unreadable =
+      RunProcess({BuiltProgram("examples/mnist_ps"), "--tls_ca=/nonexistent/ca.pem",
+                  "--tls_cert=/nonexistent/task.pem", "--tls_key=/nonexistent/task.key"});
+  ASSERT_TRUE(unreadable.ok()) << unreadable.status();
+  EXPECT_EQ(unreadable->exit_code, 1) << unreadable->err;
+  EXPECT_THAT(unreadable->err, HasSubstr("/nonexistent/ca.pem"));
+}
+
 TEST_F(ExamplesTest, TotalEqualsWcOnTheLinuxDocumentation) {
   if (!fs::exists(kCorpusDir)) GTEST_SKIP() << kCorpusDir << " is missing (package linux-doc-6.1)";
   std::vector<std::string> files;
