@@ -36,6 +36,7 @@
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "tensorweave/ops.h"
+#include "tensorweave/run_config.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
@@ -221,8 +222,13 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const std::string bind_host = worker_address.substr(0, worker_address.rfind(':'));
-  auto worker =
-      Server::Create(cluster, "worker", 0, {.bind_host = bind_host, .shared_memory = false});
+  // TW_METRICS_PORT (0: any port) gives this task a metrics endpoint, as it does the ps's
+  // `tw server`: docs/performance.md compares runs with and without.
+  auto worker = Server::Create(
+      cluster, "worker", 0,
+      {.bind_host = bind_host,
+       .shared_memory = false,
+       .metrics_port = RuntimeSettings::FromEnvironment().metrics_port});
   if (!worker.ok() || !(*worker)->Start().ok()) {
     std::fprintf(stderr, "cannot start the worker server on %s\n", worker_address.c_str());
     return 1;

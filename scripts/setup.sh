@@ -28,6 +28,7 @@ build_packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   zlib1g-dev libyaml-cpp-dev
+  libcpp-httplib-dev  # src/rpc/metrics_endpoint.cc: the tasks' Prometheus endpoints
   python3 pybind11-dev python3-dev python3-numpy  # python/: the extension
   python3-absl  # python/: tf.app.flags and tf.app.run are absl's, as in TF 1.x
 )
@@ -42,6 +43,8 @@ packages=(
   linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training
   iproute2  # scripts/simulated_hosts.py: network namespaces, veth pairs, tc (the tests' simulated hosts)
+  iperf3  # bench/tcp_path_bench, bench/between_hosts_bench.py: the TCP path's ceiling
+  prometheus  # python/tests/test_prometheus.py: a real Prometheus scrapes a tw launch cluster
 )
 if [ "$build_only" = 1 ]; then
   packages=("${build_packages[@]}")

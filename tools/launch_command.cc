@@ -32,6 +32,7 @@ struct LaunchFlags {
   double grace = 10.0;
   std::string logs;
   std::string color = "auto";
+  bool metrics = true;  // --no-metrics turns the tasks' metrics endpoints off
   std::vector<std::string> program;
 };
 
@@ -141,9 +142,23 @@ StatusOr<int> RunLaunch(const LaunchFlags& flags) {
   const std::vector<launch::TaskPlan> plans = launch::PlanTasks(cluster, job_order);
   const int threads = launch::ThreadsPerTask(static_cast<int>(std::thread::hardware_concurrency()),
                                              static_cast<int>(plans.size()));
-  for (const launch::TaskPlan& plan : plans) {
-    tasks.push_back(
-        {plan.id, plan.address, launch::TaskEnvironment(base_env, plan.tf_config, threads)});
+  // Each task's metrics endpoint on a port of its own (TW_METRICS_PORT), unless turned off
+  // or the environment already sets one.
+  const bool metrics_given = std::getenv("TW_METRICS_PORT") != nullptr;
+  std::vector<int> metrics_ports;
+  if (flags.metrics && !metrics_given) {
+    TW_ASSIGN_OR_RETURN(metrics_ports,
+                        launch::PickFreeLoopbackPorts(static_cast<int>(plans.size())));
+  }
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const launch::TaskPlan& plan = plans[i];
+    launch::TaskLaunch task{plan.id, plan.address,
+                            launch::TaskEnvironment(base_env, plan.tf_config, threads)};
+    if (!metrics_ports.empty()) {
+      task.env.push_back("TW_METRICS_PORT=" + std::to_string(metrics_ports[i]));
+      task.metrics_address = "127.0.0.1:" + std::to_string(metrics_ports[i]);
+    }
+    tasks.push_back(std::move(task));
   }
   {
     std::vector<launch::TaskId> ids;
@@ -187,6 +202,9 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--logs", flags->logs, "Directory for one <job>-<index>.log per task")
       ->type_name("DIR");
   cmd->add_option("--color", flags->color, "auto | always | never")->capture_default_str();
+  cmd->add_flag("--metrics,!--no-metrics", flags->metrics,
+                "Give every task a Prometheus endpoint (TW_METRICS_PORT, a free port each) and "
+                "print their addresses; on unless TW_METRICS_PORT is set");
   // The program every task runs, and its arguments: the words after `--`, exactly as given
   // (GetProgramWords); any other word is a mistake, reported in the callback.
   cmd->allow_extras();

@@ -30,6 +30,7 @@ struct ServerCommandOptions {
   std::string stop_when_chief_unreachable;  // a duration, "30s"; empty: never
   std::string wait_for_cluster;             // a duration; empty: ServerOptions' default
   std::vector<std::string> allowed_dirs;    // ServerOptions.allowed_directories
+  int metrics_port = -2;                    // -2: not given (TW_METRICS_PORT decides)
 };
 
 // A positive duration given to `flag` ("30s", "2m"), or a one-line message naming the flag.
@@ -124,7 +125,10 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
                                                    ? runtime.allowed_directories
                                                    : opt.allowed_dirs,
                         .shared_memory = runtime.shared_memory,
-                        .buffer_pool_mb = runtime.buffer_pool_mb};
+                        .buffer_pool_mb = runtime.buffer_pool_mb,
+                        // --metrics-port wins over TW_METRICS_PORT
+                        .metrics_port = opt.metrics_port != -2 ? opt.metrics_port
+                                                               : runtime.metrics_port};
   for (const auto& [flag, text, field] :
        {std::tuple{"--stop-when-chief-unreachable", &opt.stop_when_chief_unreachable,
                    &options.stop_when_chief_unreachable},
@@ -153,6 +157,9 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   // bind address the cluster configuration alone suggests.
   Log().info("tw server: {} serving at {}", config->Summary((*server)->listen_address()),
              (*server)->target());
+  if (const std::string metrics = (*server)->metrics_address(); !metrics.empty()) {
+    Log().info("tw server: metrics at http://{}/metrics", metrics);
+  }
   Server* raw = server->get();
   std::atomic<bool> joined{false};
   std::atomic<int> stopped_by_signal{0};
@@ -192,6 +199,10 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--tls-server-name", opt->tls_server_name,
                   "Mutual TLS: name every peer's certificate carries, checked instead of the "
                   "host of its address");
+  cmd->add_option("--metrics-port", opt->metrics_port,
+                  "Serve Prometheus metrics at http://<bind-host>:PORT/metrics (0: any free "
+                  "port, -1: none). Default: TW_METRICS_PORT, else none")
+      ->check(CLI::Range(-1, 65535));
   cmd->add_option("--allowed-dir", opt->allowed_dirs,
                   "A directory graphs may read and write files in (checkpoints); repeat for "
                   "several. Default: those TW_ALLOWED_DIRECTORIES lists (':'-separated), else "

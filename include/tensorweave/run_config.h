@@ -46,10 +46,14 @@ struct RuntimeSettings {
   // `tf.train.Server(cluster, job_name=..., task_index=...)`: the Python front-end's Server
   // and `tw server` use them when given none. Empty when unset.
   std::vector<std::string> allowed_directories;
+  // TW_METRICS_PORT: the port of the task's metrics endpoint (ServerOptions::metrics_port;
+  // `tw launch` sets it for every task), 0 for any free port. -1 when unset or not a port
+  // (no endpoint).
+  int metrics_port = -1;
 
   // Reads the variables through `getenv` (the process's environment by default).
-  // A TW_NUM_THREADS or TW_BUFFER_POOL_MB that does not parse is ignored and adds a line to
-  // `warnings` (when given) naming the variable and its value.
+  // A TW_NUM_THREADS, TW_BUFFER_POOL_MB or TW_METRICS_PORT that does not parse is ignored
+  // and adds a line to `warnings` (when given) naming the variable and its value.
   static RuntimeSettings FromEnvironment(
       const std::function<const char*(const char*)>& getenv = nullptr,
       std::vector<std::string>* warnings = nullptr);

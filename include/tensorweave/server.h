@@ -82,6 +82,10 @@ struct ServerOptions {
   // Server(config=ConfigProto(operation_timeout_in_ms=N)), its default session config.
   // Infinite, zero or negative: no limit.
   absl::Duration default_operation_timeout = absl::InfiniteDuration();
+  // Prometheus metrics (steps, RPCs, bytes, graphs, sessions, queues, variables, memory;
+  // docs/metrics.md) served as text at http://<bind_host>:<metrics_port>/metrics: -1 (the
+  // default) serves none, 0 a port the OS chooses (metrics_address() says which).
+  int metrics_port = -1;
 };
 
 // What a server is doing now, for diagnostics, health checks and tests that must wait for a
@@ -120,7 +124,8 @@ class Server {
   static StatusOr<std::unique_ptr<Server>> CreateLocal(const ServerOptions& options = {});
 
   virtual ~Server() = default;
-  // Binds and serves; OK when already serving. Unavailable when the port cannot be bound,
+  // Binds and serves; OK when already serving. Unavailable when the port (or the metrics
+  // port) cannot be bound,
   // with the reason: "Could not start gRPC server on 0.0.0.0:2222: Address already in use"
   // (ports are bound exclusively: a stale task and its replacement never share one), or
   // when gRPC rejects the TLS certificate or key (say, a key that does not match the
@@ -146,6 +151,9 @@ class Server {
   virtual std::string listen_address() const = 0;
   // A snapshot of what the server is doing; valid in any state.
   virtual ServerStats stats() const = 0;
+  // "host:port" of the metrics endpoint (ServerOptions::metrics_port) after Start(); ""
+  // without one.
+  virtual std::string metrics_address() const = 0;
 };
 
 // StopCluster for a process without a server of its own (an operator's tool): asks every

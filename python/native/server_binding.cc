@@ -29,13 +29,14 @@ class PyServer {
   static PyServer Create(const std::string& cluster_json, const std::string& job, int task,
                          const std::string& bind_host, int num_threads, bool shared_memory,
                          int64_t buffer_pool_mb, std::vector<std::string> allowed_directories,
-                         int64_t default_operation_timeout_ms) {
+                         int64_t default_operation_timeout_ms, int metrics_port) {
     ClusterSpec cluster = ValueOrThrow(ClusterSpec::FromJson(cluster_json));
     ServerOptions options{.bind_host = bind_host,
                           .num_threads = num_threads,
                           .allowed_directories = std::move(allowed_directories),
                           .shared_memory = shared_memory,
-                          .buffer_pool_mb = buffer_pool_mb};
+                          .buffer_pool_mb = buffer_pool_mb,
+                          .metrics_port = metrics_port};
     if (default_operation_timeout_ms > 0) {
       options.default_operation_timeout = absl::Milliseconds(default_operation_timeout_ms);
     }
@@ -65,6 +66,7 @@ class PyServer {
     ThrowIfError(WithoutGil([&] { return server_->StopCluster(absl::Seconds(timeout_secs)); }));
   }
   std::string target() const { return server_->target(); }
+  std::string metrics_address() const { return server_->metrics_address(); }
 
  private:
   std::shared_ptr<Server> server_;
@@ -83,6 +85,7 @@ py::dict RuntimeSettingsFromEnvironment() {
   d["shared_memory"] = s.shared_memory;
   d["buffer_pool_mb"] = s.buffer_pool_mb;
   d["allowed_directories"] = s.allowed_directories;
+  d["metrics_port"] = s.metrics_port;
   return d;
 }
 
@@ -94,12 +97,13 @@ void BindServer(py::module_& m) {
                   py::arg("task"), py::arg("bind_host") = "0.0.0.0", py::arg("num_threads") = 0,
                   py::arg("shared_memory") = true, py::arg("buffer_pool_mb") = -1,
                   py::arg("allowed_directories") = std::vector<std::string>{},
-                  py::arg("default_operation_timeout_ms") = 0)
+                  py::arg("default_operation_timeout_ms") = 0, py::arg("metrics_port") = -1)
       .def("start", &PyServer::Start)
       .def("stop", &PyServer::Stop)
       .def("join", &PyServer::Join)
       .def("stop_cluster", &PyServer::StopCluster, py::arg("timeout_secs") = 10.0)
-      .def_property_readonly("target", &PyServer::target);
+      .def_property_readonly("target", &PyServer::target)
+      .def_property_readonly("metrics_address", &PyServer::metrics_address);
   m.def("resolve_run_config", &ResolveRunConfig, py::arg("tf_config"));
   m.def("runtime_settings", &RuntimeSettingsFromEnvironment);
 }

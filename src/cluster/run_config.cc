@@ -235,6 +235,14 @@ RuntimeSettings RuntimeSettings::FromEnvironment(
       warn("TW_BUFFER_POOL_MB", v, "a number of MiB");
     }
   }
+  if (const char* v = get("TW_METRICS_PORT"); v != nullptr) {
+    int port = 0;
+    if (absl::SimpleAtoi(v, &port) && port >= 0 && port <= 65535) {
+      settings.metrics_port = port;
+    } else {
+      warn("TW_METRICS_PORT", v, "a port from 0 to 65535 (serving no metrics)");
+    }
+  }
   if (const char* v = get("TW_ALLOWED_DIRECTORIES"); v != nullptr) {
     for (absl::string_view dir : absl::StrSplit(v, ':', absl::SkipEmpty())) {
       settings.allowed_directories.emplace_back(dir);

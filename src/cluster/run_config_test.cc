@@ -423,6 +423,21 @@ TEST(RuntimeSettingsTest, ReadsTheThreeVariables) {
             256);
 }
 
+TEST(RuntimeSettingsTest, MetricsPortIsAPortOrNothingWithAWarning) {
+  EXPECT_EQ(RuntimeSettings().metrics_port, -1);
+  EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_METRICS_PORT", "9100"}})).metrics_port,
+            9100);
+  EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_METRICS_PORT", "0"}})).metrics_port, 0);
+  for (const char* bad : {"-1", "65536", "http", ""}) {
+    std::vector<std::string> warnings;
+    EXPECT_EQ(
+        RuntimeSettings::FromEnvironment(Env({{"TW_METRICS_PORT", bad}}), &warnings).metrics_port,
+        -1)
+        << bad;
+    EXPECT_THAT(warnings, ElementsAre(HasSubstr("is not a port from 0 to 65535"))) << bad;
+  }
+}
+
 TEST(RuntimeSettingsTest, AllowedDirectoriesAreColonSeparated) {
   EXPECT_THAT(RuntimeSettings::FromEnvironment(Env({{"TW_ALLOWED_DIRECTORIES", "/ckpt:/data"}}))
                   .allowed_directories,

@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+#include "src/base/metrics.h"
+
 namespace tw {
 namespace {
 
@@ -124,7 +126,16 @@ void BufferPool::SetMaxCachedBytes(size_t bytes) {
 }
 
 BufferPool* BufferPool::Default() {
-  static BufferPool* pool = new BufferPool(kDefaultMaxCachedBytes);
+  static BufferPool* pool = [] {
+    auto* made = new BufferPool(kDefaultMaxCachedBytes);
+    // Never removed: the pool lives as long as the process.
+    static auto handle = Metrics().AddCollector([made](std::vector<GaugeSample>* out) {
+      out->push_back({"tw_buffer_pool_cached_bytes",
+                      "Bytes of freed tensor memory the process keeps for reuse.", {},
+                      static_cast<double>(made->cached_bytes())});
+    });
+    return made;
+  }();
   return pool;
 }
 

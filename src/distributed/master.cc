@@ -1,6 +1,7 @@
 #include "src/distributed/master.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <random>
 #include <set>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "src/base/logging.h"
+#include "src/base/metrics.h"
 #include "src/base/strings.h"
 #include "src/base/timer_queue.h"
 #include "src/distributed/client_terminated.h"
@@ -21,6 +23,32 @@
 
 namespace tw {
 namespace {
+
+// tw_steps_total{code} and tw_step_seconds: the steps this master ran for its clients
+// (src/base/metrics.h). A step that never started (an unknown session) counts, untimed.
+void CountStep(const Status& s, absl::Duration took) {
+  if (!RecordingMetrics()) return;
+  static const auto* by_code = [] {
+    auto* counters = new std::array<Counter*, 17>();
+    auto& family = Metrics().CounterFamily("tw_steps_total",
+                                           "Steps run by this task's master, by status code.",
+                                           {"code"});
+    for (int code = 0; code < 17; ++code) {
+      (*counters)[code] =
+          family.With({absl::StatusCodeToString(static_cast<absl::StatusCode>(code))});
+    }
+    return counters;
+  }();
+  static Histogram* seconds =
+      Metrics()
+          .HistogramFamily("tw_step_seconds", "Time of the steps this task's master ran, seconds.",
+                           {}, LatencyBuckets())
+          .With({});
+  const int code = static_cast<int>(s.code());
+  (*by_code)[code >= 0 && code < 17 ? code : 2]->Add(1);
+  if (s.ok() || took > absl::ZeroDuration()) seconds->Observe(absl::ToDoubleSeconds(took));
+}
+
 
 // How long a cancelled step's tasks have to confirm (their RunGraph replies) before the
 // calls are cancelled on this side. A healthy task confirms in one round trip; the grace
@@ -548,6 +576,11 @@ size_t Master::PendingCreates() {
   return waits_.size();
 }
 
+size_t Master::NumSessions() {
+  absl::MutexLock lock(&mu_);
+  return sessions_.size();
+}
+
 void Master::CloseAllSessions() {
   std::map<std::string, std::shared_ptr<MasterSession>> sessions;
   {
@@ -639,10 +672,19 @@ void Master::RunStepAsync(const RunStepArgs* args, RunStepResult* result, Cancel
                           StatusCallback done) {
   auto session = FindSession(args->proto.session_handle());
   if (!session.ok()) {
+    CountStep(session.status(), absl::Duration());
     done(session.status());
     return;
   }
-  (*session)->RunAsync(args, result, cm, std::move(done));
+  if (!RecordingMetrics()) {
+    (*session)->RunAsync(args, result, cm, std::move(done));
+    return;
+  }
+  const absl::Time start = absl::Now();
+  (*session)->RunAsync(args, result, cm, [start, done = std::move(done)](const Status& s) {
+    CountStep(s, absl::Now() - start);
+    done(s);
+  });
 }
 
 bool Master::IsPrepared(const RunStepArgs& args) {

@@ -79,6 +79,8 @@ class Master {
   void Stop();
   // CreateSession calls waiting for the cluster, for tests.
   size_t PendingCreates();
+  // Open sessions (diagnostics, metrics).
+  size_t NumSessions();
 
  private:
   StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);

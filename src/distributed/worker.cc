@@ -244,6 +244,11 @@ size_t Worker::ActiveSteps() {
   return steps_.size();
 }
 
+size_t Worker::NumGraphs() {
+  absl::MutexLock lock(&mu_);
+  return graphs_.size();
+}
+
 std::shared_ptr<StepRendezvous> Worker::BeginServing(int64_t step_id) {
   absl::MutexLock lock(&mu_);
   if (StepEnded(step_id)) return nullptr;

@@ -63,6 +63,8 @@ class Worker final : public WorkerInterface {
 
   // How many steps this worker holds tensors or waits for (tests and diagnostics).
   size_t ActiveSteps();
+  // How many graph partitions are registered here (diagnostics, metrics).
+  size_t NumGraphs();
   // Cancels every partition running here; they end with Cancelled. For a server that
   // stops: a partition waiting on a queue would otherwise keep its RunGraph call, and so
   // the server's shutdown, waiting until gRPC's grace period ends.

@@ -36,4 +36,10 @@ size_t ResourceMgr::size() const {
   return resources_.size();
 }
 
+void ResourceMgr::ForEach(const std::function<void(const std::string&, const std::string&,
+                                                   const ResourceBase&)>& fn) const {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [key, resource] : resources_) fn(std::get<0>(key), std::get<2>(key), *resource);
+}
+
 }  // namespace tw

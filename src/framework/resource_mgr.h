@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -23,6 +24,15 @@ class ResourceBase {
   // "Variable", "FIFOQueue", ...: part of the lookup key.
   virtual std::string TypeName() const = 0;
   virtual std::string DebugString() const { return TypeName(); }
+
+  // What the resource shows on its task's metrics endpoint (a queue's size, a variable's
+  // bytes), labelled there with its container and name; nullopt for nothing.
+  struct Gauge {
+    const char* name;  // a Prometheus metric name, "tw_queue_size"
+    const char* help;
+    double value;
+  };
+  virtual std::optional<Gauge> MetricsGauge() const { return std::nullopt; }
 };
 
 // Thread-safe. Creation runs outside the lock, so a creator may take time; if two threads
@@ -52,6 +62,10 @@ class ResourceMgr {
 
   // Number of resources held, for tests and debugging.
   size_t size() const;
+  // Calls `fn(container, name, resource)` for each resource, in key order, under the lock:
+  // `fn` must not call back into this ResourceMgr.
+  void ForEach(const std::function<void(const std::string&, const std::string&,
+                                        const ResourceBase&)>& fn) const;
 
  private:
   using Key = std::tuple<std::string, std::string, std::string>;  // container, type, name

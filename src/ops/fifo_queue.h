@@ -40,6 +40,9 @@ class FIFOQueueResource : public ResourceBase,
 
   std::string TypeName() const override { return kTypeName; }
   std::string DebugString() const override { return "FIFOQueue '" + name_ + "'"; }
+  std::optional<Gauge> MetricsGauge() const override {
+    return Gauge{"tw_queue_size", "Elements in a queue.", static_cast<double>(size())};
+  }
 
   // InvalidArgument when a queue of this name exists with another capacity, types or shapes.
   Status MatchesSpec(const std::vector<DataType>& types, const std::vector<PartialShape>& shapes,

@@ -20,6 +20,11 @@ class VariableResource : public ResourceBase {
 
   std::string TypeName() const override { return kTypeName; }
   std::string DebugString() const override { return "Variable " + name_; }
+  std::optional<Gauge> MetricsGauge() const override {
+    absl::MutexLock lock(&mu_);
+    return Gauge{"tw_variable_bytes", "Bytes of a variable's value (0 before it is initialized).",
+                 static_cast<double>(value_.IsInitialized() ? value_.TotalBytes() : 0)};
+  }
 
   const std::string& name() const { return name_; }
   DataType dtype() const { return dtype_; }
@@ -51,7 +56,7 @@ class VariableResource : public ResourceBase {
   const std::string name_;
   const DataType dtype_;
   const PartialShape shape_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   Tensor value_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "src/base/logging.h"
+#include "src/base/metrics.h"
 #include "src/cluster/host_port.h"
 #include "src/core/buffer_pool.h"
 #include "src/distributed/local_master.h"
@@ -24,6 +25,8 @@
 #include "src/rpc/grpc_tls.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/grpc_worker_cache.h"
+#include "src/rpc/metrics_endpoint.h"
+#include "src/rpc/rpc_metrics.h"
 #include "src/rpc/shared_memory.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
@@ -180,6 +183,13 @@ class GrpcServer final : public Server {
     master_service_ = NewGrpcMasterService(master_.get(), options_.master_threads);
     builder.RegisterService(worker_service_.get());
     builder.RegisterService(master_service_.get());
+    if (options_.metrics_port >= 0) {
+      // Counts every call this server handles (src/rpc/rpc_metrics.h).
+      StartRecordingMetrics();
+      std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counting;
+      counting.push_back(NewRpcMetricsInterceptor());
+      builder.experimental().SetInterceptorCreators(std::move(counting));
+    }
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port_ == 0) {
       server_.reset();
@@ -193,6 +203,18 @@ class GrpcServer final : public Server {
                                      ? " (check that the TLS certificate and key are valid PEM "
                                        "and belong together)"
                                      : "");
+    }
+    if (options_.metrics_port >= 0) {
+      auto endpoint = MetricsEndpoint::Start(options_.bind_host, options_.metrics_port,
+                                             [this] { return RenderMetrics(); });
+      if (!endpoint.ok()) {
+        server_->Shutdown();
+        server_.reset();
+        return endpoint.status();
+      }
+      metrics_ = *std::move(endpoint);
+      metrics_collector_ = Metrics().AddCollector(
+          [this](std::vector<GaugeSample>* out) { CollectMetrics(out); }, this);
     }
     state_ = State::kStarted;
     local_addresses_ = {"localhost:" + std::to_string(port_), "127.0.0.1:" + std::to_string(port_),
@@ -238,9 +260,13 @@ class GrpcServer final : public Server {
     if (!watch_done_.HasBeenNotified()) watch_done_.Notify();
     if (watcher_.joinable()) watcher_.join();
     std::unique_ptr<grpc::Server> server;
+    std::unique_ptr<MetricsEndpoint> metrics;
+    MetricsRegistry::CollectorHandle metrics_collector;
     {
       absl::MutexLock lock(&mu_);
       server = std::move(server_);
+      metrics = std::move(metrics_);
+      metrics_collector = std::move(metrics_collector_);
       state_ = State::kStopped;
     }
     if (server != nullptr) {
@@ -255,6 +281,9 @@ class GrpcServer final : public Server {
       server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
       server->Wait();
     }
+    // A scrape in progress finishes first; then this server's gauges go.
+    metrics.reset();
+    metrics_collector = {};
     if (!stopped_.HasBeenNotified()) stopped_.Notify();
   }
 
@@ -272,6 +301,33 @@ class GrpcServer final : public Server {
     return port_;
   }
   std::string listen_address() const override { return JoinHostPort(options_.bind_host, port()); }
+  std::string RenderMetrics() const {
+    return Metrics().Render({{"tw_job", job_}, {"tw_task", std::to_string(task_)}}, this);
+  }
+  // This task's gauges: what its worker and master hold, and its resources (queues'
+  // sizes, variables' bytes).
+  void CollectMetrics(std::vector<GaugeSample>* out) const {
+    out->push_back({"tw_registered_graphs", "Graph partitions registered with this task.", {},
+                    static_cast<double>(worker_->NumGraphs())});
+    out->push_back({"tw_active_steps", "Steps this task runs a partition of or holds tensors for.",
+                    {}, static_cast<double>(worker_->ActiveSteps())});
+    out->push_back({"tw_sessions", "Sessions open on this task's master.", {},
+                    static_cast<double>(master_->NumSessions())});
+    device_->resource_manager()->ForEach([out](const std::string& container,
+                                               const std::string& name,
+                                               const ResourceBase& resource) {
+      if (auto gauge = resource.MetricsGauge()) {
+        out->push_back({gauge->name, gauge->help, {{"container", container}, {"name", name}},
+                        gauge->value});
+      }
+    });
+  }
+
+  std::string metrics_address() const override {
+    absl::MutexLock lock(&mu_);
+    return metrics_ == nullptr ? "" : JoinHostPort(options_.bind_host, metrics_->port());
+  }
+
   // target()'s address.
   std::string TargetAddress(int port) const {
     const std::string& host = options_.bind_host;
@@ -364,6 +420,9 @@ class GrpcServer final : public Server {
   enum class State { kNew, kStarted, kStopped };
   State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(mu_);
+  // With ServerOptions::metrics_port: set by Start, reset by Stop.
+  std::unique_ptr<MetricsEndpoint> metrics_ ABSL_GUARDED_BY(mu_);
+  MetricsRegistry::CollectorHandle metrics_collector_ ABSL_GUARDED_BY(mu_);
   // Set by Start, used by Stop (which runs after Start returned).
   std::vector<std::string> local_addresses_;
   std::shared_ptr<LocalMaster> local_master_;
@@ -409,6 +468,10 @@ StatusOr<std::unique_ptr<Server>> Server::Create(const ClusterSpec& cluster, con
     return errors::InvalidArgument("Could not parse port for local server from \"", *address, "\"");
   }
   TW_RETURN_IF_ERROR(options.tls.Validate());
+  if (options.metrics_port < -1 || options.metrics_port > 65535) {
+    return errors::InvalidArgument("ServerOptions.metrics_port is ", options.metrics_port,
+                                   ": -1 (no metrics), 0 (any free port) or a port up to 65535");
+  }
   auto server = std::make_unique<GrpcServer>(cluster, job, task, host_port->port, options);
   TW_RETURN_IF_ERROR(server->Init());
   TW_RETURN_IF_ERROR(ApplyProcessWideOptions(options));

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "src/base/metrics.h"
 #include "src/core/tensor_coding.h"
 #include "src/rpc/shared_memory.h"
 
@@ -11,6 +12,15 @@ namespace tw {
 namespace {
 
 using NamedTensorProtos = google::protobuf::RepeatedPtrField<proto::NamedTensorProto>;
+
+// tw_tensor_bytes_sent_total{path}: tensor bytes this process sent, in gRPC messages
+// ("grpc": TCP, or a Unix socket) or in shared-memory blocks ("shared_memory").
+Counter* TensorBytesSent(const char* path) {
+  return Metrics()
+      .CounterFamily("tw_tensor_bytes_sent_total",
+                     "Tensor bytes this process sent to other tasks, by path.", {"path"})
+      .With({path});
+}
 
 void ReleaseTensor(void* tensor) { delete static_cast<Tensor*>(tensor); }
 
@@ -26,6 +36,10 @@ std::optional<proto::SharedMemoryRef> SharedCopy(const Tensor& t,
   proto::SharedMemoryRef ref;
   if (!shm::Export(t.raw_data(), t.TotalBytes(), transport.shared_memory_key, &ref).ok()) {
     return std::nullopt;
+  }
+  if (RecordingMetrics()) {
+    static Counter* shared_bytes = TensorBytesSent("shared_memory");
+    shared_bytes->Add(static_cast<double>(t.TotalBytes()));
   }
   return ref;
 }
@@ -131,6 +145,10 @@ grpc::Slice HeaderSlice(const google::protobuf::MessageLite& header) {
 
 // A slice over bytes of `owner`, holding a reference to its buffer until gRPC is done.
 grpc::Slice TensorSlice(const Tensor& owner, size_t offset, size_t length) {
+  if (RecordingMetrics()) {
+    static Counter* grpc_bytes = TensorBytesSent("grpc");
+    grpc_bytes->Add(static_cast<double>(length));
+  }
   auto* holder = new Tensor(owner);
   return grpc::Slice(static_cast<char*>(const_cast<void*>(holder->raw_data())) + offset, length,
                      &ReleaseTensor, holder);

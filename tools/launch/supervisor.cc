@@ -190,6 +190,13 @@ StatusOr<LaunchResult> Supervisor::Run() {
     deciders += (deciders.empty() ? "" : ", ") + id.ToString();
   }
   console_.Message(Plural(static_cast<int>(tasks_.size()), "task") + ": " + plan);
+  std::string metrics;
+  for (const Task& t : tasks_) {
+    if (t.launch.metrics_address.empty()) continue;
+    metrics += (metrics.empty() ? "" : ", ") + t.name + " http://" + t.launch.metrics_address +
+               "/metrics";
+  }
+  if (!metrics.empty()) console_.Message("metrics: " + metrics);
   console_.Message("the job succeeds when " + deciders +
                    (policy_.deciding_tasks().size() == 1 ? " exits 0" : " all exit 0") +
                    "; --restart " + std::string(RestartPolicyName(options_.restart)) +

@@ -41,6 +41,7 @@ struct TaskLaunch {
   TaskId id;
   std::string address;           // shown in the start-up message
   std::vector<std::string> env;  // its whole environment, "NAME=value"
+  std::string metrics_address;   // "127.0.0.1:PORT" when it serves metrics (shown at start)
 };
 
 enum class JobOutcome { kSucceeded, kFailed, kInterrupted };

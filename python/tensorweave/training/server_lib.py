@@ -127,7 +127,9 @@ class Server:
             # The server's default session config: its operation timeout applies to the
             # steps of every session on this server that set none.
             default_operation_timeout_ms=int(getattr(config, "operation_timeout_in_ms", 0)
-                                             or 0))
+                                             or 0),
+            # TW_METRICS_PORT (tw launch sets it): the task's Prometheus endpoint.
+            metrics_port=settings["metrics_port"])
         if start:
             self.start()
 
@@ -154,6 +156,12 @@ class Server:
     @property
     def target(self):
         return self._server.target
+
+    @property
+    def metrics_address(self):
+        """"host:port" of the task's Prometheus metrics endpoint, or "" without one (a
+        tensorweave addition: TW_METRICS_PORT turns it on)."""
+        return self._server.metrics_address
 
     @property
     def server_def(self):
