@@ -45,6 +45,7 @@ packages=(
   iproute2  # scripts/simulated_hosts.py: network namespaces, veth pairs, tc (the tests' simulated hosts)
   iperf3  # bench/tcp_path_bench, bench/between_hosts_bench.py: the TCP path's ceiling
   prometheus  # python/tests/test_prometheus.py: a real Prometheus scrapes a tw launch cluster
+  tmux  # python/tests/test_top.py: tw top in a real terminal
 )
 if [ "$build_only" = 1 ]; then
   packages=("${build_packages[@]}")

@@ -17,6 +17,7 @@ void AddGraphCommand(CLI::App& app, int* exit_code);
 void AddK8sCommand(CLI::App& app, int* exit_code);
 void AddLaunchCommand(CLI::App& app, int* exit_code);
 void AddServerCommand(CLI::App& app, int* exit_code);
+void AddTopCommand(CLI::App& app, int* exit_code);
 
 // The words after the first "--" of tw's command line, exactly as given: the program a
 // command runs and its arguments. main takes them out before CLI11 parses the rest, since

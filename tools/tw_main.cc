@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
       "  tw graph     draw a GraphDef as Graphviz DOT\n"
       "  tw k8s       print Kubernetes manifests (a Kubeflow TFJob) for a cluster\n"
       "  tw launch    run every task of a cluster on this machine, as TFJob would\n"
-      "  tw server    run one task's server (role from flags or TF_CONFIG)\n"};
+      "  tw server    run one task's server (role from flags or TF_CONFIG)\n"
+      "  tw top       watch a running cluster live, from its tasks' metrics\n"};
   app.require_subcommand(1);
   app.footer("Run `tw <command> --help` for a command's flags and examples.");
   int exit_code = 0;
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   tw::tools::AddK8sCommand(app, &exit_code);
   tw::tools::AddLaunchCommand(app, &exit_code);
   tw::tools::AddServerCommand(app, &exit_code);
+  tw::tools::AddTopCommand(app, &exit_code);
   // CLI11 reports parse problems as exceptions; this is the one place they are turned into
   // a one-line message and exit code 1.
   std::vector<std::string> args(argv + 1, argv + argc);
