@@ -11,7 +11,10 @@
 // Adagrad by default, or with synchronous replicas (--sync). The chief (chief:0, else
 // worker:0) initializes or restores the model, writes checkpoints into --checkpoint_dir,
 // prints a progress line every --log_every steps, evaluates the 10,000 test images at the
-// end and prints `test accuracy: 0.NNNN` as its last line. It then waits (up to a minute)
+// end and prints `test accuracy: 0.NNNN` as its last line. With a --checkpoint_dir the chief
+// also writes summaries there for TensorBoard (`tensorboard --logdir <checkpoint_dir>`): the
+// batch's loss and accuracy every --save_summaries_steps global steps, global_step/sec every
+// --log_every steps, and the test accuracy of each evaluation. It then waits (up to a minute)
 // for the other workers to report that they are done and stops the ps tasks, so every task
 // exits by itself, with code 0 on success.
 #include <stdio.h>
@@ -45,6 +48,7 @@ struct Flags {
   int64_t log_every = 200;
   int64_t eval_every = 0;  // 0: evaluate only at the end
   int64_t save_every = 1000;
+  int64_t save_summaries_steps = 100;
   int64_t seed = 0;
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
   TlsOptions tls;  // loaded from the four above: the server's and every session's
@@ -113,6 +117,12 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   train::ModelVariables variables;
   MnistModel model = BuildMnistModel(model_scope, &variables, {.seed = flags.seed});
   auto optimizer = train::AdagradOptimizer(flags.learning_rate);
+  // TensorBoard's curves, computed with the training step on this worker.
+  const Output summary = ops::MergeSummary(
+      model_scope.WithOpName("summaries"),
+      {ops::ScalarSummary(model_scope.WithOpName("loss_summary"), std::string("loss"), model.loss),
+       ops::ScalarSummary(model_scope.WithOpName("accuracy_summary"), std::string("accuracy"),
+                          model.accuracy)});
 
   std::vector<std::unique_ptr<train::SessionRunHook>> hooks;
   hooks.push_back(train::StopAtStepHook(flags.max_steps));
@@ -132,7 +142,8 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
     sync = std::move(*made);
     train_op = sync->train_op();
     hooks.push_back(sync->MakeHook(
-        is_chief, {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls}));
+        is_chief,
+        {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls}));
   } else {
     auto op = optimizer->Minimize(model_scope, model.loss, &variables, model.global_step);
     if (!op.ok()) return Fail("optimizer", op.status());
@@ -146,11 +157,17 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   auto wait_done = ops::QueueDequeueMany(root, done, std::max(num_workers - 1, 1));
 
   auto session = train::MonitoredTrainingSession::Create(
-      {.scope = root, .variables = &variables, .global_step = model.global_step},
+      {.scope = root,
+       .variables = &variables,
+       .global_step = model.global_step,
+       .summary = summary},
       {.target = server.target(),
        .is_chief = is_chief,
        .checkpoint_dir = flags.checkpoint_dir,
        .save_checkpoint_steps = flags.checkpoint_dir.empty() ? 0 : flags.save_every,
+       // Summaries go into checkpoint_dir (none without one), written by the chief only.
+       .save_summaries_steps = flags.save_summaries_steps,
+       .log_step_count_steps = flags.log_every,
        .session_options = {.device_filters = config.device_filters(), .tls = flags.tls}},
       std::move(hooks));
   if (!session.ok()) return Fail("creating the training session", session.status());
@@ -160,6 +177,12 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
     test = LoadFashionMnist(flags.data_dir, "t10k");
     if (!test.ok()) return Fail("loading the test set", test.status());
   }
+  // The test accuracy as a summary too, beside the training curves (chief only).
+  auto record_test_accuracy = [&](double accuracy, int64_t step) {
+    EventFileWriter* writer = (*session)->summary_writer();
+    if (writer == nullptr) return OkStatus();
+    return writer->AddScalar("test_accuracy", static_cast<float>(accuracy), step);
+  };
   const absl::Time start = absl::Now();
   absl::Duration evaluating;  // excluded from the training time
   int64_t local_steps = 0, first_step = -1, last_step = 0, next_eval = flags.eval_every;
@@ -192,6 +215,8 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
       if (!accuracy.ok()) return Fail("evaluating", accuracy.status());
       evaluating += absl::Now() - eval_start;
       evaluated_at = last_step;
+      Status recorded = record_test_accuracy(*accuracy, last_step);
+      if (!recorded.ok()) return Fail("writing a summary", recorded);
       Say(absl::StrFormat("eval at step %d: test accuracy %.4f after %.1f s of training", last_step,
                           *accuracy, trained));
       while (next_eval <= last_step) next_eval += flags.eval_every;
@@ -209,8 +234,9 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   if (!is_chief) {
     Status closed = (*session)->Close();
     if (!closed.ok()) return Fail("closing the training session", closed);
-    ClientSession reporter(root,
-                           {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
+    ClientSession reporter(
+        root,
+        {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
     auto reported = reporter.Run({}, {}, {report_done});
     if (!reported.ok()) return Fail("reporting done", reported.status());
     Say(absl::StrFormat("worker %d done after %d local steps", index, local_steps));
@@ -227,11 +253,14 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
       steps_while_evaluating));
   auto accuracy = Evaluate(*(*session)->raw_session(), model, *test);
   if (!accuracy.ok()) return Fail("evaluating", accuracy.status());
-  Status closed = (*session)->Close();  // the final checkpoint
+  Status recorded = record_test_accuracy(*accuracy, last_step);
+  if (!recorded.ok()) return Fail("writing a summary", recorded);
+  Status closed = (*session)->Close();  // the final checkpoint and summaries
   if (!closed.ok()) return Fail("closing the training session", closed);
   if (num_workers > 1) {
-    ClientSession waiter(root,
-                         {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
+    ClientSession waiter(
+        root,
+        {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
     auto waited = waiter.Run({}, wait_done, {}, {.timeout = absl::Minutes(1)});
     if (!waited.ok()) Fail("waiting for the other workers (stopping anyway)", waited.status());
   }
@@ -273,6 +302,10 @@ int Main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--save_every", flags.save_every, "steps between checkpoints")
       ->check(CLI::PositiveNumber);
+  app.add_option("--save_summaries_steps", flags.save_summaries_steps,
+                 "global steps between loss and batch accuracy summaries in --checkpoint_dir "
+                 "(0: none)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", flags.seed, "initial weights and shuffling (0: random weights)");
   app.add_option("--tls_ca", flags.tls_ca, "mutual TLS: PEM file of the cluster CA");
   app.add_option("--tls_cert", flags.tls_cert,

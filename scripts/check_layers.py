@@ -15,8 +15,8 @@ import re
 import sys
 
 # Bottom to top, as built.
-LAYERS = ["base", "core", "checkpoint", "cluster", "framework", "graph", "ops", "runtime",
-          "distributed", "rpc", "train"]
+LAYERS = ["base", "core", "checkpoint", "summary", "cluster", "framework", "graph", "ops",
+          "runtime", "distributed", "rpc", "train"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # Public headers by the layer that implements them (the first match wins).
@@ -26,6 +26,7 @@ PUBLIC = [
     (r"tensorweave/(cluster_spec|device_name|run_config|tls)\.h$", "cluster"),
     (r"tensorweave/(scope|gradient)\.h$", "graph"),
     (r"tensorweave/(ops|ops/.*)\.h$", "ops"),
+    (r"tensorweave/summary\.h$", "summary"),
     (r"tensorweave/session\.h$", "runtime"),
     (r"tensorweave/server\.h$", "rpc"),
     (r"tensorweave/(train/.*|tensorweave)\.h$", "train"),

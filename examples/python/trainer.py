@@ -3,7 +3,10 @@
 # Changed from the seed: the import line, the data loading, flags for the model and the
 # run (--max_steps, --checkpoint_dir, ...), and the cluster read from TF_CONFIG when the
 # host flags are not given (as under `tw launch` or a Kubeflow TFJob). The chief
-# evaluates the test set when training ends and prints "test accuracy: X".
+# evaluates the test set when training ends and prints "test accuracy: X". The chief also
+# writes summaries for TensorBoard into the checkpoint directory (MonitoredTrainingSession's
+# default): the batch's loss and accuracy every 100 global steps and global_step/sec every
+# --log_every steps (`tensorboard --logdir /tmp/train_logs`).
 #
 #   TW_ALLOWED_DIRECTORIES=/tmp/train_logs \
 #       tw launch --cluster ps=1,worker=2 -- python3 examples/python/trainer.py
@@ -79,10 +82,14 @@ def main(_):
       hidden = dense(images, FLAGS.hidden_units, "hidden", activation=tf.nn.relu)
       logits = dense(hidden, 10, "softmax")
       loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
-          labels=labels, logits=logits), name="loss")
+          labels=labels, logits=logits))
       accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1, output_type=tf.int32),
-                                                 labels), tf.float32), name="accuracy")
+                                                 labels), tf.float32))
       global_step = tf.contrib.framework.get_or_create_global_step()
+      # TensorBoard's curves (a summary is tagged by its name scope, so the tensors above
+      # keep their default names: an op named "loss" would make this tag "loss_1").
+      tf.summary.scalar("loss", loss)
+      tf.summary.scalar("accuracy", accuracy)
 
       optimizer = tf.train.AdagradOptimizer(FLAGS.learning_rate)
       if FLAGS.sync:
@@ -113,7 +120,7 @@ def main(_):
                                            hooks=hooks,
                                            chief_only_hooks=[evaluation],
                                            save_checkpoint_steps=FLAGS.save_every,
-                                           log_step_count_steps=0,
+                                           log_step_count_steps=FLAGS.log_every,
                                            config=config) as mon_sess:
       local_step = 0
       first = last = None  # (time, global step) of the chief's first and last steps

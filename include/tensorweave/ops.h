@@ -8,6 +8,7 @@
 #include "tensorweave/ops/queue_ops.h"
 #include "tensorweave/ops/random_ops.h"
 #include "tensorweave/ops/state_ops.h"
+#include "tensorweave/ops/summary_ops.h"
 #include "tensorweave/ops/training_ops.h"
 
 #endif  // TENSORWEAVE_OPS_H_

@@ -11,6 +11,7 @@
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
 #include "tensorweave/status.h"
+#include "tensorweave/summary.h"
 #include "tensorweave/tensor.h"
 #include "tensorweave/tensor_shape.h"
 #include "tensorweave/train/device_setter.h"

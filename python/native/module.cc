@@ -13,4 +13,5 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindServer(m);
   tw::python::BindTrain(m);
   tw::python::BindSaver(m);
+  tw::python::BindSummary(m);
 }

@@ -462,6 +462,10 @@ TW_REGISTER_SHAPE_FN("PlaceholderWithDefault", PlaceholderWithDefaultShape);
 TW_REGISTER_SHAPE_FN("Variable", ScalarShape);  // the handle
 TW_REGISTER_SHAPE_FN("ReadVariable", ReadVariableShape);
 TW_REGISTER_SHAPE_FN("IsVariableInitialized", ScalarShape);
+// Summary ops: one serialized Summary each (src/ops/summary_ops.cc).
+TW_REGISTER_SHAPE_FN("ScalarSummary", ScalarShape);
+TW_REGISTER_SHAPE_FN("HistogramSummary", ScalarShape);
+TW_REGISTER_SHAPE_FN("MergeSummary", ScalarShape);
 TW_REGISTER_SHAPE_FN("FIFOQueue", ScalarShape);
 TW_REGISTER_SHAPE_FN("QueueSize", ScalarShape);
 TW_REGISTER_SHAPE_FN("QueueIsClosed", ScalarShape);

@@ -111,10 +111,16 @@ class CheckpointSaver : public SessionRunHook {
   absl::Time last_saved_time_ = absl::Now();
 };
 
+// TensorFlow's tag for the global step rate: the global step's name and "/sec".
+constexpr char kStepRateTag[] = "global_step/sec";
+
 class StepCounter : public SessionRunHook {
  public:
-  StepCounter(int64_t every_steps, int64_t examples_per_step)
-      : every_steps_(every_steps), examples_per_step_(examples_per_step) {}
+  StepCounter(int64_t every_steps, int64_t examples_per_step,
+              std::shared_ptr<EventFileWriter> writer)
+      : every_steps_(every_steps),
+        examples_per_step_(examples_per_step),
+        writer_(std::move(writer)) {}
   Status Begin(const HookContext& context) override {
     global_step_ = context.global_step;
     return OkStatus();
@@ -127,24 +133,104 @@ class StepCounter : public SessionRunHook {
       start_step_ = step;
       return OkStatus();
     }
-    if (local_steps_ % every_steps_ == 0) {
-      const double secs = absl::ToDoubleSeconds(absl::Now() - start_);
-      const double local_rate = static_cast<double>(every_steps_) / std::max(secs, 1e-9);
+    if (local_steps_ % every_steps_ != 0) return OkStatus();
+    const double secs = std::max(absl::ToDoubleSeconds(absl::Now() - start_), 1e-9);
+    const double global_rate = static_cast<double>(step - start_step_) / secs;
+    if (examples_per_step_ > 0) {
+      const double local_rate = static_cast<double>(every_steps_) / secs;
       Log().info("global step {}: {:.1f} global steps/s, {:.0f} examples/s on this worker", step,
-                 static_cast<double>(step - start_step_) / std::max(secs, 1e-9),
-                 local_rate * static_cast<double>(examples_per_step_));
-      start_ = absl::Now();
-      start_step_ = step;
+                 global_rate, local_rate * static_cast<double>(examples_per_step_));
+    } else {
+      Log().info("global step {}: {:.1f} global steps/s", step, global_rate);
     }
-    return OkStatus();
+    start_ = absl::Now();
+    start_step_ = step;
+    if (writer_ == nullptr) return OkStatus();
+    return writer_->AddScalar(kStepRateTag, static_cast<float>(global_rate), step);
   }
 
  private:
   const int64_t every_steps_, examples_per_step_;
+  const std::shared_ptr<EventFileWriter> writer_;
   Output global_step_;
   int64_t local_steps_ = 0;
   int64_t start_step_ = 0;
   absl::Time start_;
+};
+
+class SummarySaver : public SessionRunHook {
+ public:
+  SummarySaver(Output summary, int64_t every_steps, std::shared_ptr<EventFileWriter> writer)
+      : summary_(std::move(summary)), every_steps_(every_steps), writer_(std::move(writer)) {}
+  Status Begin(const HookContext& context) override {
+    if (!summary_.op().valid()) {
+      return errors::InvalidArgument("SummarySaverHook: the summary tensor is not set");
+    }
+    if (summary_.type() != DT_STRING) {
+      return errors::InvalidArgument("SummarySaverHook: the summary tensor ", summary_.name(),
+                                     " is ", DataTypeName(summary_.type()),
+                                     ", not a string (a serialized Summary)");
+    }
+    if (writer_ == nullptr) return errors::InvalidArgument("SummarySaverHook: the writer is null");
+    global_step_ = context.global_step;
+    return OkStatus();
+  }
+  Status AfterCreateSession(ClientSession& session) override {
+    session_ = &session;
+    return OkStatus();
+  }
+  std::vector<Output> BeforeRun() override {
+    // As TensorFlow's hook, the decision is made for the step expected next; the summary is
+    // fetched with the training step, so its values are the step's own.
+    requested_ = !next_step_.has_value() || Due(*next_step_);
+    if (requested_) return {global_step_, summary_};
+    return {global_step_};
+  }
+  Status AfterRun(const std::vector<Tensor>& values, RunContext*) override {
+    int64_t step = values[0].scalar<int64_t>() + 1;
+    const bool first = !next_step_.has_value();
+    if (first || requested_) {
+      if (session_ == nullptr) {
+        return errors::FailedPrecondition("SummarySaverHook: AfterRun before AfterCreateSession");
+      }
+      // The value fetched with the step may be from before its increment: read it again.
+      auto now = session_->Run({}, {global_step_});
+      if (!now.ok()) return now.status();
+      step = (*now)[0].scalar<int64_t>();
+    }
+    if (first) {
+      TW_RETURN_IF_ERROR(writer_->AddSessionLog(proto::SessionLog::START, step));
+    }
+    if (requested_) {
+      if (values[1].num_elements() != 1) {
+        return errors::InvalidArgument("SummarySaverHook: the summary tensor ", summary_.name(),
+                                       " has shape ", values[1].shape().DebugString(),
+                                       ", not one serialized Summary");
+      }
+      last_written_ = step;
+      TW_RETURN_IF_ERROR(writer_->AddSummary(values[1].scalar<std::string>(), step));
+    }
+    next_step_ = step + 1;
+    return OkStatus();
+  }
+  Status End(ClientSession&) override { return writer_->Flush(); }
+
+ private:
+  // TensorFlow's SecondOrStepTimer by steps: the first time, then every_steps after the
+  // last, never twice for one step.
+  bool Due(int64_t step) const {
+    if (!last_written_.has_value()) return true;
+    return step != *last_written_ && step >= *last_written_ + every_steps_;
+  }
+
+  const Output summary_;
+  const int64_t every_steps_;
+  const std::shared_ptr<EventFileWriter> writer_;
+  Output global_step_;
+  ClientSession* session_ = nullptr;
+  std::optional<int64_t> next_step_;
+  std::optional<int64_t> last_written_;
+  bool requested_ = false;
 };
 
 std::string ScalarString(const Tensor& t) {
@@ -225,8 +311,15 @@ std::unique_ptr<SessionRunHook> CheckpointSaverHook(int64_t every_steps,
                                                     absl::Duration every_secs) {
   return std::make_unique<CheckpointSaver>(every_steps, every_secs);
 }
-std::unique_ptr<SessionRunHook> StepCounterHook(int64_t every_steps, int64_t examples_per_step) {
-  return std::make_unique<StepCounter>(std::max<int64_t>(every_steps, 1), examples_per_step);
+std::unique_ptr<SessionRunHook> StepCounterHook(int64_t every_steps, int64_t examples_per_step,
+                                                std::shared_ptr<EventFileWriter> writer) {
+  return std::make_unique<StepCounter>(std::max<int64_t>(every_steps, 1), examples_per_step,
+                                       std::move(writer));
+}
+std::unique_ptr<SessionRunHook> SummarySaverHook(Output summary, int64_t every_steps,
+                                                 std::shared_ptr<EventFileWriter> writer) {
+  return std::make_unique<SummarySaver>(std::move(summary), std::max<int64_t>(every_steps, 1),
+                                        std::move(writer));
 }
 std::unique_ptr<SessionRunHook> LoggingHook(std::map<std::string, Output> tensors,
                                             int64_t every_steps) {

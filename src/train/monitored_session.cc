@@ -66,6 +66,20 @@ Status MonitoredTrainingSession::Init() {
           CheckpointSaverHook(options_.save_checkpoint_steps, options_.save_checkpoint_secs));
     }
   }
+  // As TensorFlow's MonitoredTrainingSession: summaries go into summary_dir or else
+  // checkpoint_dir, and only the chief writes them.
+  const std::string summary_dir =
+      options_.summary_dir.empty() ? options_.checkpoint_dir : options_.summary_dir;
+  if (options_.is_chief && !summary_dir.empty()) {
+    TW_ASSIGN_OR_RETURN(summary_writer_, EventFileWriter::Create(summary_dir));
+    if (options_.log_step_count_steps > 0) {
+      hooks_.push_back(StepCounterHook(options_.log_step_count_steps, 0, summary_writer_));
+    }
+    if (options_.save_summaries_steps > 0 && model_.summary.op().valid()) {
+      hooks_.push_back(
+          SummarySaverHook(model_.summary, options_.save_summaries_steps, summary_writer_));
+    }
+  }
   const HookContext context{
       .global_step = global_step_value_, .saver = saver_.get(), .is_chief = options_.is_chief};
   for (auto& hook : hooks_) TW_RETURN_IF_ERROR(hook->Begin(context));
@@ -228,6 +242,10 @@ Status MonitoredTrainingSession::Close() {
   }
   Status closed = session_->Close();
   session_.reset();
+  if (summary_writer_ != nullptr) {
+    Status s = summary_writer_->Close();
+    if (closed.ok()) closed = s;
+  }
   return status.ok() ? closed : status;
 }
 

@@ -1,6 +1,6 @@
 // Hooks around the steps of a MonitoredTrainingSession: stopping, checkpoints, step rate
-// and loss logging, NaN guard. Each hook may add fetches and feeds to a step and look at the
-// fetched values.
+// and loss logging, summaries for TensorBoard, NaN guard. Each hook may add fetches and feeds to a
+// step and look at the fetched values.
 #ifndef TENSORWEAVE_TRAIN_HOOKS_H_
 #define TENSORWEAVE_TRAIN_HOOKS_H_
 
@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "tensorweave/session.h"
 #include "tensorweave/status.h"
+#include "tensorweave/summary.h"
 #include "tensorweave/train/saver.h"
 
 namespace tw::train {
@@ -82,8 +83,23 @@ std::unique_ptr<SessionRunHook> StopAtStepHookForSteps(int64_t num_steps);
 std::unique_ptr<SessionRunHook> CheckpointSaverHook(
     int64_t every_steps, absl::Duration every_secs = absl::ZeroDuration());
 
-// Logs "step N: X steps/s, Y examples/s" every `every_steps` local steps.
-std::unique_ptr<SessionRunHook> StepCounterHook(int64_t every_steps, int64_t examples_per_step);
+// Logs "global step N: X global steps/s, Y examples/s on this worker" every `every_steps`
+// local steps (without the examples when `examples_per_step` is 0). With a `writer`, also
+// writes X there as the scalar summary "global_step/sec" at step N, as TensorFlow's
+// StepCounterHook with an output_dir.
+std::unique_ptr<SessionRunHook> StepCounterHook(int64_t every_steps, int64_t examples_per_step,
+                                                std::shared_ptr<EventFileWriter> writer = nullptr);
+
+// Writes the value of `summary` (a serialized Summary: ops::MergeSummary's or another
+// summary op's output) into `writer` at the global step, as TensorFlow's SummarySaverHook:
+// on the first step of the monitored session (after a SessionLog START event, which lets
+// TensorBoard drop what a restarted run repeats), then at the first step at least
+// `every_steps` global steps after the last one written; flushes the writer at the end.
+// The step written is the global step read again after the step ran (so it is the step
+// the summarized values lead to). Begin fails with InvalidArgument when `summary` is not
+// set or `writer` is null; an error of the summary op or the writer ends the step's Run.
+std::unique_ptr<SessionRunHook> SummarySaverHook(Output summary, int64_t every_steps,
+                                                 std::shared_ptr<EventFileWriter> writer);
 
 // Logs "step N: name = value, ..." every `every_steps` local steps (scalars).
 std::unique_ptr<SessionRunHook> LoggingHook(std::map<std::string, Output> tensors,

@@ -14,6 +14,10 @@
 // initializers when there is none (variables a ps task still holds are kept when every
 // variable is initialized); other workers wait until every variable is initialized, logging
 // every 10 s which ones they wait for.
+// Summaries (chief only, as TensorFlow's): into summary_dir, or checkpoint_dir when it is
+// empty, the chief writes an event file for TensorBoard (tensorweave/summary.h) with
+// "global_step/sec" every log_step_count_steps steps and the value of Model::summary, when
+// set, every save_summaries_steps global steps.
 // Recovery: a step that fails with Aborted or Unavailable (a ps task restarted or is gone)
 // closes the session, makes a new one as above (the chief restoring the latest checkpoint)
 // and runs the step again; the caller sees an error only when recovery does not succeed
@@ -28,6 +32,7 @@
 #include "absl/time/time.h"
 #include "tensorweave/session.h"
 #include "tensorweave/status.h"
+#include "tensorweave/summary.h"
 #include "tensorweave/train/hooks.h"
 #include "tensorweave/train/saver.h"
 #include "tensorweave/train/variables.h"
@@ -39,6 +44,9 @@ struct Model {
   Scope scope;                      // the graph: everything is built into it
   const ModelVariables* variables;  // all variables, initializers and checkpoint names
   ops::Variable global_step;
+  // Optional: a serialized Summary to save every save_summaries_steps (e.g.
+  // ops::MergeSummary of the model's ScalarSummary and HistogramSummary ops).
+  Output summary;
 };
 
 struct MonitoredTrainingSessionOptions {
@@ -50,6 +58,14 @@ struct MonitoredTrainingSessionOptions {
   // and either is non-zero).
   int64_t save_checkpoint_steps = 0;
   absl::Duration save_checkpoint_secs = absl::Seconds(600);
+  // Where the chief writes summaries: "" means checkpoint_dir (TensorFlow's default); with
+  // both empty there are none. Created when missing.
+  std::string summary_dir;
+  // Global steps between two saves of Model::summary (a SummarySaverHook); 0 disables.
+  int64_t save_summaries_steps = 100;
+  // Local steps between two "global_step/sec" summaries and log lines (a StepCounterHook);
+  // 0 disables.
+  int64_t log_step_count_steps = 100;
   absl::Duration wait_for_model_timeout = absl::Minutes(5);
   absl::Duration recovery_timeout = absl::Minutes(5);
   SessionOptions session_options;  // its target is replaced by `target`
@@ -79,6 +95,10 @@ class MonitoredTrainingSession {
   int recoveries() const { return recoveries_; }
   // The underlying session, for steps outside the hooks (e.g. evaluation).
   ClientSession* raw_session() { return session_.get(); }
+  // The chief's event file writer (see "Summaries" above), for summaries of the caller's
+  // own (e.g. an evaluation); null on other workers and without a summary directory.
+  // Closed by Close().
+  EventFileWriter* summary_writer() { return summary_writer_.get(); }
 
  private:
   MonitoredTrainingSession(const Model& model, MonitoredTrainingSessionOptions options,
@@ -97,6 +117,7 @@ class MonitoredTrainingSession {
   MonitoredTrainingSessionOptions options_;
   std::vector<std::unique_ptr<SessionRunHook>> hooks_;
   std::unique_ptr<Saver> saver_;
+  std::shared_ptr<EventFileWriter> summary_writer_;  // shared with the summary hooks
   Operation init_op_;
   Output initialized_;
   Output global_step_value_;

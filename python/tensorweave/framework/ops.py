@@ -352,7 +352,11 @@ class Graph:
                 full = name[:-1]
                 if full in self._ops:
                     raise ValueError("Duplicate node name in graph: '%s'" % full)
-                self._names_in_use[full.lower()] = self._names_in_use.get(full.lower(), 0) + 1
+                # Marked as used (so a later op of that name is uniquified), but not counted
+                # again when the name scope of the same name already did: TF's
+                # `with name_scope("loss") as s: op(name=s)` leaves the next "loss" as
+                # "loss_1", not "loss_2".
+                self._names_in_use.setdefault(full.lower(), 1)
             else:
                 full = self.unique_name(name or op_type)
             if not _VALID_NAME.match(full):

@@ -1,5 +1,6 @@
-"""TF 1.x's standard hooks: stop at a step, save checkpoints, count steps, log tensors,
-stop on NaN, run final ops. Messages go to the "tensorflow" logger, as TF's do."""
+"""TF 1.x's standard hooks: stop at a step, save checkpoints, count steps, save summaries,
+log tensors, stop on NaN, run final ops. Messages go to the "tensorflow" logger, as TF's
+do."""
 
 import os
 import time
@@ -8,6 +9,7 @@ import numpy as np
 
 from tensorweave.framework import ops
 from tensorweave.platform import tf_logging as _log
+from tensorweave.summary.writer import FileWriterCache
 from tensorweave.training import saver as saver_lib
 from tensorweave.training import training_util
 from tensorweave.training.session_run_hook import SessionRunArgs, SessionRunHook
@@ -183,16 +185,22 @@ class CheckpointSaverHook(SessionRunHook):
 
 
 class StepCounterHook(SessionRunHook):
-    """Logs the global steps per second."""
+    """Logs the global steps per second and, with an output_dir or summary_writer, writes
+    them as the summary "<global step's name>/sec" ("global_step/sec")."""
 
     def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None,
                  summary_writer=None):
         if (every_n_steps is None) == (every_n_secs is None):
             raise ValueError("exactly one of every_n_steps and every_n_secs should be provided.")
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
+        self._output_dir = output_dir
+        self._summary_writer = summary_writer
 
     def begin(self):
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
         self._global_step_tensor = _require_global_step("StepCounterHook")
+        self._summary_tag = self._global_step_tensor.op.name + "/sec"
 
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step_tensor)
@@ -202,7 +210,68 @@ class StepCounterHook(SessionRunHook):
         if self._timer.should_trigger_for_step(step):
             secs, steps = self._timer.update_last_triggered_step(step)
             if secs:
-                _log.info("global_step/sec: %g", steps / secs)
+                steps_per_sec = steps / secs
+                if self._summary_writer is not None:
+                    self._summary_writer._add_scalar(self._summary_tag, steps_per_sec, step)
+                _log.info("%s: %g", self._summary_tag, steps_per_sec)
+
+
+class SummarySaverHook(SessionRunHook):
+    """Saves the summaries of `summary_op` (or of the scaffold's summary_op: merge_all()
+    by default) every `save_steps` or `save_secs` (exactly one), into `summary_writer` or
+    the shared FileWriter of `output_dir`; a SessionLog START marks the first step."""
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
+                 scaffold=None, summary_op=None):
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        self._summary_op = summary_op
+        self._summary_writer = summary_writer
+        self._output_dir = output_dir
+        self._scaffold = scaffold
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+
+    def begin(self):
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
+        self._next_step = None
+        self._global_step_tensor = _require_global_step("SummarySaverHook")
+
+    def before_run(self, run_context):
+        self._request_summary = (self._next_step is None or
+                                 self._timer.should_trigger_for_step(self._next_step))
+        requests = {"global_step": self._global_step_tensor}
+        if self._request_summary:
+            summary_op = self._get_summary_op()
+            if summary_op is not None:
+                requests["summary"] = summary_op
+        return SessionRunArgs(requests)
+
+    def after_run(self, run_context, run_values):
+        if not self._summary_writer:
+            return
+        global_step = int(run_values.results["global_step"]) + 1
+        if self._next_step is None or self._request_summary:
+            # The value fetched with the step may be from before its update.
+            global_step = int(run_context.session.run(self._global_step_tensor))
+        if self._next_step is None:
+            self._summary_writer._add_session_start(global_step)
+        if self._request_summary:
+            self._timer.update_last_triggered_step(global_step)
+            for summary in run_values.results.get("summary", []):
+                self._summary_writer.add_summary(summary, global_step)
+        self._next_step = global_step + 1
+
+    def end(self, session=None):
+        if self._summary_writer:
+            self._summary_writer.flush()
+
+    def _get_summary_op(self):
+        summary_op = self._summary_op if self._summary_op is not None else \
+            self._scaffold.summary_op
+        if summary_op is None:
+            return None
+        return summary_op if isinstance(summary_op, list) else [summary_op]
 
 
 class LoggingTensorHook(SessionRunHook):

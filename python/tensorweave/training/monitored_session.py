@@ -20,6 +20,7 @@ from tensorweave.framework import ops
 from tensorweave.platform import tf_logging as _log
 from tensorweave.ops import control_flow_ops
 from tensorweave.ops import variables
+from tensorweave.summary import summary as summary_lib
 from tensorweave.training import basic_session_run_hooks as hooks_lib
 from tensorweave.training import saver as saver_lib
 from tensorweave.training.coordinator import Coordinator
@@ -49,6 +50,7 @@ class Scaffold:
             ready_op = ready_op or c.ready_op
             ready_for_local_init_op = ready_for_local_init_op or c.ready_for_local_init_op
             local_init_op = local_init_op or c.local_init_op
+            summary_op = summary_op or c.summary_op
             saver = saver or c.saver
         self._init_op = init_op
         self._init_feed_dict = init_feed_dict
@@ -81,6 +83,8 @@ class Scaffold:
             self._local_init_op = _first_or(
                 ops.GraphKeys.LOCAL_INIT_OP, lambda: control_flow_ops.group(
                     variables.local_variables_initializer()))
+        if self._summary_op is None:
+            self._summary_op = _first_or(ops.GraphKeys.SUMMARY_OP, summary_lib.merge_all)
         if self._saver is None:
             self._saver = _default_saver()
         if checkpoint_dir and self._saver is not None:
@@ -389,23 +393,30 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
                              config=None, stop_grace_period_secs=120,
                              log_step_count_steps=100, max_wait_secs=7200,
                              save_checkpoint_steps=USE_DEFAULT, summary_dir=None):
-    """A MonitoredSession for training: the chief restores or initializes, logs steps/s
-    and saves checkpoints into checkpoint_dir (every 600 s by default); other workers wait
-    for the model."""
+    """A MonitoredSession for training: the chief restores or initializes, logs steps/s,
+    saves summaries into summary_dir (default: checkpoint_dir; every 100 steps by default)
+    and checkpoints into checkpoint_dir (every 600 s by default); other workers wait for
+    the model."""
     if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
         save_checkpoint_steps, save_checkpoint_secs = None, 600
     elif save_checkpoint_secs is USE_DEFAULT:
         save_checkpoint_secs = None
     elif save_checkpoint_steps is USE_DEFAULT:
         save_checkpoint_steps = None
+    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
+        save_summaries_steps, save_summaries_secs = 100, None
+    elif save_summaries_secs is USE_DEFAULT:
+        save_summaries_secs = None
+    elif save_summaries_steps is USE_DEFAULT:
+        save_summaries_steps = None
     scaffold = scaffold or Scaffold()
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
                                        max_wait_secs=max_wait_secs)
         return MonitoredSession(creator, list(hooks or []), stop_grace_period_secs)
-    # As TF: chief-only hooks first, then the step counter (only with a summary or
-    # checkpoint directory: without one the graph needs no global step), the checkpoint
-    # saver, and the caller's hooks last.
+    # As TF: chief-only hooks first, then the step counter and the summary saver (only
+    # with a summary or checkpoint directory: without one the graph needs no global step),
+    # the checkpoint saver, and the caller's hooks last.
     all_hooks = list(chief_only_hooks or [])
     creator = ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
                                   checkpoint_dir=checkpoint_dir)
@@ -413,6 +424,11 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     if summary_dir and log_step_count_steps and log_step_count_steps > 0:
         all_hooks.append(hooks_lib.StepCounterHook(every_n_steps=log_step_count_steps,
                                                    output_dir=summary_dir))
+    if summary_dir and ((save_summaries_steps and save_summaries_steps > 0) or
+                        (save_summaries_secs and save_summaries_secs > 0)):
+        all_hooks.append(hooks_lib.SummarySaverHook(
+            scaffold=scaffold, save_steps=save_summaries_steps, save_secs=save_summaries_secs,
+            output_dir=summary_dir))
     if checkpoint_dir and ((save_checkpoint_secs and save_checkpoint_secs > 0) or
                            (save_checkpoint_steps and save_checkpoint_steps > 0)):
         all_hooks.append(hooks_lib.CheckpointSaverHook(

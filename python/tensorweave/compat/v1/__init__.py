@@ -57,6 +57,8 @@ from tensorweave.ops.variables import (Variable, all_variables, assign, assign_a
                                        local_variables, local_variables_initializer,
                                        model_variables, report_uninitialized_variables,
                                        trainable_variables, variables_initializer)
+from tensorweave.summary import summary as _summary
+from tensorweave.summary import writer as _summary_writer
 from tensorweave.run_config import RunConfig as _RunConfig
 from tensorweave.run_config import TaskType as _TaskType
 from tensorweave.run_config import TFConfigClusterResolver as _TFConfigClusterResolver
@@ -127,6 +129,8 @@ train = _namespace(
     StopAtStepHook=_hooks.StopAtStepHook, CheckpointSaverHook=_hooks.CheckpointSaverHook,
     CheckpointSaverListener=_hooks.CheckpointSaverListener,
     StepCounterHook=_hooks.StepCounterHook, LoggingTensorHook=_hooks.LoggingTensorHook,
+    SummarySaverHook=_hooks.SummarySaverHook,
+    SummaryWriterCache=_summary_writer.FileWriterCache,
     NanTensorHook=_hooks.NanTensorHook, NanLossDuringTrainingError=_hooks.NanLossDuringTrainingError,
     FinalOpsHook=_hooks.FinalOpsHook, SecondOrStepTimer=_hooks.SecondOrStepTimer,
     Scaffold=_monitored.Scaffold, MonitoredSession=_monitored.MonitoredSession,
@@ -140,6 +144,12 @@ train = _namespace(
     queue_runner=_namespace("train.queue_runner", QueueRunner=_queue_runner.QueueRunner,
                             add_queue_runner=_queue_runner.add_queue_runner,
                             start_queue_runners=_queue_runner.start_queue_runners))
+Summary = _summary.Summary
+summary = _namespace("summary", scalar=_summary.scalar, histogram=_summary.histogram,
+                     Summary=_summary.Summary,
+                     merge=_summary.merge, merge_all=_summary.merge_all,
+                     FileWriter=_summary_writer.FileWriter,
+                     FileWriterCache=_summary_writer.FileWriterCache)
 layers = _namespace("layers", dense=_layers_core.dense, Dense=_layers_core.Dense)
 initializers = _namespace(
     "initializers", zeros=zeros_initializer, ones=ones_initializer,

@@ -1,0 +1,39 @@
+// The Status for a failed POSIX call on a file of the summary layer: the code from errno,
+// the message naming the file. Thread-safe: a pure function.
+#ifndef TENSORWEAVE_SRC_SUMMARY_ERRNO_STATUS_H_
+#define TENSORWEAVE_SRC_SUMMARY_ERRNO_STATUS_H_
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "tensorweave/status.h"
+
+namespace tw::summary::internal {
+
+// "<what> <path>: <strerror>", as NotFound, PermissionDenied, AlreadyExists,
+// ResourceExhausted (disk full) or Internal.
+inline Status ErrnoStatus(int err, std::string_view what, const std::string& path) {
+  const std::string msg = std::string(what) + " " + path + ": " + std::strerror(err);
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return errors::NotFound(msg);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return errors::PermissionDenied(msg);
+    case EEXIST:
+      return errors::AlreadyExists(msg);
+    case ENOSPC:
+    case EDQUOT:
+      return errors::ResourceExhausted(msg);
+    default:
+      return errors::Internal(msg);
+  }
+}
+
+}  // namespace tw::summary::internal
+
+#endif  // TENSORWEAVE_SRC_SUMMARY_ERRNO_STATUS_H_
