@@ -4,7 +4,8 @@
 # learning its role from TF_CONFIG as in a Kubeflow TFJob. The workers train an MLP on
 # Fashion-MNIST (Debian's dataset-fashion-mnist, installed by scripts/setup.sh)
 # asynchronously through the ps task, the chief checkpoints, evaluates on the 10,000 test
-# images and stops the cluster; the demo checks that the test accuracy reaches 0.88.
+# images and stops the cluster; the demo checks that the test accuracy reaches 0.88, and
+# ends by drawing the training curves (tw plot) and naming the picture.
 #
 #   bash scripts/demo.sh [BUILD_DIR] [mnist_ps flags...]   (make demo builds first)
 set -euo pipefail
@@ -26,3 +27,4 @@ flags=(--max_steps=12000 --batch_size=100 --learning_rate=0.1 --log_every=1000 -
 echo "\$ tw launch --cluster ps=1,worker=2 -- $trainer ${flags[*]}"
 run_training_demo demo "$build/mnist-demo.out" "$checkpoints" \
   "$tw" launch --cluster ps=1,worker=2 -- "$trainer" "${flags[@]}"
+plot_demo_curves "$tw" "$checkpoints" "$build/mnist-demo-curves.png"

@@ -24,3 +24,11 @@ run_training_demo() {
     'BEGIN {printf "time:           %.1f s (tw launch, start to exit of every task)\n", (b - a) / 1e9}'
   [ -n "$accuracy" ] && awk -v a="$accuracy" 'BEGIN {exit !(a >= 0.88)}'
 }
+
+# Draws the training curves the chief wrote into the checkpoint directory and names the
+# picture: plot_demo_curves TW CHECKPOINT_DIR PNG.
+plot_demo_curves() {
+  local tw=$1 checkpoints=$2 png=$3
+  "$tw" plot "$checkpoints" --out "$png" > /dev/null
+  echo "curves:         $png (loss, accuracy, steps/s, test accuracy; tw plot)"
+}

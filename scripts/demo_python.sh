@@ -29,3 +29,4 @@ echo "\$ TW_ALLOWED_DIRECTORIES=$checkpoints tw launch --cluster ps=1,worker=2 -
 run_training_demo demo-python "$build/python-demo.out" "$checkpoints" \
   env TW_ALLOWED_DIRECTORIES="$checkpoints" PYTHONPATH="$build/python" \
   "$tw" launch --cluster ps=1,worker=2 -- /usr/bin/python3 "$trainer" "${flags[@]}"
+plot_demo_curves "$tw" "$checkpoints" "$build/python-demo-curves.png"

@@ -46,6 +46,7 @@ packages=(
   iperf3  # bench/tcp_path_bench, bench/between_hosts_bench.py: the TCP path's ceiling
   prometheus  # python/tests/test_prometheus.py: a real Prometheus scrapes a tw launch cluster
   tmux  # python/tests/test_top.py: tw top in a real terminal
+  python3-matplotlib  # tw plot draws the training curves (make demo ends with one)
 )
 if [ "$build_only" = 1 ]; then
   packages=("${build_packages[@]}")
