@@ -26,8 +26,8 @@ int Main(int argc, char** argv) {
     return 1;
   }
   auto stub = [](int port) {
-    return proto::WorkerService::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+    return proto::WorkerService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                                             grpc::InsecureChannelCredentials()));
   };
   auto plain = stub((*without)->port());
   auto counted = stub((*with)->port());
@@ -46,7 +46,7 @@ int Main(int argc, char** argv) {
   }
   std::vector<double> off, on;
   for (int i = 0; i < calls; ++i) {  // the order alternates: a call right after another is
-    if (i % 2 == 0) {                 // a little faster
+    if (i % 2 == 0) {                // a little faster
       off.push_back(round_trip_us(*plain));
       on.push_back(round_trip_us(*counted));
     } else {

@@ -36,8 +36,8 @@
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "tensorweave/ops.h"
-#include "tensorweave/run_config.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
+#include "tensorweave/run_config.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
 #include "testing/ports.h"
@@ -141,9 +141,9 @@ StatusOr<Transfer> MakeTransfer(const std::string& target, int mb, int parts) {
   std::vector<Operation> assign;
   for (int p = 0; p < parts; ++p) {
     const int64_t rows = n / parts + (p < n % parts ? 1 : 0);
-    auto var = ops::MakeVariable(g.WithDevice(absl::StrCat("/job:ps/task:", p)),
-                                 absl::StrCat("big", mb, "/part_", p, "_of_", parts), DT_FLOAT,
-                                 {rows});
+    auto var =
+        ops::MakeVariable(g.WithDevice(absl::StrCat("/job:ps/task:", p)),
+                          absl::StrCat("big", mb, "/part_", p, "_of_", parts), DT_FLOAT, {rows});
     auto value = ops::Placeholder(g, DT_FLOAT);
     Tensor fed(DT_FLOAT, TensorShape({rows}));
     std::fill(fed.flat<float>().begin(), fed.flat<float>().end(), 1.0f);
@@ -171,7 +171,9 @@ int Main(int argc, char** argv) {
   std::string worker_address, iperf3_address;
   int64_t iperf3_bytes = int64_t{1} << 30;
   app.add_option("--rounds", rounds, "rounds of measurements in turns")->check(CLI::Range(1, 1000));
-  app.add_option("--sizes", sizes_mb, "tensor sizes in MB")->delimiter(',')->check(CLI::PositiveNumber);
+  app.add_option("--sizes", sizes_mb, "tensor sizes in MB")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   app.add_option("--tiny", tiny_iterations, "iterations of the tiny steps (0: skip)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--ps", ps_addresses,
@@ -194,21 +196,20 @@ int Main(int argc, char** argv) {
     worker_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
     const std::string tf_config = R"({"cluster":{"ps":[")" + ps_address + R"("],"worker":[")" +
                                   worker_address + R"("]},"task":{"type":"ps","index":0}})";
-    const std::string tw =
-        std::filesystem::path(argv[0]).parent_path().parent_path() / "tools/tw";
+    const std::string tw = std::filesystem::path(argv[0]).parent_path().parent_path() / "tools/tw";
     auto started = testing::ChildProcess::Start(
         {tw, "server", "--bind-host", "127.0.0.1"},
         {{"TF_CONFIG", tf_config}, {"TW_SHARED_MEMORY", "0"}}, "/tmp/tcp_path_bench_ps.log");
     if (!started.ok()) {
-      std::fprintf(stderr, "cannot start %s: %s\n", tw.c_str(), started.status().ToString().c_str());
+      std::fprintf(stderr, "cannot start %s: %s\n", tw.c_str(),
+                   started.status().ToString().c_str());
       return 1;
     }
     ps = std::move(*started);
     const int port = testing::PickUnusedPort();
     iperf3_address = "127.0.0.1:" + std::to_string(port);
     auto server = testing::ChildProcess::Start(
-        {"/usr/bin/iperf3", "-s", "-B", "127.0.0.1", "-p", std::to_string(port)}, {},
-        "/dev/null");
+        {"/usr/bin/iperf3", "-s", "-B", "127.0.0.1", "-p", std::to_string(port)}, {}, "/dev/null");
     if (server.ok()) iperf3 = std::move(*server);
     absl::SleepFor(absl::Milliseconds(300));  // iperf3 has no readiness signal but its port
   }
@@ -217,18 +218,17 @@ int Main(int argc, char** argv) {
   const std::string& ps_address = ps_addresses[0];
   if (!cluster.AddJob("ps", ps_addresses).ok() ||
       !cluster.AddJob("worker", std::vector<std::string>{worker_address}).ok()) {
-    std::fprintf(stderr, "bad addresses: --ps %s --worker %s\n", absl::StrJoin(ps_addresses, ",").c_str(),
-                 worker_address.c_str());
+    std::fprintf(stderr, "bad addresses: --ps %s --worker %s\n",
+                 absl::StrJoin(ps_addresses, ",").c_str(), worker_address.c_str());
     return 2;
   }
   const std::string bind_host = worker_address.substr(0, worker_address.rfind(':'));
   // TW_METRICS_PORT (0: any port) gives this task a metrics endpoint, as it does the ps's
   // `tw server`: docs/performance.md compares runs with and without.
-  auto worker = Server::Create(
-      cluster, "worker", 0,
-      {.bind_host = bind_host,
-       .shared_memory = false,
-       .metrics_port = RuntimeSettings::FromEnvironment().metrics_port});
+  auto worker = Server::Create(cluster, "worker", 0,
+                               {.bind_host = bind_host,
+                                .shared_memory = false,
+                                .metrics_port = RuntimeSettings::FromEnvironment().metrics_port});
   if (!worker.ok() || !(*worker)->Start().ok()) {
     std::fprintf(stderr, "cannot start the worker server on %s\n", worker_address.c_str());
     return 1;
@@ -252,11 +252,11 @@ int Main(int argc, char** argv) {
     std::vector<double> raw_us, step_us;
     for (int i = 0; i < tiny_iterations; ++i) {
       raw_us.push_back(1e6 * SecondsOf([&] {
-        grpc::ClientContext ctx;
-        proto::GetStatusRequest req;
-        proto::GetStatusResponse resp;
-        (void)stub->GetStatus(&ctx, req, &resp);
-      }));
+                         grpc::ClientContext ctx;
+                         proto::GetStatusRequest req;
+                         proto::GetStatusResponse resp;
+                         (void)stub->GetStatus(&ctx, req, &resp);
+                       }));
       step_us.push_back(1e6 * SecondsOf([&] { (void)tiny.Run({}, {read}); }));
     }
     const double raw = Quantile(raw_us, 0.5), step = Quantile(step_us, 0.5);
@@ -269,8 +269,9 @@ int Main(int argc, char** argv) {
   // Each size whole on ps task 0 and, with several ps tasks, partitioned over all of them.
   std::vector<Transfer> transfers;
   for (int mb : sizes_mb) {
-    for (int parts : ps_addresses.size() > 1 ? std::vector<int>{1, static_cast<int>(ps_addresses.size())}
-                                             : std::vector<int>{1}) {
+    for (int parts : ps_addresses.size() > 1
+                         ? std::vector<int>{1, static_cast<int>(ps_addresses.size())}
+                         : std::vector<int>{1}) {
       auto t = MakeTransfer((*worker)->target(), mb, parts);
       if (!t.ok()) {
         std::fprintf(stderr, "%d MB in %d parts: %s\n", mb, parts, t.status().ToString().c_str());
@@ -286,7 +287,8 @@ int Main(int argc, char** argv) {
     for (Transfer& t : transfers) {
       std::vector<double> push, pull;
       for (int i = 0; i < t.reps; ++i) {
-        push.push_back(t.bytes / 1e9 / SecondsOf([&] { (void)t.session->Run(t.feeds, {}, t.push); }));
+        push.push_back(t.bytes / 1e9 /
+                       SecondsOf([&] { (void)t.session->Run(t.feeds, {}, t.push); }));
       }
       for (int i = 0; i < t.reps; ++i) {
         pull.push_back(t.bytes / 1e9 / SecondsOf([&] { (void)t.session->Run({}, t.pull); }));
@@ -306,8 +308,7 @@ int Main(int argc, char** argv) {
       const std::string where =
           t.parts == 1 ? "" : absl::StrCat(", ", t.parts, " parts on ", t.parts, " ps tasks");
       std::printf("| %d MB%s %s | %.2f | %.0f%% | %.2fx |\n", t.mb, where.c_str(), what, s.median,
-                  100 * s.spread,
-                  ip.median > 0 ? s.median / ip.median : 0.0);
+                  100 * s.spread, ip.median > 0 ? s.median / ip.median : 0.0);
     }
   }
   transfers.clear();

@@ -117,18 +117,17 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  ServerOptions options{.bind_host = opt.bind_host,
-                        // --threads wins over TW_NUM_THREADS
-                        .num_threads = opt.threads > 0 ? opt.threads : runtime.num_threads,
-                        .tls = *tls,
-                        .allowed_directories = opt.allowed_dirs.empty()
-                                                   ? runtime.allowed_directories
-                                                   : opt.allowed_dirs,
-                        .shared_memory = runtime.shared_memory,
-                        .buffer_pool_mb = runtime.buffer_pool_mb,
-                        // --metrics-port wins over TW_METRICS_PORT
-                        .metrics_port = opt.metrics_port != -2 ? opt.metrics_port
-                                                               : runtime.metrics_port};
+  ServerOptions options{
+      .bind_host = opt.bind_host,
+      // --threads wins over TW_NUM_THREADS
+      .num_threads = opt.threads > 0 ? opt.threads : runtime.num_threads,
+      .tls = *tls,
+      .allowed_directories =
+          opt.allowed_dirs.empty() ? runtime.allowed_directories : opt.allowed_dirs,
+      .shared_memory = runtime.shared_memory,
+      .buffer_pool_mb = runtime.buffer_pool_mb,
+      // --metrics-port wins over TW_METRICS_PORT
+      .metrics_port = opt.metrics_port != -2 ? opt.metrics_port : runtime.metrics_port};
   for (const auto& [flag, text, field] :
        {std::tuple{"--stop-when-chief-unreachable", &opt.stop_when_chief_unreachable,
                    &options.stop_when_chief_unreachable},

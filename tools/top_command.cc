@@ -79,7 +79,8 @@ void ScrapeAll(std::vector<Endpoint>& endpoints, std::vector<top::TaskRow>& rows
     top::TaskTotals totals = top::Totals(*samples);
     row.error.clear();
     if (e.last) {
-      row.rates = top::Rates(*e.last, totals, std::chrono::duration<double>(now - e.last_time).count());
+      row.rates =
+          top::Rates(*e.last, totals, std::chrono::duration<double>(now - e.last_time).count());
     }
     row.totals = totals;
     e.last = totals;
@@ -173,8 +174,8 @@ int RunTop(const std::vector<std::string>& addresses, double interval, bool once
     const Clock::time_point until = Clock::now() + period;
     bool quit = false;
     while (!quit && !interrupted && Clock::now() < until) {
-      quit = keys.QuitPressed(std::chrono::duration_cast<std::chrono::milliseconds>(
-          until - Clock::now()));
+      quit = keys.QuitPressed(
+          std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()));
     }
     if (quit) break;
   }

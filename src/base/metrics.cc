@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <ctime>
-#include <utility>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -85,15 +85,19 @@ void ProcessSamples(std::vector<GaugeSample>* out) {
     // f[0] is field 3 (state): utime is field 14, stime 15, starttime 22, rss 24.
     if (f.size() > 22) {
       const double cpu = (std::atof(f[11].c_str()) + std::atof(f[12].c_str())) / ticks;
-      out->push_back({"process_cpu_seconds_total", "User and system CPU time in seconds.", {},
-                      cpu, true});
-      out->push_back({"process_resident_memory_bytes", "Resident memory in bytes.", {},
+      out->push_back(
+          {"process_cpu_seconds_total", "User and system CPU time in seconds.", {}, cpu, true});
+      out->push_back({"process_resident_memory_bytes",
+                      "Resident memory in bytes.",
+                      {},
                       std::atof(f[21].c_str()) * page});
       std::ifstream uptime("/proc/uptime");
       double up = 0;
       uptime >> up;
       const double boot = static_cast<double>(std::time(nullptr)) - up;
-      out->push_back({"process_start_time_seconds", "Start time since the Unix epoch.", {},
+      out->push_back({"process_start_time_seconds",
+                      "Start time since the Unix epoch.",
+                      {},
                       boot + std::atof(f[19].c_str()) / ticks});
     }
   }
@@ -142,8 +146,8 @@ std::vector<uint64_t> Histogram::counts() const {
 }
 
 std::vector<double> LatencyBuckets() {
-  return {50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 0.1, 0.25,
-          0.5,   1,      2.5,    10};
+  return {50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3,
+          25e-3, 50e-3,  0.1,    0.25,   0.5,  1,      2.5,  10};
 }
 
 std::vector<double> ByteBuckets() {
@@ -208,8 +212,9 @@ std::string MetricsRegistry::Render(const Labels& constant, const void* owner) c
   std::map<std::string, std::string> out;
   auto header = [&](const std::string& name, const std::string& help, const char* type) {
     std::string& text = out[name];
-    if (text.empty()) absl::StrAppend(&text, "# HELP ", name, " ", EscapeHelp(help), "\n",
-                                      "# TYPE ", name, " ", type, "\n");
+    if (text.empty())
+      absl::StrAppend(&text, "# HELP ", name, " ", EscapeHelp(help), "\n", "# TYPE ", name, " ",
+                      type, "\n");
     return &text;
   };
   std::vector<GaugeSample> samples;

@@ -125,8 +125,8 @@ class MetricsRegistry {
   mutable absl::Mutex mu_;
   std::map<std::string, std::pair<std::string, std::unique_ptr<Family<Counter>>>> counters_
       ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::pair<std::string, std::unique_ptr<Family<Histogram>>>>
-      histograms_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::pair<std::string, std::unique_ptr<Family<Histogram>>>> histograms_
+      ABSL_GUARDED_BY(mu_);
   std::map<int, std::pair<const void*, Collector>> collectors_ ABSL_GUARDED_BY(mu_);
   int next_collector_ ABSL_GUARDED_BY(mu_) = 1;
 };

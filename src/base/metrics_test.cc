@@ -48,7 +48,10 @@ TEST(MetricsTest, CollectorsReportToTheirOwnerAndGoWithTheirHandle) {
   MetricsRegistry registry;
   int a = 0, b = 0;
   auto handle_a = registry.AddCollector(
-      [](std::vector<GaugeSample>* out) { out->push_back({"t_graphs", "Graphs.", {}, 7}); }, &a);
+      [](std::vector<GaugeSample>* out) {
+        out->push_back({"t_graphs", "Graphs.", {}, 7});
+      },
+      &a);
   auto shared = registry.AddCollector([](std::vector<GaugeSample>* out) {
     out->push_back({"t_pool_bytes", "Pool.", {{"pool", "default"}}, 1024});
   });

@@ -131,7 +131,8 @@ BufferPool* BufferPool::Default() {
     // Never removed: the pool lives as long as the process.
     static auto handle = Metrics().AddCollector([made](std::vector<GaugeSample>* out) {
       out->push_back({"tw_buffer_pool_cached_bytes",
-                      "Bytes of freed tensor memory the process keeps for reuse.", {},
+                      "Bytes of freed tensor memory the process keeps for reuse.",
+                      {},
                       static_cast<double>(made->cached_bytes())});
     });
     return made;

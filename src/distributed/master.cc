@@ -30,9 +30,8 @@ void CountStep(const Status& s, absl::Duration took) {
   if (!RecordingMetrics()) return;
   static const auto* by_code = [] {
     auto* counters = new std::array<Counter*, 17>();
-    auto& family = Metrics().CounterFamily("tw_steps_total",
-                                           "Steps run by this task's master, by status code.",
-                                           {"code"});
+    auto& family = Metrics().CounterFamily(
+        "tw_steps_total", "Steps run by this task's master, by status code.", {"code"});
     for (int code = 0; code < 17; ++code) {
       (*counters)[code] =
           family.With({absl::StatusCodeToString(static_cast<absl::StatusCode>(code))});
@@ -48,7 +47,6 @@ void CountStep(const Status& s, absl::Duration took) {
   (*by_code)[code >= 0 && code < 17 ? code : 2]->Add(1);
   if (s.ok() || took > absl::ZeroDuration()) seconds->Observe(absl::ToDoubleSeconds(took));
 }
-
 
 // How long a cancelled step's tasks have to confirm (their RunGraph replies) before the
 // calls are cancelled on this side. A healthy task confirms in one round trip; the grace

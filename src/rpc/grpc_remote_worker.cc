@@ -22,7 +22,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   GrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel,
                    const std::vector<std::shared_ptr<grpc::Channel>>& chunk_channels)
       : stub_(proto::WorkerService::NewStub(channel)), raw_(std::move(channel)) {
-    for (const auto& c : chunk_channels) chunk_stubs_.push_back(std::make_unique<grpc::GenericStub>(c));
+    for (const auto& c : chunk_channels)
+      chunk_stubs_.push_back(std::make_unique<grpc::GenericStub>(c));
   }
 
   // Calls still in flight complete into this object (their callbacks read its stub and
@@ -207,7 +208,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
     Call(
         [stub, method, buffers](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
           stub->UnaryCall(ctx, method, grpc::StubOptions(), &buffers->request, &buffers->reply,
-                         std::move(cb));
+                          std::move(cb));
         },
         cm,
         [this, buffers, decode, done = std::move(done)](const Status& s) {

@@ -39,7 +39,6 @@ bool IsLoopbackHost(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
 }
 
-
 // Why `host`:`port` cannot be bound ("Address already in use"), found by binding it the way
 // gRPC does (without SO_REUSEPORT); empty when it can be bound or the host does not resolve
 // (then gRPC's own message stands).
@@ -307,18 +306,24 @@ class GrpcServer final : public Server {
   // This task's gauges: what its worker and master hold, and its resources (queues'
   // sizes, variables' bytes).
   void CollectMetrics(std::vector<GaugeSample>* out) const {
-    out->push_back({"tw_registered_graphs", "Graph partitions registered with this task.", {},
+    out->push_back({"tw_registered_graphs",
+                    "Graph partitions registered with this task.",
+                    {},
                     static_cast<double>(worker_->NumGraphs())});
-    out->push_back({"tw_active_steps", "Steps this task runs a partition of or holds tensors for.",
-                    {}, static_cast<double>(worker_->ActiveSteps())});
-    out->push_back({"tw_sessions", "Sessions open on this task's master.", {},
+    out->push_back({"tw_active_steps",
+                    "Steps this task runs a partition of or holds tensors for.",
+                    {},
+                    static_cast<double>(worker_->ActiveSteps())});
+    out->push_back({"tw_sessions",
+                    "Sessions open on this task's master.",
+                    {},
                     static_cast<double>(master_->NumSessions())});
     device_->resource_manager()->ForEach([out](const std::string& container,
                                                const std::string& name,
                                                const ResourceBase& resource) {
       if (auto gauge = resource.MetricsGauge()) {
-        out->push_back({gauge->name, gauge->help, {{"container", container}, {"name", name}},
-                        gauge->value});
+        out->push_back(
+            {gauge->name, gauge->help, {{"container", container}, {"name", name}}, gauge->value});
       }
     });
   }
@@ -331,8 +336,8 @@ class GrpcServer final : public Server {
   // target()'s address.
   std::string TargetAddress(int port) const {
     const std::string& host = options_.bind_host;
-    const bool localhost = host.empty() || host == "0.0.0.0" || host == "::" ||
-                           host == "[::]" || IsLoopbackHost(host);
+    const bool localhost =
+        host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]" || IsLoopbackHost(host);
     return JoinHostPort(localhost ? "localhost" : host, port);
   }
   ServerStats stats() const override {

@@ -28,8 +28,8 @@ StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     res.set_content("tensorweave task: metrics at /metrics\n", "text/plain");
   });
   // Brackets an IPv6 host's address the way the server's own listen address does not need.
-  const std::string bind = host.size() > 2 && host.front() == '[' ? host.substr(1, host.size() - 2)
-                                                                  : host;
+  const std::string bind =
+      host.size() > 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
   if (port == 0) {
     endpoint->port_ = server.bind_to_any_port(bind);
   } else if (server.bind_to_port(bind, port)) {

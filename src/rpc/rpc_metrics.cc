@@ -51,11 +51,11 @@ const MethodSeries& SeriesOf(const char* method) {
                                           "Time from an RPC's start to its status, seconds.",
                                           {"method"}, LatencyBuckets())
                          .With({name});
-    series.received = Metrics()
-                          .CounterFamily("tw_rpc_server_received_bytes_total",
-                                         "Bytes of the request messages the server received.",
-                                         {"method"})
-                          .With({name});
+    series.received =
+        Metrics()
+            .CounterFamily("tw_rpc_server_received_bytes_total",
+                           "Bytes of the request messages the server received.", {"method"})
+            .With({name});
     series.sent = Metrics()
                       .CounterFamily("tw_rpc_server_sent_bytes_total",
                                      "Bytes of the response messages the server sent.", {"method"})

@@ -44,7 +44,8 @@ TEST(MetricsEndpointTest, ServesStepsRpcsResourcesAndTheProcess) {
       root, q, {ops::Const(root, Tensor::FromVector(std::vector<int32_t>{1, 2, 3}))});
   ClientSession session(root, {.target = (*server)->target()});
   ASSERT_TRUE(session.Run({}, {}, {init.op(), enqueue}).ok());
-  auto fails = session.Run({}, {ops::ReadVariable(root, ops::MakeVariable(root, "never", DT_FLOAT, {}))});
+  auto fails =
+      session.Run({}, {ops::ReadVariable(root, ops::MakeVariable(root, "never", DT_FLOAT, {}))});
   ASSERT_FALSE(fails.ok());
 
   const std::string text = Scrape(**server);
@@ -93,7 +94,8 @@ TEST(MetricsEndpointTest, OffByDefaultAndGoneAfterStop) {
 TEST(MetricsEndpointTest, ABadOrTakenPortIsAClearError) {
   auto bad = Server::CreateLocal({.num_threads = 1, .metrics_port = 70000});
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("ServerOptions.metrics_port is 70000"));
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("ServerOptions.metrics_port is 70000"));
   auto first = Server::CreateLocal({.num_threads = 1, .metrics_port = 0});
   ASSERT_TRUE(first.ok()) << first.status();
   const std::string taken = (*first)->metrics_address();

@@ -193,8 +193,8 @@ StatusOr<LaunchResult> Supervisor::Run() {
   std::string metrics;
   for (const Task& t : tasks_) {
     if (t.launch.metrics_address.empty()) continue;
-    metrics += (metrics.empty() ? "" : ", ") + t.name + " http://" + t.launch.metrics_address +
-               "/metrics";
+    metrics +=
+        (metrics.empty() ? "" : ", ") + t.name + " http://" + t.launch.metrics_address + "/metrics";
   }
   if (!metrics.empty()) console_.Message("metrics: " + metrics);
   console_.Message("the job succeeds when " + deciders +

@@ -89,7 +89,8 @@ TaskTotals Totals(const std::vector<Sample>& samples) {
     if (t.task.empty()) {
       auto job = s.labels.find("tw_job");
       auto task = s.labels.find("tw_task");
-      if (job != s.labels.end() && task != s.labels.end()) t.task = job->second + ":" + task->second;
+      if (job != s.labels.end() && task != s.labels.end())
+        t.task = job->second + ":" + task->second;
     }
     if (s.name == "tw_steps_total") {
       auto code = s.labels.find("code");

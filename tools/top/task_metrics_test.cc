@@ -59,8 +59,8 @@ TEST(TaskMetricsTest, RatesArePerSecondAndARestartCountsFromZero) {
 }
 
 TEST(TaskMetricsTest, ALineThatIsNotASampleIsNamed) {
-  for (const char* bad : {"tw_steps_total{code=\"OK\" 1\n", "tw_x one\n", "{a=\"b\"} 1\n",
-                          "tw_x\n"}) {
+  for (const char* bad :
+       {"tw_steps_total{code=\"OK\" 1\n", "tw_x one\n", "{a=\"b\"} 1\n", "tw_x\n"}) {
     auto samples = ParseMetricsText(std::string("# ok\n") + bad);
     ASSERT_FALSE(samples.ok()) << bad;
     EXPECT_THAT(std::string(samples.status().message()), HasSubstr("line 2 is not a metric"));

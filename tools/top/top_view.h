@@ -12,10 +12,10 @@
 namespace tw::top {
 
 struct TaskRow {
-  std::string address;              // the metrics endpoint, "127.0.0.1:9100"
-  std::string error;                // why the last scrape failed; empty when it worked
-  TaskTotals totals;                // of the last scrape that worked
-  std::optional<TaskRates> rates;   // since the scrape before it, once there are two
+  std::string address;             // the metrics endpoint, "127.0.0.1:9100"
+  std::string error;               // why the last scrape failed; empty when it worked
+  TaskTotals totals;               // of the last scrape that worked
+  std::optional<TaskRates> rates;  // since the scrape before it, once there are two
 };
 
 // The header line and one line per row, each at most `width` characters.

@@ -12,8 +12,8 @@ using ::testing::StartsWith;
 TEST(TopViewTest, OneLinePerTaskWithRatesOrWhyItIsDown) {
   TaskRow ps{.address = "127.0.0.1:9100",
              .totals = {.task = "ps:0", .resident_bytes = 41.9e6, .variable_bytes = 1.6e6},
-             .rates = TaskRates{.steps = 0, .rpcs = 1234, .bytes_in = 12.3e6, .bytes_out = 45.6e6,
-                                .cpu = 0.53}};
+             .rates = TaskRates{
+                 .steps = 0, .rpcs = 1234, .bytes_in = 12.3e6, .bytes_out = 45.6e6, .cpu = 0.53}};
   TaskRow starting{.address = "127.0.0.1:9101", .totals = {.task = "worker:0"}};
   TaskRow down{.address = "127.0.0.1:9102", .error = "Connection"};
   const auto lines = RenderTable({ps, starting, down}, 1.0, 0);
