@@ -14,7 +14,7 @@ namespace {
 using NamedTensorProtos = google::protobuf::RepeatedPtrField<proto::NamedTensorProto>;
 
 // tw_tensor_bytes_sent_total{path}: tensor bytes this process sent, in gRPC messages
-// ("grpc": TCP, or a Unix socket) or in shared-memory blocks ("shared_memory").
+// over TCP ("tcp") or in shared-memory blocks ("shared_memory").
 Counter* TensorBytesSent(const char* path) {
   return Metrics()
       .CounterFamily("tw_tensor_bytes_sent_total",
@@ -146,8 +146,8 @@ grpc::Slice HeaderSlice(const google::protobuf::MessageLite& header) {
 // A slice over bytes of `owner`, holding a reference to its buffer until gRPC is done.
 grpc::Slice TensorSlice(const Tensor& owner, size_t offset, size_t length) {
   if (RecordingMetrics()) {
-    static Counter* grpc_bytes = TensorBytesSent("grpc");
-    grpc_bytes->Add(static_cast<double>(length));
+    static Counter* tcp_bytes = TensorBytesSent("tcp");
+    tcp_bytes->Add(static_cast<double>(length));
   }
   auto* holder = new Tensor(owner);
   return grpc::Slice(static_cast<char*>(const_cast<void*>(holder->raw_data())) + offset, length,

@@ -1,5 +1,6 @@
 // A task's metrics endpoint as Prometheus scrapes it: a real server with
 // ServerOptions::metrics_port, fetched over HTTP on loopback with cpp-httplib's client.
+#include <algorithm>
 #include <regex>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "tensorweave/ops.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
+#include "testing/ports.h"
 
 namespace tw {
 namespace {
@@ -74,6 +76,42 @@ TEST(MetricsEndpointTest, ServesStepsRpcsResourcesAndTheProcess) {
     const std::string l = text.substr(start, end - start);
     EXPECT_TRUE(std::regex_match(l, line)) << l;
   }
+}
+
+// Tensors a task sends count by path: here over TCP, shared memory being off.
+TEST(MetricsEndpointTest, TensorBytesSentCountByPath) {
+  ClusterSpec cluster;
+  ASSERT_TRUE(cluster
+                  .AddJob("ps", std::vector<std::string>{"127.0.0.1:" +
+                                                         std::to_string(testing::PickUnusedPort())})
+                  .ok());
+  ASSERT_TRUE(
+      cluster
+          .AddJob("worker", std::vector<std::string>{"127.0.0.1:" +
+                                                     std::to_string(testing::PickUnusedPort())})
+          .ok());
+  const ServerOptions options{
+      .bind_host = "127.0.0.1", .num_threads = 1, .shared_memory = false, .metrics_port = 0};
+  auto ps = Server::Create(cluster, "ps", 0, options);
+  auto worker = Server::Create(cluster, "worker", 0, options);
+  ASSERT_TRUE(ps.ok() && worker.ok());
+  ASSERT_TRUE((*ps)->Start().ok() && (*worker)->Start().ok());
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {1 << 18});
+  auto value = ops::Placeholder(root, DT_FLOAT);
+  auto assign = ops::Assign(root, v, value);
+  ClientSession session(root, {.target = (*worker)->target()});
+  Tensor t(DT_FLOAT, TensorShape({1 << 18}));  // 1 MiB
+  std::fill(t.flat<float>().begin(), t.flat<float>().end(), 1.0f);
+  ASSERT_TRUE(session.Run({{value, t}}, {}, {assign.op()}).ok());
+  const std::string text = Scrape(**worker);
+  EXPECT_GE(Value(text, "tw_tensor_bytes_sent_total{tw_job=\"worker\",tw_task=\"0\",path=\"tcp\"}"),
+            1 << 20)
+      << text;
+  EXPECT_EQ(Value(text,
+                  "tw_tensor_bytes_sent_total{tw_job=\"worker\",tw_task=\"0\",path=\"shared_"
+                  "memory\"}"),
+            -1);  // never used, so never made
 }
 
 TEST(MetricsEndpointTest, OffByDefaultAndGoneAfterStop) {
