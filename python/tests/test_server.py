@@ -178,3 +178,20 @@ def test_stop_cluster_stops_every_task(tmp_path):
     t.join(timeout=30)
     assert joined.is_set()  # the ps task's join() returned: the cluster finished by itself
     worker.join()  # the caller stopped too
+
+
+def test_metrics_port_from_the_environment(monkeypatch):
+    # TW_METRICS_PORT (tw launch sets it) gives a task's server a Prometheus endpoint; the
+    # program itself names no port, as a TF 1.x program would not.
+    import urllib.request
+    assert tf.train.Server.create_local_server().metrics_address == ""
+    monkeypatch.setenv("TW_METRICS_PORT", "0")
+    server = tf.train.Server.create_local_server()
+    address = server.metrics_address
+    assert address.startswith("127.0.0.1:")
+    with tf.Session(server.target) as s:
+        s.run(tf.constant(1.0) + 1.0)
+    with urllib.request.urlopen("http://%s/metrics" % address, timeout=10) as response:
+        text = response.read().decode()
+    assert 'tw_steps_total{tw_job="localhost",tw_task="0",code="OK"} 1\n' in text, text
+    server.stop()
