@@ -16,8 +16,20 @@ inline grpc::Status ToGrpcStatus(const Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
+// gRPC reports a peer whose TLS certificate does not name the address dialed as
+// Unavailable, which callers retry (a task restarting is Unavailable too). It never
+// heals: it is Unauthenticated here, with what to do about it, so that a misconfigured
+// cluster fails at once instead of waiting for its deadlines.
 inline Status FromGrpcStatus(const grpc::Status& s) {
   if (s.ok()) return OkStatus();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
+      s.error_message().find("is not in peer certificate") != std::string::npos) {
+    return Status(absl::StatusCode::kUnauthenticated,
+                  s.error_message() +
+                      " (the peer's TLS certificate must name the address dialed, localhost "
+                      "included for a task's sessions on its own server, or every task must "
+                      "set the same TlsOptions::server_name; docs/security.md)");
+  }
   return Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
