@@ -220,17 +220,17 @@ subjectAltName = %s
 """
 
 
-def make_certificates(directory, addresses):
-    """A throwaway cluster CA and one task certificate naming `addresses` (IP SANs) and
-    localhost (a task's sessions on its own server dial grpc://localhost:<port>, as
-    docs/security.md says), made with the openssl command line; returns the paths of the CA,
-    certificate and key."""
+def make_certificates(directory, addresses, localhost=True):
+    """A throwaway cluster CA and one task certificate naming `addresses` (IP SANs) and,
+    with `localhost`, localhost (a task's sessions on its own server dial
+    grpc://localhost:<port>, as docs/security.md says), made with the openssl command line;
+    returns the paths of the CA, certificate and key."""
     openssl = shutil.which("openssl")
     if openssl is None:
         pytest.skip("openssl is not installed (scripts/setup.sh installs it)")
     config = directory / "openssl.cnf"
-    config.write_text(OPENSSL_CONFIG % ",".join(["DNS:localhost", "IP:127.0.0.1"] +
-                                                ["IP:" + a for a in addresses]))
+    names = ["DNS:localhost", "IP:127.0.0.1"] if localhost else []
+    config.write_text(OPENSSL_CONFIG % ",".join(names + ["IP:" + a for a in addresses]))
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
 
     def run(*args):
@@ -280,6 +280,34 @@ def test_parameter_server_training_across_hosts_over_mutual_tls(trainer_hosts, t
         ps.wait()
     assert served.stdout.strip() == "served", served.stdout + served.stderr
     assert refused.stdout.strip() == "refused", refused.stdout + refused.stderr
+
+
+def test_a_certificate_that_misses_a_name_fails_every_task_at_once(trainer_hosts, tmp_path):
+    # The certificate names the hosts' addresses but not localhost, which the workers'
+    # sessions on their own servers dial: a configuration that never works. Every worker
+    # fails within seconds with a message saying what the certificate lacks, instead of
+    # retrying for minutes; the ps then stops as its chief is gone.
+    hosts = trainer_hosts
+    ca, cert, key = make_certificates(tmp_path, [hosts.address(h) for h in range(3)],
+                                      localhost=False)
+    tls = ["--tls_ca=" + ca, "--tls_cert=" + cert, "--tls_key=" + key]
+    flags = ["--max_steps=200", "--seed=1"] + tls
+    logs = [tmp_path / name for name in ("ps.log", "worker0.log", "worker1.log")]
+    ps = start_trainer(hosts, 0, "ps", 0, flags, logs[0])
+    workers = [start_trainer(hosts, 1 + i, "worker", i, flags, logs[1 + i]) for i in range(2)]
+    try:
+        started = time.monotonic()
+        codes = [w.wait(timeout=60) for w in workers]
+        took = time.monotonic() - started
+    finally:
+        ps.kill()
+        ps.wait()
+    texts = [log.read_text() for log in logs[1:]]
+    assert codes == [1, 1], "".join(texts)
+    assert took < 30, took
+    for text in texts:
+        assert "Peer name localhost is not in peer certificate" in text, text
+        assert "must name the address dialed" in text, text
 
 
 # argv: HOST PORT CA [CERT KEY]. Prints "served" when the server answers an HTTP/2 preface
