@@ -2,6 +2,10 @@
 
 #include <sys/socket.h>
 
+#include <chrono>
+#include <thread>
+
+#include "absl/time/clock.h"
 #include "httplib.h"
 #include "tensorweave/status.h"
 
@@ -42,13 +46,32 @@ StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
                                " (is the port in use?)");
   }
   // Bound and listening already: scrapes queue until the thread accepts them.
-  endpoint->thread_ = std::thread([&server] { server.listen_after_bind(); });
+  endpoint->thread_ = std::thread([&server, done = &endpoint->done_] {
+    server.listen_after_bind();
+    done->store(true);
+  });
+  // Serving when Start returns (the destructor copes either way).
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!server.is_running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  if (!server.is_running()) {
+    // The thread ended at once (an accept error), or never got a core: both are fatal here.
+    return errors::Unavailable("the metrics endpoint on ", host, ":", endpoint->port_,
+                               " did not start serving");
+  }
   return endpoint;
 }
 
 MetricsEndpoint::~MetricsEndpoint() {
-  if (server_ != nullptr) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  // httplib's stop() does nothing until the thread is in its accept loop (is_running()), and
+  // must be called once only: an endpoint stopped right after it started would otherwise
+  // leave the thread serving for ever, and this destructor waiting for it.
+  if (thread_.joinable()) {
+    while (!done_.load() && !server_->is_running()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!done_.load()) server_->stop();
+    thread_.join();
+  }
 }
 
 }  // namespace tw

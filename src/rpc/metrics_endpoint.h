@@ -3,6 +3,7 @@
 #ifndef TENSORWEAVE_SRC_RPC_METRICS_ENDPOINT_H_
 #define TENSORWEAVE_SRC_RPC_METRICS_ENDPOINT_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,6 +32,7 @@ class MetricsEndpoint {
   MetricsEndpoint() = default;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
+  std::atomic<bool> done_{false};  // the thread has left httplib's accept loop
   int port_ = 0;
 };
 
