@@ -3,15 +3,18 @@
 // in tools/launch/; this file turns flags into a plan and a supervisor. See docs/launch.md.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "src/cluster/host_port.h"
 #include "src/cluster/job_counts.h"
 #include "tools/commands.h"
 #include "tools/launch/launch_plan.h"
@@ -147,8 +150,20 @@ StatusOr<int> RunLaunch(const LaunchFlags& flags) {
   const bool metrics_given = std::getenv("TW_METRICS_PORT") != nullptr;
   std::vector<int> metrics_ports;
   if (flags.metrics && !metrics_given) {
-    TW_ASSIGN_OR_RETURN(metrics_ports,
-                        launch::PickFreeLoopbackPorts(static_cast<int>(plans.size())));
+    // The tasks' own ports were picked and let go before: the kernel may hand one out
+    // again, so metrics ports that clash with them are picked anew.
+    std::set<int> task_ports;
+    for (const launch::TaskPlan& plan : plans) {
+      if (auto hp = ParseHostPort(plan.address); hp.ok()) task_ports.insert(hp->port);
+    }
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      TW_ASSIGN_OR_RETURN(metrics_ports,
+                          launch::PickFreeLoopbackPorts(static_cast<int>(plans.size())));
+      if (std::none_of(metrics_ports.begin(), metrics_ports.end(),
+                       [&](int port) { return task_ports.count(port) > 0; })) {
+        break;
+      }
+    }
   }
   for (size_t i = 0; i < plans.size(); ++i) {
     const launch::TaskPlan& plan = plans[i];
