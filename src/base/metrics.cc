@@ -220,14 +220,20 @@ std::string MetricsRegistry::Render(const Labels& constant, const void* owner) c
   std::vector<GaugeSample> samples;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [name, entry] : counters_) {
+    // Named references, not structured bindings: lambdas below use them (clang 14 cannot
+    // capture a binding).
+    for (const auto& counter : counters_) {
+      const std::string& name = counter.first;
+      const auto& entry = counter.second;
       std::string* text = header(name, entry.first, "counter");
       entry.second->ForEach([&](const std::vector<std::string>& values, const Counter& c) {
         absl::StrAppend(text, name, LabelSet(Join(constant, entry.second->labels(), values)), " ",
                         Number(c.value()), "\n");
       });
     }
-    for (const auto& [name, entry] : histograms_) {
+    for (const auto& histogram : histograms_) {
+      const std::string& name = histogram.first;
+      const auto& entry = histogram.second;
       std::string* text = header(name, entry.first, "histogram");
       entry.second->ForEach([&](const std::vector<std::string>& values, const Histogram& h) {
         const Labels labels = Join(constant, entry.second->labels(), values);
