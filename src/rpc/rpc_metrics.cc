@@ -30,11 +30,17 @@ std::string ShortName(const std::string& method) {
   return slash == std::string::npos || dot == std::string::npos ? method : method.substr(dot + 1);
 }
 
+// Methods with series of their own; calls of any further method names (a client can send
+// any path) share the series of "other", so what a client sends cannot grow the metrics
+// without bound.
+constexpr size_t kMaxMethods = 64;
+
 const MethodSeries& SeriesOf(const char* method) {
   static absl::Mutex mu;
   static auto* by_method = new std::map<std::string, MethodSeries>();
-  const std::string full = method == nullptr ? "" : method;
+  std::string full = method == nullptr ? "" : method;
   absl::MutexLock lock(&mu);
+  if (by_method->size() >= kMaxMethods && by_method->count(full) == 0) full = "other";
   MethodSeries& series = (*by_method)[full];
   if (series.seconds == nullptr) {
     const std::string name = ShortName(full);
