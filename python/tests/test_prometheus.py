@@ -5,10 +5,7 @@ Fashion-MNIST data is missing (scripts/setup.sh installs both)."""
 
 import json
 import os
-import pathlib
-import re
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -17,10 +14,9 @@ import urllib.request
 
 import pytest
 
-from conftest import BUILD
+from conftest import launched_training
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-MNIST_PS = BUILD / "examples" / "mnist_ps"
 
 
 def free_port():
@@ -42,22 +38,7 @@ def query(port, expression):
 def test_prometheus_scrapes_every_task_of_a_launched_cluster(tw_tool, tmp_path):
     if not os.path.exists(PROMETHEUS):
         pytest.skip("prometheus is not installed (scripts/setup.sh installs it)")
-    if not pathlib.Path("/usr/share/datasets/fashion-mnist").exists():
-        pytest.skip("dataset-fashion-mnist is not installed (scripts/setup.sh installs it)")
-    launch = subprocess.Popen(
-        [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--color", "never", "--",
-         str(MNIST_PS), "--max_steps=10000000", "--log_every=100000"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env={k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TW_METRICS_PORT")})
-    prometheus = None
-    try:
-        targets = {}
-        deadline = time.monotonic() + 30
-        while not targets and time.monotonic() < deadline:
-            line = launch.stderr.readline()
-            if line.startswith("tw launch: metrics: "):
-                targets = dict(re.findall(r"(\w+:\d+) http://([\d.:]+)/metrics", line))
-        assert set(targets) == {"ps:0", "worker:0", "worker:1"}, targets
+    with launched_training(tw_tool) as targets:
         port = free_port()
         config = tmp_path / "prometheus.yml"
         config.write_text(
@@ -68,45 +49,41 @@ def test_prometheus_scrapes_every_task_of_a_launched_cluster(tw_tool, tmp_path):
             [PROMETHEUS, "--config.file=%s" % config, "--storage.tsdb.path=%s" % (tmp_path / "data"),
              "--web.listen-address=127.0.0.1:%d" % port, "--log.level=warn"],
             stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
+        try:
+            def steps():
+                try:
+                    return sum(v for _, v in query(port, 'tw_steps_total{code="OK"}'))
+                except OSError:
+                    return 0  # not answering yet
+            def scrapes_of_the_chief():
+                # Rates need two samples in their window.
+                found = query(port, 'count_over_time(tw_step_seconds_count{tw_job="worker",'
+                                    'tw_task="0"}[10s])')
+                return found[0][1] if found else 0
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and (steps() < 100 or len(query(port, "up == 1")) < 3
+                                                   or scrapes_of_the_chief() < 2):
+                time.sleep(0.5)
+            up = query(port, "up")
+            assert sorted(m["instance"] for m, v in up if v == 1) == sorted(targets.values()), up
 
-        def steps():
-            try:
-                return sum(v for _, v in query(port, 'tw_steps_total{code="OK"}'))
-            except OSError:
-                return 0  # not answering yet
-        def scrapes_of_the_chief():
-            # Rates need two samples in their window.
-            found = query(port, 'count_over_time(tw_step_seconds_count{tw_job="worker",'
-                                'tw_task="0"}[10s])')
-            return found[0][1] if found else 0
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (steps() < 100 or len(query(port, "up == 1")) < 3
-                                               or scrapes_of_the_chief() < 2):
-            time.sleep(0.5)
-        assert launch.poll() is None, "the training ended before Prometheus saw it"
-        up = query(port, "up")
-        assert sorted(m["instance"] for m, v in up if v == 1) == sorted(targets.values()), up
-
-        # Each task's series carry its job and task, and say sensible things.
-        workers = query(port, 'sum by (tw_task) (tw_steps_total{code="OK",tw_job="worker"})')
-        assert {m["tw_task"] for m, v in workers if v > 0} == {"0", "1"}, workers
-        graph_runs = query(port, 'tw_rpc_server_handled_total{tw_job="ps",'
-                                 'method="WorkerService/RunGraph",code="OK"}')
-        assert graph_runs and graph_runs[0][1] > 0, graph_runs
-        # The ps holds the model's variables: 784*256 + 256 + 256*10 + 10 floats, and
-        # Adagrad's accumulator of each, at least.
-        variable_bytes = query(port, 'sum(tw_variable_bytes{tw_job="ps"})')
-        assert variable_bytes and variable_bytes[0][1] >= 2 * 203530 * 4, variable_bytes
-        memory = query(port, "process_resident_memory_bytes")
-        assert len(memory) == 3 and all(v > 10e6 for _, v in memory), memory
-        latency = query(port, 'histogram_quantile(0.5, rate(tw_step_seconds_bucket'
-                              '{tw_job="worker",tw_task="0"}[10s]))')
-        assert latency and 0 < latency[0][1] < 1, latency
-        sent = query(port, 'sum(tw_tensor_bytes_sent_total{tw_job="ps"})')
-        assert sent and sent[0][1] > 0, sent
-    finally:
-        if prometheus is not None:
+            # Each task's series carry its job and task, and say sensible things.
+            workers = query(port, 'sum by (tw_task) (tw_steps_total{code="OK",tw_job="worker"})')
+            assert {m["tw_task"] for m, v in workers if v > 0} == {"0", "1"}, workers
+            graph_runs = query(port, 'tw_rpc_server_handled_total{tw_job="ps",'
+                                     'method="WorkerService/RunGraph",code="OK"}')
+            assert graph_runs and graph_runs[0][1] > 0, graph_runs
+            # The ps holds the model's variables: 784*256 + 256 + 256*10 + 10 floats, and
+            # Adagrad's accumulator of each, at least.
+            variable_bytes = query(port, 'sum(tw_variable_bytes{tw_job="ps"})')
+            assert variable_bytes and variable_bytes[0][1] >= 2 * 203530 * 4, variable_bytes
+            memory = query(port, "process_resident_memory_bytes")
+            assert len(memory) == 3 and all(v > 10e6 for _, v in memory), memory
+            latency = query(port, 'histogram_quantile(0.5, rate(tw_step_seconds_bucket'
+                                  '{tw_job="worker",tw_task="0"}[10s]))')
+            assert latency and 0 < latency[0][1] < 1, latency
+            sent = query(port, 'sum(tw_tensor_bytes_sent_total{tw_job="ps"})')
+            assert sent and sent[0][1] > 0, sent
+        finally:
             prometheus.terminate()
             prometheus.wait(timeout=30)
-        launch.send_signal(signal.SIGTERM)
-        launch.wait(timeout=60)

@@ -4,42 +4,20 @@ saying why, where tmux or the Fashion-MNIST data is missing (scripts/setup.sh in
 both)."""
 
 import os
-import pathlib
 import re
 import shutil
-import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import BUILD
-
-MNIST_PS = BUILD / "examples" / "mnist_ps"
-
+from conftest import launched_training
 
 @pytest.fixture
 def cluster(tw_tool):
-    """A training cluster under tw launch, long enough to watch: its metrics addresses."""
-    if not pathlib.Path("/usr/share/datasets/fashion-mnist").exists():
-        pytest.skip("dataset-fashion-mnist is not installed (scripts/setup.sh installs it)")
-    launch = subprocess.Popen(
-        [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--color", "never", "--",
-         str(MNIST_PS), "--max_steps=10000000", "--log_every=1000000"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env={k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TW_METRICS_PORT")})
-    try:
-        addresses = []
-        deadline = time.monotonic() + 30
-        while not addresses and time.monotonic() < deadline:
-            line = launch.stderr.readline()
-            if line.startswith("tw launch: metrics: "):
-                addresses = re.findall(r"http://([\d.:]+)/metrics", line)
-        assert len(addresses) == 3, "tw launch printed no metrics addresses"
-        yield addresses
-    finally:
-        launch.send_signal(signal.SIGTERM)
-        launch.wait(timeout=60)
+    """A training cluster under tw launch: its tasks' metrics addresses."""
+    with launched_training(tw_tool) as endpoints:
+        yield list(endpoints.values())
 
 
 @pytest.fixture
