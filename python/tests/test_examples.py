@@ -115,16 +115,18 @@ def test_seed_trainer_reaches_088_under_tw_launch(tw_tool, tmp_path, fashion_mni
     and stops the cluster, which exits by itself."""
     ckpt = tmp_path / "ckpt"
     env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
-    # 15,000 steps, a margin over the demo's 12,000 (0.884-0.893 in runs here): asynchronous
-    # updates make each run's accuracy differ, more so while other tests load the machine.
+    # 25,000 steps, a margin over the demo's 12,000: asynchronous updates make each run's
+    # final accuracy differ, more so while other tests load the machine. Four runs at once
+    # here gave 0.877-0.895 after 15,000 steps (and CI once 0.856), 0.889-0.898 after 25,000.
     out = subprocess.run(
         [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--", sys.executable,
-         str(EXAMPLES / "trainer.py"), "--checkpoint_dir=%s" % ckpt, "--max_steps=15000"],
+         str(EXAMPLES / "trainer.py"), "--checkpoint_dir=%s" % ckpt, "--max_steps=25000"],
         env=env, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     accuracy = [l for l in out.stdout.splitlines() if l.startswith("[worker:0] test accuracy:")]
     assert accuracy, out.stdout
-    assert float(accuracy[0].split()[-1]) >= 0.88, accuracy
+    # The whole output on failure: which steps each worker ran, and any recovery.
+    assert float(accuracy[0].split()[-1]) >= 0.88, out.stdout + out.stderr
     assert "tw launch:   ps:0      exited 0" in out.stderr
     # The chief checkpointed: after the first step, every 4000 steps, and at the end.
     assert (ckpt / "checkpoint").exists()
