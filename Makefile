@@ -9,7 +9,7 @@ WERROR      ?= $(if $(filter true,$(CI)),ON,OFF)
 FUZZ_SECONDS ?= 30
 SOURCES      = $(shell git ls-files --cached --others --exclude-standard '*.cc' '*.h' 2>/dev/null)
 
-.PHONY: all setup configure build test demo demo-python wordcount-demo sanitize-configure sanitize-test fuzz install-check format format-check clean
+.PHONY: all setup configure build test demo demo-python wordcount-demo sanitize-configure sanitize-test fuzz install-check image-check format format-check clean
 
 all: build
 
@@ -58,6 +58,12 @@ fuzz: sanitize-configure
 # find_package(tensorweave).
 install-check: build
 	@bash scripts/install_check.sh $(BUILD)
+
+# Builds the Dockerfile's image with podman (no Docker engine needed) and checks it: needs
+# root and about 30 minutes on 2 cores (a release build inside the image).
+image-check:
+	@bash scripts/setup.sh image
+	@bash scripts/image_check.sh
 
 format:
 	@clang-format -i $(SOURCES)

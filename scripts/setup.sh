@@ -10,15 +10,19 @@
 #                                  stage: no tests, no sanitizers, no data)
 #   bash scripts/setup.sh bench    also what only the peer benchmarks need (PyTorch for
 #                                  bench/mnist_torch.py); TW_SETUP_BENCH=1 does the same
+#   bash scripts/setup.sh image    also what building and checking the Dockerfile's image
+#                                  without a Docker engine needs (make image-check)
 set -euo pipefail
 
 with_bench=${TW_SETUP_BENCH:-0}
+with_image=0
 build_only=0
 for arg in "$@"; do
   case "$arg" in
     bench) with_bench=1 ;;
     build) build_only=1 ;;
-    *) echo "usage: bash scripts/setup.sh [build | bench]" >&2; exit 2 ;;
+    image) with_image=1 ;;
+    *) echo "usage: bash scripts/setup.sh [build | bench | image]" >&2; exit 2 ;;
   esac
 done
 
@@ -59,6 +63,12 @@ bench_packages=(
 )
 if [ "$with_bench" = 1 ]; then
   packages+=("${bench_packages[@]}")
+fi
+# scripts/image_check.sh: podman builds the image with chroot isolation (no daemon), from
+# base images debootstrap makes.
+image_packages=(podman debootstrap)
+if [ "$with_image" = 1 ]; then
+  packages+=("${image_packages[@]}")
 fi
 
 missing=()
