@@ -224,18 +224,21 @@ const NameFetcher::Graph& Mapper::DrainGraph(int64_t id) {
 }
 
 void Mapper::CheckIn() {
+  if (!warmed_up_) {
+    // The first run of a graph registers it with the tasks it touches, a few milliseconds
+    // on busy cores: done for the report and the ledger writes now, before the check-in,
+    // since reduce starts the round (and the clock of the counting) once every map has
+    // checked in. A report of round kNoRound is ignored, and an empty write is none.
+    auto warm_report = control_.Run({{report_, Tensor::FromVector<int64_t>({kNoRound, index_})}},
+                                    {}, {send_report_});
+    auto empty = Tensor::FromVector<int64_t>({});
+    auto warm_write = ledger_session_.Run({{ledger_graph_.indices, empty},
+                                           {ledger_graph_.words, empty},
+                                           {ledger_graph_.bytes, empty}},
+                                          {}, {ledger_graph_.write});
+    warmed_up_ = warm_report.ok() && warm_write.ok();
+  }
   control_.Run({}, {}, {check_in_}).IgnoreError();
-  if (warmed_up_) return;
-  // The first run of a graph registers it with the tasks it touches, a few milliseconds on
-  // busy cores: done for the report and the ledger writes now, before the clock of the
-  // counting starts. A report of round kNoRound is ignored, and an empty write is none.
-  auto warm_report = control_.Run({{report_, Tensor::FromVector<int64_t>({kNoRound, index_})}}, {},
-                                  {send_report_});
-  auto empty = Tensor::FromVector<int64_t>({});
-  auto warm_write = ledger_session_.Run(
-      {{ledger_graph_.indices, empty}, {ledger_graph_.words, empty}, {ledger_graph_.bytes, empty}},
-      {}, {ledger_graph_.write});
-  warmed_up_ = warm_report.ok() && warm_write.ok();
 }
 
 Status Mapper::CountBatch(const NameFetcher::Batch& batch) {
