@@ -174,6 +174,7 @@ class GrpcServer final : public Server {
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.SetMaxReceiveMessageSize(-1);
     builder.SetMaxSendMessageSize(-1);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
     worker_service_ = NewGrpcWorkerService(worker_.get(), [this](const std::string& by) {
       Log().info("/job:{}/task:{}: stop requested by {}", job_, task_,
                  by.empty() ? "a client" : by);

@@ -28,6 +28,9 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const TlsO
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  // The chunk connections (connection != 0) keep gRPC's default: only this channel and the
+  // servers were measured with the larger window.
+  if (connection == 0) args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
   if (tls.enabled() && !tls.server_name.empty()) args.SetSslTargetNameOverride(tls.server_name);
   return grpc::CreateCustomChannel(address, NewChannelCredentials(tls), args);
 }
