@@ -343,9 +343,11 @@ TEST_F(MultiProcessTest, SharedMemoryPushAndPullAreBitExact) {
 // whatever directory the graph claims.
 class AllowedDirMultiProcessTest : public MultiProcessTest {
  protected:
+  // Directories of this process's own: ctest runs the tests of this fixture in parallel
+  // processes, and a shared path would be removed under a test that is still running.
   AllowedDirMultiProcessTest()
-      : allowed_(::testing::TempDir() + "/tw_allowed_ps"),
-        outside_(::testing::TempDir() + "/tw_not_allowed_ps") {
+      : allowed_(::testing::TempDir() + "/tw_allowed_ps." + std::to_string(getpid())),
+        outside_(::testing::TempDir() + "/tw_not_allowed_ps." + std::to_string(getpid())) {
     for (const std::string& dir : {allowed_, outside_}) {
       std::filesystem::remove_all(dir);
       std::filesystem::create_directories(dir);
