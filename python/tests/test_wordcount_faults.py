@@ -169,7 +169,15 @@ def test_a_killed_task_restarts_and_the_total_is_exact(tw_tool, wordcount, tmp_p
                      if "restarted 1 time" in "".join(run.summary(t))]
         assert len(restarted) == 1, run.text
         assert restarted[0] in (("map:0", "map:1") if victim == "gate" else (victim,)), run.text
-        assert re.search(sign, "\n".join(run.reduce_lines())), run.text
+        said = "\n".join(run.reduce_lines())
+        if victim == "files:0" and not re.search(sign, said):
+            # The other map may have taken every name left before the kill landed (the
+            # gate is seen, its reader found in /proc and the task killed within a few
+            # milliseconds, as long as counting the rest takes): then the files task held
+            # nothing that was lost, and the first round was the only one.
+            assert re.search(r", 1 round$", said, re.M), run.text
+        else:
+            assert re.search(sign, said), run.text
 
 
 def test_on_failure_restarts_a_killed_map_too(tw_tool, wordcount, tmp_path):
