@@ -60,7 +60,8 @@ install-check: build
 	@bash scripts/install_check.sh $(BUILD)
 
 # Builds the Dockerfile's image with podman (no Docker engine needed) and checks it: needs
-# root and about 30 minutes on 2 cores (a release build inside the image).
+# root, the network to deb.debian.org, and 5-7 minutes on 2 cores (most of it a release
+# build inside the image).
 image-check:
 	@bash scripts/setup.sh image
 	@bash scripts/image_check.sh

@@ -116,7 +116,7 @@ class Mapper {
   // root_ before a round's fetcher starts, never while it runs.
   RemakingSession control_;
   Patience patience_;
-  bool warmed_up_ = false;
+  bool report_warmed_up_ = false, write_warmed_up_ = false;  // see CheckIn
   std::map<int64_t, NameFetcher::Graph> drain_graphs_;
   std::map<int64_t, int64_t> prepared_;  // round id -> its files, seen when prepared
 
@@ -224,19 +224,25 @@ const NameFetcher::Graph& Mapper::DrainGraph(int64_t id) {
 }
 
 void Mapper::CheckIn() {
-  if (!warmed_up_) {
-    // The first run of a graph registers it with the tasks it touches, a few milliseconds
-    // on busy cores: done for the report and the ledger writes now, before the check-in,
-    // since reduce starts the round (and the clock of the counting) once every map has
-    // checked in. A report of round kNoRound is ignored, and an empty write is none.
-    auto warm_report = control_.Run({{report_, Tensor::FromVector<int64_t>({kNoRound, index_})}},
-                                    {}, {send_report_});
+  // The first run of a graph registers it with the tasks it touches, a few milliseconds on
+  // busy cores: done for the report and the ledger writes now, before the check-in, since
+  // reduce starts the round (and the clock of the counting) once every map has checked in.
+  // A report of round kNoRound is ignored, and an empty write is none. Each is retried at
+  // the next check-in until it has succeeded once.
+  if (!report_warmed_up_) {
+    report_warmed_up_ =
+        control_
+            .Run({{report_, Tensor::FromVector<int64_t>({kNoRound, index_})}}, {}, {send_report_})
+            .ok();
+  }
+  if (!write_warmed_up_) {
     auto empty = Tensor::FromVector<int64_t>({});
-    auto warm_write = ledger_session_.Run({{ledger_graph_.indices, empty},
-                                           {ledger_graph_.words, empty},
-                                           {ledger_graph_.bytes, empty}},
-                                          {}, {ledger_graph_.write});
-    warmed_up_ = warm_report.ok() && warm_write.ok();
+    write_warmed_up_ = ledger_session_
+                           .Run({{ledger_graph_.indices, empty},
+                                 {ledger_graph_.words, empty},
+                                 {ledger_graph_.bytes, empty}},
+                                {}, {ledger_graph_.write})
+                           .ok();
   }
   control_.Run({}, {}, {check_in_}).IgnoreError();
 }

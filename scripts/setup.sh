@@ -65,29 +65,40 @@ if [ "$with_bench" = 1 ]; then
   packages+=("${bench_packages[@]}")
 fi
 # scripts/image_check.sh: podman builds the image with chroot isolation (no daemon), from
-# base images debootstrap makes.
+# base images debootstrap makes. Installed with their recommended packages (buildah's
+# helpers, fuse-overlayfs, ...), as on the machine where the check was first run.
 image_packages=(podman debootstrap)
+
+# The packages of the list given that dpkg does not have installed.
+missing_of() {
+  local p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      echo "$p"
+    fi
+  done
+}
+mapfile -t missing < <(missing_of "${packages[@]}")
+missing_image=()
 if [ "$with_image" = 1 ]; then
-  packages+=("${image_packages[@]}")
+  mapfile -t missing_image < <(missing_of "${image_packages[@]}")
 fi
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ ${#missing_image[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "setup: installing ${missing[*]}"
+echo "setup: installing ${missing[*]} ${missing_image[*]}"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ ${#missing_image[@]} -gt 0 ]; then
+  $sudo apt-get install -y -qq "${missing_image[@]}" >/dev/null
+fi
 echo "setup: done"

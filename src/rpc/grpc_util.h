@@ -34,7 +34,8 @@ inline Status FromGrpcStatus(const grpc::Status& s) {
 }
 
 // The HTTP/2 stream window a receiver offers from a stream's start (gRPC's "lookahead"),
-// set on every server and on the channels that carry RunGraph and its inline tensors. With
+// set on every server and on every channel but the chunk connections (NewChannel with
+// `connection` 0: sessions, RunGraph and its inline tensors, control calls). With
 // gRPC's default a stream starts small and BDP probing grows it only as traffic goes on, so
 // a 1 MB tensor inside a RunGraph message waits for window updates. Measured with
 // bench/tcp_path_bench in alternating runs (4 pairs, shared memory off, against iperf3 in
