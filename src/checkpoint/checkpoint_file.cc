@@ -12,28 +12,20 @@
 #include <cstring>
 #include <random>
 
+#include "src/base/errno_status.h"
 #include "src/base/strings.h"
 
 namespace tw::checkpoint {
 namespace {
 
+// ErrnoStatus, but for ELOOP: checkpoint files are opened with O_NOFOLLOW, so a symbolic
+// link is refused by design, and the message says so.
 Status ErrnoError(int err, std::string_view what, const std::string& path) {
-  std::string msg = std::string(what) + " " + path + ": " + std::strerror(err);
-  switch (err) {
-    case ENOENT:
-      return errors::NotFound(msg);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return errors::PermissionDenied(msg);
-    case ELOOP:
-      return errors::InvalidArgument(msg, " (symbolic links are not followed)");
-    case ENOSPC:
-    case EDQUOT:
-      return errors::ResourceExhausted(msg);
-    default:
-      return errors::Internal(msg);
+  if (err == ELOOP) {
+    return errors::InvalidArgument(std::string(what), " ", path, ": ", std::strerror(err),
+                                   " (symbolic links are not followed)");
   }
+  return ErrnoStatus(err, what, path);
 }
 
 std::string Dirname(const std::string& path) {

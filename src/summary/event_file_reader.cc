@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "src/summary/errno_status.h"
+#include "src/base/errno_status.h"
 
 namespace tw::summary {
 
@@ -27,7 +27,7 @@ StatusOr<proto::Event> EventFileReader::Next() {
 StatusOr<std::vector<std::string>> ListEventFiles(const std::string& logdir) {
   std::error_code error;
   std::filesystem::directory_iterator it(logdir, error);
-  if (error) return internal::ErrnoStatus(error.value(), "cannot list", logdir);
+  if (error) return ErrnoStatus(error.value(), "cannot list", logdir);
   std::vector<std::string> files;
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();

@@ -6,8 +6,8 @@
 #include <system_error>
 
 #include "absl/strings/str_format.h"
+#include "src/base/errno_status.h"
 #include "src/base/logging.h"
-#include "src/summary/errno_status.h"
 #include "src/summary/record_writer.h"
 #include "tensorweave/summary.h"
 
@@ -23,7 +23,7 @@ std::string Hostname() {
 Status MakeDirectories(const std::string& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) return summary::internal::ErrnoStatus(error.value(), "cannot create directory", dir);
+  if (error) return ErrnoStatus(error.value(), "cannot create directory", dir);
   return OkStatus();
 }
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 
 #include "src/base/crc32c.h"
-#include "src/summary/errno_status.h"
+#include "src/base/errno_status.h"
 #include "src/summary/record_writer.h"
 
 namespace tw::summary {
@@ -24,7 +24,7 @@ uint64_t ReadLittleEndian(const char* p, int bytes) {
 
 StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return internal::ErrnoStatus(errno, "cannot open", path);
+  if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
   std::string contents;
   char chunk[1 << 16];
   while (true) {
@@ -33,7 +33,7 @@ StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& pa
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      return internal::ErrnoStatus(err, "cannot read", path);
+      return ErrnoStatus(err, "cannot read", path);
     }
     if (n == 0) break;
     contents.append(chunk, static_cast<size_t>(n));

@@ -16,7 +16,7 @@ namespace tw::summary {
 class RecordReader {
  public:
   // Reads the whole file at `path` (event files are small: summaries, not data). Errors
-  // from errno name the path (internal/errno_status.h).
+  // from errno name the path (src/base/errno_status.h).
   static StatusOr<std::unique_ptr<RecordReader>> Open(const std::string& path);
 
   // The next record's data. OutOfRange ("end of <path>") after the last record; DataLoss

@@ -6,7 +6,7 @@
 #include <cerrno>
 
 #include "src/base/crc32c.h"
-#include "src/summary/errno_status.h"
+#include "src/base/errno_status.h"
 
 namespace tw::summary {
 namespace {
@@ -29,7 +29,7 @@ std::string FrameRecord(std::string_view data) {
 
 StatusOr<std::unique_ptr<RecordWriter>> RecordWriter::Create(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return internal::ErrnoStatus(errno, "cannot create", path);
+  if (fd < 0) return ErrnoStatus(errno, "cannot create", path);
   return std::unique_ptr<RecordWriter>(new RecordWriter(path, fd));
 }
 
@@ -53,7 +53,7 @@ Status RecordWriter::Flush() {
       // What reached the file stays; the rest is dropped so that a later Flush does not
       // write a torn record's tail after it.
       buffer_.clear();
-      return internal::ErrnoStatus(err, "cannot write", path_);
+      return ErrnoStatus(err, "cannot write", path_);
     }
     done += static_cast<size_t>(n);
   }
@@ -64,8 +64,7 @@ Status RecordWriter::Flush() {
 Status RecordWriter::Close() {
   if (fd_ < 0) return OkStatus();
   Status status = Flush();
-  if (::close(fd_) != 0 && status.ok())
-    status = internal::ErrnoStatus(errno, "cannot close", path_);
+  if (::close(fd_) != 0 && status.ok()) status = ErrnoStatus(errno, "cannot close", path_);
   fd_ = -1;
   return status;
 }

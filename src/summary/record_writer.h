@@ -34,7 +34,7 @@ class RecordWriter {
  public:
   // Creates a new file at `path`; AlreadyExists when something is there (an existing file
   // is never truncated), NotFound when the directory does not exist, other errno codes as
-  // internal/errno_status.h, each naming the path.
+  // src/base/errno_status.h, each naming the path.
   static StatusOr<std::unique_ptr<RecordWriter>> Create(const std::string& path);
   // Closes the file; errors are lost, so call Close() to see them.
   ~RecordWriter();

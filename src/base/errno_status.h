@@ -1,7 +1,8 @@
-// The Status for a failed POSIX call on a file of the summary layer: the code from errno,
-// the message naming the file. Thread-safe: a pure function.
-#ifndef TENSORWEAVE_SRC_SUMMARY_ERRNO_STATUS_H_
-#define TENSORWEAVE_SRC_SUMMARY_ERRNO_STATUS_H_
+// The Status for a failed POSIX call on a file: the code from errno, the message naming
+// the file. Shared by the layers that write files (checkpoints, summaries). Thread-safe: a
+// pure function.
+#ifndef TENSORWEAVE_SRC_BASE_ERRNO_STATUS_H_
+#define TENSORWEAVE_SRC_BASE_ERRNO_STATUS_H_
 
 #include <cerrno>
 #include <cstring>
@@ -10,7 +11,7 @@
 
 #include "tensorweave/status.h"
 
-namespace tw::summary::internal {
+namespace tw {
 
 // "<what> <path>: <strerror>", as NotFound, PermissionDenied, AlreadyExists,
 // ResourceExhausted (disk full) or Internal.
@@ -34,6 +35,6 @@ inline Status ErrnoStatus(int err, std::string_view what, const std::string& pat
   }
 }
 
-}  // namespace tw::summary::internal
+}  // namespace tw
 
-#endif  // TENSORWEAVE_SRC_SUMMARY_ERRNO_STATUS_H_
+#endif  // TENSORWEAVE_SRC_BASE_ERRNO_STATUS_H_
