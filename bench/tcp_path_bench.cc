@@ -13,10 +13,11 @@
 // over rounds, as a share of the median), and the ratio to iperf3's median.
 //
 // Without --ps the ps task is a `tw server` process on 127.0.0.1 started here, and iperf3's
-// server too. With --ps (bench/between_hosts_bench.py: simulated hosts) both servers run
-// elsewhere and this process is the worker task at --worker. With several ps tasks, each
-// size is also measured as a variable partitioned over all of them (one part per task), in
-// turns with the whole variable on ps task 0.
+// server too; a second ps task with TW_CHUNK_SOCKETS=0 is the baseline: every size is also
+// measured there, in turns, with its chunks in gRPC calls instead of on chunk sockets. With --ps
+// (bench/between_hosts_bench.py: simulated hosts) both servers run elsewhere and this process is
+// the worker task at --worker. With several ps tasks, each size is also measured as a variable
+// partitioned over all of them (one part per task), in turns with the whole variable on ps task 0.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -122,6 +123,7 @@ double Iperf3GBps(const std::string& server, int64_t bytes) {
 struct Transfer {
   int mb = 0;
   int parts = 1;
+  std::string label;  // what is measured besides the size, for the table
   int reps = 0;
   std::unique_ptr<ClientSession> session;
   ClientSession::FeedList feeds;  // per part: placeholder, value
@@ -131,10 +133,13 @@ struct Transfer {
   std::vector<double> push_gbps, pull_gbps;  // per round
 };
 
-StatusOr<Transfer> MakeTransfer(const std::string& target, int mb, int parts) {
+// On ps tasks first_task .. first_task + parts - 1.
+StatusOr<Transfer> MakeTransfer(const std::string& target, int mb, int parts, int first_task,
+                                std::string label) {
   Transfer t;
   t.mb = mb;
   t.parts = parts;
+  t.label = std::move(label);
   t.reps = std::max(3, 160 / mb);
   const int64_t n = int64_t{mb} * 1024 * 1024 / 4;
   Scope g = Scope::NewRootScope();
@@ -142,7 +147,7 @@ StatusOr<Transfer> MakeTransfer(const std::string& target, int mb, int parts) {
   for (int p = 0; p < parts; ++p) {
     const int64_t rows = n / parts + (p < n % parts ? 1 : 0);
     auto var =
-        ops::MakeVariable(g.WithDevice(absl::StrCat("/job:ps/task:", p)),
+        ops::MakeVariable(g.WithDevice(absl::StrCat("/job:ps/task:", first_task + p)),
                           absl::StrCat("big", mb, "/part_", p, "_of_", parts), DT_FLOAT, {rows});
     auto value = ops::Placeholder(g, DT_FLOAT);
     Tensor fed(DT_FLOAT, TensorShape({rows}));
@@ -189,23 +194,33 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
-  std::unique_ptr<testing::ChildProcess> ps, iperf3;
+  std::vector<std::unique_ptr<testing::ChildProcess>> ps;
+  std::unique_ptr<testing::ChildProcess> iperf3;
+  int baseline_task = -1;  // the ps task whose chunks travel in gRPC calls, if any
   if (ps_addresses.empty()) {
-    const std::string ps_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
-    ps_addresses.push_back(ps_address);
-    worker_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
-    const std::string tf_config = R"({"cluster":{"ps":[")" + ps_address + R"("],"worker":[")" +
-                                  worker_address + R"("]},"task":{"type":"ps","index":0}})";
-    const std::string tw = std::filesystem::path(argv[0]).parent_path().parent_path() / "tools/tw";
-    auto started = testing::ChildProcess::Start(
-        {tw, "server", "--bind-host", "127.0.0.1"},
-        {{"TF_CONFIG", tf_config}, {"TW_SHARED_MEMORY", "0"}}, "/tmp/tcp_path_bench_ps.log");
-    if (!started.ok()) {
-      std::fprintf(stderr, "cannot start %s: %s\n", tw.c_str(),
-                   started.status().ToString().c_str());
-      return 1;
+    for (int i = 0; i < 2; ++i) {
+      ps_addresses.push_back("127.0.0.1:" + std::to_string(testing::PickUnusedPort()));
     }
-    ps = std::move(*started);
+    worker_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+    const std::string tw = std::filesystem::path(argv[0]).parent_path().parent_path() / "tools/tw";
+    for (int i = 0; i < 2; ++i) {
+      const std::string tf_config = absl::StrCat(
+          R"({"cluster":{"ps":[")", absl::StrJoin(ps_addresses, R"(",")"), R"("],"worker":[")",
+          worker_address, R"("]},"task":{"type":"ps","index":)", i, "}}");
+      auto started =
+          testing::ChildProcess::Start({tw, "server", "--bind-host", "127.0.0.1"},
+                                       {{"TF_CONFIG", tf_config},
+                                        {"TW_SHARED_MEMORY", "0"},
+                                        {"TW_CHUNK_SOCKETS", i == 0 ? "1" : "0"}},
+                                       absl::StrCat("/tmp/tcp_path_bench_ps", i, ".log"));
+      if (!started.ok()) {
+        std::fprintf(stderr, "cannot start %s: %s\n", tw.c_str(),
+                     started.status().ToString().c_str());
+        return 1;
+      }
+      ps.push_back(std::move(*started));
+    }
+    baseline_task = 1;
     const int port = testing::PickUnusedPort();
     iperf3_address = "127.0.0.1:" + std::to_string(port);
     auto server = testing::ChildProcess::Start(
@@ -266,15 +281,25 @@ int Main(int argc, char** argv) {
     std::printf("| fetch a scalar from /job:ps/task:0 | %.0f us | %.2fx |\n\n", step, step / raw);
   }
 
-  // Each size whole on ps task 0 and, with several ps tasks, partitioned over all of them.
+  // Each size whole on ps task 0 and then either on the baseline task or, with several ps
+  // tasks given, partitioned over all of them.
   std::vector<Transfer> transfers;
   for (int mb : sizes_mb) {
-    for (int parts : ps_addresses.size() > 1
-                         ? std::vector<int>{1, static_cast<int>(ps_addresses.size())}
-                         : std::vector<int>{1}) {
-      auto t = MakeTransfer((*worker)->target(), mb, parts);
+    struct Placement {
+      int parts, first_task;
+      std::string label;
+    };
+    std::vector<Placement> placements = {{1, 0, ""}};
+    if (baseline_task >= 0) {
+      placements.push_back({1, baseline_task, ", chunks in gRPC calls"});
+    } else if (ps_addresses.size() > 1) {
+      const int n = static_cast<int>(ps_addresses.size());
+      placements.push_back({n, 0, absl::StrCat(", ", n, " parts on ", n, " ps tasks")});
+    }
+    for (const Placement& p : placements) {
+      auto t = MakeTransfer((*worker)->target(), mb, p.parts, p.first_task, p.label);
       if (!t.ok()) {
-        std::fprintf(stderr, "%d MB in %d parts: %s\n", mb, parts, t.status().ToString().c_str());
+        std::fprintf(stderr, "%d MB%s: %s\n", mb, p.label.c_str(), t.status().ToString().c_str());
         return 1;
       }
       transfers.push_back(*std::move(t));
@@ -284,14 +309,29 @@ int Main(int argc, char** argv) {
   std::vector<double> iperf3_gbps;
   for (int r = 0; r < rounds; ++r) {
     iperf3_gbps.push_back(Iperf3GBps(iperf3_address, iperf3_bytes));
-    for (Transfer& t : transfers) {
+    // A size's two placements take turns going first, so that neither is always the
+    // first transfer after iperf3's (which runs slower here).
+    std::vector<Transfer*> order;
+    for (Transfer& t : transfers) order.push_back(&t);
+    if (r % 2 == 1) {
+      for (size_t i = 0; i + 1 < order.size(); i += 2) std::swap(order[i], order[i + 1]);
+    }
+    for (Transfer* next : order) {
+      Transfer& t = *next;
       std::vector<double> push, pull;
+      Status failed;
       for (int i = 0; i < t.reps; ++i) {
-        push.push_back(t.bytes / 1e9 /
-                       SecondsOf([&] { (void)t.session->Run(t.feeds, {}, t.push); }));
+        push.push_back(t.bytes / 1e9 / SecondsOf([&] {
+                         failed.Update(t.session->Run(t.feeds, {}, t.push).status());
+                       }));
       }
       for (int i = 0; i < t.reps; ++i) {
-        pull.push_back(t.bytes / 1e9 / SecondsOf([&] { (void)t.session->Run({}, t.pull); }));
+        pull.push_back(t.bytes / 1e9 /
+                       SecondsOf([&] { failed.Update(t.session->Run({}, t.pull).status()); }));
+      }
+      if (!failed.ok()) {  // a failed step would be timed as a fast one
+        std::fprintf(stderr, "%d MB%s: %s\n", t.mb, t.label.c_str(), failed.ToString().c_str());
+        return 1;
       }
       t.push_gbps.push_back(Quantile(push, 0.5));
       t.pull_gbps.push_back(Quantile(pull, 0.5));
@@ -305,16 +345,14 @@ int Main(int argc, char** argv) {
   for (const Transfer& t : transfers) {
     for (const auto& [what, values] : {std::pair{"push", &t.push_gbps}, {"pull", &t.pull_gbps}}) {
       const Summary s = Summarize(*values);
-      const std::string where =
-          t.parts == 1 ? "" : absl::StrCat(", ", t.parts, " parts on ", t.parts, " ps tasks");
-      std::printf("| %d MB%s %s | %.2f | %.0f%% | %.2fx |\n", t.mb, where.c_str(), what, s.median,
+      std::printf("| %d MB%s %s | %.2f | %.0f%% | %.2fx |\n", t.mb, t.label.c_str(), what, s.median,
                   100 * s.spread, ip.median > 0 ? s.median / ip.median : 0.0);
     }
   }
   transfers.clear();
-  if (ps != nullptr) {
+  if (!ps.empty()) {
     (*worker)->StopCluster(absl::Seconds(10)).IgnoreError();
-    (void)ps->Wait(absl::Seconds(10));
+    for (auto& p : ps) (void)p->Wait(absl::Seconds(10));
   }
   (*worker)->Stop();
   return 0;

@@ -11,11 +11,13 @@ namespace tw::examples {
 // Server options for task `job`:`index` of `cluster`: under tw launch every address is on
 // this machine, and then the server listens on loopback only. `runtime` is what the
 // environment says (RunConfig::runtime_settings(): TW_NUM_THREADS, which tw launch sets to
-// each task's share of the cores, TW_SHARED_MEMORY, TW_BUFFER_POOL_MB, TW_METRICS_PORT).
+// each task's share of the cores, TW_SHARED_MEMORY, TW_CHUNK_SOCKETS, TW_BUFFER_POOL_MB,
+// TW_METRICS_PORT).
 inline ServerOptions ExampleServerOptions(const ClusterSpec& cluster, const std::string& job,
                                           int index, const RuntimeSettings& runtime) {
   ServerOptions options{.num_threads = runtime.num_threads,
                         .shared_memory = runtime.shared_memory,
+                        .chunk_sockets = runtime.chunk_sockets,
                         .buffer_pool_mb = runtime.buffer_pool_mb,
                         .metrics_port = runtime.metrics_port};
   auto own = cluster.task_address(job, index);

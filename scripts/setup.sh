@@ -48,6 +48,7 @@ packages=(
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training
   iproute2  # scripts/simulated_hosts.py: network namespaces, veth pairs, tc (the tests' simulated hosts)
   iperf3  # bench/tcp_path_bench, bench/between_hosts_bench.py: the TCP path's ceiling
+  iptables  # python/tests/test_simulated_hosts.py: a simulated host that opens only its task port
   prometheus  # python/tests/test_prometheus.py: a real Prometheus scrapes a tw launch cluster
   tmux  # python/tests/test_top.py: tw top in a real terminal
   python3-matplotlib  # tw plot draws the training curves (make demo ends with one)

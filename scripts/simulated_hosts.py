@@ -123,6 +123,24 @@ class SimulatedHosts:
         out = _ip("netns", "pids", self.namespace(host), check=False).stdout.split()
         return [int(p) for p in out]
 
+    def accept_only(self, host, ports):
+        """A firewall on `host` that refuses (with a TCP reset) every incoming connection
+        but those to `ports`, as a Kubernetes NetworkPolicy that opens only the task port.
+        Needs iptables; removed with the host."""
+        ns = self.namespace(host)
+        try:
+            for port in ports:
+                _netns(ns, "iptables", "-A", "INPUT", "-p", "tcp", "--dport", str(port),
+                       "-j", "ACCEPT")
+            _netns(ns, "iptables", "-A", "INPUT", "-p", "tcp", "--syn", "-j", "REJECT",
+                   "--reject-with", "tcp-reset")
+        except FileNotFoundError as e:
+            raise RuntimeError("a firewall on a simulated host needs iptables "
+                               "(scripts/setup.sh installs it)") from e
+        except subprocess.CalledProcessError as e:
+            raise RuntimeError("cannot set a firewall on simulated host %d: %s" %
+                               (host, (e.stderr or "").strip())) from e
+
     def kill_host(self, host):
         """Kills every process on `host` with SIGKILL, as a host that loses power."""
         for pid in self.pids(host):

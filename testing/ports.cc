@@ -4,7 +4,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <string>
 
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
@@ -44,6 +48,59 @@ int PickUnusedPort() {
     if (given->insert(port).second) return port;
   }
   return -1;
+}
+
+namespace {
+
+// The rows of /proc/net/tcp and tcp6: local port, remote port, state (hexadecimal "01" is
+// ESTABLISHED, "0A" LISTEN) and socket inode.
+struct TcpRow {
+  int local_port, remote_port;
+  std::string state, inode;
+};
+std::vector<TcpRow> TcpTable() {
+  std::vector<TcpRow> rows;
+  for (const char* path : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream table(path);
+    std::string line;
+    std::getline(table, line);  // the header
+    while (std::getline(table, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      const size_t l = local.rfind(':'), r = remote.rfind(':');
+      if (l == std::string::npos || r == std::string::npos) continue;
+      rows.push_back({std::stoi(local.substr(l + 1), nullptr, 16),
+                      std::stoi(remote.substr(r + 1), nullptr, 16), state, inode});
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::vector<int> ListeningPorts(int pid) {
+  std::set<std::string> inodes;  // of the process's sockets, from "socket:[<inode>]" links
+  std::error_code ec;
+  for (const auto& fd :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0) {
+      inodes.insert(target.substr(8, target.size() - 9));
+    }
+  }
+  std::set<int> ports;
+  for (const TcpRow& row : TcpTable()) {
+    if (row.state == "0A" && inodes.count(row.inode) > 0) ports.insert(row.local_port);
+  }
+  return {ports.begin(), ports.end()};
+}
+
+int ConnectionsTo(int port) {
+  int count = 0;
+  for (const TcpRow& row : TcpTable()) count += row.state == "01" && row.remote_port == port;
+  return count;
 }
 
 }  // namespace tw::testing

@@ -1,7 +1,10 @@
-// Test helper: a TCP port on 127.0.0.1 that is free right now (bound to port 0, then
-// released), for clusters whose addresses must be known before their servers start.
+// Test helpers for TCP ports: one on 127.0.0.1 that is free right now (bound to port 0,
+// then released), for clusters whose addresses must be known before their servers start;
+// the ports a process listens on, and the connections to a port.
 #ifndef TENSORWEAVE_TESTING_PORTS_H_
 #define TENSORWEAVE_TESTING_PORTS_H_
+
+#include <vector>
 
 namespace tw::testing {
 
@@ -9,6 +12,14 @@ namespace tw::testing {
 // again). -1 when no socket could be bound. Another process can still take the port
 // before the caller binds it.
 int PickUnusedPort();
+
+// The TCP ports process `pid` listens on, ascending (its sockets in /proc/<pid>/fd matched
+// against /proc/net/tcp and tcp6 of this network namespace).
+std::vector<int> ListeningPorts(int pid);
+
+// The TCP connections of this network namespace that are established to `port` (one per
+// connection: its client side).
+int ConnectionsTo(int port);
 
 }  // namespace tw::testing
 

@@ -125,6 +125,7 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
       .allowed_directories =
           opt.allowed_dirs.empty() ? runtime.allowed_directories : opt.allowed_dirs,
       .shared_memory = runtime.shared_memory,
+      .chunk_sockets = runtime.chunk_sockets,
       .buffer_pool_mb = runtime.buffer_pool_mb,
       // --metrics-port wins over TW_METRICS_PORT
       .metrics_port = opt.metrics_port != -2 ? opt.metrics_port : runtime.metrics_port};

@@ -36,6 +36,10 @@ struct RuntimeSettings {
   // TW_SHARED_MEMORY: "0" turns same-host transfers through shared memory off (as if the
   // tasks were on different hosts); anything else, or unset, leaves them on.
   bool shared_memory = true;
+  // TW_CHUNK_SOCKETS: "0" keeps large tensors' chunks in gRPC calls instead of the chunk
+  // sockets beside them (ServerOptions::chunk_sockets); anything else, or unset, leaves
+  // them on.
+  bool chunk_sockets = true;
   // TW_BUFFER_POOL_MB: MiB of freed tensor memory the process keeps for reuse (0 disables
   // the cache). -1 when unset or not a non-negative number (the option's default: leave
   // the process's pool as it is, 1 GiB).

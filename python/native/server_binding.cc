@@ -28,13 +28,15 @@ class PyServer {
 
   static PyServer Create(const std::string& cluster_json, const std::string& job, int task,
                          const std::string& bind_host, int num_threads, bool shared_memory,
-                         int64_t buffer_pool_mb, std::vector<std::string> allowed_directories,
+                         bool chunk_sockets, int64_t buffer_pool_mb,
+                         std::vector<std::string> allowed_directories,
                          int64_t default_operation_timeout_ms, int metrics_port) {
     ClusterSpec cluster = ValueOrThrow(ClusterSpec::FromJson(cluster_json));
     ServerOptions options{.bind_host = bind_host,
                           .num_threads = num_threads,
                           .allowed_directories = std::move(allowed_directories),
                           .shared_memory = shared_memory,
+                          .chunk_sockets = chunk_sockets,
                           .buffer_pool_mb = buffer_pool_mb,
                           .metrics_port = metrics_port};
     if (default_operation_timeout_ms > 0) {
@@ -83,6 +85,7 @@ py::dict RuntimeSettingsFromEnvironment() {
   py::dict d;
   d["num_threads"] = s.num_threads;
   d["shared_memory"] = s.shared_memory;
+  d["chunk_sockets"] = s.chunk_sockets;
   d["buffer_pool_mb"] = s.buffer_pool_mb;
   d["allowed_directories"] = s.allowed_directories;
   d["metrics_port"] = s.metrics_port;
@@ -95,7 +98,8 @@ void BindServer(py::module_& m) {
   py::class_<PyServer>(m, "Server")
       .def_static("create", &PyServer::Create, py::arg("cluster_json"), py::arg("job"),
                   py::arg("task"), py::arg("bind_host") = "0.0.0.0", py::arg("num_threads") = 0,
-                  py::arg("shared_memory") = true, py::arg("buffer_pool_mb") = -1,
+                  py::arg("shared_memory") = true, py::arg("chunk_sockets") = true,
+                  py::arg("buffer_pool_mb") = -1,
                   py::arg("allowed_directories") = std::vector<std::string>{},
                   py::arg("default_operation_timeout_ms") = 0, py::arg("metrics_port") = -1)
       .def("start", &PyServer::Start)

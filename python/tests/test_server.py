@@ -195,3 +195,41 @@ def test_metrics_port_from_the_environment(monkeypatch):
         text = response.read().decode()
     assert 'tw_steps_total{tw_job="localhost",tw_task="0",code="OK"} 1\n' in text, text
     server.stop()
+
+
+def listening_ports():
+    """The TCP ports this process listens on (its sockets in /proc/self/fd, found in
+    /proc/net/tcp and tcp6 in state LISTEN)."""
+    import os
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            next(rows)
+            for row in rows:
+                fields = row.split()
+                if fields[3] == "0A" and fields[9] in inodes:
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def test_chunk_sockets_from_the_environment(monkeypatch):
+    # A server without TLS listens on a second port for large tensors' chunks (its chunk
+    # socket); TW_CHUNK_SOCKETS=0 keeps them in gRPC calls, as it does for tw server.
+    before = listening_ports()
+    server = tf.train.Server.create_local_server()
+    assert len(listening_ports() - before) == 2
+    server.stop()
+    assert listening_ports() == before
+    monkeypatch.setenv("TW_CHUNK_SOCKETS", "0")
+    server = tf.train.Server.create_local_server()
+    opened = listening_ports() - before
+    assert opened == {int(server.target.rsplit(":", 1)[1])}
+    server.stop()

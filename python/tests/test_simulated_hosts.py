@@ -134,6 +134,54 @@ def test_a_killed_host_restarted_loses_nothing(hosts, tmp_path):
     assert "round 2: handing out" in log, log  # the dead host's files went out again
 
 
+TW = BUILD / "tools" / "tw"
+LARGE_TENSORS = pathlib.Path(__file__).parent / "programs" / "large_tensors.py"
+
+
+@pytest.fixture
+def two_hosts():
+    yield from simulated(2, TW)
+
+
+@pytest.mark.parametrize("firewall", [False, True], ids=["open", "only the task port open"])
+def test_large_tensors_cross_hosts_bit_exact(two_hosts, tmp_path, firewall):
+    # A worker on host 0 pushes and pulls a 20 MB tensor to and from a ps task on host 1.
+    # Its chunks travel on the ps task's chunk socket (a second port); behind a firewall
+    # that lets only the task port through they travel in gRPC calls instead, after one
+    # refused connection, and the worker says so once.
+    hosts = two_hosts
+    if firewall:
+        if shutil.which("iptables") is None:
+            pytest.skip("iptables is not installed (scripts/setup.sh installs it)")
+        hosts.accept_only(1, [PORT])
+    cluster = {"ps": ["%s:%d" % (hosts.address(1), PORT)],
+               "worker": ["%s:%d" % (hosts.address(0), PORT)]}
+    env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster,
+                                                 "task": {"type": "ps", "index": 0}}))
+    ps_log = tmp_path / "ps.log"
+    ps = subprocess.Popen(hosts.command(1, [str(TW), "server"]), env=env,
+                          stdout=open(ps_log, "w"), stderr=subprocess.STDOUT)
+    try:
+        env["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 0}})
+        env["PYTHONPATH"] = str(BUILD / "python")
+        worker = subprocess.run(hosts.command(0, [sys.executable, str(LARGE_TENSORS)]), env=env,
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        hosts.kill_host(1)  # `unshare` passes no signal on to the ps task
+        ps.wait(timeout=30)
+    output = worker.stdout + worker.stderr + ps_log.read_text()
+    assert worker.returncode == 0, output
+    assert "bit exact" in worker.stdout, output
+    ports = set(int(p) for p in re.findall(r"connection to port (\d+)", worker.stdout))
+    fallback = "large tensors to and from %s travel in gRPC calls" % hosts.address(1)
+    if firewall:
+        assert ports == {PORT}, output
+        assert worker.stderr.count(fallback) == 1, output
+    else:
+        assert PORT in ports and len(ports) == 2, output  # the task port and the chunk socket's
+        assert fallback not in worker.stderr, output
+
+
 MNIST_PS = BUILD / "examples" / "mnist_ps"
 
 

@@ -227,6 +227,9 @@ RuntimeSettings RuntimeSettings::FromEnvironment(
   if (const char* v = get("TW_SHARED_MEMORY"); v != nullptr && std::strcmp(v, "0") == 0) {
     settings.shared_memory = false;
   }
+  if (const char* v = get("TW_CHUNK_SOCKETS"); v != nullptr && std::strcmp(v, "0") == 0) {
+    settings.chunk_sockets = false;
+  }
   if (const char* v = get("TW_BUFFER_POOL_MB"); v != nullptr) {
     int64_t mb = 0;
     if (absl::SimpleAtoi(v, &mb) && mb >= 0) {

@@ -419,6 +419,10 @@ TEST(RuntimeSettingsTest, ReadsTheThreeVariables) {
   // Only "0" turns shared memory off.
   EXPECT_TRUE(RuntimeSettings::FromEnvironment(Env({{"TW_SHARED_MEMORY", "1"}})).shared_memory);
   EXPECT_TRUE(RuntimeSettings::FromEnvironment(Env({{"TW_SHARED_MEMORY", ""}})).shared_memory);
+  // Chunk sockets likewise.
+  EXPECT_TRUE(RuntimeSettings().chunk_sockets);
+  EXPECT_FALSE(RuntimeSettings::FromEnvironment(Env({{"TW_CHUNK_SOCKETS", "0"}})).chunk_sockets);
+  EXPECT_TRUE(RuntimeSettings::FromEnvironment(Env({{"TW_CHUNK_SOCKETS", "1"}})).chunk_sockets);
   EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_BUFFER_POOL_MB", "256"}})).buffer_pool_mb,
             256);
 }

@@ -7,6 +7,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/generic/generic_stub.h"
+#include "src/base/logging.h"
+#include "src/rpc/chunk_socket.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/shared_memory.h"
 #include "src/rpc/tensor_chunks.h"
@@ -20,8 +22,11 @@ namespace {
 class GrpcRemoteWorker final : public WorkerInterface {
  public:
   GrpcRemoteWorker(std::shared_ptr<grpc::Channel> channel,
-                   const std::vector<std::shared_ptr<grpc::Channel>>& chunk_channels)
-      : stub_(proto::WorkerService::NewStub(channel)), raw_(std::move(channel)) {
+                   const std::vector<std::shared_ptr<grpc::Channel>>& chunk_channels,
+                   std::string host)
+      : stub_(proto::WorkerService::NewStub(channel)),
+        raw_(std::move(channel)),
+        host_(std::move(host)) {
     for (const auto& c : chunk_channels)
       chunk_stubs_.push_back(std::make_unique<grpc::GenericStub>(c));
   }
@@ -30,6 +35,15 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // state, and may start the next call of a chunked transfer): cancel them and wait until
   // every one has completed. Cancelled calls complete promptly.
   ~GrpcRemoteWorker() override {
+    // Chunks on chunk sockets first: their completions may start gRPC calls (RunGraph after
+    // its chunks), which the cancellations below then end.
+    std::vector<std::unique_ptr<ChunkSocketClient>> sockets;
+    {
+      absl::MutexLock lock(&socket_mu_);
+      sockets_closed_ = true;
+      sockets.swap(sockets_);
+    }
+    sockets.clear();  // joins their threads; every chunk's callback has run
     std::vector<std::shared_ptr<grpc::ClientContext>> in_flight;
     {
       absl::MutexLock lock(&calls_mu_);
@@ -88,8 +102,11 @@ class GrpcRemoteWorker final : public WorkerInterface {
           [this, resp, chunked](const grpc::ByteBuffer& reply) {
             std::string peer_host;
             proto::SharedMemoryKeyRef peer_key;
-            Status s = DecodeRunGraphResult(reply, resp, chunked.get(), &peer_host, &peer_key);
+            int chunk_port = 0;
+            Status s = DecodeRunGraphResult(reply, resp, chunked.get(), &peer_host, &peer_key,
+                                            &chunk_port);
             LearnPeer(peer_host, peer_key);
+            if (s.ok()) LearnChunkPort(chunk_port);
             return s;
           },
           cm,
@@ -251,6 +268,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
     size_t count = 0;
     for (const NamedTensor* t : tensors) count += ChunksOf(t->tensor.TotalBytes()).size();
     auto join = std::make_shared<Join>(count, std::move(done));
+    ChunkSocketClient* socket = ChunkSocket();
     for (const NamedTensor* t : tensors) {
       proto::TensorChunk chunk;
       chunk.set_step_id(step);
@@ -259,11 +277,23 @@ class GrpcRemoteWorker final : public WorkerInterface {
       for (const auto& [offset, length] : ChunksOf(t->tensor.TotalBytes())) {
         chunk.set_offset(offset);
         chunk.set_length(length);
-        RawCall(
-            "/tw.proto.WorkerService/PutChunk",
-            EncodeBytesMessage(chunk, t->tensor, offset, length),
-            [](const grpc::ByteBuffer&) { return OkStatus(); }, cm,
-            [join](const Status& s) { join->Done(s); }, NextChunkStub());
+        auto in_call = [this, chunk, tensor = t->tensor, cm, join] {
+          RawCall(
+              "/tw.proto.WorkerService/PutChunk",
+              EncodeBytesMessage(chunk, tensor, chunk.offset(), chunk.length()),
+              [](const grpc::ByteBuffer&) { return OkStatus(); }, cm,
+              [join](const Status& s) { join->Done(s); }, NextChunkStub());
+        };
+        if (socket == nullptr) {
+          in_call();
+          continue;
+        }
+        socket->Put(chunk, t->tensor, cm,
+                    [this, socket, in_call, join](const Status& s, bool unreachable) {
+                      if (!unreachable) return join->Done(s);
+                      ChunkSocketUnreachable(socket, s);
+                      in_call();
+                    });
       }
     }
   }
@@ -283,6 +313,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
       count += ChunksOf(resp->recv[c.index].tensor.TotalBytes()).size();
     }
     auto join = std::make_shared<Join>(count, std::move(done));
+    ChunkSocketClient* socket = ChunkSocket();
     for (const ChunkedTensor& c : chunked) {
       NamedTensor& target = resp->recv[c.index];
       for (const auto& [offset, length] : ChunksOf(target.tensor.TotalBytes())) {
@@ -291,20 +322,62 @@ class GrpcRemoteWorker final : public WorkerInterface {
         chunk.set_key(target.name);
         chunk.set_offset(offset);
         chunk.set_length(length);
-        // Each reply is copied straight into its range of the fetched tensor.
+        // Each chunk lands straight in its range of the fetched tensor: from the socket,
+        // or copied from the reply.
         char* dst = static_cast<char*>(target.tensor.raw_data()) + offset;
-        RawCall(
-            "/tw.proto.WorkerService/RecvChunk", EncodeProto(chunk),
-            [dst, length = length](const grpc::ByteBuffer& reply) {
-              proto::TensorChunkAck ack;
-              TensorMessageReader reader;
-              TW_RETURN_IF_ERROR(reader.Open(reply, &ack));
-              TW_RETURN_IF_ERROR(reader.ReadBytes(dst, length));
-              return reader.Finish();
-            },
-            cm, [join](const Status& s) { join->Done(s); }, NextChunkStub());
+        auto in_call = [this, chunk, dst, cm, join] {
+          RawCall(
+              "/tw.proto.WorkerService/RecvChunk", EncodeProto(chunk),
+              [dst, length = chunk.length()](const grpc::ByteBuffer& reply) {
+                proto::TensorChunkAck ack;
+                TensorMessageReader reader;
+                TW_RETURN_IF_ERROR(reader.Open(reply, &ack));
+                TW_RETURN_IF_ERROR(reader.ReadBytes(dst, length));
+                return reader.Finish();
+              },
+              cm, [join](const Status& s) { join->Done(s); }, NextChunkStub());
+        };
+        if (socket == nullptr) {
+          in_call();
+          continue;
+        }
+        socket->Fetch(chunk, dst, cm,
+                      [this, socket, in_call, join](const Status& s, bool unreachable) {
+                        if (!unreachable) return join->Done(s);
+                        ChunkSocketUnreachable(socket, s);
+                        in_call();
+                      });
       }
     }
+  }
+
+  // The server's chunk socket, as its last RunGraph reply gave it; null when it has none
+  // or it could not be reached (chunks then travel in gRPC calls). Valid while this lives.
+  ChunkSocketClient* ChunkSocket() {
+    absl::MutexLock lock(&socket_mu_);
+    if (sockets_.empty() || sockets_.back()->port() != socket_port_ ||
+        socket_port_ == unreachable_port_) {
+      return nullptr;
+    }
+    return sockets_.back().get();
+  }
+  // From a RunGraph reply. A new port (the server restarted) gets new connections; the old
+  // ones are kept until this object goes, as chunks may still be using them.
+  void LearnChunkPort(int port) {
+    absl::MutexLock lock(&socket_mu_);
+    socket_port_ = port;
+    if (port == 0 || port == unreachable_port_ || sockets_closed_) return;
+    if (!sockets_.empty() && sockets_.back()->port() == port) return;
+    sockets_.push_back(std::make_unique<ChunkSocketClient>(host_, port, kChunkConnections));
+  }
+  // A chunk socket that cannot be connected to (a firewall lets only the gRPC port through,
+  // say) is not tried again until the server names another port.
+  void ChunkSocketUnreachable(ChunkSocketClient* socket, const Status& why) {
+    absl::MutexLock lock(&socket_mu_);
+    if (unreachable_port_ == socket->port()) return;
+    unreachable_port_ = socket->port();
+    Log().warn("{}; large tensors to and from {} travel in gRPC calls", std::string(why.message()),
+               host_);
   }
 
   // The connection for the next chunk: they take turns, so that several connections carry
@@ -334,6 +407,12 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
   std::unique_ptr<proto::WorkerService::Stub> stub_;
   grpc::GenericStub raw_;
+  const std::string host_;  // the server's, where its chunk socket is too
+  absl::Mutex socket_mu_;
+  std::vector<std::unique_ptr<ChunkSocketClient>> sockets_ ABSL_GUARDED_BY(socket_mu_);
+  int socket_port_ ABSL_GUARDED_BY(socket_mu_) = 0;
+  int unreachable_port_ ABSL_GUARDED_BY(socket_mu_) = 0;
+  bool sockets_closed_ ABSL_GUARDED_BY(socket_mu_) = false;
   std::vector<std::unique_ptr<grpc::GenericStub>> chunk_stubs_;
   std::atomic<size_t> next_chunk_stub_{0};
   absl::Mutex peer_mu_;
@@ -349,8 +428,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
 std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(
     std::shared_ptr<grpc::Channel> channel,
-    std::vector<std::shared_ptr<grpc::Channel>> chunk_channels) {
-  return std::make_unique<GrpcRemoteWorker>(std::move(channel), chunk_channels);
+    std::vector<std::shared_ptr<grpc::Channel>> chunk_channels, std::string host) {
+  return std::make_unique<GrpcRemoteWorker>(std::move(channel), chunk_channels, std::move(host));
 }
 
 }  // namespace tw

@@ -6,6 +6,7 @@
 #define TENSORWEAVE_SRC_RPC_GRPC_REMOTE_WORKER_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "grpcpp/channel.h"
@@ -13,13 +14,15 @@
 
 namespace tw {
 
-// A worker reached through `channel`; the chunks of large transfers (PutChunk, RecvChunk)
-// take turns on `chunk_channels` (or `channel` when there are none). Thread-safe; its calls
-// follow WorkerInterface's contract (done exactly once, on any thread). Destroying it
-// cancels the calls still in flight and waits until each has completed.
+// A worker reached through `channel`. The chunks of large transfers go to the server's
+// chunk socket (src/rpc/chunk_socket.h) at `host` when its replies name one, and otherwise
+// in PutChunk and RecvChunk calls that take turns on `chunk_channels` (or `channel` when
+// there are none). Thread-safe; its calls follow WorkerInterface's contract (done exactly
+// once, on any thread). Destroying it cancels the calls still in flight and waits until
+// each has completed.
 std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(
     std::shared_ptr<grpc::Channel> channel,
-    std::vector<std::shared_ptr<grpc::Channel>> chunk_channels = {});
+    std::vector<std::shared_ptr<grpc::Channel>> chunk_channels = {}, std::string host = "");
 
 }  // namespace tw
 

@@ -21,6 +21,7 @@
 #include "src/distributed/local_master.h"
 #include "src/distributed/master.h"
 #include "src/distributed/worker.h"
+#include "src/rpc/chunk_socket.h"
 #include "src/rpc/grpc_services.h"
 #include "src/rpc/grpc_tls.h"
 #include "src/rpc/grpc_util.h"
@@ -175,11 +176,25 @@ class GrpcServer final : public Server {
     builder.SetMaxReceiveMessageSize(-1);
     builder.SetMaxSendMessageSize(-1);
     builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
-    worker_service_ = NewGrpcWorkerService(worker_.get(), [this](const std::string& by) {
-      Log().info("/job:{}/task:{}: stop requested by {}", job_, task_,
-                 by.empty() ? "a client" : by);
-      StopSoon(StopReason::kStoppedByCluster);
-    });
+    // Chunks of large tensors on plain TCP beside gRPC, in insecure clusters only
+    // (src/rpc/chunk_socket.h); without one they travel in PutChunk and RecvChunk calls.
+    int chunk_port = 0;
+    if (options_.chunk_sockets && !options_.tls.enabled()) {
+      auto socket = ChunkSocketServer::Start(options_.bind_host, &chunks_);
+      if (socket.ok()) {
+        chunk_socket_ = *std::move(socket);
+        chunk_port = chunk_socket_->port();
+      } else {
+        Log().warn("/job:{}/task:{}: {}; large tensors travel in gRPC calls", job_, task_,
+                   std::string(socket.status().message()));
+      }
+    }
+    worker_service_ =
+        NewGrpcWorkerService(worker_.get(), &chunks_, chunk_port, [this](const std::string& by) {
+          Log().info("/job:{}/task:{}: stop requested by {}", job_, task_,
+                     by.empty() ? "a client" : by);
+          StopSoon(StopReason::kStoppedByCluster);
+        });
     master_service_ = NewGrpcMasterService(master_.get(), options_.master_threads);
     builder.RegisterService(worker_service_.get());
     builder.RegisterService(master_service_.get());
@@ -193,6 +208,7 @@ class GrpcServer final : public Server {
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port_ == 0) {
       server_.reset();
+      chunk_socket_.reset();
       // gRPC only logs why; a bind of our own tells the caller.
       if (std::string why = BindError(options_.bind_host, requested_port_); !why.empty()) {
         return errors::Unavailable("Could not start gRPC server on ", bind, ": ", why);
@@ -210,6 +226,7 @@ class GrpcServer final : public Server {
       if (!endpoint.ok()) {
         server_->Shutdown();
         server_.reset();
+        chunk_socket_.reset();
         return endpoint.status();
       }
       metrics_ = *std::move(endpoint);
@@ -260,11 +277,13 @@ class GrpcServer final : public Server {
     if (!watch_done_.HasBeenNotified()) watch_done_.Notify();
     if (watcher_.joinable()) watcher_.join();
     std::unique_ptr<grpc::Server> server;
+    std::unique_ptr<ChunkSocketServer> chunk_socket;
     std::unique_ptr<MetricsEndpoint> metrics;
     MetricsRegistry::CollectorHandle metrics_collector;
     {
       absl::MutexLock lock(&mu_);
       server = std::move(server_);
+      chunk_socket = std::move(chunk_socket_);
       metrics = std::move(metrics_);
       metrics_collector = std::move(metrics_collector_);
       state_ = State::kStopped;
@@ -281,6 +300,8 @@ class GrpcServer final : public Server {
       server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
       server->Wait();
     }
+    // Transfers still on it fail at their callers, whose steps have ended here.
+    chunk_socket.reset();
     // A scrape in progress finishes first; then this server's gauges go.
     metrics.reset();
     metrics_collector = {};
@@ -420,12 +441,14 @@ class GrpcServer final : public Server {
   std::unique_ptr<GrpcWorkerCache> worker_cache_;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<Master> master_;
+  ChunkStore chunks_;  // outlives the worker service and the chunk socket, which use it
   std::unique_ptr<grpc::Service> worker_service_, master_service_;
   mutable absl::Mutex mu_;
   // kNew until Start; kStopped after Stop, or after Join before any Start.
   enum class State { kNew, kStarted, kStopped };
   State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<ChunkSocketServer> chunk_socket_ ABSL_GUARDED_BY(mu_);  // set by Start
   // With ServerOptions::metrics_port: set by Start, reset by Stop.
   std::unique_ptr<MetricsEndpoint> metrics_ ABSL_GUARDED_BY(mu_);
   MetricsRegistry::CollectorHandle metrics_collector_ ABSL_GUARDED_BY(mu_);

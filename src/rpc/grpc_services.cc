@@ -78,8 +78,12 @@ using MasterServiceBase = proto::MasterService::WithRawCallbackMethod_CreateSess
 
 class WorkerServiceImpl final : public WorkerServiceBase {
  public:
-  WorkerServiceImpl(Worker* worker, std::function<void(const std::string&)> on_shutdown)
-      : worker_(worker), on_shutdown_(std::move(on_shutdown)) {}
+  WorkerServiceImpl(Worker* worker, ChunkStore* chunks, int chunk_port,
+                    std::function<void(const std::string&)> on_shutdown)
+      : worker_(worker),
+        chunks_(*chunks),
+        chunk_port_(chunk_port),
+        on_shutdown_(std::move(on_shutdown)) {}
 
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext*, const grpc::ByteBuffer* req,
                                       grpc::ByteBuffer* resp) override {
@@ -127,6 +131,7 @@ class WorkerServiceImpl final : public WorkerServiceBase {
         std::vector<size_t> chunked_fetches;
         *resp = EncodeRunGraphResult(
             r->result, {.chunk_large = true,
+                        .chunk_port = chunk_port_,
                         .shared_memory = shm::SameHost(r->args.proto.shared_memory_host()),
                         .chunked = &chunked_fetches});
         // Large fetches not in shared memory wait here for the caller's RecvChunk calls.
@@ -208,8 +213,9 @@ class WorkerServiceImpl final : public WorkerServiceBase {
 
  private:
   Worker* const worker_;
+  ChunkStore& chunks_;    // large tensors of RunGraph calls in flight
+  const int chunk_port_;  // of the server's chunk socket, 0 for none
   const std::function<void(const std::string&)> on_shutdown_;
-  ChunkStore chunks_;  // large tensors of RunGraph calls in flight
 };
 
 class MasterServiceImpl final : public MasterServiceBase {
@@ -287,8 +293,9 @@ class MasterServiceImpl final : public MasterServiceBase {
 }  // namespace
 
 std::unique_ptr<grpc::Service> NewGrpcWorkerService(
-    Worker* worker, std::function<void(const std::string&)> on_shutdown) {
-  return std::make_unique<WorkerServiceImpl>(worker, std::move(on_shutdown));
+    Worker* worker, ChunkStore* chunks, int chunk_port,
+    std::function<void(const std::string&)> on_shutdown) {
+  return std::make_unique<WorkerServiceImpl>(worker, chunks, chunk_port, std::move(on_shutdown));
 }
 
 std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master, int threads) {

@@ -11,14 +11,18 @@
 
 #include "src/distributed/master.h"
 #include "src/distributed/worker.h"
+#include "src/rpc/tensor_chunks.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 
 namespace tw {
 
-// `on_shutdown(requested_by)` runs for a Shutdown call after its reply is on its way; it
-// must not block (the server stops on a thread of its own).
+// `chunks` holds the large tensors of RunGraph calls in flight (PutChunk, RecvChunk, and
+// the server's chunk socket when it has one: `chunk_port`, 0 for none); it outlives the
+// service. `on_shutdown(requested_by)` runs for a Shutdown call after its reply is on its
+// way; it must not block (the server stops on a thread of its own).
 std::unique_ptr<grpc::Service> NewGrpcWorkerService(
-    Worker* worker, std::function<void(const std::string&)> on_shutdown);
+    Worker* worker, ChunkStore* chunks, int chunk_port,
+    std::function<void(const std::string&)> on_shutdown);
 // `threads` bounds how many master calls (each waits for its workers) run at once.
 std::unique_ptr<grpc::Service> NewGrpcMasterService(Master* master, int threads);
 

@@ -1,5 +1,6 @@
 #include "src/rpc/grpc_worker_cache.h"
 
+#include "src/cluster/host_port.h"
 #include "src/rpc/grpc_remote_worker.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/tensor_chunks.h"
@@ -25,8 +26,10 @@ StatusOr<WorkerInterface*> GrpcWorkerCache::GetWorker(const std::string& task) {
   for (int i = 1; i <= kChunkConnections; ++i) {
     chunk_channels.push_back(NewChannel(address, tls_, i));
   }
-  std::unique_ptr<WorkerInterface> worker =
-      NewGrpcRemoteWorker(NewChannel(address, tls_), std::move(chunk_channels));
+  // A TLS server opens no chunk socket, so only insecure peers are ever reached there.
+  TW_ASSIGN_OR_RETURN(HostPort host_port, ParseHostPort(address));
+  std::unique_ptr<WorkerInterface> worker = NewGrpcRemoteWorker(
+      NewChannel(address, tls_), std::move(chunk_channels), std::move(host_port.host));
   WorkerInterface* raw = worker.get();
   remote_[task] = std::move(worker);
   return raw;

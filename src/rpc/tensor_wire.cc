@@ -13,15 +13,6 @@ namespace {
 
 using NamedTensorProtos = google::protobuf::RepeatedPtrField<proto::NamedTensorProto>;
 
-// tw_tensor_bytes_sent_total{path}: tensor bytes this process sent, in gRPC messages
-// over TCP ("tcp") or in shared-memory blocks ("shared_memory").
-Counter* TensorBytesSent(const char* path) {
-  return Metrics()
-      .CounterFamily("tw_tensor_bytes_sent_total",
-                     "Tensor bytes this process sent to other tasks, by path.", {"path"})
-      .With({path});
-}
-
 void ReleaseTensor(void* tensor) { delete static_cast<Tensor*>(tensor); }
 
 // With `shared_memory` (the receiver is on this host), a large enough tensor's bytes copied
@@ -156,6 +147,13 @@ grpc::Slice TensorSlice(const Tensor& owner, size_t offset, size_t length) {
 
 }  // namespace
 
+Counter* TensorBytesSent(const char* path) {
+  return Metrics()
+      .CounterFamily("tw_tensor_bytes_sent_total",
+                     "Tensor bytes this process sent to other tasks, by path.", {"path"})
+      .With({path});
+}
+
 grpc::ByteBuffer EncodeTensorMessage(const google::protobuf::MessageLite& header,
                                      const std::vector<const Tensor*>& payloads) {
   std::vector<grpc::Slice> slices;
@@ -268,17 +266,19 @@ grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result,
   proto::RunGraphResponse header;
   header.set_shared_memory_host(shm::HostIdentity());
   *header.mutable_shared_memory_key() = shm::KeyLocation();
+  header.set_chunk_port(static_cast<uint32_t>(transport.chunk_port));
   return EncodeNamed(std::move(header), &proto::RunGraphResponse::mutable_recv, result.recv,
                      transport);
 }
 Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
                             std::vector<ChunkedTensor>* chunks, std::string* peer_host,
-                            proto::SharedMemoryKeyRef* peer_key) {
+                            proto::SharedMemoryKeyRef* peer_key, int* chunk_port) {
   proto::RunGraphResponse header;
   TW_RETURN_IF_ERROR(DecodeNamed(buffer, Source::kReply, &header,
                                  &proto::RunGraphResponse::mutable_recv, &result->recv, chunks));
   if (peer_host != nullptr) *peer_host = header.shared_memory_host();
   if (peer_key != nullptr) *peer_key = header.shared_memory_key();
+  if (chunk_port != nullptr) *chunk_port = static_cast<int>(header.chunk_port() & 0xffff);
   return OkStatus();
 }
 

@@ -15,6 +15,7 @@
 
 #include "google/protobuf/message_lite.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "src/base/metrics.h"
 #include "src/core/tensor_coding.h"
 #include "src/distributed/messages.h"
 #include "tensorweave/status.h"
@@ -69,13 +70,17 @@ Status DecodeRunStepResult(const grpc::ByteBuffer& buffer, RunStepResult* result
 // - `chunk_large`: the others that ShouldChunk are marked chunked and travel as TensorChunks
 //   (src/rpc/tensor_chunks.h).
 // Encoding appends the positions of the chunked tensors to `chunked` when given.
+// - `chunk_port` (replies): the server's chunk socket, see RunGraphResponse.chunk_port.
 struct TensorTransport {
   bool chunk_large = false;
+  int chunk_port = 0;
   bool shared_memory = false;
   std::string shared_memory_key;
   std::vector<size_t>* chunked = nullptr;
 };
-// Numeric tensors above 4 MiB (bools excepted: their bytes are checked as a whole).
+// Numeric tensors above 4 MiB (bools excepted: their bytes are checked as a whole). Below
+// that a chunk's own round trip costs more than it saves, also on a chunk socket (1 and 2
+// MB pushes and pulls were 10-25% slower chunked there: docs/performance.md).
 inline bool ShouldChunk(const Tensor& t) {
   return CarriesPayload(t.dtype()) && t.dtype() != DT_BOOL && t.TotalBytes() > (size_t{4} << 20);
 }
@@ -98,11 +103,12 @@ Status DecodeRunGraphArgs(const grpc::ByteBuffer& buffer, RunGraphArgs* args,
 grpc::ByteBuffer EncodeRunGraphResult(const RunGraphResult& result,
                                       const TensorTransport& transport = {});
 // `peer_host` and `peer_key`, when given, receive the server's host identity and where
-// its shared-memory key is.
+// its shared-memory key is; `chunk_port` its chunk socket's port (0: none).
 Status DecodeRunGraphResult(const grpc::ByteBuffer& buffer, RunGraphResult* result,
                             std::vector<ChunkedTensor>* chunks = nullptr,
                             std::string* peer_host = nullptr,
-                            proto::SharedMemoryKeyRef* peer_key = nullptr);
+                            proto::SharedMemoryKeyRef* peer_key = nullptr,
+                            int* chunk_port = nullptr);
 // Pushed tensors travel whole (never chunked): in shared memory when `transport` allows.
 grpc::ByteBuffer EncodeRecvTensorArgs(const RecvTensorArgs& args,
                                       const TensorTransport& transport = {});
@@ -112,6 +118,10 @@ grpc::ByteBuffer EncodeRecvTensorResult(const RecvTensorResult& result, bool sha
 Status DecodeRecvTensorResult(const grpc::ByteBuffer& buffer, RecvTensorResult* result,
                               std::string* peer_host = nullptr,
                               proto::SharedMemoryKeyRef* peer_key = nullptr);
+
+// tw_tensor_bytes_sent_total{path}: tensor bytes this process sent to other tasks, over TCP
+// ("tcp": gRPC messages and chunk sockets) or in shared-memory blocks ("shared_memory").
+Counter* TensorBytesSent(const char* path);
 
 // A plain protobuf message as a ByteBuffer and back (for the raw gRPC methods' requests).
 grpc::ByteBuffer EncodeProto(const google::protobuf::MessageLite& message);

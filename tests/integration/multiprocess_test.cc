@@ -274,32 +274,53 @@ TEST_F(TcpOnlyMultiProcessTest, ChunkedPushAndPullAreBitExact) {
   EXPECT_EQ(after.imported, before.imported) << "the ps task has no shared memory";
 }
 
-// The TCP connections of this network namespace that are established to `port` (from
-// /proc/net/tcp and tcp6, gRPC's sockets being IPv6 ones with IPv4-mapped addresses:
-// hexadecimal "address:port" pairs; state 01 is ESTABLISHED).
-int ConnectionsTo(int port) {
-  int count = 0;
-  for (const char* path : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream table(path);
-    std::string line;
-    std::getline(table, line);  // the header
-    while (std::getline(table, line)) {
-      std::istringstream fields(line);
-      std::string slot, local, remote, state;
-      fields >> slot >> local >> remote >> state;
-      const size_t colon = remote.rfind(':');
-      if (state == "01" && colon != std::string::npos &&
-          std::stoi(remote.substr(colon + 1), nullptr, 16) == port) {
-        ++count;
-      }
-    }
+// Large tensors' chunks travel on the ps task's chunk socket (src/rpc/chunk_socket.h), a
+// second port it listens on and names in its RunGraph replies: a 16 MB push and pull open
+// kChunkConnections connections to it, and none more to the gRPC port.
+TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnTheChunkSocket) {
+  const int ps_port = std::stoi(ps_address_.substr(ps_address_.rfind(':') + 1));
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {4 << 20});
+  auto value = ops::Placeholder(root, DT_FLOAT);
+  auto set = ops::Assign(root, v, value);
+  auto get = ops::ReadVariable(root, v);
+  auto small = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "small", DT_FLOAT, {});
+  auto init_small = ops::Assign(root, small, 1.0f);
+  ClientSession session(root, {.target = worker_->target()});
+  ASSERT_TRUE(session.Run({}, {}, {init_small.op()}).ok());  // the ps task is up
+  const std::vector<int> listening = testing::ListeningPorts(ps_->pid());
+  ASSERT_EQ(listening.size(), 2u) << "the gRPC port and the chunk socket's";
+  const int chunk_port = listening[0] == ps_port ? listening[1] : listening[0];
+  const int grpc_before = testing::ConnectionsTo(ps_port);
+  EXPECT_EQ(testing::ConnectionsTo(chunk_port), 0) << "opened by the first chunk";
+  Tensor t(DT_FLOAT, TensorShape({4 << 20}));
+  std::fill(t.flat<float>().begin(), t.flat<float>().end(), 2.0f);
+  ASSERT_TRUE(session.Run({{value, t}}, {}, {set.op()}).ok());
+  auto out = session.Run({}, {get});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], t);
+  EXPECT_EQ(testing::ConnectionsTo(chunk_port), kChunkConnections);
+  EXPECT_EQ(testing::ConnectionsTo(ps_port), grpc_before);
+}
+
+// With TW_CHUNK_SOCKETS=0 the ps task opens no chunk socket, and chunks travel in PutChunk
+// and RecvChunk calls instead.
+class GrpcChunksMultiProcessTest : public MultiProcessTest {
+ protected:
+  testing::EnvOverrides PsEnvironment() const override {
+    return {{"TF_CONFIG", ps_tf_config_}, {"TW_SHARED_MEMORY", "0"}, {"TW_CHUNK_SOCKETS", "0"}};
   }
-  return count;
+};
+
+TEST_F(GrpcChunksMultiProcessTest, ChunkedPushAndPullAreBitExact) {
+  const int ps_port = std::stoi(ps_address_.substr(ps_address_.rfind(':') + 1));
+  PushAndPullAreBitExact(worker_->target(), Sequence(5'000'003));
+  EXPECT_EQ(testing::ListeningPorts(ps_->pid()), std::vector<int>{ps_port});
 }
 
 // Chunks travel on connections of their own (kChunkConnections), opened by the first
 // chunked transfer: a small step uses none of them, a 16 MB push and pull open all.
-TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnConnectionsOfTheirOwn) {
+TEST_F(GrpcChunksMultiProcessTest, ChunksTravelOnConnectionsOfTheirOwn) {
   const int ps_port = std::stoi(ps_address_.substr(ps_address_.rfind(':') + 1));
   Scope root = Scope::NewRootScope();
   auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {4 << 20});
@@ -310,7 +331,7 @@ TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnConnectionsOfTheirOwn) {
   auto init_small = ops::Assign(root, small, 1.0f);
   ClientSession session(root, {.target = worker_->target()});
   ASSERT_TRUE(session.Run({}, {}, {init_small.op()}).ok());
-  const int before = ConnectionsTo(ps_port);
+  const int before = testing::ConnectionsTo(ps_port);
   EXPECT_GE(before, 1);
   Tensor t(DT_FLOAT, TensorShape({4 << 20}));
   std::fill(t.flat<float>().begin(), t.flat<float>().end(), 2.0f);
@@ -318,7 +339,7 @@ TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnConnectionsOfTheirOwn) {
   auto out = session.Run({}, {get});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].flat<float>()[(4 << 20) - 1], 2.0f);
-  const int after = ConnectionsTo(ps_port);
+  const int after = testing::ConnectionsTo(ps_port);
   EXPECT_GT(after, before);
   EXPECT_EQ(after, before + kChunkConnections);
 }

@@ -10,6 +10,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -384,6 +385,27 @@ TEST_F(TlsTest, NoExposureWarningWithTls) {
       EXPECT_THAT(log, HasSubstr("read and write files in its allowed directories (/srv/ckpt)"));
       EXPECT_THAT(log, HasSubstr("docs/security.md"));
     }
+  }
+}
+
+// A TLS server keeps large tensors' chunks in its gRPC calls, which carry the cluster's
+// certificates: it opens no chunk socket (src/rpc/chunk_socket.h), while an insecure one
+// listens on a second port for it.
+TEST_F(TlsTest, TlsServersOpenNoChunkSocket) {
+  ClusterSpec cluster;
+  ASSERT_TRUE(cluster.AddJob("worker", std::vector<std::string>{"localhost:0"}).ok());
+  for (bool tls : {false, true}) {
+    SCOPED_TRACE(tls ? "with TLS" : "without TLS");
+    const size_t before = testing::ListeningPorts(getpid()).size();
+    auto server = Server::Create(cluster, "worker", 0,
+                                 {.bind_host = "127.0.0.1",
+                                  .num_threads = 1,
+                                  .tls = tls ? pki_->Tls("ca", "task") : TlsOptions{}});
+    ASSERT_TRUE(server.ok()) << server.status();
+    ASSERT_TRUE((*server)->Start().ok());
+    EXPECT_EQ(testing::ListeningPorts(getpid()).size(), before + (tls ? 1 : 2));
+    (*server)->Stop();
+    EXPECT_EQ(testing::ListeningPorts(getpid()).size(), before) << "both closed by Stop";
   }
 }
 

@@ -121,6 +121,7 @@ class Server:
         self._server = _native.Server.create(
             cluster._to_json(), job_name, int(task_index), bind_host=_bind_host,
             num_threads=settings["num_threads"], shared_memory=settings["shared_memory"],
+            chunk_sockets=settings["chunk_sockets"],
             buffer_pool_mb=settings["buffer_pool_mb"],
             # TF 1.x programs name no directories: whoever starts the task lists them.
             allowed_directories=settings["allowed_directories"],

@@ -1,0 +1,534 @@
+#include "src/rpc/chunk_socket.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "src/base/metrics.h"
+#include "src/cluster/host_port.h"
+#include "src/rpc/tensor_wire.h"
+
+namespace tw {
+namespace {
+
+constexpr uint32_t kMagic = 0x31435754;  // "TWC1" in little-endian byte order
+constexpr uint32_t kPut = 1;
+constexpr uint32_t kFetch = 2;
+constexpr size_t kFrameBytes = 12;              // magic, op or code, size
+constexpr uint32_t kMaxHeaderBytes = 64 << 10;  // a TensorChunk or an error message
+constexpr int kConnectTimeoutSeconds = 10;
+
+void PutU32(char* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+uint32_t GetU32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+// A request {magic, op, size} or a reply {magic, code, size}, then `body`.
+std::string Frame(uint32_t op_or_code, std::string_view body) {
+  std::string frame(kFrameBytes, '\0');
+  PutU32(frame.data(), kMagic);
+  PutU32(frame.data() + 4, op_or_code);
+  PutU32(frame.data() + 8, static_cast<uint32_t>(body.size()));
+  frame.append(body);
+  return frame;
+}
+
+void SetTimeouts(int fd, int seconds) {
+  timeval tv{};
+  tv.tv_sec = seconds;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+void SetNoDelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+// Reads exactly `n` bytes. `idle` (the wait for a request) retries when the receive timeout
+// passes before the first byte, and reports a clean end of stream there as kEnd.
+enum class ReadEnd { kOk, kEnd };
+StatusOr<ReadEnd> ReadFull(int fd, void* dst, size_t n, const std::string& peer,
+                           bool idle = false) {
+  char* p = static_cast<char*>(dst);
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = recv(fd, p + done, n - done, 0);
+    if (got > 0) {
+      done += static_cast<size_t>(got);
+      continue;
+    }
+    if (got == 0) {
+      if (idle && done == 0) return ReadEnd::kEnd;
+      return errors::Unavailable("the chunk socket connection to ", peer, " closed mid-message");
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (idle && done == 0) continue;
+      return errors::Unavailable("the chunk socket connection to ", peer, " made no progress for ",
+                                 ChunkSocketServer::kIdleTimeoutSeconds, " s");
+    }
+    return errors::Unavailable("reading from the chunk socket connection to ", peer, ": ",
+                               std::strerror(errno));
+  }
+  return ReadEnd::kOk;
+}
+
+// Writes every byte of `iov` (which it advances).
+Status WriteFull(int fd, iovec* iov, int count, const std::string& peer) {
+  while (count > 0) {
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(count);
+    const ssize_t sent = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return errors::Unavailable("the chunk socket connection to ", peer,
+                                   " made no progress for ", ChunkSocketServer::kIdleTimeoutSeconds,
+                                   " s");
+      }
+      return errors::Unavailable("writing to the chunk socket connection to ", peer, ": ",
+                                 std::strerror(errno));
+    }
+    size_t left = static_cast<size_t>(sent);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return OkStatus();
+}
+Status WriteAll(int fd, const void* data, size_t n, const std::string& peer) {
+  iovec iov{const_cast<void*>(data), n};
+  return WriteFull(fd, &iov, 1, peer);
+}
+
+// The peer of an accepted connection, for messages.
+std::string PeerName(const sockaddr_storage& addr) {
+  char host[NI_MAXHOST] = "?";
+  char port[NI_MAXSERV] = "?";
+  getnameinfo(reinterpret_cast<const sockaddr*>(&addr), sizeof(addr), host, sizeof(host), port,
+              sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
+  return JoinHostPort(host, std::atoi(port));
+}
+
+// Closes the sending side after an error reply and reads what the peer still sends for a
+// moment: closing a socket with unread bytes would reset the connection, and the peer could
+// lose the reply before reading it.
+void EndAfterError(int fd) {
+  shutdown(fd, SHUT_WR);
+  SetTimeouts(fd, 1);
+  char discard[64 << 10];
+  size_t total = 0;
+  ssize_t n;
+  while (total < kChunkBytes && (n = recv(fd, discard, sizeof(discard), 0)) > 0) {
+    total += static_cast<size_t>(n);
+  }
+}
+
+Counter* ChunkBytesSent() {
+  static Counter* counter = TensorBytesSent("tcp");
+  return counter;
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------- server
+
+StatusOr<std::unique_ptr<ChunkSocketServer>> ChunkSocketServer::Start(const std::string& host,
+                                                                      ChunkStore* store) {
+  std::string bind_host = host;
+  if (bind_host.size() >= 2 && bind_host.front() == '[' && bind_host.back() == ']') {
+    bind_host = bind_host.substr(1, bind_host.size() - 2);
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(bind_host.empty() ? nullptr : bind_host.c_str(), "0", &hints, &found);
+      rc != 0) {
+    return errors::Unavailable("the chunk socket cannot resolve \"", host,
+                               "\": ", gai_strerror(rc));
+  }
+  std::string why = "no address";
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+      why = std::strerror(errno);
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (fd < 0) return errors::Unavailable("the chunk socket cannot listen on ", host, ": ", why);
+  sockaddr_storage bound{};
+  socklen_t length = sizeof(bound);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+  const int port = bound.ss_family == AF_INET6
+                       ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                       : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  std::unique_ptr<ChunkSocketServer> server(new ChunkSocketServer(fd, port, store));
+  server->acceptor_ = std::thread([s = server.get()] { s->AcceptLoop(); });
+  return server;
+}
+
+ChunkSocketServer::~ChunkSocketServer() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    for (Connection& c : connections_) {
+      if (c.fd >= 0) shutdown(c.fd, SHUT_RDWR);
+    }
+  }
+  shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
+  acceptor_.join();
+  close(listen_fd_);
+  // Their sockets are shut down: the threads end promptly.
+  std::list<Connection> all;
+  {
+    absl::MutexLock lock(&mu_);
+    all.swap(connections_);  // a list's nodes stay where they are
+  }
+  for (Connection& c : all) c.thread.join();
+}
+
+void ChunkSocketServer::ReapFinished() {
+  absl::MutexLock lock(&mu_);
+  for (auto it = connections_.begin(); it != connections_.end();) {
+    if (!it->finished) {
+      ++it;
+      continue;
+    }
+    it->thread.join();  // it has set `finished` as its last act
+    it = connections_.erase(it);
+  }
+}
+
+void ChunkSocketServer::AcceptLoop() {
+  for (;;) {
+    sockaddr_storage peer{};
+    socklen_t length = sizeof(peer);
+    const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC);
+    // Out of descriptors, say: wait a moment rather than spin. (EINVAL: the destructor shut
+    // the listener down.)
+    if (fd < 0 && errno != EINTR && errno != ECONNABORTED && errno != EINVAL) usleep(10'000);
+    ReapFinished();
+    absl::MutexLock lock(&mu_);
+    // Checked under the lock the destructor sets it under, so that no connection starts
+    // after the destructor has shut the others down.
+    if (stopping_) {
+      if (fd >= 0) close(fd);
+      return;
+    }
+    if (fd < 0) continue;
+    if (connections_.size() >= static_cast<size_t>(kMaxConnections)) {
+      close(fd);
+      continue;
+    }
+    SetNoDelay(fd);
+    SetTimeouts(fd, kIdleTimeoutSeconds);
+    Connection& c = connections_.emplace_back();
+    c.fd = fd;
+    const std::string name = PeerName(peer);
+    c.thread = std::thread([this, &c, name] {
+      Serve(&c, name);
+      // Closed under the lock, which the destructor holds while it shuts connections down.
+      absl::MutexLock done(&mu_);
+      close(c.fd);
+      c.fd = -1;
+      c.finished = true;
+    });
+  }
+}
+
+void ChunkSocketServer::Serve(Connection* connection, const std::string& peer) {
+  const int fd = connection->fd;
+  std::string header;
+  for (;;) {
+    char frame[kFrameBytes];
+    auto start = ReadFull(fd, frame, kFrameBytes, peer, /*idle=*/true);
+    if (!start.ok() || *start == ReadEnd::kEnd) return;
+    const uint32_t op = GetU32(frame + 4);
+    const uint32_t size = GetU32(frame + 8);
+    proto::TensorChunk chunk;
+    Status s;
+    if (GetU32(frame) != kMagic || (op != kPut && op != kFetch)) {
+      s = errors::InvalidArgument("not a chunk socket request");
+    } else if (size > kMaxHeaderBytes) {
+      s = errors::InvalidArgument("chunk header of ", size, " bytes exceeds ", kMaxHeaderBytes);
+    } else {
+      header.resize(size);
+      if (!ReadFull(fd, header.data(), size, peer).ok()) return;
+      if (!chunk.ParseFromString(header)) {
+        s = errors::InvalidArgument("chunk header does not parse as tw.proto.TensorChunk");
+      }
+    }
+    Tensor fetched;
+    if (s.ok() && op == kPut) {
+      // The payload goes straight from the socket into the tensor.
+      size_t consumed = 0;
+      s = store_->Put(chunk, chunk.length(), [&](void* dst, size_t n) -> Status {
+        consumed += n;
+        return ReadFull(fd, dst, n, peer).status();
+      });
+      // A refused put's bytes are still on their way: read them before answering, so that
+      // the caller, which writes all of them before it reads, sees the answer.
+      if (!s.ok() && consumed == 0 && chunk.length() <= kChunkBytes) {
+        std::string drain(chunk.length(), '\0');
+        if (!ReadFull(fd, drain.data(), drain.size(), peer).ok()) return;
+      }
+    } else if (s.ok()) {
+      auto served = store_->Serve(chunk);
+      s = served.status();
+      if (served.ok()) fetched = *std::move(served);
+    }
+    const std::string reply =
+        Frame(static_cast<uint32_t>(s.code()), std::string(s.message().substr(0, 4096)));
+    iovec iov[2] = {{const_cast<char*>(reply.data()), reply.size()}, {nullptr, 0}};
+    int count = 1;
+    if (s.ok() && op == kFetch) {
+      iov[1] = {static_cast<char*>(fetched.raw_data()) + chunk.offset(), chunk.length()};
+      count = 2;
+      if (RecordingMetrics()) ChunkBytesSent()->Add(static_cast<double>(chunk.length()));
+    }
+    if (!WriteFull(fd, iov, count, peer).ok()) return;
+    if (!s.ok()) return EndAfterError(fd);
+  }
+}
+
+// ----------------------------------------------------------------------------- client
+
+struct ChunkSocketClient::Job {
+  bool put = false;
+  proto::TensorChunk chunk;
+  Tensor tensor;  // a put's source, kept alive until sent
+  void* dst = nullptr;
+  CancellationManager* cm = nullptr;
+  CancellationManager::Token token = 0;
+  Done done;
+  // Shared with the cancellation callback, which may run at any time (also after Done).
+  absl::Mutex mu;
+  bool cancelled ABSL_GUARDED_BY(mu) = false;
+  int fd ABSL_GUARDED_BY(mu) = -1;  // the connection carrying it, while it does
+};
+
+ChunkSocketClient::ChunkSocketClient(std::string host, int port, int connections)
+    : host_(std::move(host)), port_(port) {
+  for (int i = 0; i < connections; ++i) {
+    workers_.push_back(std::make_unique<Worker>());
+    Worker* w = workers_.back().get();
+    w->thread = std::thread([this, w] { Run(w); });
+  }
+}
+
+ChunkSocketClient::~ChunkSocketClient() {
+  std::deque<std::shared_ptr<Job>> queued;
+  {
+    absl::MutexLock lock(&mu_);
+    closing_ = true;
+    queued.swap(queue_);
+    for (const auto& w : workers_) {
+      if (w->fd >= 0) shutdown(w->fd, SHUT_RDWR);
+    }
+  }
+  for (const auto& job : queued) {
+    if (job->cm != nullptr) job->cm->DeregisterCallback(job->token);
+    job->done(errors::Cancelled("the connection to ", JoinHostPort(host_, port_), " is closing"),
+              false);
+  }
+  for (const auto& w : workers_) {
+    w->thread.join();
+    if (w->fd >= 0) close(w->fd);
+  }
+}
+
+void ChunkSocketClient::Put(proto::TensorChunk chunk, Tensor tensor, CancellationManager* cm,
+                            Done done) {
+  auto job = std::make_shared<Job>();
+  job->put = true;
+  job->chunk = std::move(chunk);
+  job->tensor = std::move(tensor);
+  job->cm = cm;
+  job->done = std::move(done);
+  Enqueue(std::move(job));
+}
+
+void ChunkSocketClient::Fetch(proto::TensorChunk chunk, void* dst, CancellationManager* cm,
+                              Done done) {
+  auto job = std::make_shared<Job>();
+  job->chunk = std::move(chunk);
+  job->dst = dst;
+  job->cm = cm;
+  job->done = std::move(done);
+  Enqueue(std::move(job));
+}
+
+void ChunkSocketClient::Enqueue(std::shared_ptr<Job> job) {
+  if (job->cm != nullptr) {
+    job->token = job->cm->NewToken();
+    const bool registered = job->cm->RegisterCallback(job->token, [job] {
+      absl::MutexLock lock(&job->mu);
+      job->cancelled = true;
+      if (job->fd >= 0) shutdown(job->fd, SHUT_RDWR);  // ends its transfer now
+    });
+    if (!registered) {
+      job->done(errors::Cancelled("the step was cancelled"), false);
+      return;
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (!closing_) {
+      queue_.push_back(std::move(job));
+      return;
+    }
+  }
+  if (job->cm != nullptr) job->cm->DeregisterCallback(job->token);
+  job->done(errors::Cancelled("the connection to ", JoinHostPort(host_, port_), " is closing"),
+            false);
+}
+
+void ChunkSocketClient::Run(Worker* worker) {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &ChunkSocketClient::HasWorkOrClosing));
+      if (queue_.empty()) return;  // closing
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    bool unreachable = false;
+    Status s = Carry(worker, job.get(), &unreachable);
+    if (job->cm != nullptr) job->cm->DeregisterCallback(job->token);
+    job->done(s, unreachable);
+  }
+}
+
+Status ChunkSocketClient::Carry(Worker* worker, Job* job, bool* unreachable) {
+  const std::string peer = JoinHostPort(host_, port_);
+  if (worker->fd < 0) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!unreachable_.ok()) {  // no use waiting for another connect to time out
+        *unreachable = true;
+        return unreachable_;
+      }
+    }
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    const std::string port = std::to_string(port_);
+    if (int rc = getaddrinfo(host_.c_str(), port.c_str(), &hints, &found); rc != 0) {
+      *unreachable = true;
+      return errors::Unavailable("cannot resolve the chunk socket host ", host_, ": ",
+                                 gai_strerror(rc));
+    }
+    std::string why = "no address";
+    int fd = -1;
+    for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+      fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) {
+        why = std::strerror(errno);
+        continue;
+      }
+      SetTimeouts(fd, kConnectTimeoutSeconds);  // SO_SNDTIMEO bounds connect()
+      if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+        why = std::strerror(errno);
+        close(fd);
+        fd = -1;
+      }
+    }
+    freeaddrinfo(found);
+    if (fd < 0) {
+      *unreachable = true;
+      absl::MutexLock lock(&mu_);
+      unreachable_ = errors::Unavailable("cannot connect to the chunk socket at ", peer, ": ", why);
+      return unreachable_;
+    }
+    SetNoDelay(fd);
+    SetTimeouts(fd, ChunkSocketServer::kIdleTimeoutSeconds);
+    absl::MutexLock lock(&mu_);
+    worker->fd = fd;
+    if (closing_) shutdown(fd, SHUT_RDWR);
+  }
+  const int fd = worker->fd;
+  {
+    absl::MutexLock lock(&job->mu);
+    if (job->cancelled) return errors::Cancelled("the step was cancelled");
+    job->fd = fd;
+  }
+  const proto::TensorChunk& chunk = job->chunk;
+  const std::string request = Frame(job->put ? kPut : kFetch, chunk.SerializeAsString());
+  Status s;
+  if (job->put) {
+    iovec iov[2] = {{const_cast<char*>(request.data()), request.size()},
+                    {static_cast<char*>(job->tensor.raw_data()) + chunk.offset(), chunk.length()}};
+    s = WriteFull(fd, iov, 2, peer);
+    if (s.ok() && RecordingMetrics()) ChunkBytesSent()->Add(static_cast<double>(chunk.length()));
+  } else {
+    s = WriteAll(fd, request.data(), request.size(), peer);
+  }
+  // A refused put may have been answered before all of it was written: read the answer.
+  char frame[kFrameBytes];
+  Status read = ReadFull(fd, frame, kFrameBytes, peer).status();
+  if (read.ok()) {
+    const uint32_t code = GetU32(frame + 4);
+    const uint32_t size = GetU32(frame + 8);
+    if (GetU32(frame) != kMagic || size > kMaxHeaderBytes) {
+      read = errors::Unavailable("the chunk socket at ", peer, " answered with a bad frame");
+    } else {
+      std::string message(size, '\0');
+      read = ReadFull(fd, message.data(), size, peer).status();
+      if (read.ok() && code != 0) {
+        s = Status(code <= static_cast<uint32_t>(absl::StatusCode::kUnauthenticated)
+                       ? static_cast<absl::StatusCode>(code)
+                       : absl::StatusCode::kUnknown,
+                   message);
+      } else if (read.ok() && s.ok() && !job->put) {
+        read = ReadFull(fd, job->dst, chunk.length(), peer).status();
+      }
+    }
+  }
+  if (s.ok()) s = read;
+  bool cancelled = false;
+  {
+    absl::MutexLock lock(&job->mu);
+    job->fd = -1;
+    cancelled = job->cancelled;
+  }
+  if (!s.ok() || !read.ok()) {
+    // The stream's position is unknown (or the server closed it after an error).
+    absl::MutexLock lock(&mu_);
+    close(worker->fd);
+    worker->fd = -1;
+  }
+  if (cancelled && !s.ok()) return errors::Cancelled("the step was cancelled");
+  return s;
+}
+
+}  // namespace tw
