@@ -80,7 +80,7 @@ struct TensorTransport {
 };
 // Numeric tensors above 4 MiB (bools excepted: their bytes are checked as a whole). Below
 // that a chunk's own round trip costs more than it saves, also on a chunk socket (1 and 2
-// MB pushes and pulls were 10-25% slower chunked there: docs/performance.md).
+// MB pushes and pulls were 2-29% slower chunked there: docs/performance.md).
 inline bool ShouldChunk(const Tensor& t) {
   return CarriesPayload(t.dtype()) && t.dtype() != DT_BOOL && t.TotalBytes() > (size_t{4} << 20);
 }
