@@ -1,8 +1,10 @@
 #include "src/rpc/chunk_socket.h"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -10,7 +12,10 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <system_error>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "src/base/metrics.h"
 #include "src/cluster/host_port.h"
 #include "src/rpc/tensor_wire.h"
@@ -23,7 +28,6 @@ constexpr uint32_t kPut = 1;
 constexpr uint32_t kFetch = 2;
 constexpr size_t kFrameBytes = 12;              // magic, op or code, size
 constexpr uint32_t kMaxHeaderBytes = 64 << 10;  // a TensorChunk or an error message
-constexpr int kConnectTimeoutSeconds = 10;
 
 void PutU32(char* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
@@ -54,18 +58,34 @@ void SetNoDelay(int fd) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
+// A peer that vanished (its host lost power, a NAT forgot the connection) is noticed after
+// about 90 s of silence, and its connection closed.
+void SetKeepAlive(int fd) {
+  int on = 1, idle = 60, interval = 10, count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
+Status TooSlow(const std::string& peer) {
+  return errors::Unavailable("a request on the chunk socket connection to ", peer,
+                             " took longer than ", ChunkSocketServer::kRequestTimeoutSeconds, " s");
+}
 
 // Reads exactly `n` bytes. `idle` (the wait for a request) retries when the receive timeout
-// passes before the first byte, and reports a clean end of stream there as kEnd.
+// passes before the first byte, and reports a clean end of stream there as kEnd. Fails once
+// `deadline` has passed, however the bytes trickle in.
 enum class ReadEnd { kOk, kEnd };
-StatusOr<ReadEnd> ReadFull(int fd, void* dst, size_t n, const std::string& peer,
-                           bool idle = false) {
+StatusOr<ReadEnd> ReadFull(int fd, void* dst, size_t n, const std::string& peer, bool idle = false,
+                           absl::Time deadline = absl::InfiniteFuture()) {
   char* p = static_cast<char*>(dst);
   size_t done = 0;
   while (done < n) {
     const ssize_t got = recv(fd, p + done, n - done, 0);
     if (got > 0) {
       done += static_cast<size_t>(got);
+      if (done < n && absl::Now() > deadline) return TooSlow(peer);
       continue;
     }
     if (got == 0) {
@@ -84,9 +104,11 @@ StatusOr<ReadEnd> ReadFull(int fd, void* dst, size_t n, const std::string& peer,
   return ReadEnd::kOk;
 }
 
-// Writes every byte of `iov` (which it advances).
-Status WriteFull(int fd, iovec* iov, int count, const std::string& peer) {
+// Writes every byte of `iov` (which it advances), failing once `deadline` has passed.
+Status WriteFull(int fd, iovec* iov, int count, const std::string& peer,
+                 absl::Time deadline = absl::InfiniteFuture()) {
   while (count > 0) {
+    if (absl::Now() > deadline) return TooSlow(peer);
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = static_cast<size_t>(count);
@@ -243,24 +265,46 @@ void ChunkSocketServer::AcceptLoop() {
       return;
     }
     if (fd < 0) continue;
-    if (connections_.size() >= static_cast<size_t>(kMaxConnections)) {
-      close(fd);
+    if (!MakeRoomLocked()) {
+      close(fd);  // the caller sends its chunk in a gRPC call instead
       continue;
     }
     SetNoDelay(fd);
+    SetKeepAlive(fd);
     SetTimeouts(fd, kIdleTimeoutSeconds);
     Connection& c = connections_.emplace_back();
     c.fd = fd;
     const std::string name = PeerName(peer);
-    c.thread = std::thread([this, &c, name] {
-      Serve(&c, name);
-      // Closed under the lock, which the destructor holds while it shuts connections down.
-      absl::MutexLock done(&mu_);
-      close(c.fd);
-      c.fd = -1;
-      c.finished = true;
-    });
+    try {
+      c.thread = std::thread([this, &c, name] {
+        Serve(&c, name);
+        // Closed under the lock, which the destructor holds while it shuts connections down.
+        absl::MutexLock done(&mu_);
+        close(c.fd);
+        c.fd = -1;
+        c.finished = true;
+      });
+    } catch (const std::system_error&) {  // no thread to be had (a pids limit)
+      close(fd);
+      connections_.pop_back();
+    }
   }
+}
+
+bool ChunkSocketServer::MakeRoomLocked() {
+  size_t open = 0;
+  Connection* idle = nullptr;
+  for (Connection& c : connections_) {
+    if (c.finished || c.evicted) continue;
+    ++open;
+    if (!c.busy && idle == nullptr) idle = &c;
+  }
+  if (open < static_cast<size_t>(kMaxConnections)) return true;
+  if (idle == nullptr) return false;
+  // The oldest idle one: its client opens another when it needs one.
+  idle->evicted = true;
+  shutdown(idle->fd, SHUT_RDWR);
+  return true;
 }
 
 void ChunkSocketServer::Serve(Connection* connection, const std::string& peer) {
@@ -270,6 +314,12 @@ void ChunkSocketServer::Serve(Connection* connection, const std::string& peer) {
     char frame[kFrameBytes];
     auto start = ReadFull(fd, frame, kFrameBytes, peer, /*idle=*/true);
     if (!start.ok() || *start == ReadEnd::kEnd) return;
+    const absl::Time deadline = absl::Now() + absl::Seconds(kRequestTimeoutSeconds);
+    {
+      absl::MutexLock lock(&mu_);
+      if (connection->evicted) return;
+      connection->busy = true;
+    }
     const uint32_t op = GetU32(frame + 4);
     const uint32_t size = GetU32(frame + 8);
     proto::TensorChunk chunk;
@@ -280,7 +330,7 @@ void ChunkSocketServer::Serve(Connection* connection, const std::string& peer) {
       s = errors::InvalidArgument("chunk header of ", size, " bytes exceeds ", kMaxHeaderBytes);
     } else {
       header.resize(size);
-      if (!ReadFull(fd, header.data(), size, peer).ok()) return;
+      if (!ReadFull(fd, header.data(), size, peer, false, deadline).ok()) return;
       if (!chunk.ParseFromString(header)) {
         s = errors::InvalidArgument("chunk header does not parse as tw.proto.TensorChunk");
       }
@@ -291,13 +341,13 @@ void ChunkSocketServer::Serve(Connection* connection, const std::string& peer) {
       size_t consumed = 0;
       s = store_->Put(chunk, chunk.length(), [&](void* dst, size_t n) -> Status {
         consumed += n;
-        return ReadFull(fd, dst, n, peer).status();
+        return ReadFull(fd, dst, n, peer, false, deadline).status();
       });
       // A refused put's bytes are still on their way: read them before answering, so that
       // the caller, which writes all of them before it reads, sees the answer.
       if (!s.ok() && consumed == 0 && chunk.length() <= kChunkBytes) {
         std::string drain(chunk.length(), '\0');
-        if (!ReadFull(fd, drain.data(), drain.size(), peer).ok()) return;
+        if (!ReadFull(fd, drain.data(), drain.size(), peer, false, deadline).ok()) return;
       }
     } else if (s.ok()) {
       auto served = store_->Serve(chunk);
@@ -313,8 +363,10 @@ void ChunkSocketServer::Serve(Connection* connection, const std::string& peer) {
       count = 2;
       if (RecordingMetrics()) ChunkBytesSent()->Add(static_cast<double>(chunk.length()));
     }
-    if (!WriteFull(fd, iov, count, peer).ok()) return;
+    if (!WriteFull(fd, iov, count, peer, deadline).ok()) return;
     if (!s.ok()) return EndAfterError(fd);
+    absl::MutexLock lock(&mu_);
+    connection->busy = false;
   }
 }
 
@@ -335,32 +387,46 @@ struct ChunkSocketClient::Job {
 };
 
 ChunkSocketClient::ChunkSocketClient(std::string host, int port, int connections)
-    : host_(std::move(host)), port_(port) {
+    : host_(std::move(host)), port_(port), peer_(JoinHostPort(host_, port_)) {
   for (int i = 0; i < connections; ++i) {
-    workers_.push_back(std::make_unique<Worker>());
-    Worker* w = workers_.back().get();
-    w->thread = std::thread([this, w] { Run(w); });
+    auto worker = std::make_unique<Worker>();
+    Worker* w = worker.get();
+    try {
+      w->thread = std::thread([this, w] { Run(w); });
+    } catch (const std::system_error&) {
+      break;  // no thread to be had (a pids limit): fewer connections, or none (Usable())
+    }
+    workers_.push_back(std::move(worker));
   }
 }
 
-ChunkSocketClient::~ChunkSocketClient() {
+ChunkSocketClient::~ChunkSocketClient() { Close(); }
+
+bool ChunkSocketClient::Usable() {
+  absl::MutexLock lock(&mu_);
+  return !closing_ && !workers_.empty() && absl::Now() >= retry_connect_at_;
+}
+
+void ChunkSocketClient::BeginClose() {
   std::deque<std::shared_ptr<Job>> queued;
   {
     absl::MutexLock lock(&mu_);
     closing_ = true;
     queued.swap(queue_);
     for (const auto& w : workers_) {
-      if (w->fd >= 0) shutdown(w->fd, SHUT_RDWR);
+      if (w->fd >= 0) shutdown(w->fd, SHUT_RDWR);  // interrupts a chunk in progress
     }
   }
   for (const auto& job : queued) {
     if (job->cm != nullptr) job->cm->DeregisterCallback(job->token);
-    job->done(errors::Cancelled("the connection to ", JoinHostPort(host_, port_), " is closing"),
-              false);
+    job->done(errors::Cancelled("the connection to ", peer_, " is closing"), false);
   }
+}
+
+void ChunkSocketClient::Close() {
+  BeginClose();
   for (const auto& w : workers_) {
-    w->thread.join();
-    if (w->fd >= 0) close(w->fd);
+    if (w->thread.joinable()) w->thread.join();
   }
 }
 
@@ -398,16 +464,20 @@ void ChunkSocketClient::Enqueue(std::shared_ptr<Job> job) {
       return;
     }
   }
+  Status refused;
   {
     absl::MutexLock lock(&mu_);
-    if (!closing_) {
+    if (closing_) {
+      refused = errors::Cancelled("the connection to ", peer_, " is closing");
+    } else if (workers_.empty()) {
+      refused = errors::Unavailable("no thread for the chunk socket at ", peer_);
+    } else {
       queue_.push_back(std::move(job));
       return;
     }
   }
   if (job->cm != nullptr) job->cm->DeregisterCallback(job->token);
-  job->done(errors::Cancelled("the connection to ", JoinHostPort(host_, port_), " is closing"),
-            false);
+  job->done(refused, !IsCancelled(refused));
 }
 
 void ChunkSocketClient::Run(Worker* worker) {
@@ -416,7 +486,7 @@ void ChunkSocketClient::Run(Worker* worker) {
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(this, &ChunkSocketClient::HasWorkOrClosing));
-      if (queue_.empty()) return;  // closing
+      if (queue_.empty()) break;  // closing
       job = std::move(queue_.front());
       queue_.pop_front();
     }
@@ -425,110 +495,176 @@ void ChunkSocketClient::Run(Worker* worker) {
     if (job->cm != nullptr) job->cm->DeregisterCallback(job->token);
     job->done(s, unreachable);
   }
+  CloseConnection(worker);
 }
 
-Status ChunkSocketClient::Carry(Worker* worker, Job* job, bool* unreachable) {
-  const std::string peer = JoinHostPort(host_, port_);
-  if (worker->fd < 0) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (!unreachable_.ok()) {  // no use waiting for another connect to time out
-        *unreachable = true;
-        return unreachable_;
-      }
-    }
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    addrinfo* found = nullptr;
-    const std::string port = std::to_string(port_);
-    if (int rc = getaddrinfo(host_.c_str(), port.c_str(), &hints, &found); rc != 0) {
-      *unreachable = true;
-      return errors::Unavailable("cannot resolve the chunk socket host ", host_, ": ",
-                                 gai_strerror(rc));
-    }
-    std::string why = "no address";
-    int fd = -1;
-    for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-      fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) {
-        why = std::strerror(errno);
-        continue;
-      }
-      SetTimeouts(fd, kConnectTimeoutSeconds);  // SO_SNDTIMEO bounds connect()
-      if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-        why = std::strerror(errno);
-        close(fd);
-        fd = -1;
-      }
-    }
-    freeaddrinfo(found);
+void ChunkSocketClient::CloseConnection(Worker* worker) {
+  absl::MutexLock lock(&mu_);
+  if (worker->fd >= 0) close(worker->fd);
+  worker->fd = -1;
+}
+
+StatusOr<int> ChunkSocketClient::Connect(Job* job) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(port_);
+  if (int rc = getaddrinfo(host_.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    return errors::Unavailable("cannot resolve the chunk socket host ", host_, ": ",
+                               gai_strerror(rc));
+  }
+  std::string why = "no address";
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) {
-      *unreachable = true;
-      absl::MutexLock lock(&mu_);
-      unreachable_ = errors::Unavailable("cannot connect to the chunk socket at ", peer, ": ", why);
-      return unreachable_;
+      why = std::strerror(errno);
+      continue;
     }
-    SetNoDelay(fd);
-    SetTimeouts(fd, ChunkSocketServer::kIdleTimeoutSeconds);
-    absl::MutexLock lock(&mu_);
-    worker->fd = fd;
-    if (closing_) shutdown(fd, SHUT_RDWR);
+    int err = connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    // In slices, so that closing the client or cancelling the step need not wait for it.
+    const absl::Time deadline = absl::Now() + absl::Seconds(kConnectTimeoutSeconds);
+    while (err == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      if (poll(&p, 1, 100) > 0) {
+        socklen_t length = sizeof(err);
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &length);
+        break;
+      }
+      bool give_up = absl::Now() >= deadline;
+      {
+        absl::MutexLock lock(&mu_);
+        give_up |= closing_;
+      }
+      {
+        absl::MutexLock lock(&job->mu);
+        give_up |= job->cancelled;
+      }
+      if (give_up) err = ETIMEDOUT;
+    }
+    if (err != 0) {
+      why = err == ETIMEDOUT ? absl::StrCat("no answer within ", kConnectTimeoutSeconds, " s")
+                             : std::strerror(err);
+      close(fd);
+      fd = -1;
+    }
   }
-  const int fd = worker->fd;
-  {
-    absl::MutexLock lock(&job->mu);
-    if (job->cancelled) return errors::Cancelled("the step was cancelled");
-    job->fd = fd;
-  }
-  const proto::TensorChunk& chunk = job->chunk;
-  const std::string request = Frame(job->put ? kPut : kFetch, chunk.SerializeAsString());
+  freeaddrinfo(found);
+  if (fd < 0)
+    return errors::Unavailable("cannot connect to the chunk socket at ", peer_, ": ", why);
+  const int flags = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  SetNoDelay(fd);
+  SetTimeouts(fd, ChunkSocketServer::kIdleTimeoutSeconds);
+  return fd;
+}
+
+namespace {
+
+// One request and its reply over `fd`. `replied`: some of the reply arrived (so the server
+// read the request). Transport failures are Unavailable; the server's errors keep their
+// code.
+Status Exchange(int fd, bool put, const proto::TensorChunk& chunk, const Tensor& source, void* dst,
+                const std::string& peer, bool* replied) {
+  *replied = false;
+  const std::string request = Frame(put ? kPut : kFetch, chunk.SerializeAsString());
   Status s;
-  if (job->put) {
+  if (put) {
     iovec iov[2] = {{const_cast<char*>(request.data()), request.size()},
-                    {static_cast<char*>(job->tensor.raw_data()) + chunk.offset(), chunk.length()}};
+                    {static_cast<char*>(const_cast<void*>(source.raw_data())) + chunk.offset(),
+                     chunk.length()}};
     s = WriteFull(fd, iov, 2, peer);
-    if (s.ok() && RecordingMetrics()) ChunkBytesSent()->Add(static_cast<double>(chunk.length()));
   } else {
     s = WriteAll(fd, request.data(), request.size(), peer);
   }
   // A refused put may have been answered before all of it was written: read the answer.
   char frame[kFrameBytes];
   Status read = ReadFull(fd, frame, kFrameBytes, peer).status();
-  if (read.ok()) {
-    const uint32_t code = GetU32(frame + 4);
-    const uint32_t size = GetU32(frame + 8);
-    if (GetU32(frame) != kMagic || size > kMaxHeaderBytes) {
-      read = errors::Unavailable("the chunk socket at ", peer, " answered with a bad frame");
-    } else {
-      std::string message(size, '\0');
-      read = ReadFull(fd, message.data(), size, peer).status();
-      if (read.ok() && code != 0) {
-        s = Status(code <= static_cast<uint32_t>(absl::StatusCode::kUnauthenticated)
-                       ? static_cast<absl::StatusCode>(code)
-                       : absl::StatusCode::kUnknown,
-                   message);
-      } else if (read.ok() && s.ok() && !job->put) {
-        read = ReadFull(fd, job->dst, chunk.length(), peer).status();
+  if (!read.ok()) return s.ok() ? read : s;
+  *replied = true;
+  const uint32_t code = GetU32(frame + 4);
+  const uint32_t size = GetU32(frame + 8);
+  if (GetU32(frame) != kMagic || size > kMaxHeaderBytes) {
+    return errors::Unavailable("the chunk socket at ", peer, " answered with a bad frame");
+  }
+  std::string message(size, '\0');
+  TW_RETURN_IF_ERROR(ReadFull(fd, message.data(), size, peer).status());
+  if (code != 0) {
+    return Status(code <= static_cast<uint32_t>(absl::StatusCode::kUnauthenticated)
+                      ? static_cast<absl::StatusCode>(code)
+                      : absl::StatusCode::kUnknown,
+                  message);
+  }
+  TW_RETURN_IF_ERROR(s);
+  if (put) {
+    if (RecordingMetrics()) ChunkBytesSent()->Add(static_cast<double>(chunk.length()));
+    return OkStatus();
+  }
+  return ReadFull(fd, dst, chunk.length(), peer).status();
+}
+
+}  // namespace
+
+Status ChunkSocketClient::Carry(Worker* worker, Job* job, bool* unreachable) {
+  for (int attempt = 0;; ++attempt) {
+    const bool fresh = worker->fd < 0;
+    if (fresh) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (!unreachable_.ok() && absl::Now() < retry_connect_at_) {
+          *unreachable = true;  // no use waiting for another connect to time out
+          return unreachable_;
+        }
       }
+      StatusOr<int> fd = Connect(job);
+      absl::MutexLock lock(&mu_);
+      if (!fd.ok()) {
+        {
+          absl::MutexLock cancelled(&job->mu);
+          if (job->cancelled) return errors::Cancelled("the step was cancelled");
+        }
+        if (closing_) return errors::Cancelled("the connection to ", peer_, " is closing");
+        unreachable_ = fd.status();
+        retry_connect_at_ = absl::Now() + absl::Seconds(kRetryConnectSeconds);
+        *unreachable = true;
+        return unreachable_;
+      }
+      unreachable_ = OkStatus();
+      worker->fd = *fd;
+      if (closing_) shutdown(worker->fd, SHUT_RDWR);
     }
+    const int fd = worker->fd;
+    {
+      absl::MutexLock lock(&job->mu);
+      if (job->cancelled) return errors::Cancelled("the step was cancelled");
+      job->fd = fd;
+    }
+    bool replied = false;
+    Status s = Exchange(fd, job->put, job->chunk, job->tensor, job->dst, peer_, &replied);
+    bool cancelled = false;
+    {
+      absl::MutexLock lock(&job->mu);
+      job->fd = -1;
+      cancelled = job->cancelled;
+    }
+    // After an error the stream's position is unknown (or the server closed it); after a
+    // cancellation the socket may have been shut down even though the chunk went through.
+    if (!s.ok() || cancelled) CloseConnection(worker);
+    if (cancelled && !s.ok()) return errors::Cancelled("the step was cancelled");
+    if (s.ok() || replied || !IsUnavailable(s)) return s;
+    {
+      absl::MutexLock lock(&mu_);
+      if (closing_) return errors::Cancelled("the connection to ", peer_, " is closing");
+    }
+    if (fresh) {
+      *unreachable = true;  // a new connection that the server closed: try another way
+      return s;
+    }
+    if (attempt > 0) return s;
+    // A reused connection that the server had closed: once more on a new one.
   }
-  if (s.ok()) s = read;
-  bool cancelled = false;
-  {
-    absl::MutexLock lock(&job->mu);
-    job->fd = -1;
-    cancelled = job->cancelled;
-  }
-  if (!s.ok() || !read.ok()) {
-    // The stream's position is unknown (or the server closed it after an error).
-    absl::MutexLock lock(&mu_);
-    close(worker->fd);
-    worker->fd = -1;
-  }
-  if (cancelled && !s.ok()) return errors::Cancelled("the step was cancelled");
-  return s;
 }
 
 }  // namespace tw

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "src/framework/cancellation.h"
 #include "src/rpc/tensor_chunks.h"
 #include "tensorweave/status.h"
@@ -38,13 +39,16 @@
 namespace tw {
 
 // Serves a ChunkStore on a TCP port: a thread accepts, one thread per connection reads its
-// requests in turn. Connections beyond kMaxConnections are closed at once. A request whose
-// bytes stop arriving for kIdleTimeout fails and closes its connection; an idle connection
-// between requests stays open.
+// requests in turn. At most kMaxConnections are open: a new one beyond closes the oldest
+// idle one (its client opens another when it needs one), or is closed itself when all are
+// busy. A request fails and closes its connection when its bytes stop for
+// kIdleTimeoutSeconds or it takes longer than kRequestTimeoutSeconds in all; an idle
+// connection stays open until TCP keepalive finds its peer gone.
 class ChunkSocketServer {
  public:
   static constexpr int kMaxConnections = 256;
   static constexpr int kIdleTimeoutSeconds = 60;
+  static constexpr int kRequestTimeoutSeconds = 120;
 
   // Listens on `host` (the gRPC server's bind host; "" or a wildcard for every address) at
   // a port the OS chooses. Unavailable when it cannot.
@@ -57,9 +61,12 @@ class ChunkSocketServer {
   int port() const { return port_; }
 
  private:
+  // Fields but `thread` guarded by mu_.
   struct Connection {
     int fd;  // -1 once its thread has closed it
     std::thread thread;
+    bool busy = false;     // within a request
+    bool evicted = false;  // shut down to make room
     bool finished = false;
   };
   ChunkSocketServer(int listen_fd, int port, ChunkStore* store)
@@ -69,6 +76,9 @@ class ChunkSocketServer {
   void Serve(Connection* connection, const std::string& peer);
   // Joins the threads of connections that have ended (called by the accept thread).
   void ReapFinished();
+  // Whether a new connection may open, after shutting the oldest idle one down if that
+  // makes room.
+  bool MakeRoomLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int listen_fd_;
   const int port_;
@@ -81,30 +91,48 @@ class ChunkSocketServer {
 
 // The chunk socket of one peer task, reached over `connections` TCP connections, each with
 // a thread that carries one chunk at a time; chunks queue for the first free one. A
-// connection is opened at its first chunk and again after an error; once a connection
-// could not be made, every later chunk fails at once as unreached. Thread-safe.
+// connection is opened at its first chunk and again after an error. Thread-safe.
+//
+// When a connection cannot be made, the chunk is reported unreached, and so is every chunk
+// for kRetryConnectSeconds after (Usable() is false meanwhile): a firewall that drops SYNs
+// costs one connect timeout, not one per chunk. A connection the server closed while it
+// was idle (its keepalive, or room made for another connection) is replaced once per
+// chunk: a chunk whose reused connection fails before any reply byte is tried again on a
+// new one, and one whose new connection fails that way is reported unreached.
 class ChunkSocketClient {
  public:
-  // `reached`: false when the chunk never reached the server (no connection could be made):
-  // the caller may send it another way. Runs on a connection thread.
-  using Done = std::function<void(const Status& s, bool reached)>;
+  static constexpr int kConnectTimeoutSeconds = 10;
+  static constexpr int kRetryConnectSeconds = 60;
+
+  // `unreachable`: the chunk did not reach the server (`s` says why); the caller may send
+  // it another way. Runs on a connection thread, or on the caller's when the chunk is
+  // refused at once (its step was cancelled, or the client is closing).
+  using Done = std::function<void(const Status& s, bool unreachable)>;
 
   ChunkSocketClient(std::string host, int port, int connections);
-  // Fails the chunks still queued (Cancelled, not reached), interrupts those in progress
-  // and joins the threads; every Done has run when it returns.
+  // Close(), then frees. Must not run on one of the client's threads.
   ~ChunkSocketClient();
 
   int port() const { return port_; }
+  // False while connecting is not worth trying (see above) or once closing.
+  bool Usable();
 
   // Sends bytes [chunk.offset, +chunk.length) of `tensor` as `chunk`.
   void Put(proto::TensorChunk chunk, Tensor tensor, CancellationManager* cm, Done done);
   // Receives `chunk` into `dst`, which stays valid until `done` runs.
   void Fetch(proto::TensorChunk chunk, void* dst, CancellationManager* cm, Done done);
 
+  // Stops taking chunks: those queued fail with Cancelled (not unreachable), those in
+  // progress are interrupted, the connections close. Does not wait.
+  void BeginClose();
+  // BeginClose(), then joins the threads: every Done has run when it returns. Must not run
+  // on one of the client's threads.
+  void Close();
+
  private:
   struct Job;
   struct Worker {
-    int fd = -1;
+    int fd = -1;  // written by its thread under mu_ (the closing side reads it there)
     std::thread thread;
   };
   void Enqueue(std::shared_ptr<Job> job);
@@ -113,15 +141,22 @@ class ChunkSocketClient {
   }
   void Run(Worker* worker);
   // Carries `job` over `worker`'s connection (opening it first when needed).
-  Status Carry(Worker* worker, Job* job, bool* reached);
+  Status Carry(Worker* worker, Job* job, bool* unreachable);
+  // A new connection, or why not. Gives up early when the client closes or `job` is
+  // cancelled.
+  StatusOr<int> Connect(Job* job);
+  void CloseConnection(Worker* worker);
 
   const std::string host_;
   const int port_;
+  const std::string peer_;  // host:port, for messages
   absl::Mutex mu_;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
-  Status unreachable_ ABSL_GUARDED_BY(mu_);  // why the last connect failed, if one did
+  // Why the last connect failed, until when no other is tried.
+  Status unreachable_ ABSL_GUARDED_BY(mu_);
+  absl::Time retry_connect_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::deque<std::shared_ptr<Job>> queue_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Worker>> workers_;  // fixed after the constructor
 };
 
 }  // namespace tw

@@ -2,11 +2,15 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <future>
+#include <optional>
+#include <thread>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -171,6 +175,7 @@ TEST_F(ChunkSocketTest, NothingListeningIsUnavailableAndUnreached) {
   EXPECT_THAT(std::string(o.status.message()),
               HasSubstr("cannot connect to the chunk socket at 127.0.0.1:" + std::to_string(port)));
   EXPECT_TRUE(o.unreachable) << "the caller may send it another way";
+  EXPECT_FALSE(client.Usable()) << "for a while, connecting is not tried again";
   // Later chunks fail at once, without another connect (where SYNs are dropped, each would
   // wait for the connect timeout).
   o = PutOne(client, t, "k", 0, t.TotalBytes());
@@ -226,29 +231,129 @@ TEST_F(ChunkSocketTest, GarbageGetsAnErrorReplyAndTheServerGoesOn) {
   EXPECT_TRUE(o.status.ok()) << o.status;
 }
 
+// A listener on 127.0.0.1 that a test drives by hand: it accepts connections and reads and
+// writes raw bytes, to play a server that misbehaves.
+class FakeServer {
+ public:
+  FakeServer() {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(listener_, 8), 0);
+    socklen_t length = sizeof(addr);
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &length);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~FakeServer() { close(listener_); }
+  int port() const { return port_; }
+  // The next connection (waits up to 5 s), -1 when none came.
+  int Accept() {
+    pollfd p{listener_, POLLIN, 0};
+    if (poll(&p, 1, 5000) != 1) return -1;
+    const int fd = accept(listener_, nullptr, nullptr);
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+  }
+  // Reads one fetch request; its TensorChunk, or nullopt.
+  static std::optional<proto::TensorChunk> ReadFetch(int fd) {
+    char frame[12];
+    if (recv(fd, frame, 12, MSG_WAITALL) != 12) return std::nullopt;
+    uint32_t size = 0;
+    std::memcpy(&size, frame + 8, 4);
+    std::string header(size, '\0');
+    if (recv(fd, header.data(), size, MSG_WAITALL) != static_cast<ssize_t>(size)) {
+      return std::nullopt;
+    }
+    proto::TensorChunk chunk;
+    if (!chunk.ParseFromString(header)) return std::nullopt;
+    return chunk;
+  }
+  // Answers a fetch of `length` bytes with OK and bytes of value `fill`.
+  static void AnswerFetch(int fd, size_t length, char fill) {
+    std::string reply(12, '\0');
+    const uint32_t magic = 0x31435754;
+    std::memcpy(reply.data(), &magic, 4);
+    reply.append(length, fill);
+    send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+  }
+
+ private:
+  int listener_ = -1;
+  int port_ = 0;
+};
+
+proto::TensorChunk FetchOf(size_t length) {
+  proto::TensorChunk chunk;
+  chunk.set_step_id(3);
+  chunk.set_key("k");
+  chunk.set_length(length);
+  return chunk;
+}
+
+// A connection the server closed while it was idle (keepalive, or room made for another) is
+// replaced: the chunk goes again on a new connection, and arrives.
+TEST(ChunkSocketClientTest, AReusedConnectionTheServerClosedIsReplacedOnce) {
+  FakeServer server;
+  ChunkSocketClient client("127.0.0.1", server.port(), 1);
+  char buf[64];
+  std::thread script([&] {
+    const int first = server.Accept();
+    ASSERT_GE(first, 0);
+    ASSERT_TRUE(FakeServer::ReadFetch(first).has_value());
+    FakeServer::AnswerFetch(first, sizeof(buf), 'a');
+    ASSERT_TRUE(FakeServer::ReadFetch(first).has_value());
+    close(first);  // the second request finds the connection gone
+    const int second = server.Accept();
+    ASSERT_GE(second, 0);
+    ASSERT_TRUE(FakeServer::ReadFetch(second).has_value());
+    FakeServer::AnswerFetch(second, sizeof(buf), 'b');
+    close(second);
+  });
+  Outcome o = FetchOne(client, FetchOf(sizeof(buf)), buf);
+  ASSERT_TRUE(o.status.ok()) << o.status;
+  EXPECT_EQ(buf[63], 'a');
+  o = FetchOne(client, FetchOf(sizeof(buf)), buf);
+  EXPECT_TRUE(o.status.ok()) << o.status;
+  EXPECT_EQ(buf[63], 'b');
+  script.join();
+}
+
+// A new connection that the server closes before answering (all its connections busy) is
+// "unreachable" for that chunk, which the caller then sends another way; the client stays
+// usable.
+TEST(ChunkSocketClientTest, ANewConnectionClosedUnansweredLeavesTheChunkUnreached) {
+  FakeServer server;
+  ChunkSocketClient client("127.0.0.1", server.port(), 1);
+  std::thread script([&] {
+    const int fd = server.Accept();
+    if (fd >= 0) close(fd);
+  });
+  char buf[64];
+  Outcome o = FetchOne(client, FetchOf(sizeof(buf)), buf);
+  script.join();
+  EXPECT_TRUE(IsUnavailable(o.status)) << o.status;
+  EXPECT_TRUE(o.unreachable);
+  EXPECT_TRUE(client.Usable()) << "connecting works; only that connection was refused";
+}
+
 // A chunk whose server never answers ends when its step is cancelled.
 TEST(ChunkSocketClientTest, CancellationEndsAChunkInProgress) {
-  // A listener that accepts (the kernel does, from its backlog) and never reads or answers.
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  socklen_t length = sizeof(addr);
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
-  ChunkSocketClient client("127.0.0.1", ntohs(addr.sin_port), 1);
+  FakeServer server;  // accepts (the kernel does, from its backlog) and never answers
+  ChunkSocketClient client("127.0.0.1", server.port(), 1);
   CancellationManager cm;
-  proto::TensorChunk chunk;
-  chunk.set_key("never");
-  chunk.set_length(64);
+  proto::TensorChunk chunk = FetchOf(64);
   char buf[64];
   std::promise<Outcome> done;
   client.Fetch(chunk, buf, &cm, [&](const Status& s, bool unreachable) {
     done.set_value({s, unreachable});
   });
+  const int fd = server.Accept();
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(FakeServer::ReadFetch(fd).has_value()) << "the chunk is in progress";
   auto outcome = done.get_future();
-  EXPECT_EQ(outcome.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
   const absl::Time start = absl::Now();
   cm.StartCancel();
   ASSERT_EQ(outcome.wait_for(std::chrono::seconds(5)), std::future_status::ready);
@@ -259,50 +364,100 @@ TEST(ChunkSocketClientTest, CancellationEndsAChunkInProgress) {
   // Chunks of a step cancelled before they start are refused at once.
   o.status = FetchOne(client, chunk, buf, &cm).status;
   EXPECT_TRUE(IsCancelled(o.status)) << o.status;
-  close(listener);
+  close(fd);
 }
 
-// Destroying a client ends the chunk in progress and fails the queued ones: every callback
-// runs before the destructor returns.
-TEST(ChunkSocketClientTest, DestroyingTheClientRunsEveryCallback) {
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  socklen_t length = sizeof(addr);
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
-  std::atomic<int> failed{0};
-  {
-    ChunkSocketClient client("127.0.0.1", ntohs(addr.sin_port), 1);
-    proto::TensorChunk chunk;
-    chunk.set_key("never");
-    chunk.set_length(64);
-    static char buf[64];
-    for (int i = 0; i < 3; ++i) {
-      client.Fetch(chunk, buf, nullptr, [&](const Status& s, bool) {
-        if (!s.ok()) ++failed;
-      });
-    }
-    absl::SleepFor(absl::Milliseconds(100));  // the first one is in progress
+// Closing a client interrupts the chunk in progress and fails the queued ones, promptly:
+// every callback has run when Close returns.
+TEST(ChunkSocketClientTest, ClosingTheClientRunsEveryCallbackPromptly) {
+  FakeServer server;
+  std::atomic<int> cancelled{0};
+  ChunkSocketClient client("127.0.0.1", server.port(), 1);
+  static char buf[64];
+  for (int i = 0; i < 3; ++i) {
+    client.Fetch(FetchOf(sizeof(buf)), buf, nullptr, [&](const Status& s, bool unreachable) {
+      if (IsCancelled(s) || (IsUnavailable(s) && !unreachable)) ++cancelled;
+    });
   }
-  EXPECT_EQ(failed.load(), 3);
-  close(listener);
+  const int fd = server.Accept();
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(FakeServer::ReadFetch(fd).has_value()) << "the first chunk is in progress";
+  const absl::Time start = absl::Now();
+  client.Close();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_EQ(cancelled.load(), 3);
+  // Closed: a new chunk is refused at once.
+  Outcome o = FetchOne(client, FetchOf(sizeof(buf)), buf);
+  EXPECT_TRUE(IsCancelled(o.status)) << o.status;
+  EXPECT_FALSE(client.Usable());
+  close(fd);
 }
 
 // Stopping the server ends its idle connections too: the destructor does not wait for
-// clients to go away.
+// clients to go away, and they see the end of the stream.
 TEST_F(ChunkSocketTest, StoppingTheServerDoesNotWaitForIdleClients) {
   ChunkSocketClient client("127.0.0.1", server_->port(), 2);
   const Tensor t = Pattern(1000);
   ASSERT_TRUE(PutOne(client, t, "k", 0, t.TotalBytes()).status.ok());
+  // A connection that has been served once (so surely accepted), then idles.
   const int idle = Connect(server_->port());
+  const std::string request = [] {
+    proto::TensorChunk chunk = FetchOf(8);
+    chunk.set_key("missing");
+    std::string body = chunk.SerializeAsString();
+    std::string f(12, '\0');
+    const uint32_t magic = 0x31435754, op = 2, size = static_cast<uint32_t>(body.size());
+    std::memcpy(f.data(), &magic, 4);
+    std::memcpy(f.data() + 4, &op, 4);
+    std::memcpy(f.data() + 8, &size, 4);
+    return f + body;
+  }();
+  ASSERT_EQ(send(idle, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  char reply[12];
+  ASSERT_EQ(recv(idle, reply, sizeof(reply), MSG_WAITALL), 12) << "served";
   const absl::Time start = absl::Now();
   server_.reset();
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  EXPECT_EQ(ReadToEnd(idle), "");
   close(idle);
+}
+
+// At its limit of connections, a server makes room for a new one by closing the oldest
+// idle one, so idle peers (or anyone who opens connections and leaves them) cannot lock
+// others out.
+TEST_F(ChunkSocketTest, AtTheLimitTheOldestIdleConnectionMakesRoom) {
+  const Tensor t = Pattern(4);
+  std::vector<int> idle;
+  for (int i = 0; i < ChunkSocketServer::kMaxConnections; ++i) {
+    // Each served once (so surely accepted and counted), then idle.
+    const int fd = Connect(server_->port());
+    proto::TensorChunk chunk;
+    chunk.set_step_id(3);
+    chunk.set_key("idle" + std::to_string(i));
+    TensorMetaToProto(t, chunk.mutable_meta());
+    chunk.set_length(t.TotalBytes());
+    const std::string body = chunk.SerializeAsString();
+    std::string request(12, '\0');
+    const uint32_t magic = 0x31435754, op = 1, size = static_cast<uint32_t>(body.size());
+    std::memcpy(request.data(), &magic, 4);
+    std::memcpy(request.data() + 4, &op, 4);
+    std::memcpy(request.data() + 8, &size, 4);
+    request += body;
+    request.append(static_cast<const char*>(t.raw_data()), t.TotalBytes());
+    ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    char reply[12];
+    ASSERT_EQ(recv(fd, reply, sizeof(reply), MSG_WAITALL), 12);
+    ASSERT_EQ(reply[4], 0) << "put " << i << " failed";
+    idle.push_back(fd);
+  }
+  ChunkSocketClient client("127.0.0.1", server_->port(), 1);
+  Outcome o = PutOne(client, t, "one more", 0, t.TotalBytes());
+  EXPECT_TRUE(o.status.ok()) << o.status;
+  // The first idle connection was closed to make room.
+  char byte;
+  EXPECT_EQ(recv(idle[0], &byte, 1, 0), 0);
+  for (int fd : idle) close(fd);
 }
 
 }  // namespace

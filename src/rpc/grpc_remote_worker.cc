@@ -37,13 +37,16 @@ class GrpcRemoteWorker final : public WorkerInterface {
   ~GrpcRemoteWorker() override {
     // Chunks on chunk sockets first: their completions may start gRPC calls (RunGraph after
     // its chunks), which the cancellations below then end.
-    std::vector<std::unique_ptr<ChunkSocketClient>> sockets;
+    std::vector<std::shared_ptr<ChunkSocketClient>> sockets;
     {
       absl::MutexLock lock(&socket_mu_);
       sockets_closed_ = true;
-      sockets.swap(sockets_);
+      sockets.swap(retired_);
+      if (socket_ != nullptr) sockets.push_back(std::move(socket_));
     }
-    sockets.clear();  // joins their threads; every chunk's callback has run
+    // Joins their threads: every chunk's callback has run. (A chunk transfer that holds one
+    // too finds it closed.)
+    for (const auto& socket : sockets) socket->Close();
     std::vector<std::shared_ptr<grpc::ClientContext>> in_flight;
     {
       absl::MutexLock lock(&calls_mu_);
@@ -233,8 +236,12 @@ class GrpcRemoteWorker final : public WorkerInterface {
           // variable they were read from would otherwise be copied by its next update).
           buffers->request.Clear();
           // A failed call may mean the peer is not where it was (restarted elsewhere, or in
-          // another pid namespace): its next reply says again whether it shares this host.
-          if (!s.ok()) LearnPeer("", {});
+          // another pid namespace): its next reply says again whether it shares this host,
+          // and where its chunk socket is.
+          if (!s.ok()) {
+            LearnPeer("", {});
+            if (IsUnavailable(s) || absl::IsAborted(s)) ForgetChunkPort();
+          }
           done(s.ok() ? decode(buffers->reply) : s);
         });
   }
@@ -268,7 +275,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
     size_t count = 0;
     for (const NamedTensor* t : tensors) count += ChunksOf(t->tensor.TotalBytes()).size();
     auto join = std::make_shared<Join>(count, std::move(done));
-    ChunkSocketClient* socket = ChunkSocket();
+    std::shared_ptr<ChunkSocketClient> socket = ChunkSocket();
     for (const NamedTensor* t : tensors) {
       proto::TensorChunk chunk;
       chunk.set_step_id(step);
@@ -288,12 +295,13 @@ class GrpcRemoteWorker final : public WorkerInterface {
           in_call();
           continue;
         }
-        socket->Put(chunk, t->tensor, cm,
-                    [this, socket, in_call, join](const Status& s, bool unreachable) {
-                      if (!unreachable) return join->Done(s);
-                      ChunkSocketUnreachable(socket, s);
-                      in_call();
-                    });
+        socket->Put(
+            chunk, t->tensor, cm,
+            [this, port = socket->port(), in_call, join](const Status& s, bool unreachable) {
+              if (!unreachable) return join->Done(s);
+              ChunkSocketUnreachable(port, s);
+              in_call();
+            });
       }
     }
   }
@@ -313,7 +321,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
       count += ChunksOf(resp->recv[c.index].tensor.TotalBytes()).size();
     }
     auto join = std::make_shared<Join>(count, std::move(done));
-    ChunkSocketClient* socket = ChunkSocket();
+    std::shared_ptr<ChunkSocketClient> socket = ChunkSocket();
     for (const ChunkedTensor& c : chunked) {
       NamedTensor& target = resp->recv[c.index];
       for (const auto& [offset, length] : ChunksOf(target.tensor.TotalBytes())) {
@@ -341,41 +349,57 @@ class GrpcRemoteWorker final : public WorkerInterface {
           in_call();
           continue;
         }
-        socket->Fetch(chunk, dst, cm,
-                      [this, socket, in_call, join](const Status& s, bool unreachable) {
-                        if (!unreachable) return join->Done(s);
-                        ChunkSocketUnreachable(socket, s);
-                        in_call();
-                      });
+        socket->Fetch(
+            chunk, dst, cm,
+            [this, port = socket->port(), in_call, join](const Status& s, bool unreachable) {
+              if (!unreachable) return join->Done(s);
+              ChunkSocketUnreachable(port, s);
+              in_call();
+            });
       }
     }
   }
 
-  // The server's chunk socket, as its last RunGraph reply gave it; null when it has none
-  // or it could not be reached (chunks then travel in gRPC calls). Valid while this lives.
-  ChunkSocketClient* ChunkSocket() {
+  // The server's chunk socket, as its last RunGraph reply named it; null when it named none
+  // (TLS, turned off), a call to it failed since, or the socket cannot be reached for now
+  // (ChunkSocketClient::Usable): chunks then travel in gRPC calls.
+  std::shared_ptr<ChunkSocketClient> ChunkSocket() {
     absl::MutexLock lock(&socket_mu_);
-    if (sockets_.empty() || sockets_.back()->port() != socket_port_ ||
-        socket_port_ == unreachable_port_) {
+    if (socket_ == nullptr || socket_->port() != socket_port_ || !socket_->Usable()) {
       return nullptr;
     }
-    return sockets_.back().get();
+    return socket_;
   }
   // From a RunGraph reply. A new port (the server restarted) gets new connections; the old
-  // ones are kept until this object goes, as chunks may still be using them.
+  // client closes, and is kept (its threads joined) until this object goes. Without a host
+  // (a TLS cluster) a port is never used: chunks must not leave TLS.
   void LearnChunkPort(int port) {
-    absl::MutexLock lock(&socket_mu_);
-    socket_port_ = port;
-    if (port == 0 || port == unreachable_port_ || sockets_closed_) return;
-    if (!sockets_.empty() && sockets_.back()->port() == port) return;
-    sockets_.push_back(std::make_unique<ChunkSocketClient>(host_, port, kChunkConnections));
+    std::shared_ptr<ChunkSocketClient> old;
+    {
+      absl::MutexLock lock(&socket_mu_);
+      socket_port_ = port;
+      if (port == 0 || host_.empty() || sockets_closed_) return;
+      if (socket_ != nullptr && socket_->port() == port) return;
+      old = std::move(socket_);
+      if (old != nullptr) retired_.push_back(old);
+      socket_ = std::make_shared<ChunkSocketClient>(host_, port, kChunkConnections);
+    }
+    if (old != nullptr) old->BeginClose();  // outside the lock: it runs chunks' callbacks
   }
-  // A chunk socket that cannot be connected to (a firewall lets only the gRPC port through,
-  // say) is not tried again until the server names another port.
-  void ChunkSocketUnreachable(ChunkSocketClient* socket, const Status& why) {
+  // A call failed: the server may be gone or restarted elsewhere. Its next RunGraph reply
+  // names its chunk socket again.
+  void ForgetChunkPort() {
     absl::MutexLock lock(&socket_mu_);
-    if (unreachable_port_ == socket->port()) return;
-    unreachable_port_ = socket->port();
+    socket_port_ = 0;
+  }
+  // A chunk that could not reach the chunk socket went in a gRPC call: say so once per
+  // port (a firewall that lets only the gRPC port through, say).
+  void ChunkSocketUnreachable(int port, const Status& why) {
+    {
+      absl::MutexLock lock(&socket_mu_);
+      if (logged_port_ == port) return;
+      logged_port_ = port;
+    }
     Log().warn("{}; large tensors to and from {} travel in gRPC calls", std::string(why.message()),
                host_);
   }
@@ -407,11 +431,12 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
   std::unique_ptr<proto::WorkerService::Stub> stub_;
   grpc::GenericStub raw_;
-  const std::string host_;  // the server's, where its chunk socket is too
+  const std::string host_;  // the server's, where its chunk socket is too; "" with TLS
   absl::Mutex socket_mu_;
-  std::vector<std::unique_ptr<ChunkSocketClient>> sockets_ ABSL_GUARDED_BY(socket_mu_);
-  int socket_port_ ABSL_GUARDED_BY(socket_mu_) = 0;
-  int unreachable_port_ ABSL_GUARDED_BY(socket_mu_) = 0;
+  std::shared_ptr<ChunkSocketClient> socket_ ABSL_GUARDED_BY(socket_mu_);
+  std::vector<std::shared_ptr<ChunkSocketClient>> retired_ ABSL_GUARDED_BY(socket_mu_);
+  int socket_port_ ABSL_GUARDED_BY(socket_mu_) = 0;  // as the last reply named it
+  int logged_port_ ABSL_GUARDED_BY(socket_mu_) = 0;
   bool sockets_closed_ ABSL_GUARDED_BY(socket_mu_) = false;
   std::vector<std::unique_ptr<grpc::GenericStub>> chunk_stubs_;
   std::atomic<size_t> next_chunk_stub_{0};

@@ -15,7 +15,8 @@
 namespace tw {
 
 // A worker reached through `channel`. The chunks of large transfers go to the server's
-// chunk socket (src/rpc/chunk_socket.h) at `host` when its replies name one, and otherwise
+// chunk socket (src/rpc/chunk_socket.h) at `host` when its replies name one ("": never,
+// as for a TLS channel), and otherwise
 // in PutChunk and RecvChunk calls that take turns on `chunk_channels` (or `channel` when
 // there are none). Thread-safe; its calls follow WorkerInterface's contract (done exactly
 // once, on any thread). Destroying it cancels the calls still in flight and waits until

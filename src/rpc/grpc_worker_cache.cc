@@ -26,10 +26,11 @@ StatusOr<WorkerInterface*> GrpcWorkerCache::GetWorker(const std::string& task) {
   for (int i = 1; i <= kChunkConnections; ++i) {
     chunk_channels.push_back(NewChannel(address, tls_, i));
   }
-  // A TLS server opens no chunk socket, so only insecure peers are ever reached there.
+  // Chunk sockets carry no TLS: a TLS task never uses one (nor does its peer open one).
   TW_ASSIGN_OR_RETURN(HostPort host_port, ParseHostPort(address));
-  std::unique_ptr<WorkerInterface> worker = NewGrpcRemoteWorker(
-      NewChannel(address, tls_), std::move(chunk_channels), std::move(host_port.host));
+  std::unique_ptr<WorkerInterface> worker =
+      NewGrpcRemoteWorker(NewChannel(address, tls_), std::move(chunk_channels),
+                          tls_.enabled() ? "" : std::move(host_port.host));
   WorkerInterface* raw = worker.get();
   remote_[task] = std::move(worker);
   return raw;

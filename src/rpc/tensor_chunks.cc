@@ -33,10 +33,12 @@ Status ChunkStore::Put(const proto::TensorChunk& chunk, size_t available, Conten
   const Key key{chunk.step_id(), chunk.key()};
   Tensor tensor;
   int index = -1;
+  uint64_t generation = 0;
   {
     absl::MutexLock lock(&mu_);
     ExpireLocked();
     auto it = puts_.find(key);
+    bool created = false;
     if (it == puts_.end()) {
       // Allocates from the metadata; the bytes come chunk by chunk below.
       TW_ASSIGN_OR_RETURN(Tensor fresh, AllocateFromMetaProto(chunk.meta()));
@@ -48,29 +50,40 @@ Status ChunkStore::Put(const proto::TensorChunk& chunk, size_t available, Conten
       entry.remaining = ChunksOf(entry.tensor.TotalBytes()).size();
       entry.done.assign(entry.remaining, false);
       entry.created = absl::Now();
+      entry.generation = ++generations_;
       it = puts_.emplace(key, std::move(entry)).first;
+      created = true;
     } else if (static_cast<int>(chunk.meta().dtype()) != it->second.tensor.dtype()) {
       return errors::InvalidArgument("chunk of ", chunk.key(), " disagrees on the dtype");
     }
     Entry& entry = it->second;
     index = ChunkIndex(entry.tensor.TotalBytes(), chunk.offset(), chunk.length());
+    Status refused;
     if (index < 0 || entry.done[index]) {
-      return errors::InvalidArgument("chunk of ", chunk.key(), " at ", chunk.offset(), " of ",
-                                     chunk.length(), " bytes is not an expected chunk of its ",
-                                     entry.tensor.TotalBytes(), "-byte tensor");
+      refused = errors::InvalidArgument("chunk of ", chunk.key(), " at ", chunk.offset(), " of ",
+                                        chunk.length(), " bytes is not an expected chunk of its ",
+                                        entry.tensor.TotalBytes(), "-byte tensor");
+    } else if (chunk.length() > available) {
+      refused = errors::InvalidArgument("chunk of ", chunk.key(), " carries ", available,
+                                        " bytes, not ", chunk.length());
     }
-    if (chunk.length() > available) {
-      return errors::InvalidArgument("chunk of ", chunk.key(), " carries ", available,
-                                     " bytes, not ", chunk.length());
+    if (!refused.ok()) {
+      if (created) puts_.erase(it);  // a refused first chunk keeps no tensor
+      return refused;
     }
     entry.done[index] = true;
+    generation = entry.generation;
     tensor = entry.tensor;  // shares the buffer; chunks write disjoint ranges
   }
   // Copied outside the lock, so chunks of one tensor land in parallel.
   Status s = read(static_cast<char*>(tensor.raw_data()) + chunk.offset(), chunk.length());
   absl::MutexLock lock(&mu_);
   auto it = puts_.find(key);
-  if (it == puts_.end()) return errors::Aborted("chunk of ", chunk.key(), " expired");
+  // Another entry of the same key (this one expired or failed, and the key was put again)
+  // has not received these bytes.
+  if (it == puts_.end() || it->second.generation != generation) {
+    return errors::Aborted("chunk of ", chunk.key(), " expired");
+  }
   if (!s.ok()) {
     puts_.erase(it);
     return s;

@@ -67,6 +67,7 @@ class ChunkStore {
     std::vector<bool> done;  // per chunk: received (pushes) or served (fetches)
     size_t remaining = 0;    // chunks not yet received or served
     absl::Time created;
+    uint64_t generation = 0;  // tells a put's entry from a later one of the same key
   };
   using Key = std::pair<int64_t, std::string>;
   void ExpireLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -75,6 +76,7 @@ class ChunkStore {
   mutable absl::Mutex mu_;
   std::map<Key, Entry> puts_ ABSL_GUARDED_BY(mu_);
   std::map<Key, Entry> offers_ ABSL_GUARDED_BY(mu_);
+  uint64_t generations_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tw

@@ -97,5 +97,35 @@ TEST(ChunkStoreTest, UnclaimedEntriesExpire) {
   EXPECT_EQ(store.size(), 1u);
 }
 
+// A refused first chunk keeps nothing: a header alone cannot make the store hold a tensor
+// of the size it names.
+TEST(ChunkStoreTest, ARefusedFirstChunkKeepsNoTensor) {
+  const Tensor t = Pattern((kChunkBytes + 8) / 4);
+  ChunkStore store;
+  EXPECT_TRUE(IsInvalidArgument(PutFrom(store, t, 8, 64)));
+  EXPECT_EQ(store.size(), 0u);
+}
+
+// A chunk whose entry expired while its bytes were being read, and whose key was put again
+// meanwhile, does not count for the new entry (which never received its bytes).
+TEST(ChunkStoreTest, AChunkOfAnExpiredEntryDoesNotCountForItsSuccessor) {
+  const Tensor t = Pattern((kChunkBytes + 8) / 4);  // two chunks
+  ChunkStore store(absl::ZeroDuration());
+  auto chunks = ChunksOf(t.TotalBytes());
+  ASSERT_EQ(chunks.size(), 2u);
+  Status late =
+      store.Put(ChunkOf(t, 0, chunks[0].second), chunks[0].second, [&](void* dst, size_t n) {
+        absl::SleepFor(absl::Milliseconds(2));  // the entry expires
+        // The key again: a new entry, which gets the second chunk.
+        EXPECT_TRUE(PutFrom(store, t, chunks[1].first, chunks[1].second).ok());
+        std::memcpy(dst, t.raw_data(), n);
+        return OkStatus();
+      });
+  EXPECT_TRUE(absl::IsAborted(late)) << late;
+  auto taken = store.TakePut(9, "k");
+  EXPECT_TRUE(IsInvalidArgument(taken.status())) << "its first chunk never arrived";
+  EXPECT_THAT(std::string(taken.status().message()), HasSubstr("1 chunks of k are missing"));
+}
+
 }  // namespace
 }  // namespace tw

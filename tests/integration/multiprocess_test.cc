@@ -276,7 +276,8 @@ TEST_F(TcpOnlyMultiProcessTest, ChunkedPushAndPullAreBitExact) {
 
 // Large tensors' chunks travel on the ps task's chunk socket (src/rpc/chunk_socket.h), a
 // second port it listens on and names in its RunGraph replies: a 16 MB push and pull open
-// kChunkConnections connections to it, and none more to the gRPC port.
+// connections to it (up to kChunkConnections: each is opened by the first chunk its
+// thread carries), and none more to the gRPC port.
 TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnTheChunkSocket) {
   const int ps_port = std::stoi(ps_address_.substr(ps_address_.rfind(':') + 1));
   Scope root = Scope::NewRootScope();
@@ -299,7 +300,8 @@ TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnTheChunkSocket) {
   auto out = session.Run({}, {get});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], t);
-  EXPECT_EQ(testing::ConnectionsTo(chunk_port), kChunkConnections);
+  EXPECT_GE(testing::ConnectionsTo(chunk_port), 1);
+  EXPECT_LE(testing::ConnectionsTo(chunk_port), kChunkConnections);
   EXPECT_EQ(testing::ConnectionsTo(ps_port), grpc_before);
 }
 
