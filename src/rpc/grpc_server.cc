@@ -184,6 +184,8 @@ class GrpcServer final : public Server {
       if (socket.ok()) {
         chunk_socket_ = *std::move(socket);
         chunk_port = chunk_socket_->port();
+        Log().info("/job:{}/task:{}: tensors above 4 MiB on chunk socket port {}", job_, task_,
+                   chunk_port);
       } else {
         Log().warn("/job:{}/task:{}: {}; large tensors travel in gRPC calls", job_, task_,
                    std::string(socket.status().message()));
