@@ -5,8 +5,10 @@
 // puts must have the size its header named, with every byte that was put.
 //
 // Input: records of {op byte, u16 little-endian size, size bytes of a TensorChunk}; op % 4:
-// 0 put (bytes of value `op`), 1 take the (step, key) put, 2 offer a small tensor at
-// (step, key), 3 serve the chunk.
+// 0 put (its bytes all one value, new for every put and never 0, so that memory the buffer
+// pool hands out again cannot pass for them; with op bit 7 the read fails halfway), 1 take
+// the (step, key) put, 2 offer a tensor of ((op >> 2) % 4) * 4 MiB + 4 bytes at (step,
+// key), 3 serve the chunk.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -29,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tw::ChunkStore store;
   // What was put and accepted: per (step, key), the fill byte of each chunk by its offset.
   std::map<std::pair<int64_t, std::string>, std::map<uint64_t, uint8_t>> accepted;
+  static uint8_t next_fill = 0;
   size_t at = 0;
   while (at + 3 <= size) {
     const uint8_t op = data[at];
@@ -41,14 +44,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!parsed) continue;
     switch (op % 4) {
       case 0: {
-        // A chunk's bytes are all `op`; at most one chunk's worth is on offer.
+        // At most one chunk's worth is on offer.
         const size_t available = std::min<uint64_t>(chunk.length(), tw::kChunkBytes);
-        tw::Status s = store.Put(chunk, available, [op](void* dst, size_t n) {
-          std::memset(dst, op, n);
-          return tw::OkStatus();
+        if (++next_fill == 0) next_fill = 1;
+        const uint8_t fill = next_fill;
+        const bool fail = (op & 0x80) != 0;
+        bool read_failed = false;
+        tw::Status s = store.Put(chunk, available, [&](void* dst, size_t n) {
+          std::memset(dst, fill, n / 2);
+          if (!fail) {
+            std::memset(static_cast<char*>(dst) + n / 2, fill, n - n / 2);
+            return tw::OkStatus();
+          }
+          read_failed = true;
+          return tw::errors::InvalidArgument("the connection broke mid-chunk");
         });
         if (!Expected(s)) std::abort();
-        if (s.ok()) accepted[{chunk.step_id(), chunk.key()}][chunk.offset()] = op;
+        const auto key = std::make_pair(chunk.step_id(), chunk.key());
+        if (s.ok()) {
+          if (read_failed) std::abort();
+          accepted[key][chunk.offset()] = fill;
+        } else if (read_failed) {
+          accepted.erase(key);  // a chunk that broke mid-read takes its tensor with it
+          if (store.TakePut(key.first, key.second).ok()) std::abort();
+        }
         break;
       }
       case 1: {
@@ -70,9 +89,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 2: {
-        tw::Tensor small(tw::DT_FLOAT, tw::TensorShape({(op >> 2) + 1}));
-        std::memset(small.raw_data(), op, small.TotalBytes());
-        store.Offer(chunk.step_id(), chunk.key(), small);
+        // Up to three full chunks and a partial one: serves of several chunks.
+        tw::Tensor offered(tw::DT_FLOAT, tw::TensorShape({((op >> 2) % 4) * 1024 * 1024 + 1}));
+        std::memset(offered.raw_data(), op, offered.TotalBytes());
+        store.Offer(chunk.step_id(), chunk.key(), offered);
         break;
       }
       case 3: {

@@ -68,8 +68,10 @@ void SetKeepAlive(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
 }
 
+// Timeouts are DeadlineExceeded, not Unavailable: the peer may have read the request, so a
+// client must not send the chunk again (ChunkSocketClient::Carry).
 Status TooSlow(const std::string& peer) {
-  return errors::Unavailable("a request on the chunk socket connection to ", peer,
+  return errors::DeadlineExceeded("a request on the chunk socket connection to ", peer,
                              " took longer than ", ChunkSocketServer::kRequestTimeoutSeconds, " s");
 }
 
@@ -95,7 +97,8 @@ StatusOr<ReadEnd> ReadFull(int fd, void* dst, size_t n, const std::string& peer,
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       if (idle && done == 0) continue;
-      return errors::Unavailable("the chunk socket connection to ", peer, " made no progress for ",
+      return errors::DeadlineExceeded("the chunk socket connection to ", peer,
+                                      " made no progress for ",
                                  ChunkSocketServer::kIdleTimeoutSeconds, " s");
     }
     return errors::Unavailable("reading from the chunk socket connection to ", peer, ": ",
@@ -116,8 +119,9 @@ Status WriteFull(int fd, iovec* iov, int count, const std::string& peer,
     if (sent < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        return errors::Unavailable("the chunk socket connection to ", peer,
-                                   " made no progress for ", ChunkSocketServer::kIdleTimeoutSeconds,
+        return errors::DeadlineExceeded("the chunk socket connection to ", peer,
+                                        " made no progress for ",
+                                        ChunkSocketServer::kIdleTimeoutSeconds,
                                    " s");
       }
       return errors::Unavailable("writing to the chunk socket connection to ", peer, ": ",
@@ -407,7 +411,7 @@ bool ChunkSocketClient::Usable() {
   return !closing_ && !workers_.empty() && absl::Now() >= retry_connect_at_;
 }
 
-void ChunkSocketClient::BeginClose() {
+void ChunkSocketClient::BeginClose(bool queued_unreachable) {
   std::deque<std::shared_ptr<Job>> queued;
   {
     absl::MutexLock lock(&mu_);
@@ -419,7 +423,7 @@ void ChunkSocketClient::BeginClose() {
   }
   for (const auto& job : queued) {
     if (job->cm != nullptr) job->cm->DeregisterCallback(job->token);
-    job->done(errors::Cancelled("the connection to ", peer_, " is closing"), false);
+    job->done(errors::Cancelled("the connection to ", peer_, " is closing"), queued_unreachable);
   }
 }
 

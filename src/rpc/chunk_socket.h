@@ -98,7 +98,9 @@ class ChunkSocketServer {
 // costs one connect timeout, not one per chunk. A connection the server closed while it
 // was idle (its keepalive, or room made for another connection) is replaced once per
 // chunk: a chunk whose reused connection fails before any reply byte is tried again on a
-// new one, and one whose new connection fails that way is reported unreached.
+// new one, and one whose new connection fails that way is reported unreached. (Only when
+// the connection was closed or reset: after a timeout the server may have read the chunk,
+// and a second copy would be refused.)
 class ChunkSocketClient {
  public:
   static constexpr int kConnectTimeoutSeconds = 10;
@@ -122,9 +124,10 @@ class ChunkSocketClient {
   // Receives `chunk` into `dst`, which stays valid until `done` runs.
   void Fetch(proto::TensorChunk chunk, void* dst, CancellationManager* cm, Done done);
 
-  // Stops taking chunks: those queued fail with Cancelled (not unreachable), those in
-  // progress are interrupted, the connections close. Does not wait.
-  void BeginClose();
+  // Stops taking chunks: those queued fail with Cancelled (reported unreachable with
+  // `queued_unreachable`, so that their callers send them another way), those in progress
+  // are interrupted, the connections close. Does not wait.
+  void BeginClose(bool queued_unreachable = false);
   // BeginClose(), then joins the threads: every Done has run when it returns. Must not run
   // on one of the client's threads.
   void Close();

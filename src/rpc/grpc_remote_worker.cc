@@ -375,16 +375,21 @@ class GrpcRemoteWorker final : public WorkerInterface {
   // (a TLS cluster) a port is never used: chunks must not leave TLS.
   void LearnChunkPort(int port) {
     std::shared_ptr<ChunkSocketClient> old;
+    std::vector<std::shared_ptr<ChunkSocketClient>> closed;
     {
       absl::MutexLock lock(&socket_mu_);
       socket_port_ = port;
       if (port == 0 || host_.empty() || sockets_closed_) return;
       if (socket_ != nullptr && socket_->port() == port) return;
+      closed.swap(retired_);  // retired at an earlier change: their threads have ended
       old = std::move(socket_);
       if (old != nullptr) retired_.push_back(old);
       socket_ = std::make_shared<ChunkSocketClient>(host_, port, kChunkConnections);
     }
-    if (old != nullptr) old->BeginClose();  // outside the lock: it runs chunks' callbacks
+    // Outside the lock: these run chunks' callbacks. Chunks still queued for the old port go
+    // in gRPC calls instead (a reply naming another port may be a late one).
+    if (old != nullptr) old->BeginClose(/*queued_unreachable=*/true);
+    for (const auto& socket : closed) socket->Close();
   }
   // A call failed: the server may be gone or restarted elsewhere. Its next RunGraph reply
   // names its chunk socket again.
