@@ -72,7 +72,8 @@ void SetKeepAlive(int fd) {
 // client must not send the chunk again (ChunkSocketClient::Carry).
 Status TooSlow(const std::string& peer) {
   return errors::DeadlineExceeded("a request on the chunk socket connection to ", peer,
-                             " took longer than ", ChunkSocketServer::kRequestTimeoutSeconds, " s");
+                                  " took longer than ", ChunkSocketServer::kRequestTimeoutSeconds,
+                                  " s");
 }
 
 // Reads exactly `n` bytes. `idle` (the wait for a request) retries when the receive timeout
@@ -99,7 +100,7 @@ StatusOr<ReadEnd> ReadFull(int fd, void* dst, size_t n, const std::string& peer,
       if (idle && done == 0) continue;
       return errors::DeadlineExceeded("the chunk socket connection to ", peer,
                                       " made no progress for ",
-                                 ChunkSocketServer::kIdleTimeoutSeconds, " s");
+                                      ChunkSocketServer::kIdleTimeoutSeconds, " s");
     }
     return errors::Unavailable("reading from the chunk socket connection to ", peer, ": ",
                                std::strerror(errno));
@@ -121,8 +122,7 @@ Status WriteFull(int fd, iovec* iov, int count, const std::string& peer,
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         return errors::DeadlineExceeded("the chunk socket connection to ", peer,
                                         " made no progress for ",
-                                        ChunkSocketServer::kIdleTimeoutSeconds,
-                                   " s");
+                                        ChunkSocketServer::kIdleTimeoutSeconds, " s");
       }
       return errors::Unavailable("writing to the chunk socket connection to ", peer, ": ",
                                  std::strerror(errno));
