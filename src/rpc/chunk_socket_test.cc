@@ -82,6 +82,24 @@ std::string ReadToEnd(int fd) {
   return all;
 }
 
+// Wire bytes made by hand (src/rpc/chunk_socket.h): a frame {magic, op or code, size}
+// little-endian, then `body`. kMagic is "TWC1".
+constexpr uint32_t kMagic = 0x31435754;
+std::string Frame(uint32_t magic, uint32_t op_or_code, uint32_t size, const std::string& body) {
+  std::string f(12, '\0');
+  for (int i = 0; i < 4; ++i) {
+    f[i] = static_cast<char>(magic >> (8 * i));
+    f[4 + i] = static_cast<char>(op_or_code >> (8 * i));
+    f[8 + i] = static_cast<char>(size >> (8 * i));
+  }
+  return f + body;
+}
+// A well-formed request: op 1 put, 2 fetch.
+std::string Request(uint32_t op, const proto::TensorChunk& chunk, const std::string& payload = "") {
+  const std::string body = chunk.SerializeAsString();
+  return Frame(kMagic, op, static_cast<uint32_t>(body.size()), body) + payload;
+}
+
 class ChunkSocketTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -187,24 +205,14 @@ TEST_F(ChunkSocketTest, NothingListeningIsUnavailableAndUnreached) {
 // header that does not parse each get an error reply and a closed connection, and the
 // server goes on serving.
 TEST_F(ChunkSocketTest, GarbageGetsAnErrorReplyAndTheServerGoesOn) {
-  auto frame = [](uint32_t magic, uint32_t op, uint32_t size, const std::string& body) {
-    std::string f(12, '\0');
-    for (int i = 0; i < 4; ++i) {
-      f[i] = static_cast<char>(magic >> (8 * i));
-      f[4 + i] = static_cast<char>(op >> (8 * i));
-      f[8 + i] = static_cast<char>(size >> (8 * i));
-    }
-    return f + body;
-  };
-  const uint32_t magic = 0x31435754;
   const struct {
     std::string bytes;
     std::string error;
   } cases[] = {
       {"GET / HTTP/1.1\r\n\r\n", "not a chunk socket request"},
-      {frame(magic, 9, 0, ""), "not a chunk socket request"},
-      {frame(magic, 1, 1u << 30, ""), "exceeds"},
-      {frame(magic, 2, 5, "\xff\xff\xff\xff\xff"), "does not parse as tw.proto.TensorChunk"},
+      {Frame(kMagic, 9, 0, ""), "not a chunk socket request"},
+      {Frame(kMagic, 1, 1u << 30, ""), "exceeds"},
+      {Frame(kMagic, 2, 5, "\xff\xff\xff\xff\xff"), "does not parse as tw.proto.TensorChunk"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.error);
@@ -219,7 +227,7 @@ TEST_F(ChunkSocketTest, GarbageGetsAnErrorReplyAndTheServerGoesOn) {
   }
   // A connection that stops mid-header just ends.
   const int fd = Connect(server_->port());
-  const std::string half = frame(magic, 1, 100, "abc");
+  const std::string half = Frame(kMagic, 1, 100, "abc");
   send(fd, half.data(), half.size(), MSG_NOSIGNAL);
   shutdown(fd, SHUT_WR);
   EXPECT_EQ(ReadToEnd(fd), "");
@@ -273,10 +281,7 @@ class FakeServer {
   }
   // Answers a fetch of `length` bytes with OK and bytes of value `fill`.
   static void AnswerFetch(int fd, size_t length, char fill) {
-    std::string reply(12, '\0');
-    const uint32_t magic = 0x31435754;
-    std::memcpy(reply.data(), &magic, 4);
-    reply.append(length, fill);
+    const std::string reply = Frame(kMagic, 0, 0, std::string(length, fill));
     send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
   }
 
@@ -401,17 +406,9 @@ TEST_F(ChunkSocketTest, StoppingTheServerDoesNotWaitForIdleClients) {
   ASSERT_TRUE(PutOne(client, t, "k", 0, t.TotalBytes()).status.ok());
   // A connection that has been served once (so surely accepted), then idles.
   const int idle = Connect(server_->port());
-  const std::string request = [] {
-    proto::TensorChunk chunk = FetchOf(8);
-    chunk.set_key("missing");
-    std::string body = chunk.SerializeAsString();
-    std::string f(12, '\0');
-    const uint32_t magic = 0x31435754, op = 2, size = static_cast<uint32_t>(body.size());
-    std::memcpy(f.data(), &magic, 4);
-    std::memcpy(f.data() + 4, &op, 4);
-    std::memcpy(f.data() + 8, &size, 4);
-    return f + body;
-  }();
+  proto::TensorChunk missing = FetchOf(8);
+  missing.set_key("missing");
+  const std::string request = Request(2, missing);
   ASSERT_EQ(send(idle, request.data(), request.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(request.size()));
   char reply[12];
@@ -436,14 +433,8 @@ TEST_F(ChunkSocketTest, AtTheLimitTheOldestIdleConnectionMakesRoom) {
     chunk.set_key("idle" + std::to_string(i));
     TensorMetaToProto(t, chunk.mutable_meta());
     chunk.set_length(t.TotalBytes());
-    const std::string body = chunk.SerializeAsString();
-    std::string request(12, '\0');
-    const uint32_t magic = 0x31435754, op = 1, size = static_cast<uint32_t>(body.size());
-    std::memcpy(request.data(), &magic, 4);
-    std::memcpy(request.data() + 4, &op, 4);
-    std::memcpy(request.data() + 8, &size, 4);
-    request += body;
-    request.append(static_cast<const char*>(t.raw_data()), t.TotalBytes());
+    const std::string request =
+        Request(1, chunk, std::string(static_cast<const char*>(t.raw_data()), t.TotalBytes()));
     ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
     char reply[12];

@@ -274,32 +274,55 @@ TEST_F(TcpOnlyMultiProcessTest, ChunkedPushAndPullAreBitExact) {
   EXPECT_EQ(after.imported, before.imported) << "the ps task has no shared memory";
 }
 
+// A 16 MB variable on the ps task, pushed and pulled from the worker task at `target`, after
+// a small step that tells when the ps task is up (and opens no chunk connection).
+class SixteenMegabytes {
+ public:
+  explicit SixteenMegabytes(const std::string& target)
+      : root_(Scope::NewRootScope()),
+        v_(ops::MakeVariable(root_.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {4 << 20})),
+        value_(ops::Placeholder(root_, DT_FLOAT)),
+        set_(ops::Assign(root_, v_, value_)),
+        get_(ops::ReadVariable(root_, v_)),
+        small_(ops::MakeVariable(root_.WithDevice("/job:ps/task:0"), "small", DT_FLOAT, {})),
+        init_small_(ops::Assign(root_, small_, 1.0f)),
+        session_(root_, {.target = target}) {}
+
+  Status SmallStep() { return session_.Run({}, {}, {init_small_.op()}).status(); }
+  // Pushes 2.0 everywhere and pulls it back: OK when every element came back.
+  Status PushAndPull() {
+    Tensor t(DT_FLOAT, TensorShape({4 << 20}));
+    std::fill(t.flat<float>().begin(), t.flat<float>().end(), 2.0f);
+    TW_RETURN_IF_ERROR(session_.Run({{value_, t}}, {}, {set_.op()}).status());
+    TW_ASSIGN_OR_RETURN(auto out, session_.Run({}, {get_}));
+    if (!(out[0] == t)) return errors::DataLoss("the pulled variable differs from the pushed");
+    return OkStatus();
+  }
+
+ private:
+  Scope root_;
+  ops::Variable v_;
+  Output value_, set_, get_;
+  ops::Variable small_;
+  Output init_small_;
+  ClientSession session_;
+};
+
 // Large tensors' chunks travel on the ps task's chunk socket (src/rpc/chunk_socket.h), a
 // second port it listens on and names in its RunGraph replies: a 16 MB push and pull open
 // connections to it (up to kChunkConnections: each is opened by the first chunk its
 // thread carries), and none more to the gRPC port.
 TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnTheChunkSocket) {
   const int ps_port = std::stoi(ps_address_.substr(ps_address_.rfind(':') + 1));
-  Scope root = Scope::NewRootScope();
-  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {4 << 20});
-  auto value = ops::Placeholder(root, DT_FLOAT);
-  auto set = ops::Assign(root, v, value);
-  auto get = ops::ReadVariable(root, v);
-  auto small = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "small", DT_FLOAT, {});
-  auto init_small = ops::Assign(root, small, 1.0f);
-  ClientSession session(root, {.target = worker_->target()});
-  ASSERT_TRUE(session.Run({}, {}, {init_small.op()}).ok());  // the ps task is up
+  SixteenMegabytes transfer(worker_->target());
+  ASSERT_TRUE(transfer.SmallStep().ok());  // the ps task is up
   const std::vector<int> listening = testing::ListeningPorts(ps_->pid());
   ASSERT_EQ(listening.size(), 2u) << "the gRPC port and the chunk socket's";
   const int chunk_port = listening[0] == ps_port ? listening[1] : listening[0];
   const int grpc_before = testing::ConnectionsTo(ps_port);
   EXPECT_EQ(testing::ConnectionsTo(chunk_port), 0) << "opened by the first chunk";
-  Tensor t(DT_FLOAT, TensorShape({4 << 20}));
-  std::fill(t.flat<float>().begin(), t.flat<float>().end(), 2.0f);
-  ASSERT_TRUE(session.Run({{value, t}}, {}, {set.op()}).ok());
-  auto out = session.Run({}, {get});
-  ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ((*out)[0], t);
+  Status moved = transfer.PushAndPull();
+  ASSERT_TRUE(moved.ok()) << moved;
   EXPECT_GE(testing::ConnectionsTo(chunk_port), 1);
   EXPECT_LE(testing::ConnectionsTo(chunk_port), kChunkConnections);
   EXPECT_EQ(testing::ConnectionsTo(ps_port), grpc_before);
@@ -324,23 +347,12 @@ TEST_F(GrpcChunksMultiProcessTest, ChunkedPushAndPullAreBitExact) {
 // chunked transfer: a small step uses none of them, a 16 MB push and pull open all.
 TEST_F(GrpcChunksMultiProcessTest, ChunksTravelOnConnectionsOfTheirOwn) {
   const int ps_port = std::stoi(ps_address_.substr(ps_address_.rfind(':') + 1));
-  Scope root = Scope::NewRootScope();
-  auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {4 << 20});
-  auto value = ops::Placeholder(root, DT_FLOAT);
-  auto set = ops::Assign(root, v, value);
-  auto get = ops::ReadVariable(root, v);
-  auto small = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "small", DT_FLOAT, {});
-  auto init_small = ops::Assign(root, small, 1.0f);
-  ClientSession session(root, {.target = worker_->target()});
-  ASSERT_TRUE(session.Run({}, {}, {init_small.op()}).ok());
+  SixteenMegabytes transfer(worker_->target());
+  ASSERT_TRUE(transfer.SmallStep().ok());
   const int before = testing::ConnectionsTo(ps_port);
   EXPECT_GE(before, 1);
-  Tensor t(DT_FLOAT, TensorShape({4 << 20}));
-  std::fill(t.flat<float>().begin(), t.flat<float>().end(), 2.0f);
-  ASSERT_TRUE(session.Run({{value, t}}, {}, {set.op()}).ok());
-  auto out = session.Run({}, {get});
-  ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ((*out)[0].flat<float>()[(4 << 20) - 1], 2.0f);
+  Status moved = transfer.PushAndPull();
+  ASSERT_TRUE(moved.ok()) << moved;
   const int after = testing::ConnectionsTo(ps_port);
   EXPECT_GT(after, before);
   EXPECT_EQ(after, before + kChunkConnections);
