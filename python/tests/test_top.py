@@ -69,12 +69,13 @@ def test_top_shows_every_task_live_and_quits(tw_tool, cluster, tmux, key):
     base, name = tmux
     subprocess.run(base + ["new-session", "-d", "-s", name, "-x", "160", "-y", "20",
                            " ".join([tw_tool, "top", "--interval", "0.5"] + cluster)], check=True)
-    # Every task has a row, and the workers' steps per second are there once two scrapes
-    # have been made.
+    # Every task has a row, and its rates are there once two scrapes of it have been made
+    # (each task's own two: the ps's may come a refresh after the workers').
     def trained():
         table = rows(pane(base, name))
         return (set(table) == {"ps:0", "worker:0", "worker:1"} and
-                all(number(table[w][2]) > 0 for w in ("worker:0", "worker:1")))
+                all(number(table[w][2]) > 0 for w in ("worker:0", "worker:1")) and
+                number(table["ps:0"][4]) > 0)
     assert wait_for(trained), pane(base, name)
     screen = pane(base, name)
     assert "tw top: 3 of 3 tasks answering" in screen, screen
