@@ -32,6 +32,7 @@ build_packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   zlib1g-dev libyaml-cpp-dev
+  libssl-dev  # src/rpc/grpc_tls.cc: a server checks its TLS certificate and key at start
   libcpp-httplib-dev  # src/rpc/metrics_endpoint.cc: the tasks' Prometheus endpoints
   python3 pybind11-dev python3-dev python3-numpy  # python/: the extension
   python3-absl  # python/: tf.app.flags and tf.app.run are absl's, as in TF 1.x

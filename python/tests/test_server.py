@@ -1,6 +1,8 @@
 """ClusterSpec, Server and RunConfig: TF 1.x's API over the C++ Server and RunConfig."""
 
 import json
+import socket
+import struct
 import threading
 
 import numpy as np
@@ -220,16 +222,32 @@ def listening_ports():
     return ports
 
 
+def chunk_socket_reply(port):
+    """The first bytes a fetch of a missing chunk gets on 127.0.0.1:`port`: a chunk socket's
+    error reply starts with its magic, "TWC1"; gRPC answers with HTTP/2 or closes."""
+    header = b"\x12\x07missing"  # tw.proto.TensorChunk{key: "missing"}
+    request = b"TWC1" + struct.pack("<II", 2, len(header)) + header
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        try:
+            return s.recv(4)
+        except ConnectionResetError:
+            return b""
+
+
 def test_chunk_sockets_from_the_environment(monkeypatch):
-    # A server without TLS listens on a second port for large tensors' chunks (its chunk
-    # socket); TW_CHUNK_SOCKETS=0 keeps them in gRPC calls, as it does for tw server.
+    # A server without TLS serves large tensors' chunks on its one port beside gRPC (its
+    # chunk socket); TW_CHUNK_SOCKETS=0 keeps them in gRPC calls, as it does for tw server.
     before = listening_ports()
     server = tf.train.Server.create_local_server()
-    assert len(listening_ports() - before) == 2
+    port = int(server.target.rsplit(":", 1)[1])
+    assert listening_ports() - before == {port}
+    assert chunk_socket_reply(port) == b"TWC1"
     server.stop()
     assert listening_ports() == before
     monkeypatch.setenv("TW_CHUNK_SOCKETS", "0")
     server = tf.train.Server.create_local_server()
-    opened = listening_ports() - before
-    assert opened == {int(server.target.rsplit(":", 1)[1])}
+    port = int(server.target.rsplit(":", 1)[1])
+    assert listening_ports() - before == {port}
+    assert chunk_socket_reply(port) != b"TWC1"
     server.stop()

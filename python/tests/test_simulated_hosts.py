@@ -146,26 +146,35 @@ def two_hosts():
 @pytest.mark.parametrize("firewall", [False, True], ids=["open", "only the task port open"])
 def test_large_tensors_cross_hosts_bit_exact(two_hosts, tmp_path, firewall):
     # A worker on host 0 pushes and pulls a 20 MB tensor to and from a ps task on host 1.
-    # Its chunks travel on the ps task's chunk socket (a second port); behind a firewall
-    # that lets only the task port through they travel in gRPC calls instead, after one
-    # refused connection, and the worker says so once.
+    # Its chunks travel on the ps task's chunk socket, which shares the task port with gRPC:
+    # a firewall that lets only the task port through changes nothing. Had a chunk not
+    # reached the chunk socket, the worker would have said that it went in a gRPC call, and
+    # the ps task's metrics would count more PutChunk calls than the first push's five (the
+    # worker learns of the chunk socket from the ps task's first RunGraph reply) or any
+    # RecvChunk call.
     hosts = two_hosts
+    metrics_port = PORT + 1
     if firewall:
         if shutil.which("iptables") is None:
             pytest.skip("iptables is not installed (scripts/setup.sh installs it)")
-        hosts.accept_only(1, [PORT])
+        hosts.accept_only(1, [PORT, metrics_port])
     cluster = {"ps": ["%s:%d" % (hosts.address(1), PORT)],
                "worker": ["%s:%d" % (hosts.address(0), PORT)]}
     env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster,
                                                  "task": {"type": "ps", "index": 0}}))
     ps_log = tmp_path / "ps.log"
-    ps = subprocess.Popen(hosts.command(1, [str(TW), "server"]), env=env,
-                          stdout=open(ps_log, "w"), stderr=subprocess.STDOUT)
+    ps = subprocess.Popen(hosts.command(1, [str(TW), "server", "--metrics-port",
+                                            str(metrics_port)]),
+                          env=env, stdout=open(ps_log, "w"), stderr=subprocess.STDOUT)
     try:
         env["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 0}})
         env["PYTHONPATH"] = str(BUILD / "python")
         worker = subprocess.run(hosts.command(0, [sys.executable, str(LARGE_TENSORS)]), env=env,
                                 capture_output=True, text=True, timeout=120)
+        scrape = "import urllib.request; print(urllib.request.urlopen(%r, timeout=10).read()" \
+                 ".decode())" % ("http://%s:%d/metrics" % (hosts.address(1), metrics_port))
+        metrics = subprocess.run(hosts.command(0, [sys.executable, "-c", scrape]),
+                                 capture_output=True, text=True, timeout=60).stdout
     finally:
         hosts.kill_host(1)  # `unshare` passes no signal on to the ps task
         ps.wait(timeout=30)
@@ -174,12 +183,12 @@ def test_large_tensors_cross_hosts_bit_exact(two_hosts, tmp_path, firewall):
     assert "bit exact" in worker.stdout, output
     ports = set(int(p) for p in re.findall(r"connection to port (\d+)", worker.stdout))
     fallback = "large tensors to and from %s travel in gRPC calls" % hosts.address(1)
-    if firewall:
-        assert ports == {PORT}, output
-        assert worker.stderr.count(fallback) == 1, output
-    else:
-        assert PORT in ports and len(ports) == 2, output  # the task port and the chunk socket's
-        assert fallback not in worker.stderr, output
+    assert ports == {PORT}, output  # gRPC and the chunk socket on the one task port
+    assert fallback not in worker.stderr, output
+    assert "RunGraph" in metrics, metrics
+    put_chunk_calls = re.findall(r'method="WorkerService/PutChunk",code="OK"} (\d+)', metrics)
+    assert put_chunk_calls == ["5"], metrics
+    assert "RecvChunk" not in metrics, metrics
 
 
 MNIST_PS = BUILD / "examples" / "mnist_ps"

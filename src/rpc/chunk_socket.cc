@@ -24,6 +24,10 @@ namespace tw {
 namespace {
 
 constexpr uint32_t kMagic = 0x31435754;  // "TWC1" in little-endian byte order
+static_assert(kChunkSocketMagic[0] == (kMagic & 0xff) &&
+              kChunkSocketMagic[1] == ((kMagic >> 8) & 0xff) &&
+              kChunkSocketMagic[2] == ((kMagic >> 16) & 0xff) &&
+              kChunkSocketMagic[3] == (kMagic >> 24));
 constexpr uint32_t kPut = 1;
 constexpr uint32_t kFetch = 2;
 constexpr size_t kFrameBytes = 12;              // magic, op or code, size
@@ -145,15 +149,6 @@ Status WriteAll(int fd, const void* data, size_t n, const std::string& peer) {
   return WriteFull(fd, &iov, 1, peer);
 }
 
-// The peer of an accepted connection, for messages.
-std::string PeerName(const sockaddr_storage& addr) {
-  char host[NI_MAXHOST] = "?";
-  char port[NI_MAXSERV] = "?";
-  getnameinfo(reinterpret_cast<const sockaddr*>(&addr), sizeof(addr), host, sizeof(host), port,
-              sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
-  return JoinHostPort(host, std::atoi(port));
-}
-
 // Closes the sending side after an error reply and reads what the peer still sends for a
 // moment: closing a socket with unread bytes would reset the connection, and the peer could
 // lose the reply before reading it.
@@ -177,49 +172,6 @@ Counter* ChunkBytesSent() {
 
 // ----------------------------------------------------------------------------- server
 
-StatusOr<std::unique_ptr<ChunkSocketServer>> ChunkSocketServer::Start(const std::string& host,
-                                                                      ChunkStore* store) {
-  std::string bind_host = host;
-  if (bind_host.size() >= 2 && bind_host.front() == '[' && bind_host.back() == ']') {
-    bind_host = bind_host.substr(1, bind_host.size() - 2);
-  }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(bind_host.empty() ? nullptr : bind_host.c_str(), "0", &hints, &found);
-      rc != 0) {
-    return errors::Unavailable("the chunk socket cannot resolve \"", host,
-                               "\": ", gai_strerror(rc));
-  }
-  std::string why = "no address";
-  int fd = -1;
-  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      why = std::strerror(errno);
-      continue;
-    }
-    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 64) != 0) {
-      why = std::strerror(errno);
-      close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(found);
-  if (fd < 0) return errors::Unavailable("the chunk socket cannot listen on ", host, ": ", why);
-  sockaddr_storage bound{};
-  socklen_t length = sizeof(bound);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
-  const int port = bound.ss_family == AF_INET6
-                       ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                       : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  std::unique_ptr<ChunkSocketServer> server(new ChunkSocketServer(fd, port, store));
-  server->acceptor_ = std::thread([s = server.get()] { s->AcceptLoop(); });
-  return server;
-}
-
 ChunkSocketServer::~ChunkSocketServer() {
   {
     absl::MutexLock lock(&mu_);
@@ -228,9 +180,6 @@ ChunkSocketServer::~ChunkSocketServer() {
       if (c.fd >= 0) shutdown(c.fd, SHUT_RDWR);
     }
   }
-  shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
-  acceptor_.join();
-  close(listen_fd_);
   // Their sockets are shut down: the threads end promptly.
   std::list<Connection> all;
   {
@@ -252,46 +201,32 @@ void ChunkSocketServer::ReapFinished() {
   }
 }
 
-void ChunkSocketServer::AcceptLoop() {
-  for (;;) {
-    sockaddr_storage peer{};
-    socklen_t length = sizeof(peer);
-    const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC);
-    // Out of descriptors, say: wait a moment rather than spin. (EINVAL: the destructor shut
-    // the listener down.)
-    if (fd < 0 && errno != EINTR && errno != ECONNABORTED && errno != EINVAL) usleep(10'000);
-    ReapFinished();
-    absl::MutexLock lock(&mu_);
-    // Checked under the lock the destructor sets it under, so that no connection starts
-    // after the destructor has shut the others down.
-    if (stopping_) {
-      if (fd >= 0) close(fd);
-      return;
-    }
-    if (fd < 0) continue;
-    if (!MakeRoomLocked()) {
-      close(fd);  // the caller sends its chunk in a gRPC call instead
-      continue;
-    }
-    SetNoDelay(fd);
-    SetKeepAlive(fd);
-    SetTimeouts(fd, kIdleTimeoutSeconds);
-    Connection& c = connections_.emplace_back();
-    c.fd = fd;
-    const std::string name = PeerName(peer);
-    try {
-      c.thread = std::thread([this, &c, name] {
-        Serve(&c, name);
-        // Closed under the lock, which the destructor holds while it shuts connections down.
-        absl::MutexLock done(&mu_);
-        close(c.fd);
-        c.fd = -1;
-        c.finished = true;
-      });
-    } catch (const std::system_error&) {  // no thread to be had (a pids limit)
-      close(fd);
-      connections_.pop_back();
-    }
+void ChunkSocketServer::Adopt(int fd, std::string peer) {
+  ReapFinished();
+  absl::MutexLock lock(&mu_);
+  // Checked under the lock the destructor sets it under, so that no connection starts
+  // after the destructor has shut the others down.
+  if (stopping_ || !MakeRoomLocked()) {
+    close(fd);  // the caller sends its chunk in a gRPC call instead
+    return;
+  }
+  SetNoDelay(fd);
+  SetKeepAlive(fd);
+  SetTimeouts(fd, kIdleTimeoutSeconds);
+  Connection& c = connections_.emplace_back();
+  c.fd = fd;
+  try {
+    c.thread = std::thread([this, &c, peer = std::move(peer)] {
+      Serve(&c, peer);
+      // Closed under the lock, which the destructor holds while it shuts connections down.
+      absl::MutexLock done(&mu_);
+      close(c.fd);
+      c.fd = -1;
+      c.finished = true;
+    });
+  } catch (const std::system_error&) {  // no thread to be had (a pids limit)
+    close(fd);
+    connections_.pop_back();
   }
 }
 

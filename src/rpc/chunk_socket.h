@@ -6,11 +6,13 @@
 // fetched one straight from it: the kernel's copies are the only ones.
 //
 // Only in insecure clusters: a TLS cluster keeps its chunks on gRPC, whose channels carry
-// the task's certificate. A server advertises its chunk socket's port in every RunGraph
-// reply (RunGraphResponse.chunk_port, 0 for none); the caller reaches it at the host it
-// reaches the server's gRPC port at, and falls back to gRPC for a chunk when it cannot
-// connect. Control (RunGraph, its cancellation and errors) stays on gRPC; a chunk socket
-// carries only bytes the ChunkStore validates, exactly what PutChunk and RecvChunk accept.
+// the task's certificate. A chunk socket shares the task's one port with gRPC (the port
+// tells them apart by their first bytes, src/rpc/task_port.h). A server names that port in
+// every RunGraph reply when it serves chunks there (RunGraphResponse.chunk_port, 0 for
+// not); the caller reaches it at the host it reaches the server's gRPC port at, and falls
+// back to gRPC for a chunk when it cannot connect. Control (RunGraph, its cancellation and errors)
+// stays on gRPC; a chunk socket carries only bytes the ChunkStore validates, exactly what PutChunk
+// and RecvChunk accept.
 //
 // Wire (little-endian): a request is {u32 magic "TWC1", u32 op (1 put, 2 fetch), u32 n},
 // n bytes of a TensorChunk, then for a put its `length` bytes. A reply is {u32 magic, u32
@@ -38,11 +40,15 @@
 
 namespace tw {
 
-// Serves a ChunkStore on a TCP port: a thread accepts, one thread per connection reads its
-// requests in turn. At most kMaxConnections are open: a new one beyond closes the oldest
-// idle one (its client opens another when it needs one), or is closed itself when all are
-// busy. A request fails and closes its connection when its bytes stop for
-// kIdleTimeoutSeconds or it takes longer than kRequestTimeoutSeconds in all; an idle
+// The first bytes of every connection a chunk socket client opens: how the task's port tells
+// it from gRPC's (src/rpc/task_port.h).
+inline constexpr char kChunkSocketMagic[4] = {'T', 'W', 'C', '1'};
+
+// Serves a ChunkStore on the connections the task's port hands it (TaskPort): one thread per
+// connection reads its requests in turn. At most kMaxConnections are open: a new one beyond
+// closes the oldest idle one (its client opens another when it needs one), or is closed
+// itself when all are busy. A request fails and closes its connection when its bytes stop
+// for kIdleTimeoutSeconds or it takes longer than kRequestTimeoutSeconds in all; an idle
 // connection stays open until TCP keepalive finds its peer gone.
 class ChunkSocketServer {
  public:
@@ -50,15 +56,13 @@ class ChunkSocketServer {
   static constexpr int kIdleTimeoutSeconds = 60;
   static constexpr int kRequestTimeoutSeconds = 120;
 
-  // Listens on `host` (the gRPC server's bind host; "" or a wildcard for every address) at
-  // a port the OS chooses. Unavailable when it cannot.
-  static StatusOr<std::unique_ptr<ChunkSocketServer>> Start(const std::string& host,
-                                                            ChunkStore* store);
-  // Stops: closes the listener and every connection (a transfer in progress fails on its
-  // caller's side) and joins the threads.
+  explicit ChunkSocketServer(ChunkStore* store) : store_(store) {}
+  // Stops: closes every connection (a transfer in progress fails on its caller's side) and
+  // joins the threads.
   ~ChunkSocketServer();
 
-  int port() const { return port_; }
+  // Serves connection `fd` (blocking; nothing read from it yet) from `peer`; takes it over.
+  void Adopt(int fd, std::string peer);
 
  private:
   // Fields but `thread` guarded by mu_.
@@ -69,21 +73,15 @@ class ChunkSocketServer {
     bool evicted = false;  // shut down to make room
     bool finished = false;
   };
-  ChunkSocketServer(int listen_fd, int port, ChunkStore* store)
-      : listen_fd_(listen_fd), port_(port), store_(store) {}
-  void AcceptLoop();
   // Answers the requests of one connection until it closes or fails.
   void Serve(Connection* connection, const std::string& peer);
-  // Joins the threads of connections that have ended (called by the accept thread).
+  // Joins the threads of connections that have ended.
   void ReapFinished();
   // Whether a new connection may open, after shutting the oldest idle one down if that
   // makes room.
   bool MakeRoomLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  const int listen_fd_;
-  const int port_;
   ChunkStore* const store_;
-  std::thread acceptor_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::list<Connection> connections_ ABSL_GUARDED_BY(mu_);

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/rpc/task_port.h"
 
 namespace tw {
 namespace {
@@ -102,20 +103,31 @@ std::string Request(uint32_t op, const proto::TensorChunk& chunk, const std::str
 
 class ChunkSocketTest : public ::testing::Test {
  protected:
+  // A chunk socket behind a task port of its own, with no gRPC server: other connections
+  // are closed.
   void SetUp() override {
-    auto server = ChunkSocketServer::Start("127.0.0.1", &store_);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    ASSERT_GT(server_->port(), 0);
+    server_ = std::make_unique<ChunkSocketServer>(&store_);
+    auto listening = TaskPort::Listen("127.0.0.1", 0);
+    ASSERT_TRUE(listening.ok()) << listening.status();
+    port_ = *std::move(listening);
+    ASSERT_GT(port_->port(), 0);
+    port_->Start(nullptr, server_.get());
+  }
+  int port() const { return port_->port(); }
+  // Closes the port, then the chunk socket's connections.
+  void StopServer() {
+    port_.reset();
+    server_.reset();
   }
 
   ChunkStore store_;
   std::unique_ptr<ChunkSocketServer> server_;
+  std::unique_ptr<TaskPort> port_;
 };
 
 TEST_F(ChunkSocketTest, PushedChunksLandInTheStoreBitExact) {
   const Tensor t = Pattern((2 * kChunkBytes + 12) / 4);  // 2 full chunks and a partial one
-  ChunkSocketClient client("127.0.0.1", server_->port(), 2);
+  ChunkSocketClient client("127.0.0.1", port(), 2);
   for (const auto& [offset, length] : ChunksOf(t.TotalBytes())) {
     Outcome o = PutOne(client, t, "pushed", offset, length);
     ASSERT_TRUE(o.status.ok()) << o.status;
@@ -130,7 +142,7 @@ TEST_F(ChunkSocketTest, OfferedTensorsAreFetchedBitExactOnSeveralConnectionsAtOn
   const Tensor t = Pattern((3 * kChunkBytes + 8) / 4, 11);
   store_.Offer(3, "fetched", t);
   Tensor into(DT_INT32, t.shape());
-  ChunkSocketClient client("127.0.0.1", server_->port(), 2);
+  ChunkSocketClient client("127.0.0.1", port(), 2);
   std::vector<std::future<Outcome>> pending;
   std::vector<std::promise<Outcome>> promises(ChunksOf(t.TotalBytes()).size());
   size_t i = 0;
@@ -158,7 +170,7 @@ TEST_F(ChunkSocketTest, OfferedTensorsAreFetchedBitExactOnSeveralConnectionsAtOn
 // The store's errors come back to the caller with their code and message, and the client
 // connects again for the next chunk (the server closed the connection after the error).
 TEST_F(ChunkSocketTest, RefusedChunksReportTheStoresErrorAndTheNextChunkStillWorks) {
-  ChunkSocketClient client("127.0.0.1", server_->port(), 1);
+  ChunkSocketClient client("127.0.0.1", port(), 1);
   proto::TensorChunk missing;
   missing.set_step_id(3);
   missing.set_key("nobody");
@@ -184,8 +196,8 @@ TEST_F(ChunkSocketTest, RefusedChunksReportTheStoresErrorAndTheNextChunkStillWor
 }
 
 TEST_F(ChunkSocketTest, NothingListeningIsUnavailableAndUnreached) {
-  const int port = server_->port();
-  server_.reset();  // the port is closed now
+  const int port = this->port();
+  StopServer();  // the port is closed now
   ChunkSocketClient client("127.0.0.1", port, 1);
   const Tensor t = Pattern(16);
   Outcome o = PutOne(client, t, "k", 0, t.TotalBytes());
@@ -201,7 +213,7 @@ TEST_F(ChunkSocketTest, NothingListeningIsUnavailableAndUnreached) {
   EXPECT_THAT(std::string(o.status.message()), HasSubstr("cannot connect"));
 }
 
-// Bytes from the network never crash the server: a wrong magic, an oversized header and a
+// Bytes from the network never crash the server: an unknown op, an oversized header and a
 // header that does not parse each get an error reply and a closed connection, and the
 // server goes on serving.
 TEST_F(ChunkSocketTest, GarbageGetsAnErrorReplyAndTheServerGoesOn) {
@@ -209,14 +221,13 @@ TEST_F(ChunkSocketTest, GarbageGetsAnErrorReplyAndTheServerGoesOn) {
     std::string bytes;
     std::string error;
   } cases[] = {
-      {"GET / HTTP/1.1\r\n\r\n", "not a chunk socket request"},
       {Frame(kMagic, 9, 0, ""), "not a chunk socket request"},
       {Frame(kMagic, 1, 1u << 30, ""), "exceeds"},
       {Frame(kMagic, 2, 5, "\xff\xff\xff\xff\xff"), "does not parse as tw.proto.TensorChunk"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.error);
-    const int fd = Connect(server_->port());
+    const int fd = Connect(port());
     ASSERT_EQ(send(fd, c.bytes.data(), c.bytes.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(c.bytes.size()));
     const std::string reply = ReadToEnd(fd);
@@ -226,14 +237,14 @@ TEST_F(ChunkSocketTest, GarbageGetsAnErrorReplyAndTheServerGoesOn) {
     EXPECT_THAT(reply.substr(12), HasSubstr(c.error));
   }
   // A connection that stops mid-header just ends.
-  const int fd = Connect(server_->port());
+  const int fd = Connect(port());
   const std::string half = Frame(kMagic, 1, 100, "abc");
   send(fd, half.data(), half.size(), MSG_NOSIGNAL);
   shutdown(fd, SHUT_WR);
   EXPECT_EQ(ReadToEnd(fd), "");
   close(fd);
 
-  ChunkSocketClient client("127.0.0.1", server_->port(), 1);
+  ChunkSocketClient client("127.0.0.1", port(), 1);
   const Tensor t = Pattern(1000);
   Outcome o = PutOne(client, t, "after", 0, t.TotalBytes());
   EXPECT_TRUE(o.status.ok()) << o.status;
@@ -401,11 +412,11 @@ TEST(ChunkSocketClientTest, ClosingTheClientRunsEveryCallbackPromptly) {
 // Stopping the server ends its idle connections too: the destructor does not wait for
 // clients to go away, and they see the end of the stream.
 TEST_F(ChunkSocketTest, StoppingTheServerDoesNotWaitForIdleClients) {
-  ChunkSocketClient client("127.0.0.1", server_->port(), 2);
+  ChunkSocketClient client("127.0.0.1", port(), 2);
   const Tensor t = Pattern(1000);
   ASSERT_TRUE(PutOne(client, t, "k", 0, t.TotalBytes()).status.ok());
   // A connection that has been served once (so surely accepted), then idles.
-  const int idle = Connect(server_->port());
+  const int idle = Connect(port());
   proto::TensorChunk missing = FetchOf(8);
   missing.set_key("missing");
   const std::string request = Request(2, missing);
@@ -414,7 +425,7 @@ TEST_F(ChunkSocketTest, StoppingTheServerDoesNotWaitForIdleClients) {
   char reply[12];
   ASSERT_EQ(recv(idle, reply, sizeof(reply), MSG_WAITALL), 12) << "served";
   const absl::Time start = absl::Now();
-  server_.reset();
+  StopServer();
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   close(idle);
 }
@@ -427,7 +438,7 @@ TEST_F(ChunkSocketTest, AtTheLimitTheOldestIdleConnectionMakesRoom) {
   std::vector<int> idle;
   for (int i = 0; i < ChunkSocketServer::kMaxConnections; ++i) {
     // Each served once (so surely accepted and counted), then idle.
-    const int fd = Connect(server_->port());
+    const int fd = Connect(port());
     proto::TensorChunk chunk;
     chunk.set_step_id(3);
     chunk.set_key("idle" + std::to_string(i));
@@ -442,7 +453,7 @@ TEST_F(ChunkSocketTest, AtTheLimitTheOldestIdleConnectionMakesRoom) {
     ASSERT_EQ(reply[4], 0) << "put " << i << " failed";
     idle.push_back(fd);
   }
-  ChunkSocketClient client("127.0.0.1", server_->port(), 1);
+  ChunkSocketClient client("127.0.0.1", port(), 1);
   Outcome o = PutOne(client, t, "one more", 0, t.TotalBytes());
   EXPECT_TRUE(o.status.ok()) << o.status;
   // The first idle connection was closed to make room.

@@ -1,12 +1,6 @@
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -29,6 +23,7 @@
 #include "src/rpc/metrics_endpoint.h"
 #include "src/rpc/rpc_metrics.h"
 #include "src/rpc/shared_memory.h"
+#include "src/rpc/task_port.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/server.h"
@@ -38,34 +33,6 @@ namespace {
 
 bool IsLoopbackHost(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
-}
-
-// Why `host`:`port` cannot be bound ("Address already in use"), found by binding it the way
-// gRPC does (without SO_REUSEPORT); empty when it can be bound or the host does not resolve
-// (then gRPC's own message stands).
-std::string BindError(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string unbracketed = host.size() > 2 && host.front() == '[' && host.back() == ']'
-                                      ? host.substr(1, host.size() - 2)
-                                      : host;
-  if (getaddrinfo(unbracketed.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) {
-    return "";
-  }
-  std::string why;
-  for (addrinfo* a = found; a != nullptr && why.empty(); a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0) why = std::strerror(errno);
-    close(fd);
-  }
-  freeaddrinfo(found);
-  return why;
 }
 
 // Sends Shutdown to every task of `cluster` but `skip_task`, in parallel, each call bounded
@@ -166,30 +133,34 @@ class GrpcServer final : public Server {
     if (state_ == State::kStopped) return errors::FailedPrecondition("Server has stopped.");
     KeepFreedMemory();
     grpc::EnableDefaultHealthCheckService(true);
-    grpc::ServerBuilder builder;
-    // An IPv6 host must be bracketed for gRPC ("[::1]:2222"); "::1:2222" fails to bind.
+    // The task's one port, for gRPC and the chunk socket (src/rpc/task_port.h).
     const std::string bind = JoinHostPort(options_.bind_host, requested_port_);
-    builder.AddListeningPort(bind, NewServerCredentials(options_.tls), &port_);
-    // gRPC sets SO_REUSEPORT by default, so a second server could bind a port in use and
-    // share its connections: a stale task and its replacement would both serve.
-    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    // gRPC checks the certificate and key only at each connection's handshake on a port it
+    // did not open itself.
+    if (Status tls = CheckCertificateAndKey(options_.tls); !tls.ok()) {
+      return errors::Unavailable("Could not start gRPC server on ", bind,
+                                 " (check that the TLS certificate and key are valid PEM and "
+                                 "belong together): ",
+                                 tls.message());
+    }
+    auto listening = TaskPort::Listen(options_.bind_host, requested_port_);
+    if (!listening.ok()) return listening.status();
+    std::unique_ptr<TaskPort> task_port = *std::move(listening);
+    grpc::ServerBuilder builder;
+    std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor =
+        builder.experimental().AddExternalConnectionAcceptor(
+            grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+            NewServerCredentials(options_.tls));
     builder.SetMaxReceiveMessageSize(-1);
     builder.SetMaxSendMessageSize(-1);
     builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
-    // Chunks of large tensors on plain TCP beside gRPC, in insecure clusters only
-    // (src/rpc/chunk_socket.h); without one they travel in PutChunk and RecvChunk calls.
+    // Chunks of large tensors on plain TCP connections to the same port, in insecure
+    // clusters only (src/rpc/chunk_socket.h); without them they travel in PutChunk and
+    // RecvChunk calls.
     int chunk_port = 0;
     if (options_.chunk_sockets && !options_.tls.enabled()) {
-      auto socket = ChunkSocketServer::Start(options_.bind_host, &chunks_);
-      if (socket.ok()) {
-        chunk_socket_ = *std::move(socket);
-        chunk_port = chunk_socket_->port();
-        Log().info("/job:{}/task:{}: tensors above 4 MiB on chunk socket port {}", job_, task_,
-                   chunk_port);
-      } else {
-        Log().warn("/job:{}/task:{}: {}; large tensors travel in gRPC calls", job_, task_,
-                   std::string(socket.status().message()));
-      }
+      chunk_socket_ = std::make_unique<ChunkSocketServer>(&chunks_);
+      chunk_port = task_port->port();
     }
     worker_service_ =
         NewGrpcWorkerService(worker_.get(), &chunks_, chunk_port, [this](const std::string& by) {
@@ -208,13 +179,8 @@ class GrpcServer final : public Server {
       builder.experimental().SetInterceptorCreators(std::move(counting));
     }
     server_ = builder.BuildAndStart();
-    if (server_ == nullptr || port_ == 0) {
-      server_.reset();
+    if (server_ == nullptr) {
       chunk_socket_.reset();
-      // gRPC only logs why; a bind of our own tells the caller.
-      if (std::string why = BindError(options_.bind_host, requested_port_); !why.empty()) {
-        return errors::Unavailable("Could not start gRPC server on ", bind, ": ", why);
-      }
       // gRPC checks the PEM text only here, and logs the reason itself.
       return errors::Unavailable("Could not start gRPC server on ", bind,
                                  options_.tls.enabled()
@@ -222,10 +188,14 @@ class GrpcServer final : public Server {
                                        "and belong together)"
                                      : "");
     }
+    port_ = task_port->port();
+    task_port->Start(std::move(acceptor), chunk_socket_.get());
+    task_port_ = std::move(task_port);
     if (options_.metrics_port >= 0) {
       auto endpoint = MetricsEndpoint::Start(options_.bind_host, options_.metrics_port,
                                              [this] { return RenderMetrics(); });
       if (!endpoint.ok()) {
+        task_port_.reset();
         server_->Shutdown();
         server_.reset();
         chunk_socket_.reset();
@@ -278,18 +248,22 @@ class GrpcServer final : public Server {
     absl::MutexLock stopping(&stop_mu_);
     if (!watch_done_.HasBeenNotified()) watch_done_.Notify();
     if (watcher_.joinable()) watcher_.join();
+    std::unique_ptr<TaskPort> task_port;
     std::unique_ptr<grpc::Server> server;
     std::unique_ptr<ChunkSocketServer> chunk_socket;
     std::unique_ptr<MetricsEndpoint> metrics;
     MetricsRegistry::CollectorHandle metrics_collector;
     {
       absl::MutexLock lock(&mu_);
+      task_port = std::move(task_port_);
       server = std::move(server_);
       chunk_socket = std::move(chunk_socket_);
       metrics = std::move(metrics_);
       metrics_collector = std::move(metrics_collector_);
       state_ = State::kStopped;
     }
+    // No new connections from here; those open are gRPC's and the chunk socket's to end.
+    task_port.reset();
     if (server != nullptr) {
       LocalMaster::Unregister(local_addresses_);
       // Sessions first: their steps may wait on other tasks, which no shutdown here ends;
@@ -451,6 +425,7 @@ class GrpcServer final : public Server {
   State state_ ABSL_GUARDED_BY(mu_) = State::kNew;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<ChunkSocketServer> chunk_socket_ ABSL_GUARDED_BY(mu_);  // set by Start
+  std::unique_ptr<TaskPort> task_port_ ABSL_GUARDED_BY(mu_);              // set by Start
   // With ServerOptions::metrics_port: set by Start, reset by Stop.
   std::unique_ptr<MetricsEndpoint> metrics_ ABSL_GUARDED_BY(mu_);
   MetricsRegistry::CollectorHandle metrics_collector_ ABSL_GUARDED_BY(mu_);

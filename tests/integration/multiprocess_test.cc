@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "src/rpc/shared_memory.h"
 #include "src/rpc/tensor_chunks.h"
 #include "tensorweave/ops.h"
@@ -308,24 +310,43 @@ class SixteenMegabytes {
   ClientSession session_;
 };
 
-// Large tensors' chunks travel on the ps task's chunk socket (src/rpc/chunk_socket.h), a
-// second port it listens on and names in its RunGraph replies: a 16 MB push and pull open
-// connections to it (up to kChunkConnections: each is opened by the first chunk its
-// thread carries), and none more to the gRPC port.
-TEST_F(TcpOnlyMultiProcessTest, ChunksTravelOnTheChunkSocket) {
+// Large tensors' chunks travel on the ps task's chunk socket (src/rpc/chunk_socket.h), on
+// the task's one port beside gRPC (src/rpc/task_port.h): a 16 MB push and pull open up to
+// kChunkConnections more connections to that port (each opened by the first chunk its
+// thread carries) and no PutChunk or RecvChunk call reaches the ps task's gRPC server.
+class ChunkSocketMultiProcessTest : public TcpOnlyMultiProcessTest {
+ protected:
+  std::vector<std::string> PsFlags() const override {
+    return {"--metrics-port", std::to_string(metrics_port_)};
+  }
+  // The ps task's metrics, "" when they cannot be had.
+  std::string ScrapePs() const {
+    httplib::Client client("127.0.0.1", metrics_port_);
+    client.set_read_timeout(10, 0);
+    auto res = client.Get("/metrics");
+    return res && res->status == 200 ? res->body : "";
+  }
+  const int metrics_port_ = testing::PickUnusedPort();
+};
+
+TEST_F(ChunkSocketMultiProcessTest, ChunksTravelOnTheTaskPortOutsideGrpc) {
   const int ps_port = std::stoi(ps_address_.substr(ps_address_.rfind(':') + 1));
   SixteenMegabytes transfer(worker_->target());
   ASSERT_TRUE(transfer.SmallStep().ok());  // the ps task is up
-  const std::vector<int> listening = testing::ListeningPorts(ps_->pid());
-  ASSERT_EQ(listening.size(), 2u) << "the gRPC port and the chunk socket's";
-  const int chunk_port = listening[0] == ps_port ? listening[1] : listening[0];
-  const int grpc_before = testing::ConnectionsTo(ps_port);
-  EXPECT_EQ(testing::ConnectionsTo(chunk_port), 0) << "opened by the first chunk";
+  std::vector<int> expected = {ps_port, metrics_port_};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(testing::ListeningPorts(ps_->pid()), expected)
+      << "one port for gRPC and the chunk socket, one for metrics";
+  const int before = testing::ConnectionsTo(ps_port);
   Status moved = transfer.PushAndPull();
   ASSERT_TRUE(moved.ok()) << moved;
-  EXPECT_GE(testing::ConnectionsTo(chunk_port), 1);
-  EXPECT_LE(testing::ConnectionsTo(chunk_port), kChunkConnections);
-  EXPECT_EQ(testing::ConnectionsTo(ps_port), grpc_before);
+  EXPECT_GE(testing::ConnectionsTo(ps_port), before + 1);
+  EXPECT_LE(testing::ConnectionsTo(ps_port), before + kChunkConnections);
+  const std::string metrics = ScrapePs();
+  EXPECT_THAT(metrics, ::testing::HasSubstr("RunGraph"))
+      << "the scrape counts the ps task's gRPC calls";
+  EXPECT_THAT(metrics, ::testing::Not(::testing::HasSubstr("PutChunk")));
+  EXPECT_THAT(metrics, ::testing::Not(::testing::HasSubstr("RecvChunk")));
 }
 
 // With TW_CHUNK_SOCKETS=0 the ps task opens no chunk socket, and chunks travel in PutChunk

@@ -211,19 +211,14 @@ std::vector<std::string> TaskEnvironment(const std::vector<std::string>& base,
                                          const std::optional<std::string>& tf_config, int threads) {
   std::vector<std::string> env;
   env.reserve(base.size() + 2);
-  bool threads_given = false, chunk_sockets_given = false;
+  bool threads_given = false;
   for (const std::string& entry : base) {
     if (entry.rfind("TF_CONFIG=", 0) == 0) continue;
     threads_given = threads_given || entry.rfind("TW_NUM_THREADS=", 0) == 0;
-    chunk_sockets_given = chunk_sockets_given || entry.rfind("TW_CHUNK_SOCKETS=", 0) == 0;
     env.push_back(entry);
   }
   if (tf_config) env.push_back("TF_CONFIG=" + *tf_config);
   if (!threads_given) env.push_back("TW_NUM_THREADS=" + std::to_string(threads));
-  // Every task is on this machine, where shared memory carries large tensors; and a chunk
-  // socket's port, which the OS picks, could take one that the plan gave a task that has
-  // not bound it yet (it did once in CI: a map task's metrics port).
-  if (!chunk_sockets_given) env.push_back("TW_CHUNK_SOCKETS=0");
   return env;
 }
 

@@ -73,9 +73,9 @@ TEST(LaunchPlanTest, OneTaskClusterGetsNoTfConfigLikeTfJob) {
   const ClusterSpec cluster = LocalCluster("worker=1", {4001});
   EXPECT_EQ(TfJobTfConfig(cluster, {"worker", 0}), std::nullopt);
   EXPECT_THAT(TaskEnvironment({"PATH=/bin", "TF_CONFIG={}", "HOME=/root"}, std::nullopt, 2),
-              ElementsAre("PATH=/bin", "HOME=/root", "TW_NUM_THREADS=2", "TW_CHUNK_SOCKETS=0"));
+              ElementsAre("PATH=/bin", "HOME=/root", "TW_NUM_THREADS=2"));
   EXPECT_THAT(TaskEnvironment({"TF_CONFIG=old", "A=1"}, std::string("{\"x\":1}"), 1),
-              ElementsAre("A=1", "TF_CONFIG={\"x\":1}", "TW_NUM_THREADS=1", "TW_CHUNK_SOCKETS=0"));
+              ElementsAre("A=1", "TF_CONFIG={\"x\":1}", "TW_NUM_THREADS=1"));
 }
 
 TEST(LaunchPlanTest, TasksShareTheCoresUnlessTheUserChoseThreads) {
@@ -83,8 +83,8 @@ TEST(LaunchPlanTest, TasksShareTheCoresUnlessTheUserChoseThreads) {
   EXPECT_EQ(ThreadsPerTask(8, 3), 2);
   EXPECT_EQ(ThreadsPerTask(16, 1), 16);
   EXPECT_EQ(ThreadsPerTask(0, 0), 1);
-  EXPECT_THAT(TaskEnvironment({"TW_NUM_THREADS=4", "A=1", "TW_CHUNK_SOCKETS=1"}, std::nullopt, 1),
-              ElementsAre("TW_NUM_THREADS=4", "A=1", "TW_CHUNK_SOCKETS=1"));
+  EXPECT_THAT(TaskEnvironment({"TW_NUM_THREADS=4", "A=1"}, std::nullopt, 1),
+              ElementsAre("TW_NUM_THREADS=4", "A=1"));
 }
 
 TEST(LaunchPlanTest, PlanOrderFollowsTheFlagThenSortedJobs) {
