@@ -66,10 +66,10 @@ struct ServerOptions {
   bool shared_memory = true;
   // Large tensors (over 4 MiB) between tasks travel in chunks on plain TCP connections of
   // their own beside gRPC, received straight into the tensor's memory (docs/architecture.md,
-  // "Chunk sockets"): the server listens on a second port the OS chooses, on bind_host, and
-  // tells its callers in its replies. Only without TLS: a TLS server never opens one. false
-  // keeps every chunk in gRPC calls (where only the gRPC port is reachable). `tw server` and
-  // RunConfig take false from TW_CHUNK_SOCKETS=0.
+  // "Chunk sockets"): connections to the task's one port, which the server tells from
+  // gRPC's by their first bytes, and names in its replies. Only without TLS: a TLS server
+  // never serves them. false keeps every chunk in gRPC calls (for a proxy in between that
+  // passes only HTTP/2). `tw server` and RunConfig take false from TW_CHUNK_SOCKETS=0.
   bool chunk_sockets = true;
   // MiB of freed tensor memory the process keeps for the next tensors of similar sizes
   // (the buffer pool, docs/architecture.md); 0 disables the cache. Process-wide, since

@@ -149,9 +149,8 @@ def test_large_tensors_cross_hosts_bit_exact(two_hosts, tmp_path, firewall):
     # Its chunks travel on the ps task's chunk socket, which shares the task port with gRPC:
     # a firewall that lets only the task port through changes nothing. Had a chunk not
     # reached the chunk socket, the worker would have said that it went in a gRPC call, and
-    # the ps task's metrics would count more PutChunk calls than the first push's five (the
-    # worker learns of the chunk socket from the ps task's first RunGraph reply) or any
-    # RecvChunk call.
+    # the ps task's metrics would count PutChunk or RecvChunk calls. (The first push goes
+    # before any RunGraph reply: the worker learns of the chunk socket from RegisterGraph's.)
     hosts = two_hosts
     metrics_port = PORT + 1
     if firewall:
@@ -186,9 +185,7 @@ def test_large_tensors_cross_hosts_bit_exact(two_hosts, tmp_path, firewall):
     assert ports == {PORT}, output  # gRPC and the chunk socket on the one task port
     assert fallback not in worker.stderr, output
     assert "RunGraph" in metrics, metrics
-    put_chunk_calls = re.findall(r'method="WorkerService/PutChunk",code="OK"} (\d+)', metrics)
-    assert put_chunk_calls == ["5"], metrics
-    assert "RecvChunk" not in metrics, metrics
+    assert "PutChunk" not in metrics and "RecvChunk" not in metrics, metrics
 
 
 MNIST_PS = BUILD / "examples" / "mnist_ps"

@@ -598,7 +598,13 @@ Status ChunkSocketClient::Carry(Worker* worker, Job* job, bool* unreachable) {
       if (closing_) return errors::Cancelled("the connection to ", peer_, " is closing");
     }
     if (fresh) {
-      *unreachable = true;  // a new connection that the server closed: try another way
+      // A new connection closed unanswered (a proxy in between that passes only HTTP/2, a
+      // server with all its connections busy): try another way, and for a while, as after a
+      // failed connect.
+      absl::MutexLock lock(&mu_);
+      unreachable_ = s;
+      retry_connect_at_ = absl::Now() + absl::Seconds(kRetryConnectSeconds);
+      *unreachable = true;
       return s;
     }
     if (attempt > 0) return s;

@@ -8,11 +8,11 @@
 // Only in insecure clusters: a TLS cluster keeps its chunks on gRPC, whose channels carry
 // the task's certificate. A chunk socket shares the task's one port with gRPC (the port
 // tells them apart by their first bytes, src/rpc/task_port.h). A server names that port in
-// every RunGraph reply when it serves chunks there (RunGraphResponse.chunk_port, 0 for
+// its RegisterGraph and RunGraph replies when it serves chunks there (`chunk_port`, 0 for
 // not); the caller reaches it at the host it reaches the server's gRPC port at, and falls
-// back to gRPC for a chunk when it cannot connect. Control (RunGraph, its cancellation and errors)
-// stays on gRPC; a chunk socket carries only bytes the ChunkStore validates, exactly what PutChunk
-// and RecvChunk accept.
+// back to gRPC for a chunk when it cannot connect. Control (RunGraph, its cancellation and
+// errors) stays on gRPC; a chunk socket carries only bytes the ChunkStore validates,
+// exactly what PutChunk and RecvChunk accept.
 //
 // Wire (little-endian): a request is {u32 magic "TWC1", u32 op (1 put, 2 fetch), u32 n},
 // n bytes of a TensorChunk, then for a put its `length` bytes. A reply is {u32 magic, u32
@@ -91,14 +91,14 @@ class ChunkSocketServer {
 // a thread that carries one chunk at a time; chunks queue for the first free one. A
 // connection is opened at its first chunk and again after an error. Thread-safe.
 //
-// When a connection cannot be made, the chunk is reported unreached, and so is every chunk
-// for kRetryConnectSeconds after (Usable() is false meanwhile): a firewall that drops SYNs
-// costs one connect timeout, not one per chunk. A connection the server closed while it
-// was idle (its keepalive, or room made for another connection) is replaced once per
-// chunk: a chunk whose reused connection fails before any reply byte is tried again on a
-// new one, and one whose new connection fails that way is reported unreached. (Only when
-// the connection was closed or reset: after a timeout the server may have read the chunk,
-// and a second copy would be refused.)
+// When a connection cannot be made, or a new one closes before any answer, the chunk is
+// reported unreached, and so is every chunk for kRetryConnectSeconds after (Usable() is
+// false meanwhile): a firewall that drops SYNs costs one connect timeout, not one per chunk. A
+// connection the server closed while it was idle (its keepalive, or room made for another
+// connection) is replaced once per chunk: a chunk whose reused connection fails before any reply
+// byte is tried again on a new one, and one whose new connection fails that way is reported
+// unreached. (Only when the connection was closed or reset: after a timeout the server may have
+// read the chunk, and a second copy would be refused.)
 class ChunkSocketClient {
  public:
   static constexpr int kConnectTimeoutSeconds = 10;

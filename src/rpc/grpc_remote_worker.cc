@@ -75,7 +75,12 @@ class GrpcRemoteWorker final : public WorkerInterface {
         [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
           stub_->async()->RegisterGraph(ctx, req, resp, std::move(cb));
         },
-        nullptr, std::move(done));
+        nullptr,
+        [this, resp, done = std::move(done)](const Status& s) {
+          // The first step's large feeds go before its first RunGraph reply.
+          if (s.ok()) LearnChunkPort(static_cast<int>(resp->chunk_port() & 0xffff));
+          done(s);
+        });
   }
   void DeregisterGraphAsync(const proto::DeregisterGraphRequest* req,
                             proto::DeregisterGraphResponse* resp, StatusCallback done) override {
@@ -360,9 +365,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
     }
   }
 
-  // The server's chunk socket, as its last RunGraph reply named it; null when it named none
-  // (TLS, turned off), a call to it failed since, or the socket cannot be reached for now
-  // (ChunkSocketClient::Usable): chunks then travel in gRPC calls.
+  // The server's chunk socket, as its last RegisterGraph or RunGraph reply named it; null when it
+  // named none (TLS, turned off), a call to it failed since, or the socket cannot be reached for
+  // now (ChunkSocketClient::Usable): chunks then travel in gRPC calls.
   std::shared_ptr<ChunkSocketClient> ChunkSocket() {
     absl::MutexLock lock(&socket_mu_);
     if (socket_ == nullptr || socket_->port() != socket_port_ || !socket_->Usable()) {
@@ -370,8 +375,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
     }
     return socket_;
   }
-  // From a RunGraph reply. A new port (the server restarted) gets new connections; the old
-  // client closes, and is kept (its threads joined) until this object goes. Without a host
+  // From a RegisterGraph or RunGraph reply. A new port (the server restarted) gets new connections;
+  // the old client closes, and is kept (its threads joined) until this object goes. Without a host
   // (a TLS cluster) a port is never used: chunks must not leave TLS.
   void LearnChunkPort(int port) {
     std::shared_ptr<ChunkSocketClient> old;
@@ -391,8 +396,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
     if (old != nullptr) old->BeginClose(/*queued_unreachable=*/true);
     for (const auto& socket : closed) socket->Close();
   }
-  // A call failed: the server may be gone or restarted elsewhere. Its next RunGraph reply
-  // names its chunk socket again.
+  // A call failed: the server may be gone or restarted elsewhere. Its next RegisterGraph or
+  // RunGraph reply names its chunk socket again.
   void ForgetChunkPort() {
     absl::MutexLock lock(&socket_mu_);
     socket_port_ = 0;

@@ -135,12 +135,12 @@ class GrpcServer final : public Server {
     grpc::EnableDefaultHealthCheckService(true);
     // The task's one port, for gRPC and the chunk socket (src/rpc/task_port.h).
     const std::string bind = JoinHostPort(options_.bind_host, requested_port_);
-    // gRPC checks the certificate and key only at each connection's handshake on a port it
-    // did not open itself.
+    // On a port it did not open itself, gRPC finds a bad certificate, key or CA only when
+    // connections come (and then drops them without an answer).
     if (Status tls = CheckCertificateAndKey(options_.tls); !tls.ok()) {
       return errors::Unavailable("Could not start gRPC server on ", bind,
-                                 " (check that the TLS certificate and key are valid PEM and "
-                                 "belong together): ",
+                                 " (check that the TLS CA, certificate and key are valid PEM and "
+                                 "that the key belongs to the certificate): ",
                                  tls.message());
     }
     auto listening = TaskPort::Listen(options_.bind_host, requested_port_);
@@ -179,17 +179,19 @@ class GrpcServer final : public Server {
       builder.experimental().SetInterceptorCreators(std::move(counting));
     }
     server_ = builder.BuildAndStart();
-    if (server_ == nullptr) {
+    if (server_ == nullptr) {  // gRPC logs why
       chunk_socket_.reset();
-      // gRPC checks the PEM text only here, and logs the reason itself.
-      return errors::Unavailable("Could not start gRPC server on ", bind,
-                                 options_.tls.enabled()
-                                     ? " (check that the TLS certificate and key are valid PEM "
-                                       "and belong together)"
-                                     : "");
+      return errors::Unavailable("Could not start gRPC server on ", bind);
+    }
+    if (Status accepting = task_port->Start(std::move(acceptor), chunk_socket_.get());
+        !accepting.ok()) {
+      server_->Shutdown();
+      server_.reset();
+      chunk_socket_.reset();
+      return errors::Unavailable("Could not start gRPC server on ", bind, ": ",
+                                 accepting.message());
     }
     port_ = task_port->port();
-    task_port->Start(std::move(acceptor), chunk_socket_.get());
     task_port_ = std::move(task_port);
     if (options_.metrics_port >= 0) {
       auto endpoint = MetricsEndpoint::Start(options_.bind_host, options_.metrics_port,

@@ -96,6 +96,7 @@ class WorkerServiceImpl final : public WorkerServiceBase {
                                           grpc::ByteBuffer* resp) override {
     return ServeProto<proto::RegisterGraphRequest, proto::RegisterGraphResponse>(
         req, resp, [this](auto* rq, auto* rs, auto*, auto done) {
+          rs->set_chunk_port(static_cast<uint32_t>(chunk_port_));
           worker_->RegisterGraphAsync(rq, rs, std::move(done));
         });
   }

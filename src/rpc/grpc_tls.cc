@@ -4,6 +4,7 @@
 #include "src/rpc/grpc_tls.h"
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -89,34 +90,46 @@ StatusOr<TlsOptions> LoadTlsFiles(const std::string& ca_path, const std::string&
 
 Status CheckCertificateAndKey(const TlsOptions& tls) {
   if (!tls.enabled()) return OkStatus();
-  // OpenSSL, which gRPC's TLS uses too, reads the PEM text from memory buffers.
+  // OpenSSL, which gRPC's TLS uses too, reads the PEM text from memory buffers. The
+  // passphrase is "" (as gRPC's): an encrypted key fails instead of prompting on a terminal.
+  char no_passphrase[] = "";
   auto read_bio = [](const std::string& text) {
     return std::unique_ptr<BIO, decltype(&BIO_free)>(
         BIO_new_mem_buf(text.data(), static_cast<int>(text.size())), &BIO_free);
   };
+  auto failed = [](const std::string& what) {
+    ERR_clear_error();  // leaves no error behind for gRPC's own OpenSSL calls
+    return errors::InvalidArgument(what);
+  };
+  auto ca_bio = read_bio(tls.ca_cert_pem);
   auto cert_bio = read_bio(tls.cert_pem);
   auto key_bio = read_bio(tls.key_pem);
-  if (cert_bio == nullptr || key_bio == nullptr) {
-    return errors::ResourceExhausted("no memory to read the TLS certificate and key");
+  if (ca_bio == nullptr || cert_bio == nullptr || key_bio == nullptr) {
+    return errors::ResourceExhausted("no memory to read the TLS certificates and key");
+  }
+  std::unique_ptr<X509, decltype(&X509_free)> ca(
+      PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, no_passphrase), &X509_free);
+  if (ca == nullptr) {
+    return failed(
+        "the TLS CA certificate (ca_cert_pem) does not parse as a PEM X.509 "
+        "certificate");
   }
   std::unique_ptr<X509, decltype(&X509_free)> cert(
-      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr), &X509_free);
+      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, no_passphrase), &X509_free);
   if (cert == nullptr) {
-    return errors::InvalidArgument(
-        "the TLS certificate (cert_pem) does not parse as a PEM "
-        "X.509 certificate");
+    return failed("the TLS certificate (cert_pem) does not parse as a PEM X.509 certificate");
   }
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
-      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, no_passphrase), &EVP_PKEY_free);
   if (key == nullptr) {
-    return errors::InvalidArgument(
-        "the TLS private key (key_pem) does not parse as an "
-        "unencrypted PEM private key");
+    return failed(
+        "the TLS private key (key_pem) does not parse as an unencrypted PEM private "
+        "key");
   }
   if (X509_check_private_key(cert.get(), key.get()) != 1) {
-    return errors::InvalidArgument(
-        "the TLS private key (key_pem) does not belong to the "
-        "certificate (cert_pem)");
+    return failed(
+        "the TLS private key (key_pem) does not belong to the certificate "
+        "(cert_pem)");
   }
   return OkStatus();
 }

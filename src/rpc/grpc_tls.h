@@ -18,9 +18,10 @@ namespace tw {
 // Precondition: tls.Validate().ok().
 std::shared_ptr<grpc::ServerCredentials> NewServerCredentials(const TlsOptions& tls);
 
-// InvalidArgument when `tls.cert_pem` or `tls.key_pem` does not parse, or the key is not
-// the certificate's: a server checks this at Start, since gRPC would otherwise fail only at
-// each connection's handshake. OK when TLS is not enabled.
+// InvalidArgument when `tls.ca_cert_pem`, `tls.cert_pem` or `tls.key_pem` does not parse
+// (an encrypted key does not either), or the key is not the certificate's: a server checks
+// this at Start, since gRPC would otherwise find it only when connections come. OK when TLS
+// is not enabled.
 Status CheckCertificateAndKey(const TlsOptions& tls);
 
 // Insecure when `tls` is not enabled; otherwise TLS that verifies the server's certificate

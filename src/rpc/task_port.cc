@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "absl/time/clock.h"
 #include "src/cluster/host_port.h"
@@ -22,7 +23,7 @@ namespace {
 
 // How often a connection that sent part of the magic is looked at again (polling it for
 // input would return at once: its bytes were only peeked at).
-constexpr absl::Duration kPartialRecheck = absl::Milliseconds(20);
+constexpr std::chrono::milliseconds kPartialRecheck{20};
 
 bool IsWildcard(const std::string& host) {
   return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
@@ -43,34 +44,132 @@ int PortOf(int fd) {
                                      : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 }
 
-void SetPort(sockaddr* addr, int port) {
-  if (addr->sa_family == AF_INET6) {
-    reinterpret_cast<sockaddr_in6*>(addr)->sin6_port = htons(static_cast<uint16_t>(port));
-  } else {
-    reinterpret_cast<sockaddr_in*>(addr)->sin_port = htons(static_cast<uint16_t>(port));
+struct Address {
+  sockaddr_storage addr{};
+  socklen_t length = 0;
+  int family() const { return addr.ss_family; }
+  void set_port(int port) {
+    if (family() == AF_INET6) {
+      reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = htons(static_cast<uint16_t>(port));
+    } else {
+      reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(static_cast<uint16_t>(port));
+    }
   }
+  bool operator==(const Address& o) const {
+    return length == o.length && std::memcmp(&addr, &o.addr, length) == 0;
+  }
+};
+
+Address AnyAddress(int family) {
+  Address a;
+  if (family == AF_INET6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&a.addr);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_addr = in6addr_any;
+    a.length = sizeof(sockaddr_in6);
+  } else {
+    auto* in = reinterpret_cast<sockaddr_in*>(&a.addr);
+    in->sin_family = AF_INET;
+    in->sin_addr.s_addr = htonl(INADDR_ANY);
+    a.length = sizeof(sockaddr_in);
+  }
+  return a;
 }
 
-// A non-blocking listening socket on `addr`, or -1 with errno set. SO_REUSEADDR (as gRPC
-// sets it) lets a restarted task bind its port while old connections linger in TIME_WAIT;
-// no SO_REUSEPORT, so a second server cannot bind a port in use and share its connections.
-// `dual_stack`: an IPv6 wildcard that takes IPv4 connections too.
-int ListenOn(const addrinfo& a, bool dual_stack) {
-  const int fd = socket(a.ai_family, a.ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a.ai_protocol);
+// The addresses `host` resolves to, each once (getaddrinfo repeats an address that
+// /etc/hosts lists twice). Empty with `why` set when it does not resolve.
+std::vector<Address> Resolve(const std::string& host, std::string* why) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(host.c_str(), "0", &hints, &found); rc != 0) {
+    *why = gai_strerror(rc);
+    return {};
+  }
+  std::vector<Address> addresses;
+  for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    if (ai->ai_addrlen > sizeof(sockaddr_storage)) continue;
+    Address a;
+    std::memcpy(&a.addr, ai->ai_addr, ai->ai_addrlen);
+    a.length = ai->ai_addrlen;
+    if (std::find(addresses.begin(), addresses.end(), a) == addresses.end()) {
+      addresses.push_back(a);
+    }
+  }
+  freeaddrinfo(found);
+  return addresses;
+}
+
+// A non-blocking listening socket on `a`, or -1 with errno set. SO_REUSEADDR (as gRPC sets
+// it) lets a restarted task bind its port while old connections linger in TIME_WAIT; no
+// SO_REUSEPORT, so a second server cannot bind a port in use and share its connections.
+// `dual_stack`: an IPv6 wildcard that should take IPv4 connections too; `*is_dual` tells
+// whether it does (a host may not allow it).
+int ListenOn(const Address& a, bool dual_stack, bool* is_dual = nullptr) {
+  const int fd = socket(a.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (a.ai_family == AF_INET6) {
+  if (a.family() == AF_INET6) {
     const int v6only = dual_stack ? 0 : 1;
-    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+    const bool set = setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)) == 0;
+    if (is_dual != nullptr) *is_dual = dual_stack && set;
   }
-  if (bind(fd, a.ai_addr, a.ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&a.addr), a.length) != 0 ||
+      listen(fd, SOMAXCONN) != 0) {
     const int saved = errno;
     close(fd);
     errno = saved;
     return -1;
   }
   return fd;
+}
+
+// One try at listening on every address at `port` (0: the first address's OS-chosen port
+// for all). The sockets, or `*error` set (an errno).
+std::vector<int> ListenOnAll(const std::vector<Address>& addresses, bool wildcard, int port,
+                             int* chosen, int* error) {
+  std::vector<int> fds;
+  *chosen = port;
+  *error = 0;
+  int skipped = 0;
+  for (Address a : addresses) {
+    a.set_port(*chosen);
+    bool dual = false;
+    int fd = ListenOn(a, wildcard, &dual);
+    if (fd < 0) {
+      // A family this host lacks (IPv6 turned off; ::1 missing from a namespace's loopback)
+      // is skipped; anything else (the port in use) fails the whole: a task must be
+      // reachable at every address its name has.
+      if (errno == EAFNOSUPPORT || (a.family() == AF_INET6 && errno == EADDRNOTAVAIL)) {
+        skipped = errno;
+        continue;
+      }
+      *error = errno;
+      break;
+    }
+    if (*chosen == 0) *chosen = PortOf(fd);
+    fds.push_back(fd);
+    if (wildcard && a.family() == AF_INET6 && !dual) {
+      // The IPv6 wildcard takes no IPv4 connections here: the IPv4 wildcard too.
+      Address v4 = AnyAddress(AF_INET);
+      v4.set_port(*chosen);
+      if (int fd4 = ListenOn(v4, false); fd4 >= 0) {
+        fds.push_back(fd4);
+      } else {
+        *error = errno;
+        break;
+      }
+    }
+  }
+  if (*error == 0 && fds.empty()) *error = skipped != 0 ? skipped : EADDRNOTAVAIL;
+  if (*error != 0) {
+    for (int fd : fds) close(fd);
+    fds.clear();
+  }
+  return fds;
 }
 
 std::string PeerName(const sockaddr_storage& addr, socklen_t length) {
@@ -86,59 +185,41 @@ std::string PeerName(const sockaddr_storage& addr, socklen_t length) {
 StatusOr<std::unique_ptr<TaskPort>> TaskPort::Listen(const std::string& host, int port,
                                                      absl::Duration sort_timeout) {
   const std::string address = JoinHostPort(host, port);
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   const bool wildcard = IsWildcard(host);
-  // A wildcard is one dual-stack IPv6 socket, or IPv4 alone where the host has no IPv6.
-  hints.ai_family = wildcard ? AF_INET6 : AF_UNSPEC;
-  const std::string name = wildcard ? "" : Unbracketed(host);
-  addrinfo* found = nullptr;
-  int rc = getaddrinfo(name.empty() ? nullptr : name.c_str(), "0", &hints, &found);
-  if (rc != 0 && wildcard) {
-    hints.ai_family = AF_INET;
-    rc = getaddrinfo(nullptr, "0", &hints, &found);
-  }
-  if (rc != 0) {
-    return errors::Unavailable("Could not start gRPC server on ", address, ": cannot resolve \"",
-                               host, "\": ", gai_strerror(rc));
+  std::vector<Address> addresses;
+  if (wildcard) {
+    // One dual-stack IPv6 socket; the IPv4 wildcard alone where the host has no IPv6.
+    addresses = {AnyAddress(AF_INET6), AnyAddress(AF_INET)};
+  } else {
+    std::string why;
+    addresses = Resolve(Unbracketed(host), &why);
+    if (addresses.empty()) {
+      return errors::Unavailable("Could not start gRPC server on ", address, ": cannot resolve \"",
+                                 host, "\": ", why);
+    }
   }
   std::vector<int> listeners;
-  int chosen = port;
-  std::string why;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    SetPort(a->ai_addr, chosen);
-    int fd = ListenOn(*a, wildcard);
-    if (fd < 0 && wildcard && a->ai_family == AF_INET6 &&
-        (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
-      // No IPv6 here: the IPv4 wildcard instead.
-      addrinfo v4 = *a;
-      sockaddr_in any{};
-      any.sin_family = AF_INET;
-      any.sin_port = htons(static_cast<uint16_t>(chosen));
-      v4.ai_family = AF_INET;
-      v4.ai_addr = reinterpret_cast<sockaddr*>(&any);
-      v4.ai_addrlen = sizeof(any);
-      fd = ListenOn(v4, false);
+  int chosen = 0, error = 0;
+  // Port 0 on several addresses: the port the OS chose for the first may be taken on
+  // another (an outgoing connection's local port, say); then other ports are tried.
+  for (int attempt = 0; attempt < (port == 0 ? 8 : 1); ++attempt) {
+    if (wildcard) {
+      // IPv6 first; where it works it takes IPv4 too, and the IPv4 entry is not bound.
+      listeners = ListenOnAll({addresses[0]}, true, port, &chosen, &error);
+      if (error == EAFNOSUPPORT || error == EADDRNOTAVAIL) {
+        listeners = ListenOnAll({addresses[1]}, false, port, &chosen, &error);
+      }
+    } else {
+      listeners = ListenOnAll(addresses, false, port, &chosen, &error);
     }
-    if (fd < 0) {
-      // An address family this host lacks (::1 without IPv6) is skipped; anything else (the
-      // port in use on one of the addresses) fails the whole, as a task must be reachable at
-      // every address its name has.
-      if (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL) continue;
-      why = std::strerror(errno);
-      break;
-    }
-    if (chosen == 0) chosen = PortOf(fd);  // the other addresses take the same port
-    listeners.push_back(fd);
+    if (error != EADDRINUSE) break;
   }
-  freeaddrinfo(found);
-  if (listeners.empty() && why.empty()) why = "no address to listen on";
-  const int wake = why.empty() ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
-  if (why.empty() && wake < 0) why = std::strerror(errno);
-  if (!why.empty()) {
+  const int wake = error == 0 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+  if (error == 0 && wake < 0) error = errno;
+  if (error != 0) {
     for (int fd : listeners) close(fd);
-    return errors::Unavailable("Could not start gRPC server on ", address, ": ", why);
+    return errors::Unavailable("Could not start gRPC server on ", address, ": ",
+                               std::strerror(error));
   }
   return std::unique_ptr<TaskPort>(new TaskPort(std::move(listeners), chosen, wake, sort_timeout));
 }
@@ -148,21 +229,25 @@ TaskPort::~TaskPort() {
   close(wake_);
 }
 
-void TaskPort::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> grpc,
-                     ChunkSocketServer* chunks) {
-  absl::MutexLock lock(&stop_mu_);
-  if (stopped_ || loop_.joinable()) return;
+Status TaskPort::Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> grpc,
+                       ChunkSocketServer* chunks) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return errors::FailedPrecondition("the task's port is closed");
+  if (loop_.joinable()) return OkStatus();
   grpc_ = std::move(grpc);
   chunks_ = chunks;
-  loop_ = std::thread([this] { Loop(); });
+  try {
+    loop_ = std::thread([this] { Loop(); });
+  } catch (const std::system_error& e) {  // a pids limit, say
+    return errors::ResourceExhausted("no thread to accept connections: ", e.what());
+  }
+  return OkStatus();
 }
 
 void TaskPort::Stop() {
-  {
-    absl::MutexLock lock(&stop_mu_);
-    if (stopped_) return;
-    stopped_ = true;
-  }
+  absl::MutexLock lock(&mu_);  // the loop never takes it
+  if (stopped_) return;
+  stopped_ = true;
   const uint64_t one = 1;
   [[maybe_unused]] ssize_t n = write(wake_, &one, sizeof(one));
   if (loop_.joinable()) loop_.join();
@@ -177,17 +262,17 @@ void TaskPort::Loop() {
     polled.clear();
     polled.push_back({wake_, POLLIN, 0});
     for (int fd : listeners_) polled.push_back({fd, POLLIN, 0});
-    absl::Time wake_at = absl::InfiniteFuture();
-    const absl::Time now = absl::Now();
+    const Clock::time_point now = Clock::now();
+    Clock::time_point wake_at = Clock::time_point::max();
     for (const Unsorted& c : unsorted_) {
       polled.push_back({c.fd, static_cast<short>(c.partial ? 0 : POLLIN), 0});
       wake_at = std::min(wake_at, c.partial ? now + kPartialRecheck : c.deadline);
     }
-    const int timeout_ms =
-        wake_at == absl::InfiniteFuture()
-            ? -1
-            : static_cast<int>(std::max<int64_t>(
-                  0, absl::ToInt64Milliseconds(absl::Ceil(wake_at - now, absl::Milliseconds(1)))));
+    int timeout_ms = -1;
+    if (wake_at != Clock::time_point::max()) {
+      timeout_ms = static_cast<int>(std::max<int64_t>(
+          0, std::chrono::ceil<std::chrono::milliseconds>(wake_at - now).count()));
+    }
     if (poll(polled.data(), polled.size(), timeout_ms) < 0 && errno != EINTR) {
       usleep(10'000);  // out of memory for the poll set, say: wait rather than spin
       continue;
@@ -195,12 +280,13 @@ void TaskPort::Loop() {
     if (polled[0].revents != 0) return;  // Stop
     // Connections first (their entries follow the listeners'), then new ones.
     const size_t first = 1 + listeners_.size();
-    const absl::Time checked = absl::Now();
+    const Clock::time_point checked = Clock::now();
     std::vector<Unsorted> still;
     for (size_t i = 0; i < unsorted_.size(); ++i) {
       Unsorted& c = unsorted_[i];
+      const short revents = polled[first + i].revents;
       Sort to = Sort::kWait;
-      if (polled[first + i].revents != 0 || c.partial) to = Peek(c);
+      if (revents != 0 || c.partial) to = Peek(c, revents);
       if (to == Sort::kWait && checked >= c.deadline) to = Sort::kClose;
       if (to == Sort::kWait) {
         still.push_back(std::move(c));
@@ -230,7 +316,7 @@ void TaskPort::AcceptAll(int listener) {
     }
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    Unsorted c{fd, listener, PeerName(peer, length), absl::Now() + sort_timeout_};
+    Unsorted c{fd, listener, PeerName(peer, length), Clock::now() + sort_timeout_};
     if (chunks_ == nullptr) {
       HandOver(c, Sort::kGrpc);  // nothing to sort: gRPC's, unread
       continue;
@@ -243,7 +329,7 @@ void TaskPort::AcceptAll(int listener) {
   }
 }
 
-TaskPort::Sort TaskPort::Peek(Unsorted& c) const {
+TaskPort::Sort TaskPort::Peek(Unsorted& c, short revents) const {
   char first[sizeof(kChunkSocketMagic)];
   const ssize_t n = recv(c.fd, first, sizeof(first), MSG_PEEK);
   if (n < 0) {
@@ -252,6 +338,9 @@ TaskPort::Sort TaskPort::Peek(Unsorted& c) const {
   if (n == 0) return Sort::kClose;  // gone before saying anything
   if (std::memcmp(first, kChunkSocketMagic, static_cast<size_t>(n)) != 0) return Sort::kGrpc;
   if (static_cast<size_t>(n) == sizeof(first)) return Sort::kChunks;
+  // Part of the magic from a peer that has gone (reset, or closed both ways): poll would
+  // report it at once, again and again, with no more bytes to come.
+  if ((revents & (POLLERR | POLLHUP)) != 0) return Sort::kClose;
   c.partial = true;
   return Sort::kWait;
 }
@@ -266,7 +355,7 @@ void TaskPort::HandOver(Unsorted& c, Sort to) {
   if (to == Sort::kGrpc && grpc_ != nullptr) {
     grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
     p.listener_fd = c.listener;
-    p.fd = c.fd;  // gRPC's from here (it closes it when it cannot take it)
+    p.fd = c.fd;  // gRPC's from here
     grpc_->HandleNewConnection(&p);
     return;
   }

@@ -14,6 +14,7 @@
 #ifndef TENSORWEAVE_SRC_RPC_TASK_PORT_H_
 #define TENSORWEAVE_SRC_RPC_TASK_PORT_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -33,11 +34,12 @@ class TaskPort {
   static constexpr int kMaxUnsorted = 256;
   static constexpr absl::Duration kSortTimeout = absl::Seconds(10);
 
-  // Listens on `host`:`port` (port 0: one the OS chooses). A wildcard host ("", "0.0.0.0",
-  // "::", "[::]") listens on every IPv4 and IPv6 address; a name on every address it
-  // resolves to ("localhost": 127.0.0.1 and ::1 where the host has IPv6). Unavailable naming
-  // the address and the reason ("Address already in use") when it cannot. Accepts nothing
-  // until Start. `sort_timeout`: shorter in tests.
+  // Listens on `host`:`port` (port 0: one the OS chooses, the same on every address). A
+  // wildcard host ("", "0.0.0.0", "::", "[::]") listens on every IPv4 and IPv6 address; a
+  // name on every address it resolves to that is this host's ("localhost": 127.0.0.1, and
+  // ::1 where the host has IPv6). Unavailable naming the address and the reason ("Address
+  // already in use") when it cannot. Accepts nothing until Start. `sort_timeout`: shorter
+  // in tests.
   static StatusOr<std::unique_ptr<TaskPort>> Listen(const std::string& host, int port,
                                                     absl::Duration sort_timeout = kSortTimeout);
   // Stop().
@@ -46,41 +48,49 @@ class TaskPort {
   int port() const { return port_; }
 
   // Starts sorting connections: the chunk socket's to `chunks`, all others to `grpc` (an
-  // acceptor of a started gRPC server). Without `chunks`, every connection goes to `grpc`
-  // unread; without `grpc`, the others are closed. `chunks` must outlive Stop().
-  void Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> grpc,
-             ChunkSocketServer* chunks);
+  // acceptor of a started gRPC server, whose credentials work: gRPC drops the connections
+  // of an acceptor it could not set up without closing them). Without `chunks`, every
+  // connection goes to `grpc` unread; without `grpc`, the others are closed. `chunks` must
+  // outlive Stop(). ResourceExhausted when no thread can be had.
+  Status Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> grpc,
+               ChunkSocketServer* chunks);
   // Stops accepting and closes the listening sockets and the connections not yet sorted;
-  // those already handed over are their owners'. Idempotent.
+  // those already handed over are their owners'. Idempotent; a second caller returns once
+  // the first has stopped.
   void Stop();
 
  private:
+  using Clock = std::chrono::steady_clock;  // deadlines must not move with the wall clock
   struct Unsorted {
     int fd;
     int listener;
     std::string peer;
-    absl::Time deadline;
+    Clock::time_point deadline;
     bool partial = false;  // sent a prefix of the magic only: checked again shortly
   };
   enum class Sort { kWait, kGrpc, kChunks, kClose };
 
   TaskPort(std::vector<int> listeners, int port, int wake, absl::Duration sort_timeout)
-      : listeners_(std::move(listeners)), port_(port), wake_(wake), sort_timeout_(sort_timeout) {}
+      : listeners_(std::move(listeners)),
+        port_(port),
+        wake_(wake),
+        sort_timeout_(absl::ToChronoNanoseconds(sort_timeout)) {}
   void Loop();
   void AcceptAll(int listener);
-  Sort Peek(Unsorted& c) const;
+  // `revents`: what poll reported for it (0 when it was not polled for input).
+  Sort Peek(Unsorted& c, short revents) const;
   void HandOver(Unsorted& c, Sort to);
 
   const std::vector<int> listeners_;  // non-blocking
   const int port_;
   const int wake_;  // an eventfd that Stop signals
-  const absl::Duration sort_timeout_;
+  const Clock::duration sort_timeout_;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> grpc_;
   ChunkSocketServer* chunks_ = nullptr;
   std::vector<Unsorted> unsorted_;  // the loop thread's
-  std::thread loop_;
-  absl::Mutex stop_mu_;
-  bool stopped_ ABSL_GUARDED_BY(stop_mu_) = false;
+  absl::Mutex mu_;                  // held by Start and for the whole of Stop
+  std::thread loop_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tw

@@ -1,7 +1,9 @@
 #include "src/rpc/task_port.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -76,7 +78,7 @@ class TaskPortTest : public ::testing::Test {
     grpc_ = builder.BuildAndStart();
     ASSERT_NE(grpc_, nullptr);
     if (chunk_sockets) chunks_ = std::make_unique<ChunkSocketServer>(&store_);
-    port_->Start(std::move(acceptor), chunks_.get());
+    ASSERT_TRUE(port_->Start(std::move(acceptor), chunks_.get()).ok());
   }
   void StopAll() {
     port_.reset();
@@ -144,15 +146,30 @@ class TaskPortTest : public ::testing::Test {
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     return fd;
   }
-  // Reads until the peer closes: true when it did (within the receive timeout).
-  static bool ClosedByPeer(int fd) {
+  // Reads until the peer closes (or the receive timeout, `seconds`, passes): everything it
+  // sent, and whether it closed.
+  struct Ending {
+    std::string bytes;
+    bool closed = false;
+    bool reset = false;  // closed with a reset rather than an orderly end
+  };
+  static Ending ReadToEnd(int fd, int seconds = 10) {
+    timeval tv{seconds, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    Ending end;
     char buf[4096];
     for (;;) {
       const ssize_t n = recv(fd, buf, sizeof(buf), 0);
-      if (n == 0) return true;
-      if (n < 0) return errno == ECONNRESET;
+      if (n > 0) {
+        end.bytes.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      end.closed = n == 0 || errno == ECONNRESET;
+      end.reset = n < 0 && errno == ECONNRESET;
+      return end;
     }
   }
+  static bool ClosedByPeer(int fd, int seconds = 10) { return ReadToEnd(fd, seconds).closed; }
 
   std::unique_ptr<EchoService> echo_;
   ChunkStore store_;
@@ -200,17 +217,54 @@ TEST_F(TaskPortTest, AMagicInPiecesIsSortedWhenComplete) {
   EXPECT_THAT(reply.substr(12), HasSubstr("no tensor missing of step 1"));
 }
 
-// Bytes that are neither gRPC's nor the chunk socket's go to gRPC, which closes the
-// connection; both go on serving.
+// User and system CPU time of this process so far.
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// HTTP/2 frame type of SETTINGS, which a gRPC server sends first on every connection: the
+// 4th byte of its frame header. The task port itself never writes a byte.
+constexpr char kSettingsFrame = 0x4;
+
+// Bytes that are neither gRPC's nor the chunk socket's go to gRPC, which answers with its
+// SETTINGS and closes the connection; both go on serving.
 TEST_F(TaskPortTest, GarbageGoesToGrpcWhichClosesIt) {
   const int fd = Connect();
   const std::string garbage = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   ASSERT_EQ(send(fd, garbage.data(), garbage.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(garbage.size()));
-  EXPECT_TRUE(ClosedByPeer(fd));
+  const Ending end = ReadToEnd(fd);
   close(fd);
+  EXPECT_TRUE(end.closed);
+  ASSERT_GE(end.bytes.size(), 9u) << "gRPC's frames";
+  EXPECT_EQ(end.bytes[3], kSettingsFrame);
   EXPECT_EQ(Echo(), kPing);
   EXPECT_TRUE(PutChunk("after").ok());
+}
+
+// A peer that sends part of the magic and then resets its connection is closed at once
+// (rather than keeping the sorting thread busy until its deadline), and the port goes on.
+TEST_F(TaskPortTest, APartialMagicThenAResetIsClosed) {
+  Serve(true, "127.0.0.1", absl::Seconds(60));
+  const int fd = Connect();
+  ASSERT_EQ(send(fd, "TW", 2, MSG_NOSIGNAL), 2);
+  absl::SleepFor(absl::Milliseconds(100));  // seen as partial
+  linger abort{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
+  close(fd);  // a reset
+  // The sorting thread does not spin on it: this process uses little CPU meanwhile.
+  const double cpu_before = CpuSeconds();
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_LT(CpuSeconds() - cpu_before, 0.25);
+  const int other = Connect();
+  ASSERT_EQ(send(other, "TX", 2, MSG_NOSIGNAL), 2);  // not the magic: gRPC's at once
+  EXPECT_TRUE(ClosedByPeer(other, 5));
+  close(other);
+  EXPECT_EQ(Echo(), kPing);
+  EXPECT_TRUE(PutChunk("after a reset").ok());
 }
 
 // A connection that says nothing is closed once the sort timeout passes, and does not hold
@@ -226,22 +280,35 @@ TEST_F(TaskPortTest, ASilentConnectionIsClosedAfterTheSortTimeout) {
   close(silent);
 }
 
-// Connections that say nothing cannot pile up: beyond kMaxUnsorted the oldest is closed.
+// Connections that say nothing cannot pile up: beyond kMaxUnsorted the oldest is closed at
+// once (long before its sort timeout).
 TEST_F(TaskPortTest, BeyondTheLimitTheOldestUnsortedConnectionIsClosed) {
+  Serve(true, "127.0.0.1", absl::Seconds(60));
   std::vector<int> silent;
   for (int i = 0; i <= TaskPort::kMaxUnsorted; ++i) silent.push_back(Connect());
-  EXPECT_TRUE(ClosedByPeer(silent[0]));
+  EXPECT_TRUE(ClosedByPeer(silent[0], 5));
+  char byte;
+  EXPECT_EQ(recv(silent[1], &byte, 1, MSG_DONTWAIT), -1) << "the next one is still open";
+  EXPECT_EQ(errno, EAGAIN);
+  // (A new connection waits among them too until sorted, and makes room the same way.)
   EXPECT_EQ(Echo(), kPing) << "the port still serves";
   for (int fd : silent) close(fd);
 }
 
 // Without a chunk socket (TLS, or chunk sockets off) every connection is gRPC's, unread: a
-// chunk socket client's is closed, and the client is told it cannot reach a chunk socket.
+// chunk socket request gets gRPC's SETTINGS and a closed connection, and a chunk socket
+// client is told it cannot reach a chunk socket.
 TEST_F(TaskPortTest, WithoutAChunkSocketEveryConnectionIsGrpcs) {
   Serve(/*chunk_sockets=*/false, "127.0.0.1");
   EXPECT_EQ(Echo(), kPing);
-  const Status s = PutChunk("nowhere");
-  EXPECT_FALSE(s.ok());
+  const int fd = Connect();
+  ASSERT_EQ(send(fd, "TWC1", 4, MSG_NOSIGNAL), 4);
+  const Ending end = ReadToEnd(fd);
+  close(fd);
+  EXPECT_TRUE(end.closed);
+  ASSERT_GE(end.bytes.size(), 9u);
+  EXPECT_EQ(end.bytes[3], kSettingsFrame);
+  EXPECT_FALSE(PutChunk("nowhere").ok());
 }
 
 TEST_F(TaskPortTest, APortInUseIsAClearError) {
@@ -275,14 +342,17 @@ TEST_F(TaskPortTest, AWildcardHostIsReachableOnLoopback) {
   }
 }
 
-// After Stop nothing listens, and the connections it had not sorted are closed.
+// After Stop nothing listens, and the connections it had not sorted are closed (an orderly
+// close: one still waiting in the listener's backlog would be reset instead).
 TEST_F(TaskPortTest, StopClosesThePortAndUnsortedConnections) {
   const int port = port_->port();
   const int waiting = Connect();
-  absl::SleepFor(absl::Milliseconds(50));  // accepted by now
+  absl::SleepFor(absl::Milliseconds(200));  // accepted by now
   port_->Stop();
-  EXPECT_TRUE(ClosedByPeer(waiting));
+  const Ending end = ReadToEnd(waiting, 5);
   close(waiting);
+  EXPECT_TRUE(end.closed);
+  EXPECT_FALSE(end.reset);
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -291,6 +361,29 @@ TEST_F(TaskPortTest, StopClosesThePortAndUnsortedConnections) {
   EXPECT_NE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   EXPECT_EQ(errno, ECONNREFUSED);
   close(fd);
+}
+
+// A name listens on each address it resolves to, on the same port, port 0 included:
+// "localhost" on 127.0.0.1, and on ::1 where /etc/hosts names it too.
+TEST_F(TaskPortTest, ANameListensOnEachOfItsAddresses) {
+  Serve(true, "localhost");
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  ASSERT_EQ(getaddrinfo("localhost", nullptr, &hints, &found), 0);
+  std::vector<std::string> hosts;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    char host[NI_MAXHOST];
+    getnameinfo(a->ai_addr, a->ai_addrlen, host, sizeof(host), nullptr, 0, NI_NUMERICHOST);
+    hosts.push_back(a->ai_family == AF_INET6 ? "[" + std::string(host) + "]" : host);
+  }
+  freeaddrinfo(found);
+  ASSERT_FALSE(hosts.empty());
+  for (const std::string& host : hosts) {
+    SCOPED_TRACE(host);
+    EXPECT_EQ(Echo(host), kPing);
+  }
+  EXPECT_TRUE(PutChunk("localhost").ok());
 }
 
 }  // namespace

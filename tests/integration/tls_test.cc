@@ -334,7 +334,34 @@ TEST_F(TlsTest, AKeyThatDoesNotMatchTheCertificateFailsStart) {
   auto server = Server::CreateLocal({.num_threads = 1, .tls = tls});
   ASSERT_FALSE(server.ok());
   EXPECT_TRUE(IsUnavailable(server.status())) << server.status();
-  EXPECT_THAT(std::string(server.status().message()), HasSubstr("TLS certificate and key"));
+  EXPECT_THAT(std::string(server.status().message()),
+              HasSubstr("(key_pem) does not belong to the certificate"));
+}
+
+// PEM blocks whose contents are garbage (a truncated copy, say) fail Start naming the field,
+// rather than a server that starts and then drops every connection.
+TEST_F(TlsTest, AGarbledCaCertificateOrKeyFailsStart) {
+  const std::string garbled =
+      "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n";
+  const struct {
+    std::string TlsOptions::*field;
+    std::string pem;
+    std::string named;
+  } cases[] = {
+      {&TlsOptions::ca_cert_pem, garbled, "(ca_cert_pem) does not parse"},
+      {&TlsOptions::cert_pem, garbled, "(cert_pem) does not parse"},
+      {&TlsOptions::key_pem, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+       "(key_pem) does not parse"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.named);
+    TlsOptions tls = pki_->Tls("ca", "task");
+    tls.*c.field = c.pem;
+    auto server = Server::CreateLocal({.num_threads = 1, .tls = tls});
+    ASSERT_FALSE(server.ok());
+    EXPECT_TRUE(IsUnavailable(server.status())) << server.status();
+    EXPECT_THAT(std::string(server.status().message()), HasSubstr(c.named));
+  }
 }
 
 TEST_F(TlsTest, IncompleteTlsOptionsAreInvalidArgument) {
