@@ -230,6 +230,13 @@ void ChunkSocketServer::Adopt(int fd, std::string peer) {
   }
 }
 
+int ChunkSocketServer::OpenConnections() {
+  absl::MutexLock lock(&mu_);
+  int open = 0;
+  for (const Connection& c : connections_) open += c.finished ? 0 : 1;
+  return open;
+}
+
 bool ChunkSocketServer::MakeRoomLocked() {
   size_t open = 0;
   Connection* idle = nullptr;

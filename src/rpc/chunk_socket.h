@@ -63,6 +63,8 @@ class ChunkSocketServer {
 
   // Serves connection `fd` (blocking; nothing read from it yet) from `peer`; takes it over.
   void Adopt(int fd, std::string peer);
+  // Connections whose threads have not ended yet.
+  int OpenConnections();
 
  private:
   // Fields but `thread` guarded by mu_.
