@@ -126,6 +126,18 @@ TEST(HostPortTest, JoinBracketsIpv6Hosts) {
   EXPECT_EQ(back->port, 7);
 }
 
+TEST(HostPortTest, UnbracketedAndWildcardHosts) {
+  EXPECT_EQ(UnbracketedHost("[::1]"), "::1");
+  EXPECT_EQ(UnbracketedHost("::1"), "::1");
+  EXPECT_EQ(UnbracketedHost("127.0.0.1"), "127.0.0.1");
+  EXPECT_EQ(UnbracketedHost("[]"), "");
+  EXPECT_EQ(UnbracketedHost("["), "[");
+  for (const char* any : {"", "0.0.0.0", "::", "[::]"}) EXPECT_TRUE(IsWildcardHost(any)) << any;
+  for (const char* one : {"127.0.0.1", "::1", "localhost", "10.0.0.2"}) {
+    EXPECT_FALSE(IsWildcardHost(one)) << one;
+  }
+}
+
 TEST(HostPortTest, RejectsMalformedAddresses) {
   for (const char* bad : {"", "host", "host:", ":1", "host:65536", "host:-1", "host:1x", "a b:1",
                           "[::1:2222", "host:123456", "a/b:1"}) {

@@ -45,6 +45,17 @@ StatusOr<HostPort> ParseHostPort(std::string_view address) {
   return result;
 }
 
+std::string UnbracketedHost(std::string_view host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::string(host);
+}
+
+bool IsWildcardHost(std::string_view host) {
+  return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
+}
+
 bool IsValidJobName(std::string_view name) {
   if (name.empty() || !absl::ascii_isalpha(static_cast<unsigned char>(name[0]))) return false;
   for (char c : name) {

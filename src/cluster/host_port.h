@@ -24,6 +24,13 @@ StatusOr<HostPort> ParseHostPort(std::string_view address);
 // as gRPC and every address parser here expect. A host already in brackets is kept.
 std::string JoinHostPort(std::string_view host, int port);
 
+// `host` without the brackets an IPv6 literal may be written in ("[::1]" gives "::1"), as
+// the socket calls want it.
+std::string UnbracketedHost(std::string_view host);
+
+// Whether a bind host means every address of the machine: "", "0.0.0.0", "::" or "[::]".
+bool IsWildcardHost(std::string_view host);
+
 // True when `name` matches [A-Za-z][A-Za-z0-9_]*, the rule for job names.
 bool IsValidJobName(std::string_view name);
 

@@ -336,8 +336,7 @@ class GrpcServer final : public Server {
   // target()'s address.
   std::string TargetAddress(int port) const {
     const std::string& host = options_.bind_host;
-    const bool localhost =
-        host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]" || IsLoopbackHost(host);
+    const bool localhost = IsWildcardHost(host) || IsLoopbackHost(host);
     return JoinHostPort(localhost ? "localhost" : host, port);
   }
   ServerStats stats() const override {

@@ -7,6 +7,7 @@
 
 #include "absl/time/clock.h"
 #include "httplib.h"
+#include "src/cluster/host_port.h"
 #include "tensorweave/status.h"
 
 namespace tw {
@@ -31,9 +32,8 @@ StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("tensorweave task: metrics at /metrics\n", "text/plain");
   });
-  // Brackets an IPv6 host's address the way the server's own listen address does not need.
-  const std::string bind =
-      host.size() > 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
+  // httplib takes an IPv6 host without the brackets a listen address has.
+  const std::string bind = UnbracketedHost(host);
   if (port == 0) {
     endpoint->port_ = server.bind_to_any_port(bind);
   } else if (server.bind_to_port(bind, port)) {

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <system_error>
 
-#include "absl/time/clock.h"
 #include "src/cluster/host_port.h"
 #include "src/rpc/chunk_socket.h"
 
@@ -24,17 +23,6 @@ namespace {
 // How often a connection that sent part of the magic is looked at again (polling it for
 // input would return at once: its bytes were only peeked at).
 constexpr std::chrono::milliseconds kPartialRecheck{20};
-
-bool IsWildcard(const std::string& host) {
-  return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
-}
-
-std::string Unbracketed(const std::string& host) {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    return host.substr(1, host.size() - 2);
-  }
-  return host;
-}
 
 int PortOf(int fd) {
   sockaddr_storage bound{};
@@ -185,14 +173,11 @@ std::string PeerName(const sockaddr_storage& addr, socklen_t length) {
 StatusOr<std::unique_ptr<TaskPort>> TaskPort::Listen(const std::string& host, int port,
                                                      absl::Duration sort_timeout) {
   const std::string address = JoinHostPort(host, port);
-  const bool wildcard = IsWildcard(host);
+  const bool wildcard = IsWildcardHost(host);
   std::vector<Address> addresses;
-  if (wildcard) {
-    // One dual-stack IPv6 socket; the IPv4 wildcard alone where the host has no IPv6.
-    addresses = {AnyAddress(AF_INET6), AnyAddress(AF_INET)};
-  } else {
+  if (!wildcard) {
     std::string why;
-    addresses = Resolve(Unbracketed(host), &why);
+    addresses = Resolve(UnbracketedHost(host), &why);
     if (addresses.empty()) {
       return errors::Unavailable("Could not start gRPC server on ", address, ": cannot resolve \"",
                                  host, "\": ", why);
@@ -204,10 +189,10 @@ StatusOr<std::unique_ptr<TaskPort>> TaskPort::Listen(const std::string& host, in
   // another (an outgoing connection's local port, say); then other ports are tried.
   for (int attempt = 0; attempt < (port == 0 ? 8 : 1); ++attempt) {
     if (wildcard) {
-      // IPv6 first; where it works it takes IPv4 too, and the IPv4 entry is not bound.
-      listeners = ListenOnAll({addresses[0]}, true, port, &chosen, &error);
+      // One dual-stack IPv6 socket; the IPv4 wildcard alone where the host has no IPv6.
+      listeners = ListenOnAll({AnyAddress(AF_INET6)}, true, port, &chosen, &error);
       if (error == EAFNOSUPPORT || error == EADDRNOTAVAIL) {
-        listeners = ListenOnAll({addresses[1]}, false, port, &chosen, &error);
+        listeners = ListenOnAll({AnyAddress(AF_INET)}, false, port, &chosen, &error);
       }
     } else {
       listeners = ListenOnAll(addresses, false, port, &chosen, &error);
