@@ -21,6 +21,13 @@ std::vector<int> ListeningPorts(int pid);
 // connection: its client side).
 int ConnectionsTo(int port);
 
+// A plain TCP connection to 127.0.0.1:`port`, whose receives time out after
+// `timeout_seconds`; -1 with errno set (ECONNREFUSED: nothing listens) when none is made.
+int ConnectToLoopback(int port, int timeout_seconds = 5);
+
+// Whether this host has an IPv6 loopback address (::1 can be bound).
+bool HasIpv6Loopback();
+
 }  // namespace tw::testing
 
 #endif  // TENSORWEAVE_TESTING_PORTS_H_

@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/rpc/task_port.h"
+#include "testing/ports.h"
 
 namespace tw {
 namespace {
@@ -63,14 +64,8 @@ Outcome FetchOne(ChunkSocketClient& client, const proto::TensorChunk& chunk, voi
 
 // A plain TCP connection to 127.0.0.1:`port`, for bytes no client would send.
 int Connect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const int fd = testing::ConnectToLoopback(port);
+  EXPECT_GE(fd, 0) << "cannot connect to port " << port;
   return fd;
 }
 

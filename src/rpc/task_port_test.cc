@@ -1,8 +1,6 @@
 #include "src/rpc/task_port.h"
 
-#include <arpa/inet.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,6 +19,7 @@
 #include "grpcpp/server.h"
 #include "gtest/gtest.h"
 #include "src/rpc/chunk_socket.h"
+#include "testing/ports.h"
 
 namespace tw {
 namespace {
@@ -136,14 +135,8 @@ class TaskPortTest : public ::testing::Test {
   }
 
   int Connect() const {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port_->port()));
-    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    timeval tv{10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const int fd = testing::ConnectToLoopback(port_->port());
+    EXPECT_GE(fd, 0) << "cannot connect to the task port";
     return fd;
   }
   // Reads until the peer closes (or the receive timeout, `seconds`, passes): everything it
@@ -330,14 +323,7 @@ TEST_F(TaskPortTest, AWildcardHostIsReachableOnLoopback) {
   Serve(true, "0.0.0.0");
   EXPECT_EQ(Echo("127.0.0.1"), kPing);
   EXPECT_TRUE(PutChunk("wildcard").ok());
-  const int v6 = socket(AF_INET6, SOCK_STREAM, 0);
-  sockaddr_in6 loopback{};
-  loopback.sin6_family = AF_INET6;
-  loopback.sin6_addr = in6addr_loopback;
-  const bool has_ipv6 =
-      v6 >= 0 && bind(v6, reinterpret_cast<sockaddr*>(&loopback), sizeof(loopback)) == 0;
-  if (v6 >= 0) close(v6);
-  if (has_ipv6) {
+  if (testing::HasIpv6Loopback()) {
     EXPECT_EQ(Echo("[::1]"), kPing);
   }
 }
@@ -353,14 +339,8 @@ TEST_F(TaskPortTest, StopClosesThePortAndUnsortedConnections) {
   close(waiting);
   EXPECT_TRUE(end.closed);
   EXPECT_FALSE(end.reset);
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  EXPECT_NE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(testing::ConnectToLoopback(port), -1);
   EXPECT_EQ(errno, ECONNREFUSED);
-  close(fd);
 }
 
 // A name listens on each address it resolves to, on the same port, port 0 included:

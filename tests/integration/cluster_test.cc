@@ -1,7 +1,5 @@
 // Servers of one cluster in this process, talking over gRPC on loopback: the seeds'
 // patterns of shared variables and queues across tasks.
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -438,14 +436,7 @@ TEST(ServerBindTest, ListenAddressIsTheAddressReallyBound) {
 
 // An IPv6 bind host is bracketed for gRPC: "::1:0" could not be bound, "[::1]:0" can.
 TEST(ServerBindTest, AnIpv6LoopbackBindHostIsServed) {
-  const int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in6 addr{};
-  addr.sin6_family = AF_INET6;
-  addr.sin6_addr = in6addr_loopback;
-  const bool has_v6 =
-      probe >= 0 && bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  if (probe >= 0) close(probe);
-  if (!has_v6) GTEST_SKIP() << "no IPv6 loopback on this machine";
+  if (!testing::HasIpv6Loopback()) GTEST_SKIP() << "no IPv6 loopback on this machine";
   auto server = Server::CreateLocal({.bind_host = "::1", .num_threads = 1});
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string address = "[::1]:" + std::to_string((*server)->port());
