@@ -97,39 +97,33 @@ Status CheckCertificateAndKey(const TlsOptions& tls) {
     return std::unique_ptr<BIO, decltype(&BIO_free)>(
         BIO_new_mem_buf(text.data(), static_cast<int>(text.size())), &BIO_free);
   };
-  auto failed = [](const std::string& what) {
-    ERR_clear_error();  // leaves no error behind for gRPC's own OpenSSL calls
-    return errors::InvalidArgument(what);
+  using Certificate = std::unique_ptr<X509, decltype(&X509_free)>;
+  auto read_certificate = [&](const std::string& pem) {
+    auto bio = read_bio(pem);
+    return Certificate(
+        bio == nullptr ? nullptr : PEM_read_bio_X509(bio.get(), nullptr, nullptr, no_passphrase),
+        &X509_free);
   };
-  auto ca_bio = read_bio(tls.ca_cert_pem);
-  auto cert_bio = read_bio(tls.cert_pem);
+  auto failed = [](const std::string& field, const std::string& what) {
+    ERR_clear_error();  // leaves no error behind for gRPC's own OpenSSL calls
+    return errors::InvalidArgument("the TLS ", field, " ", what);
+  };
+  constexpr char kNotACertificate[] = "does not parse as a PEM X.509 certificate";
+  if (read_certificate(tls.ca_cert_pem) == nullptr) {
+    return failed("CA certificate (ca_cert_pem)", kNotACertificate);
+  }
+  Certificate cert = read_certificate(tls.cert_pem);
+  if (cert == nullptr) return failed("certificate (cert_pem)", kNotACertificate);
   auto key_bio = read_bio(tls.key_pem);
-  if (ca_bio == nullptr || cert_bio == nullptr || key_bio == nullptr) {
-    return errors::ResourceExhausted("no memory to read the TLS certificates and key");
-  }
-  std::unique_ptr<X509, decltype(&X509_free)> ca(
-      PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, no_passphrase), &X509_free);
-  if (ca == nullptr) {
-    return failed(
-        "the TLS CA certificate (ca_cert_pem) does not parse as a PEM X.509 "
-        "certificate");
-  }
-  std::unique_ptr<X509, decltype(&X509_free)> cert(
-      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, no_passphrase), &X509_free);
-  if (cert == nullptr) {
-    return failed("the TLS certificate (cert_pem) does not parse as a PEM X.509 certificate");
-  }
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
-      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, no_passphrase), &EVP_PKEY_free);
+      key_bio == nullptr ? nullptr
+                         : PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, no_passphrase),
+      &EVP_PKEY_free);
   if (key == nullptr) {
-    return failed(
-        "the TLS private key (key_pem) does not parse as an unencrypted PEM private "
-        "key");
+    return failed("private key (key_pem)", "does not parse as an unencrypted PEM private key");
   }
   if (X509_check_private_key(cert.get(), key.get()) != 1) {
-    return failed(
-        "the TLS private key (key_pem) does not belong to the certificate "
-        "(cert_pem)");
+    return failed("private key (key_pem)", "does not belong to the certificate (cert_pem)");
   }
   return OkStatus();
 }
