@@ -1,5 +1,7 @@
-// Checkpoints from Python: tensorweave/train/saver.h's Saver over a `_native.Graph`, the
-// checkpoint directory's state file, and its latest checkpoint.
+// Checkpoints from Python: tensorweave/train/saver.h's Saver over a `_native.Graph`, a
+// checkpoint directory's bookkeeping (CheckpointDirectory), its state file, and its latest
+// checkpoint. The Python Saver runs the steps in its own session and hands the values
+// across; which values, which files and every check are the C++ Saver's.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,8 +13,10 @@
 #include <vector>
 
 #include "python/native/errors.h"
+#include "python/native/gil.h"
 #include "python/native/graph_refs.h"
 #include "python/native/module.h"
+#include "python/native/tensor_numpy.h"
 #include "src/checkpoint/checkpoint_file.h"
 #include "src/checkpoint/checkpoint_state.h"
 #include "tensorweave/train/saver.h"
@@ -22,14 +26,21 @@ namespace py = pybind11;
 namespace tw::python {
 namespace {
 
-// A Saver over variables given as (checkpoint name, handle node, dtype, shape, full shape,
-// row offset); its nodes are built at construction for one checkpoint directory.
+using SaveableSpec = std::tuple<std::string, VariableSpec, std::vector<int64_t>, int64_t>;
+
+std::vector<std::string> OutputNames(const std::vector<Output>& outputs) {
+  std::vector<std::string> names;
+  for (const Output& o : outputs) names.push_back(o.name());
+  return names;
+}
+
+// A Saver over variables given as (checkpoint name, (handle node, dtype, shape), full
+// shape, row offset); its nodes are built at construction. `checkpoint_dir` is needed
+// (and named by the nodes) only when the variables' tasks write the files.
 class PySaver {
  public:
-  PySaver(
-      const py::object& graph,
-      const std::vector<std::tuple<std::string, VariableSpec, std::vector<int64_t>, int64_t>>& vars,
-      const std::string& checkpoint_dir, int max_to_keep) {
+  PySaver(const py::object& graph, const std::vector<SaveableSpec>& vars,
+          const std::string& checkpoint_dir, int max_to_keep, bool write_on_variable_tasks) {
     std::vector<train::SaveableVariable> saveables;
     for (const auto& [name, spec, full_shape, offset] : vars) {
       saveables.push_back({.name = name,
@@ -37,24 +48,49 @@ class PySaver {
                            .full_shape = full_shape,
                            .row_offset = offset});
     }
-    saver_ = ValueOrThrow(
-        train::Saver::Create(GraphScope(graph), std::move(saveables),
-                             {.checkpoint_dir = checkpoint_dir, .max_to_keep = max_to_keep}));
+    saver_ =
+        ValueOrThrow(train::Saver::Create(GraphScope(graph), std::move(saveables),
+                                          {.checkpoint_dir = checkpoint_dir,
+                                           .max_to_keep = max_to_keep,
+                                           .write_on_variable_tasks = write_on_variable_tasks}));
   }
 
-  std::string BeginSave(std::optional<int64_t> step, const std::string& basename) {
-    return ValueOrThrow(saver_->BeginSave(step, basename));
+  // In this process: the tensors to fetch, then write_values; read_values, then feed them
+  // to the restore inputs and run the restore op.
+  std::vector<std::string> ValueNames() const { return OutputNames(saver_->value_outputs()); }
+  std::vector<std::string> RestoreInputNames() const {
+    return OutputNames(saver_->restore_inputs());
   }
-  void FinishSave(const std::string& prefix) { ThrowIfError(saver_->FinishSave(prefix)); }
-  std::string BeginRestore(const std::string& prefix) {
-    return ValueOrThrow(saver_->BeginRestore(prefix));
+  std::string RestoreOpName() const { return saver_->restore_op().name(); }
+
+  void WriteValues(const std::string& prefix, const py::list& arrays) {
+    const std::vector<Output>& outputs = saver_->value_outputs();
+    if (arrays.size() != outputs.size()) {
+      ThrowIfError(errors::InvalidArgument("Saver.write_values: ", arrays.size(), " values for ",
+                                           outputs.size(), " variables"));
+    }
+    std::vector<Tensor> values;
+    values.reserve(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      values.push_back(
+          ValueOrThrow(NumpyToTensor(arrays[i], outputs[i].type(), outputs[i].name())));
+    }
+    ThrowIfError(WithoutGil([&] { return saver_->WriteValues(prefix, values); }));
   }
-  // (prefix placeholder tensor name, save op name, restore op name).
+
+  py::list ReadValues(const std::string& prefix) {
+    std::vector<Tensor> values =
+        ValueOrThrow(WithoutGil([&] { return saver_->ReadValues(prefix); }));
+    py::list out;
+    for (Tensor& t : values) out.append(ValueOrThrow(TensorToNumpy(std::move(t))));
+    return out;
+  }
+
+  // On the variables' tasks: (prefix placeholder tensor name, save op name, restore op name).
   py::tuple Nodes() const {
-    return py::make_tuple(saver_->prefix_placeholder().op().name() + ":0", saver_->save_op().name(),
+    return py::make_tuple(saver_->prefix_placeholder().name(), saver_->save_op().name(),
                           saver_->restore_op().name());
   }
-  const std::string& directory() const { return saver_->checkpoint_dir(); }
 
  private:
   std::unique_ptr<train::Saver> saver_;
@@ -70,20 +106,45 @@ py::object CheckpointState(const std::string& dir) {
   return py::make_tuple(state->model_checkpoint_path, state->all_model_checkpoint_paths);
 }
 
+std::unique_ptr<train::CheckpointDirectory> MakeDirectory(const std::string& dir, int max_to_keep) {
+  return ValueOrThrow(train::CheckpointDirectory::Create(dir, {.max_to_keep = max_to_keep}));
+}
+
 }  // namespace
 
 void BindSaver(py::module_& m) {
   py::class_<PySaver>(m, "Saver")
-      .def(py::init<const py::object&,
-                    const std::vector<
-                        std::tuple<std::string, VariableSpec, std::vector<int64_t>, int64_t>>&,
-                    const std::string&, int>(),
-           py::arg("graph"), py::arg("vars"), py::arg("checkpoint_dir"), py::arg("max_to_keep"))
-      .def("begin_save", &PySaver::BeginSave, py::arg("global_step"), py::arg("basename"))
-      .def("finish_save", &PySaver::FinishSave, py::arg("prefix"))
-      .def("begin_restore", &PySaver::BeginRestore, py::arg("prefix"))
-      .def("nodes", &PySaver::Nodes)
-      .def_property_readonly("directory", &PySaver::directory);
+      .def(py::init<const py::object&, const std::vector<SaveableSpec>&, const std::string&, int,
+                    bool>(),
+           py::arg("graph"), py::arg("vars"), py::arg("checkpoint_dir"), py::arg("max_to_keep"),
+           py::arg("write_on_variable_tasks"))
+      .def("value_names", &PySaver::ValueNames)
+      .def("restore_input_names", &PySaver::RestoreInputNames)
+      .def("restore_op_name", &PySaver::RestoreOpName)
+      .def("write_values", &PySaver::WriteValues, py::arg("prefix"), py::arg("values"))
+      .def("read_values", &PySaver::ReadValues, py::arg("prefix"))
+      .def("nodes", &PySaver::Nodes);
+  py::class_<train::CheckpointDirectory>(m, "CheckpointDirectory")
+      .def(py::init(&MakeDirectory), py::arg("directory"), py::arg("max_to_keep"))
+      .def(
+          "begin_save",
+          [](train::CheckpointDirectory& d, std::optional<int64_t> step, const std::string& base) {
+            return ValueOrThrow(d.BeginSave(step, base));
+          },
+          py::arg("global_step"), py::arg("basename"))
+      .def(
+          "finish_save",
+          [](train::CheckpointDirectory& d, const std::string& prefix) {
+            ThrowIfError(d.FinishSave(prefix));
+          },
+          py::arg("prefix"))
+      .def(
+          "begin_restore",
+          [](const train::CheckpointDirectory& d, const std::string& prefix) {
+            return ValueOrThrow(d.BeginRestore(prefix));
+          },
+          py::arg("prefix"))
+      .def_property_readonly("directory", &train::CheckpointDirectory::dir);
   m.def(
       "latest_checkpoint",
       [](const std::string& dir) -> py::object {

@@ -245,9 +245,23 @@ def test_var_list_entries_must_be_variables():
         tf.train.Saver([t])
 
 
-def test_saver_after_finalize_for_a_new_directory(tmp_path):
+def test_saver_after_finalize_saves_in_any_directory(tmp_path):
+    """The Saver's ops name no directory (this process writes the files), so a finalized
+    graph's Saver saves and restores anywhere, as TF's does."""
     v = tf.Variable(1.0, name="v")
     saver = tf.train.Saver()
+    tf.get_default_graph().finalize()
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        for directory in (tmp_path / "a", tmp_path / "b"):
+            directory.mkdir()
+            assert saver.save(sess, str(directory / "model")) == str(directory / "model")
+            saver.restore(sess, str(directory / "model"))
+
+
+def test_a_variable_tasks_saver_after_finalize_needs_its_directory_built(tmp_path):
+    v = tf.Variable(1.0, name="v")
+    saver = tf.train.Saver(write_on_variable_tasks=True)
     built = tmp_path / "built"
     built.mkdir()
     saver.build(str(built))

@@ -4,15 +4,17 @@
 //
 // The kernels take variable handles, so each runs on its variables' task and reads or
 // writes the checkpoint files there: checkpoints need a file system every task sees at the
-// same path (as with TensorFlow), and no variable value crosses the network. Every path is
-// checked against the task's FileAccessPolicy (src/framework/file_access.h) before any file
-// is touched.
+// same path (as with TensorFlow), and no variable value crosses the network. The Saver uses
+// them only when asked to (SaverOptions::write_on_variable_tasks); by default it writes in
+// the process that saves. Every path is checked against the task's FileAccessPolicy
+// (src/framework/file_access.h) before any file is touched.
 #include "tensorweave/ops/io_ops.h"
 
 #include "src/checkpoint/checkpoint_file.h"
 #include "src/checkpoint/checkpoint_format.h"
 #include "src/checkpoint/checkpoint_reader.h"
 #include "src/checkpoint/checkpoint_writer.h"
+#include "src/ops/checkpoint_slice.h"
 #include "src/ops/variable.h"
 
 namespace tw {
@@ -204,7 +206,10 @@ class RestoreVariablesOp : public OpKernel {
     for (size_t i = 0; i < slices_.size(); ++i) {
       auto var = LookupVariable(ctx, ctx->input(static_cast<int>(i) + 1));
       TW_OP_REQUIRES_OK(ctx, var.status());
-      auto value = Read(**reader, slices_[i], **var);
+      const SliceAttr& s = slices_[i];
+      auto value = checkpoint::ReadVariableSlice(
+          **reader, {s.name, s.partitioned, s.full_shape, s.row_offset}, (*var)->dtype(),
+          (*var)->shape(), (*var)->name());
       TW_OP_REQUIRES_OK(ctx, value.status());
       vars.push_back(*std::move(var));
       values.push_back(*std::move(value));
@@ -216,47 +221,6 @@ class RestoreVariablesOp : public OpKernel {
   }
 
  private:
-  // The variable's slice from the checkpoint, after checking dtype and shapes.
-  static StatusOr<Tensor> Read(checkpoint::CheckpointReader& reader, const SliceAttr& s,
-                               const VariableResource& var) {
-    TW_ASSIGN_OR_RETURN(auto info, reader.Find(s.name));
-    if (info.dtype != var.dtype()) {
-      return errors::InvalidArgument("variable \"", s.name, "\" has dtype ",
-                                     DataTypeName(var.dtype()), " but checkpoint ", reader.prefix(),
-                                     " has dtype ", DataTypeName(info.dtype));
-    }
-    auto shape_mismatch = [&](const std::string& ours) {
-      return errors::InvalidArgument("variable \"", s.name, "\" has shape ", ours,
-                                     " but checkpoint ", reader.prefix(), " has shape ",
-                                     info.full_shape.DebugString());
-    };
-    if (!s.partitioned) {
-      if (!var.shape().IsCompatibleWith(info.full_shape)) {
-        return shape_mismatch(var.shape().DebugString());
-      }
-      return reader.ReadRows(s.name, 0, checkpoint::NumRows(info.full_shape));
-    }
-    if (!(s.full_shape == info.full_shape)) {
-      return shape_mismatch(s.full_shape.DebugString() + " (partitioned)");
-    }
-    const PartialShape& part = var.shape();
-    if (part.unknown_rank || part.dims.empty() || part.dims[0] < 0) {
-      return errors::InvalidArgument("variable \"", s.name, "\" is partitioned, so its part ",
-                                     var.name(), " needs a known number of rows, not shape ",
-                                     part.DebugString());
-    }
-    if (part.dims[0] > info.full_shape.dim(0) - s.row_offset) {
-      return errors::InvalidArgument(
-          "variable \"", s.name, "\": rows ", s.row_offset, "+", part.dims[0], " of part ",
-          var.name(), " are outside the checkpoint's shape ", info.full_shape.DebugString());
-    }
-    TW_ASSIGN_OR_RETURN(Tensor value, reader.ReadRows(s.name, s.row_offset, part.dims[0]));
-    if (!part.IsCompatibleWith(value.shape())) {
-      return shape_mismatch(part.DebugString() + " at row " + std::to_string(s.row_offset));
-    }
-    return value;
-  }
-
   std::vector<SliceAttr> slices_;
   std::string directory_;
 };

@@ -1,24 +1,22 @@
-// Saver: builds the save, merge and restore ops per device group, and manages the
-// checkpoint directory (state file, max_to_keep). The files' format is in
+// Saver: builds the per-device ops that move variable values between the variables and
+// the checkpoint files, and writes or reads those files here or on the variables' tasks.
+// The directory's bookkeeping: checkpoint_directory.cc; the files' format:
 // src/checkpoint/checkpoint_*.h.
 #include "tensorweave/train/saver.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <set>
 
-#include "src/checkpoint/checkpoint_file.h"
 #include "src/checkpoint/checkpoint_format.h"
-#include "src/checkpoint/checkpoint_state.h"
+#include "src/checkpoint/checkpoint_reader.h"
+#include "src/checkpoint/checkpoint_writer.h"
+#include "src/ops/checkpoint_slice.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/ops/basic_ops.h"
 
 namespace tw::train {
 namespace {
-
-using checkpoint::CheckPathUnder;
-using checkpoint::IndexFileName;
 
 std::string DescribeShape(const std::vector<int64_t>& dims) {
   std::string s = "[";
@@ -83,41 +81,22 @@ Status ValidateVariables(const std::vector<SaveableVariable>& vars) {
   return OkStatus();
 }
 
-Status ValidateBasename(const std::string& b) {
-  if (b.empty() || b == "." || b == ".." || b.find('/') != std::string::npos ||
-      b.find('\0') != std::string::npos || b == checkpoint::kStateFileName) {
-    return errors::InvalidArgument("SaverOptions.basename \"", b, "\" must be one path component");
-  }
-  return OkStatus();
+bool FullyDefined(const std::vector<int64_t>& dims) {
+  return std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; });
 }
 
-Status ValidateOptions(const SaverOptions& o) {
-  if (o.checkpoint_dir.empty()) {
-    return errors::InvalidArgument("SaverOptions.checkpoint_dir is empty");
+checkpoint::VariableSlice SliceOf(const SaveableVariable& v) {
+  checkpoint::VariableSlice s{.name = v.name, .partitioned = !v.full_shape.empty()};
+  if (s.partitioned) {
+    s.full_shape = *TensorShape::Create(v.full_shape);  // checked by ValidateVariables
+    s.row_offset = v.row_offset;
   }
-  return ValidateBasename(o.basename);
+  return s;
 }
 
-// Deletes every file of the checkpoint `name` in `dir`: the index first (so the checkpoint
-// stops being valid before any data goes), then data files, shard indexes and leftovers
-// of interrupted saves.
-Status DeleteCheckpointFiles(const std::string& dir, const std::string& name) {
-  TW_RETURN_IF_ERROR(checkpoint::RemoveFileIfExists(IndexFileName(dir + "/" + name)));
-  TW_ASSIGN_OR_RETURN(std::vector<std::string> entries, checkpoint::ListDirectory(dir));
-  for (const std::string& e : entries) {
-    if (e.starts_with(name + ".data-") || e.starts_with(name + ".index")) {
-      TW_RETURN_IF_ERROR(checkpoint::RemoveFileIfExists(dir + "/" + e));
-    }
-  }
-  return OkStatus();
-}
-
-// A state file entry as a name inside `dir`, or "" when it points elsewhere.
-std::string NameInDirectory(const std::string& dir, const std::string& entry) {
-  const std::string path = entry.starts_with("/") ? entry : dir + "/" + entry;
-  if (!CheckPathUnder(dir, path).ok()) return "";
-  const std::string name = path.substr(dir.size() + 1);
-  return name.find('/') == std::string::npos ? name : "";
+Status NoDirectory(const char* what) {
+  return errors::FailedPrecondition("Saver::", what,
+                                    ": this Saver was built without a checkpoint_dir");
 }
 
 }  // namespace
@@ -125,15 +104,14 @@ std::string NameInDirectory(const std::string& dir, const std::string& entry) {
 StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
                                                std::vector<SaveableVariable> vars,
                                                SaverOptions options) {
-  TW_RETURN_IF_ERROR(ValidateOptions(options));
   TW_RETURN_IF_ERROR(ValidateVariables(vars));
-  std::error_code ec;
-  std::filesystem::create_directories(options.checkpoint_dir, ec);
-  if (ec) {
-    return errors::Internal("cannot create checkpoint directory ", options.checkpoint_dir, ": ",
-                            ec.message());
+  auto saver = std::unique_ptr<Saver>(new Saver(std::move(options)));
+  const SaverOptions& o = saver->options_;
+  if (!o.checkpoint_dir.empty() || o.write_on_variable_tasks) {
+    TW_ASSIGN_OR_RETURN(saver->directory_, CheckpointDirectory::Create(
+                                               o.checkpoint_dir, {.basename = o.basename,
+                                                                  .max_to_keep = o.max_to_keep}));
   }
-  TW_ASSIGN_OR_RETURN(std::string dir, checkpoint::CanonicalDirectory(options.checkpoint_dir));
 
   // Group the variables by the device their node asked for; the placer then runs each
   // group's ops there, beside the variables.
@@ -151,12 +129,29 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
     groups[parsed.ok() ? parsed->ToString() : it->second].push_back(&v);
   }
 
-  auto saver = std::unique_ptr<Saver>(new Saver(dir, std::move(options)));
   Scope s = scope.NewSubScope("saver");
-  saver->prefix_ = ops::Placeholder(s.WithOpName("prefix"), DT_STRING);
-  const int num_shards = static_cast<int>(groups.size());
+  saver->num_shards_ = static_cast<int>(groups.size());
   std::vector<Operation> saves, restores;
+  if (o.write_on_variable_tasks) {
+    saver->prefix_ = ops::Placeholder(s.WithOpName("prefix"), DT_STRING);
+  }
+  const std::string& dir = saver->checkpoint_dir();
   for (const auto& [device, members] : groups) {
+    Scope at = device.empty() ? s : s.WithDevice(device);
+    if (!o.write_on_variable_tasks) {
+      for (const SaveableVariable* v : members) {
+        saver->ordered_.push_back(*v);
+        saver->shard_of_.push_back(static_cast<int>(saves.size()));
+        saver->values_.push_back(ops::ReadVariable(at.WithOpName("read"), v->var));
+        Output input = ops::Placeholder(at.WithOpName("restore_value"), v->var.dtype);
+        saver->restore_inputs_.push_back(input);
+        restores.push_back(ops::Assign(at.WithOpName("restore"), v->var, input,
+                                       {.validate_shape = FullyDefined(v->var.shape)})
+                               .op());
+      }
+      saves.push_back(Operation());  // counts the shards
+      continue;
+    }
     std::vector<ops::Variable> handles;
     std::vector<ops::CheckpointSlice> slices;
     for (const SaveableVariable* v : members) {
@@ -166,121 +161,104 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
                         .full_shape = v->full_shape,
                         .row_offset = v->row_offset});
     }
-    Scope at = device.empty() ? s : s.WithDevice(device);
     saves.push_back(ops::SaveVariables(at.WithOpName("save"), saver->prefix_, handles, slices,
-                                       static_cast<int>(saves.size()), num_shards, dir));
+                                       static_cast<int>(saves.size()), saver->num_shards_, dir));
     restores.push_back(
         ops::RestoreVariables(at.WithOpName("restore"), saver->prefix_, handles, slices, dir));
   }
-  const std::string& first_device = groups.begin()->first;
-  Scope merge_scope = first_device.empty() ? s : s.WithDevice(first_device);
-  saver->save_ =
-      ops::MergeCheckpoint(merge_scope.WithOpName("merge").WithControlDependencies(saves),
-                           saver->prefix_, num_shards, dir);
+  if (o.write_on_variable_tasks) {
+    const std::string& first_device = groups.begin()->first;
+    Scope merge_scope = first_device.empty() ? s : s.WithDevice(first_device);
+    saver->save_ =
+        ops::MergeCheckpoint(merge_scope.WithOpName("merge").WithControlDependencies(saves),
+                             saver->prefix_, saver->num_shards_, dir);
+  }
   saver->restore_ = ops::Group(s.WithOpName("restore_all"), restores);
   TW_RETURN_IF_ERROR(scope.status());
   return saver;
 }
 
-StatusOr<std::string> Saver::ResolvePrefix(const std::string& prefix) const {
-  if (prefix.empty()) return errors::InvalidArgument("the checkpoint prefix is empty");
-  std::string path = prefix.starts_with("/") ? prefix : dir_ + "/" + prefix;
-  TW_RETURN_IF_ERROR(CheckPathUnder(dir_, path));
-  return path;
+const std::string& Saver::checkpoint_dir() const {
+  static const std::string kNone;
+  return directory_ != nullptr ? directory_->dir() : kNone;
 }
 
-StatusOr<std::string> Saver::BeginSave(std::optional<int64_t> global_step,
-                                       const std::string& basename) {
-  if (global_step && *global_step < 0) {
-    return errors::InvalidArgument("Saver::Save: global_step ", *global_step, " is negative");
+Status Saver::WriteValues(const std::string& prefix, const std::vector<Tensor>& values) const {
+  if (options_.write_on_variable_tasks) {
+    return errors::FailedPrecondition(
+        "Saver::WriteValues: this Saver writes on the variables' tasks (save_op())");
   }
-  const std::string& base = basename.empty() ? options_.basename : basename;
-  TW_RETURN_IF_ERROR(ValidateBasename(base));
-  const std::string name = global_step ? absl::StrCat(base, "-", *global_step) : base;
-  // Saving again at a step replaces that checkpoint; dropping it first means a save that
-  // fails halfway leaves no index over a mix of old and new data files.
-  TW_RETURN_IF_ERROR(DeleteCheckpointFiles(dir_, name));
-  return dir_ + "/" + name;
+  if (values.size() != ordered_.size()) {
+    return errors::InvalidArgument("Saver::WriteValues: ", values.size(), " values for ",
+                                   ordered_.size(), " variables");
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const SaveableVariable& v = ordered_[i];
+    if (values[i].dtype() != v.var.dtype) {
+      return errors::InvalidArgument("Saver: the value of variable \"", v.name, "\" is ",
+                                     DataTypeName(values[i].dtype()), ", not ",
+                                     DataTypeName(v.var.dtype));
+    }
+  }
+  // Shards in order (their variables are consecutive): one data file per device, as the
+  // variables' tasks would write them, so either kind of save restores the other's files.
+  size_t i = 0;
+  for (int shard = 0; shard < num_shards_; ++shard) {
+    TW_ASSIGN_OR_RETURN(auto writer, checkpoint::ShardWriter::Create(prefix, shard, num_shards_));
+    for (; i < ordered_.size() && shard_of_[i] == shard; ++i) {
+      const SaveableVariable& v = ordered_[i];
+      const checkpoint::VariableSlice slice = SliceOf(v);
+      TW_RETURN_IF_ERROR(writer->Add(v.name,
+                                     slice.partitioned ? slice.full_shape : values[i].shape(),
+                                     slice.row_offset, values[i]));
+    }
+    TW_RETURN_IF_ERROR(writer->Finish());
+  }
+  return checkpoint::MergeShardIndexes(prefix, num_shards_);
 }
 
-Status Saver::FinishSave(const std::string& prefix) {
-  const std::string name = NameInDirectory(dir_, prefix);
-  if (name.empty()) {
-    return errors::InvalidArgument("Saver: the saved prefix ", prefix, " is not in ", dir_);
+StatusOr<std::vector<Tensor>> Saver::ReadValues(const std::string& prefix) const {
+  if (options_.write_on_variable_tasks) {
+    return errors::FailedPrecondition(
+        "Saver::ReadValues: this Saver reads on the variables' tasks (restore_op())");
   }
-  return UpdateStateAndDeleteOld(name);
+  TW_ASSIGN_OR_RETURN(auto reader, checkpoint::CheckpointReader::Open(prefix));
+  std::vector<Tensor> values;
+  values.reserve(ordered_.size());
+  for (const SaveableVariable& v : ordered_) {
+    TW_ASSIGN_OR_RETURN(Tensor value, checkpoint::ReadVariableSlice(
+                                          *reader, SliceOf(v), v.var.dtype,
+                                          PartialShape::Of(v.var.shape), v.var.op().name()));
+    values.push_back(std::move(value));
+  }
+  return values;
 }
 
 StatusOr<std::string> Saver::Save(ClientSession& session, int64_t global_step) {
-  TW_ASSIGN_OR_RETURN(std::string prefix, BeginSave(global_step));
-  auto ran = session.Run({{prefix_, Tensor::Scalar<std::string>(prefix)}}, {}, {save_});
-  if (!ran.ok()) return ran.status();
-  TW_RETURN_IF_ERROR(FinishSave(prefix));
+  if (directory_ == nullptr) return NoDirectory("Save");
+  TW_ASSIGN_OR_RETURN(std::string prefix, directory_->BeginSave(global_step));
+  if (options_.write_on_variable_tasks) {
+    auto ran = session.Run({{prefix_, Tensor::Scalar<std::string>(prefix)}}, {}, {save_});
+    if (!ran.ok()) return ran.status();
+  } else {
+    TW_ASSIGN_OR_RETURN(std::vector<Tensor> values, session.Run({}, values_));
+    TW_RETURN_IF_ERROR(WriteValues(prefix, values));
+  }
+  TW_RETURN_IF_ERROR(directory_->FinishSave(prefix));
   return prefix;
 }
 
-Status Saver::UpdateStateAndDeleteOld(const std::string& name) {
-  // An unreadable state file must not stop training: it is rewritten from scratch (its
-  // checkpoints are then no longer deleted by max_to_keep).
-  auto old = checkpoint::ReadCheckpointState(dir_);
-  std::vector<std::string> kept;
-  if (old.ok()) {
-    for (const std::string& entry : old->all_model_checkpoint_paths) {
-      std::string n = NameInDirectory(dir_, entry);
-      if (!n.empty() && n != name && std::find(kept.begin(), kept.end(), n) == kept.end()) {
-        kept.push_back(std::move(n));
-      }
-    }
-  }
-  kept.push_back(name);
-  std::vector<std::string> doomed;
-  if (options_.max_to_keep > 0 && kept.size() > static_cast<size_t>(options_.max_to_keep)) {
-    const size_t drop = kept.size() - static_cast<size_t>(options_.max_to_keep);
-    doomed.assign(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(drop));
-    kept.erase(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(drop));
-  }
-  // The state file first: a crash before the deletions leaves unlisted files, never a
-  // listed checkpoint without its files.
-  TW_RETURN_IF_ERROR(checkpoint::WriteCheckpointState(
-      dir_, {.model_checkpoint_path = name, .all_model_checkpoint_paths = kept}));
-  for (const std::string& d : doomed) TW_RETURN_IF_ERROR(DeleteCheckpointFiles(dir_, d));
-  return OkStatus();
-}
-
-StatusOr<std::string> Saver::BeginRestore(const std::string& prefix) const {
-  TW_ASSIGN_OR_RETURN(std::string path, ResolvePrefix(prefix));
-  if (!checkpoint::FileExists(IndexFileName(path))) {
-    return errors::NotFound("checkpoint ", path, " not found: ", IndexFileName(path),
-                            " does not exist");
-  }
-  return path;
-}
-
 Status Saver::Restore(ClientSession& session, const std::string& prefix) {
-  TW_ASSIGN_OR_RETURN(std::string path, BeginRestore(prefix));
-  auto ran = session.Run({{prefix_, Tensor::Scalar<std::string>(path)}}, {}, {restore_});
-  return ran.status();
-}
-
-StatusOr<std::string> LatestCheckpoint(const std::string& checkpoint_dir) {
-  TW_ASSIGN_OR_RETURN(std::string dir, checkpoint::CanonicalDirectory(checkpoint_dir));
-  auto state = checkpoint::ReadCheckpointState(dir);
-  if (IsNotFound(state.status())) {
-    return errors::NotFound("no checkpoint in ", checkpoint_dir, ": it has no ",
-                            checkpoint::kStateFileName, " file");
+  if (directory_ == nullptr) return NoDirectory("Restore");
+  TW_ASSIGN_OR_RETURN(std::string path, directory_->BeginRestore(prefix));
+  if (options_.write_on_variable_tasks) {
+    return session.Run({{prefix_, Tensor::Scalar<std::string>(path)}}, {}, {restore_}).status();
   }
-  TW_RETURN_IF_ERROR(state.status());
-  std::vector<std::string> candidates{state->model_checkpoint_path};
-  candidates.insert(candidates.end(), state->all_model_checkpoint_paths.rbegin(),
-                    state->all_model_checkpoint_paths.rend());
-  for (const std::string& c : candidates) {
-    const std::string name = NameInDirectory(dir, c);
-    if (name.empty()) continue;
-    const std::string prefix = dir + "/" + name;
-    if (checkpoint::FileExists(IndexFileName(prefix))) return prefix;
-  }
-  return errors::NotFound("no complete checkpoint in ", checkpoint_dir,
-                          ": the state file lists none whose index exists");
+  TW_ASSIGN_OR_RETURN(std::vector<Tensor> values, ReadValues(path));
+  ClientSession::FeedList feeds;
+  feeds.reserve(values.size());
+  for (size_t i = 0; i < values.size(); ++i) feeds.emplace_back(restore_inputs_[i], values[i]);
+  return session.Run(feeds, {}, {restore_}).status();
 }
 
 }  // namespace tw::train

@@ -1,5 +1,7 @@
 // Saver over in-process clusters on loopback: save on 2 ps tasks, restore onto 1 and 3 with
-// different partitioning; the checkpoint directory's bookkeeping; errors.
+// different partitioning, written by the saving process (no allowed directories on any task)
+// or by the variables' tasks, each restoring the other's files; the checkpoint directory's
+// bookkeeping; errors.
 #include "tensorweave/train/saver.h"
 
 #include <stdlib.h>
@@ -33,10 +35,10 @@ using ::testing::HasSubstr;
 std::string Message(const Status& s) { return std::string(s.message()); }
 
 // `num_ps` ps tasks and one worker, all started, on free loopback ports, each allowing
-// graphs to read and write files in `checkpoint_dir` only.
+// graphs to read and write files in `allowed_dir` only ("": nowhere).
 class Cluster {
  public:
-  static std::unique_ptr<Cluster> Start(int num_ps, const std::string& checkpoint_dir) {
+  static std::unique_ptr<Cluster> Start(int num_ps, const std::string& allowed_dir) {
     auto c = std::make_unique<Cluster>();
     std::vector<std::string> ps;
     for (int i = 0; i < num_ps; ++i) ps.push_back(Address());
@@ -48,7 +50,7 @@ class Cluster {
                                    {.bind_host = "127.0.0.1",
                                     .num_threads = 2,
                                     .wait_for_cluster = absl::Seconds(10),
-                                    .allowed_directories = {checkpoint_dir}});
+                                    .allowed_directories = AllowedDirectories(allowed_dir)});
       EXPECT_TRUE(server.ok()) << server.status();
       if (!server.ok()) return nullptr;
       EXPECT_TRUE((*server)->Start().ok());
@@ -61,6 +63,9 @@ class Cluster {
 
  private:
   static std::string Address() { return "127.0.0.1:" + std::to_string(testing::PickUnusedPort()); }
+  static std::vector<std::string> AllowedDirectories(const std::string& dir) {
+    return dir.empty() ? std::vector<std::string>{} : std::vector<std::string>{dir};
+  }
   ClusterSpec spec_;
   std::vector<std::unique_ptr<Server>> servers_;
 };
@@ -98,7 +103,22 @@ class SaverTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
+// Who writes the files in the first save; the restores and the second save use the other
+// way, so each reads the other's files. Saves in the saving process run on a cluster whose
+// tasks allow no directory at all: nothing but this process touches a file.
+class SaverRoundTripTest : public SaverTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  bool first_on_tasks() const { return GetParam(); }
+  std::string AllowedFor(bool on_tasks) const { return on_tasks ? dir_ : std::string(); }
+  SaverOptions Options(bool on_tasks) const {
+    return {.checkpoint_dir = dir_, .write_on_variable_tasks = on_tasks};
+  }
+};
+INSTANTIATE_TEST_SUITE_P(WhoWrites, SaverRoundTripTest, ::testing::Bool(), [](const auto& info) {
+  return info.param ? std::string("VariableTasks") : std::string("SavingProcess");
+});
+
+TEST_P(SaverRoundTripTest, RoundTripFromTwoPsToOneAndThreePs) {
   const Tensor emb = Embedding();
   const Tensor bias = Tensor::FromVector<double>({0.1, -1e300, 5e-324});
   const Tensor vocab = Tensor::FromVector<std::string>({"the", "", "a\nb", std::string(200, 'z')});
@@ -107,7 +127,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
   std::string saved;
   {
     // Two ps tasks; "emb" is partitioned: rows [0, 6) on ps0, [6, 10) on ps1.
-    auto cluster = Cluster::Start(2, dir_);
+    auto cluster = Cluster::Start(2, AllowedFor(first_on_tasks()));
     ASSERT_NE(cluster, nullptr);
     Scope root = Scope::NewRootScope();
     auto e0 = ops::MakeVariable(root.WithDevice(Ps(0)), "emb/part_0", DT_FLOAT, {6, 3});
@@ -128,7 +148,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
                                 {"vocab", v},
                                 {"flags", f},
                                 {"global_step", s}},
-                               {.checkpoint_dir = dir_});
+                               Options(first_on_tasks()));
     ASSERT_TRUE(saver.ok()) << saver.status();
     ClientSession session(root, {.target = cluster->target()});
     ASSERT_TRUE(session.Run({}, {}, {init}).ok());
@@ -145,7 +165,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
 
   {
     // One ps task; "emb" is one whole variable.
-    auto cluster = Cluster::Start(1, dir_);
+    auto cluster = Cluster::Start(1, AllowedFor(!first_on_tasks()));
     ASSERT_NE(cluster, nullptr);
     Scope root = Scope::NewRootScope().WithDevice(Ps(0));
     auto e = ops::MakeVariable(root, "embedding", DT_FLOAT, {10, 3});
@@ -155,7 +175,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
     auto s = ops::MakeVariable(root, "global_step", DT_INT64, {});
     auto saver = Saver::Create(
         root, {{"emb", e}, {"bias", b}, {"vocab", v}, {"flags", f}, {"global_step", s}},
-        {.checkpoint_dir = dir_});
+        Options(!first_on_tasks()));
     ASSERT_TRUE(saver.ok()) << saver.status();
     std::vector<Output> reads;
     for (const auto& var : {e, b, v, f, s}) reads.push_back(ops::ReadVariable(root, var));
@@ -173,7 +193,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
   {
     // Three ps tasks; "emb" in three parts [0, 4), [4, 7), [7, 10); restored relative to
     // the directory.
-    auto cluster = Cluster::Start(3, dir_);
+    auto cluster = Cluster::Start(3, AllowedFor(!first_on_tasks()));
     ASSERT_NE(cluster, nullptr);
     Scope root = Scope::NewRootScope();
     auto e0 = ops::MakeVariable(root.WithDevice(Ps(0)), "emb/part_0", DT_FLOAT, {4, 3});
@@ -187,7 +207,7 @@ TEST_F(SaverTest, RoundTripFromTwoPsToOneAndThreePs) {
                                 {"emb", e1, {10, 3}, 4},
                                 {"bias", b},
                                 {"global_step", s}},
-                               {.checkpoint_dir = dir_});
+                               Options(!first_on_tasks()));
     ASSERT_TRUE(saver.ok()) << saver.status();
     std::vector<Output> reads;
     for (const auto& var : {e0, e1, e2, b, s}) reads.push_back(ops::ReadVariable(root, var));
@@ -294,20 +314,50 @@ TEST_F(SaverTest, RemoteCheckpointOpsStayInTheServersAllowedDirectories) {
   std::filesystem::remove_all(outside);
 }
 
-// A server nobody gave directories lets graphs touch no file at all.
-TEST_F(SaverTest, AServerWithoutAllowedDirectoriesRefusesEveryCheckpointPath) {
+// A server nobody gave directories lets graphs touch no file at all: a Saver that writes on
+// the variables' tasks is refused there, creating nothing, while the default Saver, which
+// writes in this process, saves and restores on the same server.
+TEST_F(SaverTest, AServerWithoutAllowedDirectoriesRefusesFilesButNotTheSavingProcess) {
   auto server = Server::CreateLocal({.num_threads = 1});
   ASSERT_TRUE(server.ok()) << server.status();
   Scope root = Scope::NewRootScope();
   auto v = ops::MakeVariable(root, "v", DT_FLOAT, {2});
   auto init = ops::Assign(root, v, {1.0f, 2.0f});
-  auto saver = Saver::Create(root, {{"v", v}}, {.checkpoint_dir = dir_});
-  ASSERT_TRUE(saver.ok()) << saver.status();
+  auto set = ops::Assign(root, v, {7.0f, 8.0f});
+  auto read = ops::ReadVariable(root, v);
+  auto on_tasks =
+      Saver::Create(root, {{"v", v}}, {.checkpoint_dir = dir_, .write_on_variable_tasks = true});
+  ASSERT_TRUE(on_tasks.ok()) << on_tasks.status();
+  auto here = Saver::Create(root, {{"v", v}}, {.checkpoint_dir = dir_});
+  ASSERT_TRUE(here.ok()) << here.status();
   ClientSession session(root, {.target = (*server)->target()});
   ASSERT_TRUE(session.Run({}, {}, {init.op()}).ok());
+  auto refused = (*on_tasks)->Save(session, 1);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied) << refused.status();
+  EXPECT_THAT(Message(refused.status()), HasSubstr("allowed: none"));
+  EXPECT_THAT(Files(), ElementsAre());
+
+  auto saved = (*here)->Save(session, 2);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_THAT(Files(),
+              ElementsAre("checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index"));
+  ASSERT_TRUE(session.Run({}, {}, {set.op()}).ok());
+  Status restored = (*here)->Restore(session, *saved);
+  ASSERT_TRUE(restored.ok()) << restored;
+  EXPECT_EQ((*session.Run({}, {read}))[0], Tensor::FromVector<float>({1.0f, 2.0f}));
+}
+
+// A save of an uninitialized variable fails in its step, before any file is written, and
+// names the variable.
+TEST_F(SaverTest, UninitializedVariableFailsTheSaveAndWritesNothing) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "lonely", DT_FLOAT, {2});
+  auto saver = Saver::Create(root, {{"lonely", v}}, {.checkpoint_dir = dir_});
+  ASSERT_TRUE(saver.ok()) << saver.status();
+  ClientSession session(root);
   auto saved = (*saver)->Save(session, 1);
-  EXPECT_EQ(saved.status().code(), absl::StatusCode::kPermissionDenied) << saved.status();
-  EXPECT_THAT(Message(saved.status()), HasSubstr("allowed: none"));
+  EXPECT_EQ(saved.status().code(), absl::StatusCode::kFailedPrecondition) << saved.status();
+  EXPECT_THAT(Message(saved.status()), HasSubstr("lonely"));
   EXPECT_THAT(Files(), ElementsAre());
 }
 
@@ -407,32 +457,50 @@ TEST_F(SaverErrorsTest, PathsOutsideTheDirectoryAreRefused) {
   EXPECT_TRUE(IsInvalidArgument(bad.status())) << bad.status();
 }
 
-// The parts of Save for callers with their own session: a prefix without a step or with
-// another basename, and a prefix from elsewhere refused when recorded.
+// The parts of Save for callers with their own session (the Python front-end): a Saver
+// built without a directory, a CheckpointDirectory naming prefixes (without a step or with
+// another basename), the values fetched and fed by the caller; a prefix from elsewhere
+// refused when recorded.
 TEST_F(SaverErrorsTest, SaveInPartsNamesPrefixesInsideTheDirectoryOnly) {
   Scope root = Scope::NewRootScope();
   auto a = ops::MakeVariable(root, "a", DT_FLOAT, {2});
   auto init = ops::Assign(root, a, {5.0f, 6.0f});
-  auto saver = Saver::Create(root, {{"a", a}}, {.checkpoint_dir = dir_});
+  auto read = ops::ReadVariable(root, a);
+  auto saver = Saver::Create(root, {{"a", a}}, {});
   ASSERT_TRUE(saver.ok()) << saver.status();
-  auto prefix = (*saver)->BeginSave(std::nullopt, "final");
+  EXPECT_EQ((*saver)->directory(), nullptr);
+  ClientSession session(root);
+  EXPECT_EQ((*saver)->Save(session, 1).status().code(), absl::StatusCode::kFailedPrecondition);
+  auto dir = train::CheckpointDirectory::Create(dir_);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  auto prefix = (*dir)->BeginSave(std::nullopt, "final");
   ASSERT_TRUE(prefix.ok()) << prefix.status();
   EXPECT_EQ(*prefix, dir_ + "/final");
-  EXPECT_EQ(*(*saver)->BeginSave(7), dir_ + "/model.ckpt-7");
-  ClientSession session(root);
+  EXPECT_EQ(*(*dir)->BeginSave(7), dir_ + "/model.ckpt-7");
   ASSERT_TRUE(session.Run({}, {init}).ok());
-  ASSERT_TRUE(session
-                  .Run({{(*saver)->prefix_placeholder(), Tensor::Scalar<std::string>(*prefix)}}, {},
-                       {(*saver)->save_op()})
-                  .ok());
-  ASSERT_TRUE((*saver)->FinishSave(*prefix).ok());
+  auto values = session.Run({}, (*saver)->value_outputs());
+  ASSERT_TRUE(values.ok()) << values.status();
+  ASSERT_TRUE((*saver)->WriteValues(*prefix, *values).ok());
+  ASSERT_TRUE((*dir)->FinishSave(*prefix).ok());
   EXPECT_EQ(*LatestCheckpoint(dir_), dir_ + "/final");
-  EXPECT_EQ(*(*saver)->BeginRestore("final"), dir_ + "/final");
-  EXPECT_TRUE(IsNotFound((*saver)->BeginRestore("model.ckpt-7").status()));
+  EXPECT_EQ(*(*dir)->BeginRestore("final"), dir_ + "/final");
+  EXPECT_TRUE(IsNotFound((*dir)->BeginRestore("model.ckpt-7").status()));
+  auto read_back = (*saver)->ReadValues(dir_ + "/final");
+  ASSERT_TRUE(read_back.ok()) << read_back.status();
+  EXPECT_EQ(*read_back, std::vector<Tensor>{Tensor::FromVector<float>({5.0f, 6.0f})});
+  ASSERT_TRUE(session
+                  .Run({{(*saver)->restore_inputs()[0], Tensor::FromVector<float>({1, 1})}}, {},
+                       {(*saver)->restore_op()})
+                  .ok());
+  EXPECT_EQ((*session.Run({}, {read}))[0], Tensor::FromVector<float>({1.0f, 1.0f}));
+  // A value of another dtype is refused, naming the variable.
+  Status wrong = (*saver)->WriteValues(dir_ + "/wrong", {Tensor::FromVector<int32_t>({1, 2})});
+  EXPECT_TRUE(IsInvalidArgument(wrong)) << wrong;
+  EXPECT_THAT(Message(wrong), HasSubstr("variable \"a\" is int32, not float"));
 
-  EXPECT_TRUE(IsInvalidArgument((*saver)->FinishSave("/elsewhere/final")));
-  EXPECT_TRUE(IsInvalidArgument((*saver)->BeginSave(-1).status()));
-  auto bad = (*saver)->BeginSave(1, "sub/dir");
+  EXPECT_TRUE(IsInvalidArgument((*dir)->FinishSave("/elsewhere/final")));
+  EXPECT_TRUE(IsInvalidArgument((*dir)->BeginSave(-1).status()));
+  auto bad = (*dir)->BeginSave(1, "sub/dir");
   EXPECT_TRUE(IsInvalidArgument(bad.status())) << bad.status();
   EXPECT_THAT(Message(bad.status()), HasSubstr("\"sub/dir\" must be one path component"));
 }

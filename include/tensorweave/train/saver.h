@@ -1,20 +1,28 @@
-// Saver: sharded checkpoints of variables spread over parameter-server tasks.
+// Saver: checkpoints of variables spread over parameter-server tasks, written and read by
+// the process that saves and restores.
 //
-//   tw::train::SaverOptions options{.checkpoint_dir = "/shared/ckpt", .max_to_keep = 3};
+//   tw::train::SaverOptions options{.checkpoint_dir = "/ckpt", .max_to_keep = 3};
 //   auto saver = tw::train::Saver::Create(root, {{"w", w}, {"b", b}}, options);
-//   auto prefix = (*saver)->Save(session, step);    // "/shared/ckpt/model.ckpt-<step>"
+//   auto prefix = (*saver)->Save(session, step);    // "/ckpt/model.ckpt-<step>"
 //   ...
-//   auto latest = tw::train::LatestCheckpoint("/shared/ckpt");
+//   auto latest = tw::train::LatestCheckpoint("/ckpt");
 //   if (latest.ok()) status = (*saver)->Restore(session, *latest);
 //
-// Each task that holds variables writes its own data file, in parallel, in one session
-// step; then one task writes the index, which is what makes the checkpoint valid (files
-// are written under temporary names and renamed, so an interrupted save never leaves a
-// checkpoint that looks complete). A checkpoint restores onto a cluster with a different
+// Where the files go. By default a save fetches every variable's value in one session step
+// (values travel from the ps tasks as any fetched tensor does) and this process writes the
+// files; a restore reads them here and feeds the values to one step of Assigns on the
+// variables' tasks. So no ps task needs the checkpoint directory, a shared file system or
+// allowed directories (on Kubernetes only the chief's pod mounts a volume), and a graph
+// sent over the network never touches a file. With `write_on_variable_tasks`, each task
+// holding variables writes its own shard in parallel and reads its own slices, as TF 1.x's
+// sharded saves do: then the directory must be one file system at the same path for every
+// such task and this process, inside each task's allowed directories (docs/security.md).
+//
+// Either way the files are the same: one data file per device holding variables, written
+// under temporary names and renamed, then the index, which makes the checkpoint valid (an
+// interrupted save never looks complete). A checkpoint restores onto a cluster with another
 // number of ps tasks, or variables partitioned differently, as long as names, dtypes and
-// full shapes match. The directory must be one file system visible at the same path to
-// every task holding variables and to the program calling Save (as in TensorFlow).
-// docs/architecture.md ("Checkpoints") describes the files.
+// full shapes match. docs/architecture.md ("Checkpoints") describes the files.
 #ifndef TENSORWEAVE_TRAIN_SAVER_H_
 #define TENSORWEAVE_TRAIN_SAVER_H_
 
@@ -29,18 +37,26 @@
 #include "tensorweave/scope.h"
 #include "tensorweave/session.h"
 #include "tensorweave/status.h"
+#include "tensorweave/train/checkpoint_directory.h"
 
 namespace tw::train {
 
 struct SaverOptions {
   // Where checkpoints and the `checkpoint` state file live; created when missing. Every
-  // checkpoint path must lie inside it.
+  // checkpoint path must lie inside it. May be empty when write_on_variable_tasks is false:
+  // then the Saver only builds its ops, for callers that keep their directories themselves
+  // (CheckpointDirectory, WriteValues, ReadValues: the Python front-end), and Save and
+  // Restore are FailedPrecondition.
   std::string checkpoint_dir;
   // Checkpoints are "<checkpoint_dir>/<basename>-<global_step>"; one path component.
   std::string basename = "model.ckpt";
   // Checkpoints listed in the state file beyond this many are deleted, oldest first.
   // 0 or less keeps them all.
   int max_to_keep = 5;
+  // false: this process writes and reads the files (no shared file system needed). true:
+  // the tasks holding the variables do, each its own shard (see above); faster for models
+  // much larger than one link can carry in the time a disk writes them.
+  bool write_on_variable_tasks = false;
 };
 
 // A variable to save under `name`. With `full_shape` empty the variable is saved whole;
@@ -58,12 +74,14 @@ struct SaveableVariable {
 // Thread-compatible: Save and Restore of one Saver must not run concurrently.
 class Saver {
  public:
-  // Adds to `scope`'s graph one SaveVariables and one RestoreVariables op per device that
-  // holds variables (the device of each variable's node, as built), and a MergeCheckpoint
-  // op on the first of them. InvalidArgument naming the variable: no variables, an empty
-  // or repeated name, a dtype that cannot be saved (resource), parts of a partitioned
-  // variable that overlap, leave rows uncovered or disagree with its full shape; also bad
-  // options (empty directory, a basename with '/'). Errors creating the directory.
+  // Adds to `scope`'s graph, for each device that holds variables (the device of each
+  // variable's node, as built): a read of each variable and a placeholder and Assign for
+  // its restore, or with write_on_variable_tasks one SaveVariables and one RestoreVariables
+  // op and a MergeCheckpoint op on the first of them. InvalidArgument naming the variable:
+  // no variables, an empty or repeated name, a dtype that cannot be saved (resource), parts
+  // of a partitioned variable that overlap, leave rows uncovered or disagree with its full
+  // shape; also bad options (empty directory where one is needed, a basename with '/').
+  // Errors creating the directory.
   static StatusOr<std::unique_ptr<Saver>> Create(const Scope& scope,
                                                  std::vector<SaveableVariable> vars,
                                                  SaverOptions options);
@@ -71,55 +89,63 @@ class Saver {
   // Saves every variable as "<checkpoint_dir>/<basename>-<global_step>" (replacing an
   // existing checkpoint of that step), records it as the latest in the state file and
   // deletes checkpoints beyond max_to_keep. Returns the prefix. Errors from the step
-  // (FailedPrecondition for an uninitialized variable, file errors naming the file);
+  // (FailedPrecondition for an uninitialized variable), file errors naming the file;
   // InvalidArgument for a negative step.
   StatusOr<std::string> Save(ClientSession& session, int64_t global_step);
 
   // Assigns every variable its value from the checkpoint `prefix` (absolute, or relative to
-  // checkpoint_dir). InvalidArgument for a prefix outside checkpoint_dir; NotFound when the
-  // checkpoint or a variable in it is missing; InvalidArgument naming a variable whose
-  // dtype or shape differs (and both); DataLoss for corrupted files.
+  // checkpoint_dir); all are read and checked before any changes. InvalidArgument for a
+  // prefix outside checkpoint_dir; NotFound when the checkpoint or a variable in it is
+  // missing; InvalidArgument naming a variable whose dtype or shape differs (and both);
+  // DataLoss for corrupted files.
   Status Restore(ClientSession& session, const std::string& prefix);
 
-  // The directory, canonical (absolute, symbolic links resolved).
-  const std::string& checkpoint_dir() const { return dir_; }
+  // The directory, canonical (absolute, symbolic links resolved); "" when none was given.
+  const std::string& checkpoint_dir() const;
+  bool writes_on_variable_tasks() const { return options_.write_on_variable_tasks; }
 
   // Save and Restore in parts, for callers that run the step in a session of their own
-  // (the Python front-end): feed prefix_placeholder() the prefix and run save_op() or
-  // restore_op().
-  //
-  // Save = BeginSave, the step, FinishSave. BeginSave returns the prefix
-  // "<checkpoint_dir>/<basename>-<global_step>" ("<checkpoint_dir>/<basename>" without a
-  // step; `basename` "" is the options' one) after deleting a checkpoint already there.
-  // InvalidArgument for a negative step or a basename that is not one path component.
-  StatusOr<std::string> BeginSave(std::optional<int64_t> global_step,
-                                  const std::string& basename = "");
-  // Records the saved `prefix` as the latest and deletes checkpoints beyond max_to_keep.
-  Status FinishSave(const std::string& prefix);
-  // Restore's checks: the absolute prefix to feed, as Restore describes its errors.
-  StatusOr<std::string> BeginRestore(const std::string& prefix) const;
+  // (the Python front-end). The directory's bookkeeping: directory() (null without a
+  // checkpoint_dir), or a CheckpointDirectory of the caller's.
+  CheckpointDirectory* directory() const { return directory_.get(); }
+
+  // In this process (write_on_variable_tasks false): fetch value_outputs() in one step,
+  // give the values to WriteValues; for a restore, feed ReadValues' values to
+  // restore_inputs() (same order) and run restore_op().
+  const std::vector<Output>& value_outputs() const { return values_; }
+  const std::vector<Output>& restore_inputs() const { return restore_inputs_; }
+  // Writes the checkpoint `prefix` (its data files, then its index) from `values`, one per
+  // value_outputs() entry. InvalidArgument naming the variable for a value of another
+  // dtype or shape; file errors naming the file.
+  Status WriteValues(const std::string& prefix, const std::vector<Tensor>& values) const;
+  // Each variable's value from the checkpoint `prefix`, one per restore_inputs() entry,
+  // with Restore's errors.
+  StatusOr<std::vector<Tensor>> ReadValues(const std::string& prefix) const;
+
+  // On the variables' tasks (write_on_variable_tasks true): feed prefix_placeholder() the
+  // prefix and run save_op() or restore_op().
   Output prefix_placeholder() const { return prefix_; }
   Operation save_op() const { return save_; }
   Operation restore_op() const { return restore_; }
 
  private:
-  Saver(std::string dir, SaverOptions options)
-      : dir_(std::move(dir)), options_(std::move(options)) {}
-  StatusOr<std::string> ResolvePrefix(const std::string& prefix) const;
-  Status UpdateStateAndDeleteOld(const std::string& prefix);
+  explicit Saver(SaverOptions options) : options_(std::move(options)) {}
+  Status BuildLocalOps(const Scope& s, const std::vector<const SaveableVariable*>& members,
+                       const std::string& device);
 
-  const std::string dir_;
   const SaverOptions options_;
-  Output prefix_;      // a string placeholder fed with the checkpoint prefix
-  Operation save_;     // the MergeCheckpoint op (after every SaveVariables)
-  Operation restore_;  // a NoOp after every RestoreVariables
+  std::unique_ptr<CheckpointDirectory> directory_;
+  // The variables in the order of values_ and restore_inputs_, grouped by device; shard_of_
+  // gives each one's data file.
+  std::vector<SaveableVariable> ordered_;
+  std::vector<int> shard_of_;
+  int num_shards_ = 0;
+  std::vector<Output> values_;          // each variable's value, read on its device
+  std::vector<Output> restore_inputs_;  // a placeholder per variable, on its device
+  Output prefix_;                       // write_on_variable_tasks: the prefix placeholder
+  Operation save_;                      // write_on_variable_tasks: the MergeCheckpoint op
+  Operation restore_;                   // a NoOp after every Assign or RestoreVariables
 };
-
-// The newest checkpoint the directory's state file lists whose index exists (a
-// checkpoint whose save did not finish has none), as an absolute prefix. NotFound when
-// there is no state file or no such checkpoint; DataLoss for an unreadable state file.
-// Paths in the state file outside the directory are skipped.
-StatusOr<std::string> LatestCheckpoint(const std::string& checkpoint_dir);
 
 }  // namespace tw::train
 

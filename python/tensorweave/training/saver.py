@@ -1,11 +1,14 @@
-"""TF 1.x's Saver over tensorweave/train/saver.h: sharded checkpoints (one data file per
-task holding variables, written in parallel), the `checkpoint` state file, max_to_keep.
+"""TF 1.x's Saver over tensorweave/train/saver.h: checkpoints written and read by the process
+that calls `save` and `restore` (the chief), so no ps task needs the directory, a shared file
+system or allowed directories; the `checkpoint` state file; max_to_keep.
 
-The checkpoint ops name the directory they may write (a task only writes inside the
-directories its server allows, docs/security.md), so a Saver builds its ops the first time
-it is used with a directory, or when `build(directory)` is called; a program that
-finalizes its graph (MonitoredTrainingSession does) builds them before, through the
-Scaffold and CheckpointSaverHook."""
+A save fetches every variable in one step of the caller's session and the C++ Saver writes
+the files; a restore has the C++ Saver read and check them, and feeds the values to one step
+of Assigns on the variables' tasks. With `write_on_variable_tasks=True` (a tensorweave
+option) each task holding variables writes its own shard instead, as TF 1.x's sharded saves
+do: its ops name the directory they write (inside each task's allowed directories,
+docs/security.md), so they are built the first time a directory is used, or at
+`build(directory)` before the graph is finalized."""
 
 import collections
 import numbers
@@ -16,6 +19,7 @@ import numpy as np
 
 from tensorweave import _native
 from tensorweave import errors
+from tensorweave.client import session as _session_lib
 from tensorweave.framework import ops
 from tensorweave.ops import variables
 
@@ -62,7 +66,7 @@ class Saver:
                  keep_checkpoint_every_n_hours=10000.0, name=None, restore_sequentially=False,
                  saver_def=None, builder=None, defer_build=False, allow_empty=False,
                  write_version=None, pad_step_number=False, save_relative_paths=False,
-                 filename=None):
+                 filename=None, write_on_variable_tasks=False):
         self._graph = ops.get_default_graph()
         if var_list is None:
             var_list = (variables.global_variables() +
@@ -71,13 +75,40 @@ class Saver:
         if not self._saveables and not allow_empty:
             raise ValueError("No variables to save")
         self._max_to_keep = int(max_to_keep or 0)
-        self._built = {}  # canonical directory -> (native saver, prefix, save op, restore op)
+        self._on_tasks = bool(write_on_variable_tasks)
+        self._built = {}  # on the tasks: canonical directory -> (native, prefix, save, restore)
+        self._directories = {}  # canonical directory -> _native.CheckpointDirectory
         self._save_lock = threading.Lock()
         self._last_directory = None
+        self._local = None
+        if self._saveables and not self._on_tasks and not defer_build:
+            self.build()
 
-    def build(self, directory):
-        """Builds the ops for `directory` now (before the graph is finalized)."""
-        self._for_directory(directory)
+    def build(self, directory=None):
+        """Builds the ops now (before the graph is finalized); with write_on_variable_tasks,
+        those for `directory`."""
+        if self._on_tasks:
+            self._for_directory(directory)
+            return
+        if self._local is not None or not self._saveables:
+            return
+        graph = self._graph
+        if graph.finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+        with graph._native_building("saver"):
+            native = _native.Saver(graph._native, self._saveables, "", self._max_to_keep, False)
+        self._local = (native,
+                       [graph.get_tensor_by_name(n) for n in native.value_names()],
+                       [graph.get_tensor_by_name(n) for n in native.restore_input_names()],
+                       graph.get_operation_by_name(native.restore_op_name()))
+
+    def _directory(self, directory):
+        key = os.path.realpath(directory or ".")
+        found = self._directories.get(key)
+        if found is None:
+            found = _native.CheckpointDirectory(key, self._max_to_keep)
+            self._directories[key] = found
+        return found
 
     def _for_directory(self, directory):
         key = os.path.realpath(directory or ".")
@@ -90,10 +121,10 @@ class Saver:
         if graph.finalized:
             raise RuntimeError(
                 "Saver: the graph is finalized, and this Saver has no ops for %s yet: call "
-                "saver.build(%r) before finalizing (its ops name the directory they write)"
-                % (key, directory))
+                "saver.build(%r) before finalizing (with write_on_variable_tasks its ops name "
+                "the directory they write)" % (key, directory))
         with graph._native_building("saver"):
-            native = _native.Saver(graph._native, self._saveables, key, self._max_to_keep)
+            native = _native.Saver(graph._native, self._saveables, key, self._max_to_keep, True)
         prefix_name, save_name, restore_name = native.nodes()
         found = (native, graph.get_tensor_by_name(prefix_name),
                  graph.get_operation_by_name(save_name),
@@ -111,23 +142,30 @@ class Saver:
         if self._saveables and not os.path.isdir(directory):
             raise ValueError("Parent directory of {} doesn't exist, can't save.".format(
                 save_path))
+        if not self._saveables:
+            return None
         step = None
         if global_step is not None:
             # TF takes any integral number (numpy's too) as the step itself.
             step = int(global_step) if isinstance(global_step, (numbers.Integral, np.integer)) \
                 else int(sess.run(global_step))
-        built = self._for_directory(directory)
-        if built is None:
-            return None
-        native, prefix_tensor, save_op, _ = built
         # One save at a time (a Supervisor's checkpoint thread and the program may both
-        # save): the C++ Saver's file bookkeeping is not meant to run concurrently.
+        # save): the directory's bookkeeping is not meant to run concurrently.
         with self._save_lock:
-            prefix = native.begin_save(step, basename)
-            sess.run(save_op, {prefix_tensor: prefix})
+            bookkeeping = self._directory(directory)
+            prefix = bookkeeping.begin_save(step, basename)
+            if self._on_tasks:
+                _, prefix_tensor, save_op, _ = self._for_directory(directory)
+                sess.run(save_op, {prefix_tensor: prefix})
+            else:
+                self.build()
+                native, value_tensors, _, _ = self._local
+                values = sess.run(value_tensors)
+                native.write_values(prefix, [_session_lib._feed_array(v, t)
+                                             for v, t in zip(values, value_tensors)])
             if write_state:
-                native.finish_save(prefix)
-            self._last_directory = native.directory
+                bookkeeping.finish_save(prefix)
+            self._last_directory = bookkeeping.directory
         return prefix
 
     def restore(self, sess, save_path):
@@ -137,16 +175,22 @@ class Saver:
         # As TF, checked first: building the ops for a directory would create it.
         if self._saveables and not checkpoint_exists(path):
             raise ValueError("The passed save_path is not a valid checkpoint: %s" % save_path)
-        built = self._for_directory(os.path.dirname(path))
-        if built is None:
+        if not self._saveables:
             return
-        native, prefix_tensor, _, restore_op = built
+        bookkeeping = self._directory(os.path.dirname(path))
         try:
-            prefix = native.begin_restore(os.path.join(native.directory, os.path.basename(path)))
+            prefix = bookkeeping.begin_restore(
+                os.path.join(bookkeeping.directory, os.path.basename(path)))
         except errors.NotFoundError:
             raise ValueError("The passed save_path is not a valid checkpoint: %s" %
                              save_path) from None
-        sess.run(restore_op, {prefix_tensor: prefix})
+        if self._on_tasks:
+            _, prefix_tensor, _, restore_op = self._for_directory(os.path.dirname(path))
+            sess.run(restore_op, {prefix_tensor: prefix})
+            return
+        self.build()
+        native, _, inputs, restore_op = self._local
+        sess.run(restore_op, dict(zip(inputs, native.read_values(prefix))))
 
     @property
     def last_checkpoints(self):
