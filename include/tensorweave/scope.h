@@ -111,6 +111,11 @@ class Scope {
   Scope WithDeviceFunction(DeviceFunction fn) const;
   // Nodes made with this scope run after `ops`.
   Scope WithControlDependencies(const std::vector<Operation>& ops) const;
+  // Nodes made with this scope run after none of the enclosing control dependencies: for
+  // variables and their initializers, which TF 1.x builds outside any
+  // `control_dependencies` block (its init_scope), so that initializing a model never runs
+  // the ops an update was ordered after.
+  Scope WithoutControlDependencies() const;
   // Nodes made with this scope are placed where `op` is: they take its device (overriding
   // the scope's device and device functions) and join its colocation group.
   Scope ColocateWith(const Operation& op) const;

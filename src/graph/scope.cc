@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "src/framework/attr_value.h"
 #include "src/framework/op_def.h"
@@ -84,6 +85,12 @@ Scope Scope::WithControlDependencies(const std::vector<Operation>& ops) const {
   for (const Operation& op : ops) {
     if (op.valid()) s.control_deps.push_back(op.name());
   }
+  return Scope(builder_, s);
+}
+
+Scope Scope::WithoutControlDependencies() const {
+  State s = state_;
+  s.control_deps.clear();
   return Scope(builder_, s);
 }
 
@@ -277,18 +284,36 @@ StatusOr<std::vector<StaticShape>> Scope::InferShapes(const OpDef& op_def,
   if (fn == nullptr) return shapes;  // unknown
   static const proto::NodeDef* const kUnknownNode = new proto::NodeDef();
   const internal::GraphBuilder& b = *builder_;
-  std::vector<StaticShape> inputs;
+  auto static_shape = [&b](const std::string& node_name, int index) -> StaticShape {
+    auto shape = b.output_shapes.find(node_name);
+    const bool known =
+        shape != b.output_shapes.end() && index < static_cast<int>(shape->second.size());
+    return known ? shape->second[index] : std::nullopt;
+  };
+  std::vector<StaticShape> inputs, shapes_of_shape_inputs;
   std::vector<const proto::NodeDef*> input_nodes;
   for (const Output& o : resolved.outputs) {
-    auto shape = b.output_shapes.find(o.op().name());
-    const bool known =
-        shape != b.output_shapes.end() && o.index() < static_cast<int>(shape->second.size());
-    inputs.push_back(known ? shape->second[o.index()] : std::nullopt);
+    inputs.push_back(static_shape(o.op().name(), o.index()));
     auto index = b.node_index.find(o.op().name());
-    input_nodes.push_back(index != b.node_index.end() ? &b.graph.node(index->second)
-                                                      : kUnknownNode);
+    const proto::NodeDef* producer =
+        index != b.node_index.end() ? &b.graph.node(index->second) : kUnknownNode;
+    input_nodes.push_back(producer);
+    StaticShape measured;
+    if (producer->op() == "Shape" && producer->input_size() > 0 &&
+        !producer->input(0).starts_with("^")) {
+      const std::string& in = producer->input(0);
+      const size_t colon = in.rfind(':');
+      int in_index = 0;
+      if (colon == std::string::npos || !absl::SimpleAtoi(in.substr(colon + 1), &in_index)) {
+        measured = static_shape(in, 0);
+      } else {
+        measured = static_shape(in.substr(0, colon), in_index);
+      }
+    }
+    shapes_of_shape_inputs.push_back(std::move(measured));
   }
-  ShapeContext ctx(node, std::move(inputs), std::move(input_nodes), static_cast<int>(num_outputs));
+  ShapeContext ctx(node, std::move(inputs), std::move(input_nodes), static_cast<int>(num_outputs),
+                   std::move(shapes_of_shape_inputs));
   TW_RETURN_IF_ERROR((*fn)(&ctx));
   return ctx.outputs();
 }

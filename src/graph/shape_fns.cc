@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/framework/attr_value.h"
 #include "src/graph/shape_inference.h"
+#include "src/graph/strided_slice_spec.h"
 
 namespace tw {
 namespace {
@@ -196,7 +197,12 @@ ShapeFn DequeueShape(bool batched, bool known_count) {
 // Reshape: the constant shape, with one -1 resolved when the input is fully defined.
 Status ReshapeShape(ShapeContext* ctx) {
   auto target = ctx->constant_ints(1);
-  if (!target) return OkStatus();
+  if (!target) {
+    // The shape of another tensor (Shape(x)): its known dimensions, exactly (-1 there is
+    // an unknown dimension, not "infer this one").
+    if (ctx->input_node(1).op() == "Shape") ctx->set_output(0, ctx->input_as_shape(1));
+    return OkStatus();
+  }
   std::vector<int64_t> dims = *target;
   const StaticShape& in = ctx->input(0);
   auto unknown = std::find(dims.begin(), dims.end(), -1);
@@ -216,6 +222,29 @@ Status ReshapeShape(ShapeContext* ctx) {
     }
   }
   ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
+// StridedSlice: the spec's output shape when begin, end and strides are constants and the
+// input's rank is known (unknown input dimensions stay unknown unless shrunk); a subscript
+// the input cannot take fails the node, as in TF.
+Status StridedSliceShape(ShapeContext* ctx) {
+  const StaticShape& in = ctx->input(0);
+  auto begin = ctx->constant_ints(1);
+  auto end = ctx->constant_ints(2);
+  auto strides = ctx->constant_ints(3);
+  if (!in || !begin || !end || !strides) return OkStatus();
+  StridedSliceMasks masks;
+  for (auto [attr, field] : {std::pair{"begin_mask", &masks.begin},
+                             {"end_mask", &masks.end},
+                             {"ellipsis_mask", &masks.ellipsis},
+                             {"new_axis_mask", &masks.new_axis},
+                             {"shrink_axis_mask", &masks.shrink_axis}}) {
+    TW_RETURN_IF_ERROR(GetNodeAttr(ctx->node(), attr, field));
+  }
+  auto spec = ComputeStridedSlice(in->dims(), *begin, *end, *strides, masks);
+  if (!spec.ok()) return ctx->Error(std::string(spec.status().message()));
+  ctx->set_output(0, Make(spec->final_shape));
   return OkStatus();
 }
 
@@ -487,6 +516,7 @@ TW_REGISTER_SHAPE_FN("ReluGrad", SameAs(1));
 TW_REGISTER_SHAPE_FN("SigmoidGrad", SameAs(0));
 TW_REGISTER_SHAPE_FN("TanhGrad", SameAs(0));
 TW_REGISTER_SHAPE_FN("AddN", AddNShape);
+TW_REGISTER_SHAPE_FN("InTopKV2", SameAs(1));  // one bool per target
 
 // One shape function for several ops.
 #define TW_SHAPE_FNS(fn, ...)                                                              \
@@ -507,6 +537,11 @@ TW_REGISTER_SHAPE_FN("MatMul", MatMulShape);
 TW_REGISTER_SHAPE_FN("BiasAdd", BiasAddShape);
 TW_REGISTER_SHAPE_FN("Reshape", ReshapeShape);
 TW_REGISTER_SHAPE_FN("ArgMax", ArgMaxShape);
+TW_REGISTER_SHAPE_FN("StridedSlice", StridedSliceShape);
+TW_REGISTER_SHAPE_FN("StridedSliceGrad", [](ShapeContext* ctx) {
+  ctx->set_output(0, ctx->input_as_shape(0));
+  return OkStatus();
+});
 TW_REGISTER_SHAPE_FN("Shape", ShapeOpShape);
 TW_REGISTER_SHAPE_FN("Concat", ConcatShape);
 TW_REGISTER_SHAPE_FN("Pack", PackShape);

@@ -77,6 +77,11 @@ TEST(ShapeFnsTest, ConstantInputsGiveReshapesReductionsAndFills) {
   EXPECT_EQ(ShapeOf(root, ops::Slice(root, x, {1, 0, 1}, {1, -1, 2})), "[1,3,2]");
   auto fed = ops::Placeholder(root, DT_INT32);  // not a constant: the shape is unknown
   EXPECT_EQ(ShapeOf(root, ops::Reshape(root, x, fed)), "?");
+  // The shape of another tensor, read as TF's constant_value_as_shape does: what a
+  // gradient's Reshape(sum, Shape(x)) knows of x, unknown dimensions included.
+  auto partial = ops::Placeholder(root, DT_FLOAT, {.shape = std::vector<int64_t>{-1, 3}});
+  EXPECT_EQ(ShapeOf(root, ops::Reshape(root, fed, ops::Shape(root, partial))), "[?,3]");
+  EXPECT_EQ(ShapeOf(root, ops::Reshape(root, fed, ops::Shape(root, fed))), "?");
   ASSERT_TRUE(root.ok());
   ops::Reshape(root.WithOpName("r"), x, {5, -1});
   EXPECT_THAT(std::string(root.status().message()),

@@ -21,11 +21,25 @@ std::string StaticShapeString(const StaticShape& shape) {
 }
 
 ShapeContext::ShapeContext(const proto::NodeDef& node, std::vector<StaticShape> inputs,
-                           std::vector<const proto::NodeDef*> input_nodes, int num_outputs)
+                           std::vector<const proto::NodeDef*> input_nodes, int num_outputs,
+                           std::vector<StaticShape> shapes_of_shape_inputs)
     : node_(node),
       inputs_(std::move(inputs)),
       input_nodes_(std::move(input_nodes)),
-      outputs_(static_cast<size_t>(num_outputs)) {}
+      outputs_(static_cast<size_t>(num_outputs)),
+      shapes_of_shape_inputs_(std::move(shapes_of_shape_inputs)) {}
+
+StaticShape ShapeContext::input_as_shape(int i) const {
+  if (auto ints = constant_ints(i)) {
+    for (int64_t d : *ints) {
+      if (d < -1) return std::nullopt;
+    }
+    auto shape = TensorShape::Create(*ints);
+    return shape.ok() ? StaticShape(*shape) : std::nullopt;
+  }
+  if (i < static_cast<int>(shapes_of_shape_inputs_.size())) return shapes_of_shape_inputs_[i];
+  return std::nullopt;
+}
 
 std::optional<Tensor> ShapeContext::constant_input(int i) const {
   const proto::NodeDef& producer = input_node(i);

@@ -34,8 +34,11 @@ std::string StaticShapeString(const StaticShape& shape);
 // a variable's or queue's declared shapes).
 class ShapeContext {
  public:
+  // `shapes_of_shape_inputs[i]`: when input i comes from a Shape node, the static shape of
+  // that node's input (may be empty: none known).
   ShapeContext(const proto::NodeDef& node, std::vector<StaticShape> inputs,
-               std::vector<const proto::NodeDef*> input_nodes, int num_outputs);
+               std::vector<const proto::NodeDef*> input_nodes, int num_outputs,
+               std::vector<StaticShape> shapes_of_shape_inputs = {});
 
   const proto::NodeDef& node() const { return node_; }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
@@ -45,6 +48,10 @@ class ShapeContext {
   std::optional<Tensor> constant_input(int i) const;
   // The int values of constant input i (an int32 or int64 tensor), else nullopt.
   std::optional<std::vector<int64_t>> constant_ints(int i) const;
+  // Input i read as a shape, partially known: its constant ints, or when it comes from a
+  // Shape node, the static shape that node's input has (TF's constant_value_as_shape), so
+  // that Reshape(grad, Shape(x)) has x's shape. nullopt when neither is known.
+  StaticShape input_as_shape(int i) const;
 
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   void set_output(int i, StaticShape shape) { outputs_[i] = std::move(shape); }
@@ -58,6 +65,7 @@ class ShapeContext {
   std::vector<StaticShape> inputs_;
   std::vector<const proto::NodeDef*> input_nodes_;
   std::vector<StaticShape> outputs_;
+  std::vector<StaticShape> shapes_of_shape_inputs_;
 };
 
 using ShapeFn = std::function<Status(ShapeContext* ctx)>;

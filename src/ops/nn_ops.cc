@@ -1,5 +1,5 @@
 // Neural-network ops: activations (Relu, Sigmoid, Tanh), Softmax and LogSoftmax over the
-// last dimension, SparseSoftmaxCrossEntropyWithLogits, BiasAdd. Definitions, CPU kernels,
+// last dimension, SparseSoftmaxCrossEntropyWithLogits, BiasAdd, InTopKV2. Definitions, CPU kernels,
 // gradients (with their helper ops ReluGrad, SigmoidGrad, TanhGrad, BiasAddGrad) and
 // graph-building functions.
 #include <cmath>
@@ -195,6 +195,64 @@ class SparseSoftmaxCrossEntropyOp : public OpKernel {
   }
 };
 TW_REGISTER_KERNEL("SparseSoftmaxCrossEntropyWithLogits", "CPU", SparseSoftmaxCrossEntropyOp);
+
+// ---- InTopKV2 ----
+TW_REGISTER_OP("InTopKV2")
+    .Input("predictions: float")
+    .Input("targets: T")
+    .Input("k: T")
+    .Output("precision: bool")
+    .Attr("T: {int32, int64} = int32")
+    .Doc(
+        "Whether each row's target class is among the k largest predictions [batch, "
+        "classes]: fewer than k classes score strictly higher (ties at the boundary are all "
+        "in). False for a non-finite prediction or a target outside [0, classes).");
+
+class InTopKOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& predictions = ctx->input(0);
+    const Tensor& targets = ctx->input(1);
+    const Tensor& k_tensor = ctx->input(2);
+    TW_OP_REQUIRES(ctx, predictions.rank() == 2,
+                   errors::InvalidArgument("node ", name(), ": predictions must be 2-dimensional",
+                                           ", got shape ", predictions.shape().DebugString()));
+    TW_OP_REQUIRES(ctx, targets.rank() == 1 && targets.dim(0) == predictions.dim(0),
+                   errors::InvalidArgument("node ", name(), ": First dimension of predictions ",
+                                           predictions.dim(0), " must match length of targets ",
+                                           targets.rank() == 1 ? targets.dim(0) : -1));
+    TW_OP_REQUIRES(ctx, k_tensor.num_elements() == 1,
+                   errors::InvalidArgument("node ", name(), ": k must be a scalar, got shape ",
+                                           k_tensor.shape().DebugString()));
+    std::vector<int64_t> target_values;
+    int64_t k = 0;
+    Dispatch(TypeList<int32_t, int64_t>{}, targets.dtype(), [&](auto tag) {
+      using L = typename decltype(tag)::type;
+      for (L v : targets.flat<L>()) target_values.push_back(static_cast<int64_t>(v));
+      k = static_cast<int64_t>(k_tensor.flat<L>()[0]);
+    });
+    const int64_t batch = predictions.dim(0);
+    const int64_t classes = predictions.dim(1);
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({batch}), &out));
+    auto in = predictions.flat<float>();
+    auto precision = out->flat<bool>();
+    for (int64_t r = 0; r < batch; ++r) {
+      const int64_t target = target_values[static_cast<size_t>(r)];
+      bool in_top = target >= 0 && target < classes && std::isfinite(in[r * classes + target]);
+      if (in_top) {
+        const float score = in[r * classes + target];
+        int64_t higher = 0;
+        for (int64_t c = 0; c < classes; ++c) higher += in[r * classes + c] > score ? 1 : 0;
+        in_top = higher < k;
+      }
+      precision[r] = in_top;
+    }
+  }
+};
+TW_REGISTER_KERNEL("InTopKV2", "CPU", InTopKOp);
+TW_NO_GRADIENT("InTopKV2");
 
 // ---- Activation gradients ----
 

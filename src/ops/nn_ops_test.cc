@@ -126,6 +126,39 @@ StatusOr<XentResult> RunXent(const Tensor& features, const Tensor& labels) {
   return XentResult{(*out)[0], (*out)[1]};
 }
 
+StatusOr<Tensor> RunInTopK(const Tensor& predictions, const Tensor& targets, const Tensor& k) {
+  KernelTest t;
+  auto out = t.Run(NodeBuilder("in_top_k", "InTopKV2").Attr("T", targets.dtype()).NumInputs(3),
+                   {predictions, targets, k});
+  if (!out.ok()) return out.status();
+  return (*out)[0];
+}
+
+// TF's rule: a target is in the top k when fewer than k classes score strictly higher, so
+// ties straddling the boundary are all in; non-finite scores and bad targets are out.
+TEST(InTopKOpTest, TiesNonFiniteAndOutOfRangeTargets) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor predictions =
+      Tensor::FromVector<float>({0.1f, 0.5f, 0.5f, 0.2f,   // row 0: class 2 ties class 1 for first
+                                 0.9f, 0.8f, 0.7f, 0.6f,   // row 1: class 3 is last
+                                 nan, 0.1f, 0.2f, 0.3f,    // row 2: target's score is NaN
+                                 0.4f, 0.3f, 0.2f, 0.1f},  // row 3: target 4 is outside the classes
+                                {4, 4});
+  auto top1 =
+      RunInTopK(predictions, Tensor::FromVector<int32_t>({2, 3, 0, 4}), Tensor::Scalar<int32_t>(1));
+  ASSERT_TRUE(top1.ok()) << top1.status();
+  EXPECT_EQ(*top1, Tensor::FromVector<bool>({true, false, false, false}));
+  auto top3 =
+      RunInTopK(predictions, Tensor::FromVector<int64_t>({0, 3, 1, 0}), Tensor::Scalar<int64_t>(3));
+  ASSERT_TRUE(top3.ok()) << top3.status();
+  EXPECT_EQ(*top3, Tensor::FromVector<bool>({false, false, true, true}));
+  auto mismatch =
+      RunInTopK(predictions, Tensor::FromVector<int32_t>({0, 1}), Tensor::Scalar<int32_t>(1));
+  EXPECT_TRUE(IsInvalidArgument(mismatch.status())) << mismatch.status();
+  EXPECT_THAT(std::string(mismatch.status().message()),
+              HasSubstr("First dimension of predictions 4 must match length of targets 2"));
+}
+
 TEST(SparseXentOpTest, LossAndBackpropByHand) {
   // Row 0: logits [1, 2, 3], label 2; row 1: logits [0, 0, 0], label 0.
   auto r = RunXent(Tensor::FromVector<double>({1, 2, 3, 0, 0, 0}, {2, 3}),

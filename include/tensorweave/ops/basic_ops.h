@@ -42,6 +42,25 @@ Output Concat(const Scope& scope, const InputList& values, Input axis);
 // The part of `input` from `begin` with extents `size` (vectors, one entry per dimension);
 // a size of -1 takes the rest of the dimension.
 Output Slice(const Scope& scope, Input input, Input begin, Input size);
+// TF's subscript masks for StridedSlice, one bit per entry of begin/end/strides: a begin
+// or end bit takes the whole range that way, an ellipsis bit stands for every dimension not
+// named, a new-axis bit inserts a dimension of 1, a shrink bit takes the one index `begin`
+// and drops the dimension.
+struct StridedSliceOptions {
+  int64_t begin_mask = 0;
+  int64_t end_mask = 0;
+  int64_t ellipsis_mask = 0;
+  int64_t new_axis_mask = 0;
+  int64_t shrink_axis_mask = 0;
+};
+// input[begin:end:strides] (vectors, int32 or int64) as a Python subscript takes it, on a
+// tensor of any rank; negative indices count from the end, negative strides go backwards.
+Output StridedSlice(const Scope& scope, Input input, Input begin, Input end, Input strides,
+                    const StridedSliceOptions& options = {});
+// Zeros of `shape` holding `dy` where StridedSlice with the same arguments took its
+// elements: StridedSlice's gradient.
+Output StridedSliceGrad(const Scope& scope, Input shape, Input begin, Input end, Input strides,
+                        Input dy, const StridedSliceOptions& options = {});
 // `values` (all of one shape) stacked along a new dimension `axis` (negative counts from
 // the end of the output's dimensions).
 Output Pack(const Scope& scope, const InputList& values, int axis = 0);

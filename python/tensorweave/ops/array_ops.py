@@ -109,6 +109,16 @@ def shape(input, name=None, out_type=dtypes.int32):  # noqa: A002
     return raw_ops.Shape(input=input, out_type=out_type, name=name or "Shape")
 
 
+def size(input, name=None, out_type=dtypes.int32):  # noqa: A002
+    """The number of elements: the product of the shape (a constant when it is static)."""
+    input = convert_to_tensor(input)  # noqa: A001
+    if input.shape.is_fully_defined():
+        return constant(int(np.prod(input.shape.as_list(), dtype=np.int64)), dtype=out_type,
+                        name=name or "Size")
+    from tensorweave.ops import math_ops
+    return math_ops.reduce_prod(shape(input, out_type=out_type), name=name or "Size")
+
+
 def slice(input_, begin, size, name=None):  # noqa: A001 (TF's name)
     return raw_ops.Slice(input=input_, begin=begin, size=size, name=name or "Slice")
 
@@ -136,51 +146,63 @@ def where(condition, x=None, y=None, name=None):
 
 
 def _slice_helper(tensor, key):
-    """TF's basic indexing, t[1], t[:, 2], t[1:3, ::1], t[-1], through Slice and Reshape:
-    integers and slices with step 1, one per dimension from the first (the rest are taken
-    whole). Negative bounds need the dimension's static size."""
+    """TF's subscripts through the StridedSlice op, as TF 1.x builds them: integers (and
+    scalar int tensors) take one index and drop the dimension, slices take start:stop:step
+    (any step but 0, negative included), `...` stands for the dimensions not named, None
+    (tf.newaxis) inserts one; on tensors of any rank, known or not."""
     keys = key if isinstance(key, builtins.tuple) else (key,)
-    if tensor.shape.ndims is None:
-        raise NotImplementedError("indexing a tensor of unknown rank")
-    dims = tensor.shape.as_list()
-    if len(keys) > len(dims):
-        raise ValueError("Index out of range using input dim %d; input has only %d dims" %
-                         (len(keys), len(dims)))
-    begin, size, kept = [], [], []
-    for i, d in enumerate(dims):
-        k = keys[i] if i < len(keys) else builtins.slice(None)
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-            k = int(k)
-            if k < 0:
-                if d is None:
-                    raise NotImplementedError("a negative index needs the dimension's size")
-                k += d
-            if d is not None and not 0 <= k < d:
-                raise ValueError("slice index %d of dimension %d out of bounds." % (keys[i], i))
+    begin, end, strides = [], [], []
+    masks = {"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0,
+             "shrink_axis_mask": 0}
+    for index, k in enumerate(keys):
+        bit = 1 << index
+        if isinstance(k, builtins.slice):
+            begin.append(0 if k.start is None else k.start)
+            end.append(0 if k.stop is None else k.stop)
+            strides.append(1 if k.step is None else k.step)
+            masks["begin_mask"] |= bit if k.start is None else 0
+            masks["end_mask"] |= bit if k.stop is None else 0
+        elif k is Ellipsis:
+            begin.append(0), end.append(0), strides.append(1)
+            masks["ellipsis_mask"] |= bit
+        elif k is None:
+            begin.append(0), end.append(0), strides.append(1)
+            masks["new_axis_mask"] |= bit
+        elif _is_index(k):
             begin.append(k)
-            size.append(1)
-        elif isinstance(k, builtins.slice) and k.step in (None, 1):
-            start, stop = k.start or 0, k.stop
-            if start < 0 or (stop is not None and stop < 0):
-                if d is None:
-                    raise NotImplementedError("a negative bound needs the dimension's size")
-                start = start + d if start < 0 else start
-                stop = stop + d if stop is not None and stop < 0 else stop
-            if d is not None:
-                start = min(start, d)
-                stop = d if stop is None else min(stop, d)
-            begin.append(start)
-            size.append(-1 if stop is None else max(stop - start, 0))
-            kept.append(i)
+            end.append(k + 1)
+            strides.append(1)
+            masks["shrink_axis_mask"] |= bit
         else:
-            raise NotImplementedError("indexing with %r: only integers and slices with step 1"
-                                      % (k,))
-    out = raw_ops.Slice(input=tensor, begin=begin, size=size, name="strided_slice")
-    if len(kept) == len(dims):
-        return out
-    sliced = out.shape.as_list()
-    new_shape = [sliced[i] for i in kept]
-    if any(d is None for d in new_shape):
-        raise NotImplementedError("indexing away a dimension of a tensor whose other "
-                                  "dimensions are unknown")
-    return raw_ops.Reshape(tensor=out, shape=new_shape, name="strided_slice")
+            raise TypeError("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis "
+                            "(`None`) and scalar tf.int32/tf.int64 tensors are valid indices, "
+                            "got %r" % (k,))
+    with ops.name_scope(None, "strided_slice") as name:
+        return raw_ops.StridedSlice(input=tensor, begin=_index_vector(begin, "stack"),
+                                    end=_index_vector(end, "stack_1"),
+                                    strides=_index_vector(strides, "stack_2"), name=name,
+                                    **masks)
+
+
+def _is_index(k):
+    if isinstance(k, bool):
+        return False
+    if isinstance(k, (int, np.integer)):
+        return True
+    return (isinstance(k, ops.Tensor) and k.dtype in (dtypes.int32, dtypes.int64) and
+            k.shape.ndims in (None, 0))
+
+
+def _index_vector(values, name):
+    """A constant int32 vector when every entry is a Python int (so shapes stay static),
+    else the entries packed (int64 when any is)."""
+    if all(isinstance(v, (int, np.integer)) for v in values):
+        wide = any(not -2**31 <= int(v) < 2**31 for v in values)
+        return constant([int(v) for v in values], dtype=dtypes.int64 if wide else dtypes.int32,
+                        name=name)
+    dtype = dtypes.int64 if any(isinstance(v, ops.Tensor) and v.dtype == dtypes.int64
+                                for v in values) else dtypes.int32
+    from tensorweave.ops import math_ops
+    parts = [math_ops.cast(v, dtype) if isinstance(v, ops.Tensor) and v.dtype != dtype
+             else convert_to_tensor(v, dtype=dtype) for v in values]
+    return stack(parts, name=name)
