@@ -293,7 +293,7 @@ class Graph {
       return out;
     };
     std::vector<Gradient> grads = ValueOrThrow(
-        tw::Gradients(root_.WithDevice(device), outputs(ys), outputs(xs), outputs(grad_ys)));
+        tw::Gradients(scope().WithDevice(device), outputs(ys), outputs(xs), outputs(grad_ys)));
     auto pair = [](const Output& o) { return py::make_tuple(o.op().name(), o.index()); };
     py::list out;
     for (const Gradient& g : grads) {
@@ -309,7 +309,19 @@ class Graph {
     return out;
   }
 
-  const Scope& scope() const { return root_; }
+  // The scope C++ builders (gradients, optimizers, savers) add nodes with: the root, with
+  // the control dependencies of the Python `control_dependencies` blocks around the build
+  // (set_building_control_dependencies), as TF 1.x applies them to every op made inside.
+  const Scope& scope() const { return building_ ? *building_ : root_; }
+  void SetBuildingControlDependencies(const std::vector<std::string>& names) {
+    if (names.empty()) {
+      building_.reset();
+      return;
+    }
+    std::vector<Operation> deps;
+    for (const std::string& name : names) deps.push_back(Find(name));
+    building_ = root_.WithControlDependencies(deps);
+  }
   // The serialized GraphDef (tw.proto.GraphDef) built so far.
   py::bytes SerializedGraphDef() const {
     return py::bytes(ValueOrThrow(root_.ToGraphDef()).SerializeAsString());
@@ -323,6 +335,7 @@ class Graph {
 
  private:
   Scope root_ = Scope::NewRootScope();
+  std::optional<Scope> building_;
   std::unordered_map<std::string, Operation> ops_;
 };
 
@@ -356,6 +369,8 @@ void BindGraph(py::module_& m) {
            py::arg("attrs"), py::arg("device"), py::arg("control_inputs"), py::arg("colocate_with"))
       .def("graph_def", &Graph::SerializedGraphDef)
       .def("import_nodes_since", &Graph::ImportNodesSince, py::arg("first"))
+      .def("set_building_control_dependencies", &Graph::SetBuildingControlDependencies,
+           py::arg("names"))
       .def("gradients", &Graph::Gradients, py::arg("ys"), py::arg("xs"), py::arg("grad_ys"),
            py::arg("device"));
 }

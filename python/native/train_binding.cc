@@ -102,11 +102,14 @@ std::vector<train::GradAndVar> ToGradAndVars(const py::object& graph,
   return pairs;
 }
 
-// The variables an optimizer made (slots): (checkpoint name, handle node, initializer node).
+// The variables an optimizer made: (checkpoint name, handle node, initializer node, the node
+// of the variable a slot serves ("" for others), the slot's name as requested, dtype enum,
+// shape).
 py::list VariablesMade(const train::ModelVariables& made) {
   py::list out;
   for (const train::ModelVariable& v : made.all()) {
-    out.append(py::make_tuple(v.name, v.var.op().name(), v.initializer.name()));
+    out.append(py::make_tuple(v.name, v.var.op().name(), v.initializer.name(), v.slot_of,
+                              v.slot_name, static_cast<int>(v.var.dtype), v.var.shape));
   }
   return out;
 }

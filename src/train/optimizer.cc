@@ -14,6 +14,21 @@ Tensor ScalarLike(const ops::Variable& var, double value) {
                                 : Tensor::Scalar<float>(static_cast<float>(value));
 }
 
+// The step's increment, 1 in the global step's dtype: TF 1.x programs make int64 and int32
+// global steps, and float ones with get_variable's default dtype (TF adds 1 cast to it).
+Tensor StepIncrement(DataType dtype) {
+  switch (dtype) {
+    case DT_INT32:
+      return Tensor::Scalar<int32_t>(1);
+    case DT_FLOAT:
+      return Tensor::Scalar<float>(1.0f);
+    case DT_DOUBLE:
+      return Tensor::Scalar<double>(1.0);
+    default:
+      return Tensor::Scalar<int64_t>(1);
+  }
+}
+
 }  // namespace
 
 StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(const Scope& scope,
@@ -37,7 +52,7 @@ StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
                                               ModelVariables* variables,
                                               std::optional<ops::Variable> global_step) {
   const Scope apply = scope.NewSubScope(name());
-  slot_scope_ = scope;
+  slot_scope_ = scope.WithoutControlDependencies();
   std::vector<Operation> updates;
   for (const GradAndVar& g : grads) {
     if (!g.grad.exists()) continue;
@@ -55,10 +70,7 @@ StatusOr<Operation> Optimizer::ApplyGradients(const Scope& scope,
   Operation done;
   if (global_step) {
     done = ops::AssignAdd(apply.WithControlDependencies(updates).WithOpName("increment_step"),
-                          *global_step,
-                          // TF 1.x programs also make int32 global steps.
-                          global_step->dtype == DT_INT32 ? Tensor::Scalar<int32_t>(1)
-                                                         : Tensor::Scalar<int64_t>(1))
+                          *global_step, StepIncrement(global_step->dtype))
                .op();
   } else {
     done = ops::Group(apply.WithOpName("update"), updates);
@@ -108,6 +120,8 @@ ops::Variable Optimizer::Slot(const ops::Variable& var, const std::string& slot_
   ops::Variable slot = variables->Add(root, key, var.dtype, var.shape, init, /*trainable=*/false);
   // The slot of a part of a partitioned variable is the same part of a partitioned slot, so
   // checkpoints restore it onto another partitioning like the variable itself.
+  variables->mutable_last().slot_of = var.op().name();
+  variables->mutable_last().slot_name = slot_name;
   const auto& all = variables->all();
   for (const ModelVariable& primary : all) {
     if (primary.var.op().name() != var.op().name() || primary.full_shape.empty()) continue;

@@ -4,8 +4,11 @@
 
 namespace tw::train {
 
-ops::Variable ModelVariables::Add(const Scope& scope, std::string_view name, DataType dtype,
+// Variables and their initializers are built outside the caller's control dependencies
+// (Scope::WithoutControlDependencies says why).
+ops::Variable ModelVariables::Add(const Scope& caller, std::string_view name, DataType dtype,
                                   std::vector<int64_t> shape, Input initial_value, bool trainable) {
+  const Scope scope = caller.WithoutControlDependencies();
   ops::Variable var = ops::MakeVariable(scope, name, dtype, std::move(shape));
   Operation init = ops::Assign(scope.WithOpName(std::string(name) + "/initializer"), var,
                                std::move(initial_value))
@@ -18,9 +21,10 @@ ops::Variable ModelVariables::Add(const Scope& scope, std::string_view name, Dat
 }
 
 StatusOr<PartitionedVariable> ModelVariables::AddPartitioned(
-    const Scope& scope, std::string_view name, DataType dtype, std::vector<int64_t> shape,
+    const Scope& caller, std::string_view name, DataType dtype, std::vector<int64_t> shape,
     int num_parts, const std::function<Output(const Scope&, std::vector<int64_t>)>& initial_value,
     bool trainable) {
+  const Scope scope = caller.WithoutControlDependencies();
   if (shape.empty() || num_parts < 1 || num_parts > shape[0]) {
     Status s = errors::InvalidArgument(
         "partitioned variable '", std::string(name), "': cannot split ",

@@ -28,6 +28,11 @@ struct ModelVariable {
   bool trainable = true;
   std::vector<int64_t> full_shape;  // empty unless a part of a partitioned variable
   int64_t row_offset = 0;
+  // An optimizer's slot: the node name of the variable it serves and the slot's name as the
+  // optimizer asked for it ("Adam", "Adam_1"), before the graph made the node's name unique
+  // (a second Adam's slot of "w" is the node "w/Adam_2"). Empty for other variables.
+  std::string slot_of;
+  std::string slot_name;
 };
 
 // A variable split along dimension 0 into parts spread over devices (ps tasks), named

@@ -19,7 +19,7 @@ def _is_string(value):
 
 
 def _flatten(value):
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, range)):
         for v in value:
             yield from _flatten(v)
     else:
@@ -101,6 +101,44 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     return op.outputs[0]
 
 
+def _is_graph_tensor(value):
+    return isinstance(value, ops.Tensor) or (hasattr(value, "_as_graph_element") and
+                                             not isinstance(value, ops.Operation))
+
+
+def _contains_tensor(value):
+    if isinstance(value, (list, tuple)):
+        return any(_contains_tensor(v) for v in value)
+    return _is_graph_tensor(value)
+
+
+def _first_dtype(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            found = _first_dtype(v)
+            if found is not None:
+                return found
+        return None
+    return convert_to_tensor(value).dtype if _is_graph_tensor(value) else None
+
+
+def _autopack(value, dtype, name):
+    """A list (or nested lists) of tensors and values as one tensor, as TF 1.x packs them:
+    each element converted with the first tensor's dtype, then stacked (Pack) under the
+    name scope `name` ("packed"), nested lists under their index."""
+    from tensorweave.ops import array_ops
+    with ops.name_scope(name) as scope:
+        parts = []
+        for i, element in enumerate(value):
+            if isinstance(element, (list, tuple)) and _contains_tensor(element):
+                parts.append(_autopack(element, dtype, str(i)))
+            elif _is_graph_tensor(element):
+                parts.append(convert_to_tensor(element, dtype=dtype))
+            else:
+                parts.append(constant(element, dtype=dtype, name=str(i)))
+        return array_ops.stack(parts, axis=0, name=scope)
+
+
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
     """A Tensor for `value`: a Tensor as is (checked against `dtype`), else a constant."""
     if hasattr(value, "_as_graph_element") and not isinstance(value, ops.Tensor):
@@ -116,6 +154,9 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
     if isinstance(value, ops.Operation):
         raise TypeError("Can't convert Operation '%s' to Tensor (target dtype=%s, name=%r)" %
                         (value.name, dtype, name))
+    if isinstance(value, (list, tuple)) and _contains_tensor(value):
+        return _autopack(value, dtype if dtype is not None else _first_dtype(value),
+                         name or "packed")
     if dtype is None and preferred_dtype is not None:
         try:
             return constant(value, preferred_dtype, name=name or "Const")

@@ -404,9 +404,14 @@ class Graph:
             if self._finalized:
                 raise RuntimeError("Graph is finalized and cannot be modified.")
             probe = Operation(self, name, op_type, [], [], {}, "")
+            # The ops C++ adds run after the enclosing control_dependencies, as ops added
+            # here do (the variables it makes excepted, as TF's init_scope).
+            controls = [c.name for c in self._control_inputs_for([])]
+            self._native.set_building_control_dependencies(controls)
             try:
                 yield self._device_for(probe)
             finally:
+                self._native.set_building_control_dependencies([])
                 self._import_native_nodes()
 
     def _import_native_nodes(self):

@@ -6,6 +6,7 @@ Gradients come from `tf.gradients` (the C++ gradients driver); IndexedSlices gra
 (through `gather`) become sparse updates of only the rows they touch."""
 
 from tensorweave import _native
+from tensorweave.framework import dtypes
 from tensorweave.framework import ops
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
@@ -119,23 +120,18 @@ class Optimizer:
 
     # ---- slots ----
     def _adopt_slots(self, graph, made, var_list):
+        """The variables the C++ optimizer made, as Variables here: slots (by the slot name
+        it asked for, whatever unique node name the graph gave them, as a second optimizer
+        of one kind gets "w/Adam_2") and the others (Adam's beta powers)."""
         by_op = {v.op.name: v for v in var_list}
-        for _save_name, handle, initializer in made:
-            handle_op = graph.get_operation_by_name(handle)
-            owner, _, suffix = handle.rpartition("/")
-            primary = by_op.get(owner)
-            if primary is not None and suffix in self._slot_names:
-                slot = variables_lib.Variable._from_native(
-                    handle_op, graph.get_operation_by_name(initializer), primary.dtype,
-                    primary.shape)
-                self._slots.setdefault(self._slot_names[suffix], {})[owner] = slot
+        for _save_name, handle, initializer, slot_of, slot_name, dtype, shape in made:
+            variable = variables_lib.Variable._from_native(
+                graph.get_operation_by_name(handle), graph.get_operation_by_name(initializer),
+                dtypes.as_dtype(dtype), shape)
+            if slot_of in by_op and slot_name in self._slot_names:
+                self._slots.setdefault(self._slot_names[slot_name], {})[slot_of] = variable
             else:
-                dtype, shape = self._non_slot_type(handle)
-                self._non_slots.append(variables_lib.Variable._from_native(
-                    handle_op, graph.get_operation_by_name(initializer), dtype, shape))
-
-    def _non_slot_type(self, handle):
-        raise ValueError("optimizer %s made an unexpected variable %s" % (self._name, handle))
+                self._non_slots.append(variable)
 
     def get_slot_names(self):
         return sorted(self._slots)
@@ -207,12 +203,6 @@ class AdamOptimizer(Optimizer):
 
     def _params(self):
         return dict(self._hyper)
-
-    def _non_slot_type(self, handle):
-        from tensorweave.framework import dtypes
-        if handle.rpartition("/")[2] in ("beta1_power", "beta2_power"):
-            return dtypes.float32, []
-        return super()._non_slot_type(handle)
 
 
 class RMSPropOptimizer(Optimizer):

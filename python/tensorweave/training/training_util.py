@@ -17,15 +17,27 @@ def get_global_step(graph=None):
     if found:
         step = found[0]
     else:
-        try:
-            step = graph.get_tensor_by_name("global_step:0")
-        except KeyError:
-            return None
+        # TF finds the tensor "global_step:0", a variable's value there; here a variable's
+        # node outputs its handle, so the variable itself stands for it.
+        step = _variable_named(graph, ops.GraphKeys.GLOBAL_STEP)
+        if step is None:
+            try:
+                step = graph.get_tensor_by_name("global_step:0")
+            except KeyError:
+                return None
     if not step.dtype.base_dtype.is_integer:
         raise TypeError("Existing \"global_step\" does not have integer type: %s" % step.dtype)
     if step.get_shape().ndims != 0 and step.get_shape().is_fully_defined():
         raise TypeError("Existing \"global_step\" is not scalar: %s" % step.get_shape())
     return step
+
+
+def _variable_named(graph, name):
+    for collection in (ops.GraphKeys.GLOBAL_VARIABLES, ops.GraphKeys.LOCAL_VARIABLES):
+        for v in graph.get_collection(collection):
+            if isinstance(v, variables.Variable) and v.op.name == name:
+                return v
+    return None
 
 
 def create_global_step(graph=None):
