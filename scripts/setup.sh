@@ -36,6 +36,8 @@ build_packages=(
   libcpp-httplib-dev  # src/rpc/metrics_endpoint.cc: the tasks' Prometheus endpoints
   python3 pybind11-dev python3-dev python3-numpy  # python/: the extension
   python3-absl  # python/: tf.app.flags and tf.app.run are absl's, as in TF 1.x
+  python3-protobuf  # python/: tf.train.ServerDef and ClusterDef are protocol buffers
+  python3-setuptools python3-wheel python3-pip python3-venv  # pip install . (setup.py)
 )
 # Tests, sanitizers, formatting, and the data the examples, tests and demos read.
 packages=(

@@ -478,3 +478,49 @@ def test_python_trainer_writes_loss_accuracy_and_step_rate(tw_tool, tmp_path, fa
     assert curves["loss"][steps[-1]] < curves["loss"][1]
     # The first trigger starts the clock; then at about steps 101 and 201.
     assert len(curves["global_step/sec"]) == 2 and min(curves["global_step/sec"].values()) > 0
+
+
+# ---- Supervisor's summaries ----
+
+def test_supervisor_writes_its_summary_op_the_step_rate_and_computed_summaries(tmp_path):
+    """The chief's Supervisor writes logdir's event file: the graph, the merged summaries
+    every save_summaries_secs at the global step, "global_step/sec", and what the program
+    hands to summary_computed."""
+    step = tf.train.get_or_create_global_step()
+    v = tf.Variable(1.0, name="v")
+    tf.summary.scalar("v_value", v)
+    train = tf.group(tf.assign_add(v, 1.0), tf.assign_add(step, 1))
+    sv = tf.train.Supervisor(logdir=str(tmp_path), save_summaries_secs=0.05,
+                             save_model_secs=0)
+    assert sv.summary_op is not None and sv.summary_writer is not None
+    with sv.managed_session() as sess:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            sess.run(train)
+            time.sleep(0.01)
+            if len(scalars(_flushed(sv, tmp_path), "global_step/sec")) >= 1:
+                break
+        sv.summary_computed(sess, tf.Summary(value=[tf.Summary.Value(tag="by_hand",
+                                                                     simple_value=7.0)]))
+        final = int(sess.run(step))
+    sv.stop()
+    events = read_events(str(tmp_path))
+    assert any("graph_def" in e for e in events)
+    # v and the step move together; a summary read while a train step runs may see them
+    # one apart.
+    values = scalars(events, "v_value")
+    assert values and all(abs(value - (s + 1.0)) <= 1.0 for s, value in values.items())
+    assert scalars(events, "global_step/sec")
+    assert scalars(events, "by_hand") == {final: 7.0}
+
+
+def test_summary_computed_without_a_writer_is_an_error():
+    tf.Variable(1.0)
+    sv = tf.train.Supervisor(logdir=None)
+    with pytest.raises(RuntimeError, match="requires a summary writer"):
+        sv.summary_computed(None, b"")
+
+
+def _flushed(sv, logdir):
+    sv.summary_writer.flush()
+    return read_events(str(logdir))

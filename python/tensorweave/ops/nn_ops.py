@@ -68,3 +68,40 @@ def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=Non
 softmax_cross_entropy_with_logits = softmax_cross_entropy_with_logits_v2
 sigmoid = math_ops.sigmoid
 tanh = math_ops.tanh
+
+
+def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """max(x, 0) - x * z + log(1 + exp(-|x|)) per element, as TF computes it (stable for
+    large |x|)."""
+    if _sentinel is not None:
+        raise ValueError("Only call `sigmoid_cross_entropy_with_logits` with named arguments "
+                         "(labels=..., logits=..., ...)")
+    with ops.name_scope(name, "logistic_loss", [logits, labels]) as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        labels = convert_to_tensor(labels, dtype=logits.dtype, name="labels")
+        if (logits.shape.ndims is not None and labels.shape.ndims is not None and
+                not logits.shape.is_compatible_with(labels.shape)):
+            raise ValueError("logits and labels must have the same shape (%s vs %s)" %
+                             (logits.shape, labels.shape))
+        relu_logits = relu(logits)
+        neg_abs_logits = math_ops.negative(math_ops.abs(logits))
+        return math_ops.add(
+            math_ops.subtract(relu_logits, math_ops.multiply(logits, labels)),
+            math_ops.log(math_ops.add(math_ops.exp(neg_abs_logits), 1.0)), name=scope)
+
+
+def in_top_k(predictions, targets, k, name=None):
+    """Whether each target is among the k largest of its row of predictions (the InTopKV2
+    op: ties at the boundary are all in, non-finite scores and bad targets are out)."""
+    with ops.name_scope(name, "in_top_k"):
+        targets = convert_to_tensor(targets)
+        k = convert_to_tensor(k, dtype=targets.dtype)
+        return raw_ops.InTopKV2(predictions=predictions, targets=targets, k=k,
+                                name="InTopKV2")
+
+
+def l2_loss(t, name=None):
+    """sum(t ** 2) / 2."""
+    with ops.name_scope(name, "L2Loss", [t]) as scope:
+        t = convert_to_tensor(t)
+        return math_ops.multiply(math_ops.reduce_sum(math_ops.square(t)), 0.5, name=scope)

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from tensorweave import _native
+from tensorweave.training import server_lib
 from tensorweave.framework import dtypes
 from tensorweave.framework import tensor_shape
 
@@ -62,6 +63,8 @@ def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:w
     if cluster is not None:
         if isinstance(cluster, dict):
             cluster_spec = cluster
+        elif isinstance(cluster, server_lib.ClusterDef):  # as TF, a ClusterDef too
+            cluster_spec = server_lib.ClusterSpec(cluster).as_dict()
         elif hasattr(cluster, "as_dict"):
             cluster_spec = cluster.as_dict()
         else:  # TF's error for anything else

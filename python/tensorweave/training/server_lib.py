@@ -4,11 +4,17 @@ import json
 
 from tensorweave import _native
 from tensorweave import errors
+from tensorweave.protobuf import cluster_pb2
+from tensorweave.protobuf import server_def_pb2
+
+ClusterDef = cluster_pb2.ClusterDef
+JobDef = cluster_pb2.JobDef
+ServerDef = server_def_pb2.ServerDef
 
 
 class ClusterSpec:
     """Jobs and their tasks' addresses: from a dict of lists or of {index: address}, another
-    ClusterSpec, or None (empty)."""
+    ClusterSpec, a ClusterDef, or None (empty)."""
 
     def __init__(self, cluster):
         self._jobs = {}
@@ -16,6 +22,12 @@ class ClusterSpec:
             return
         if isinstance(cluster, ClusterSpec):
             self._jobs = {j: dict(t) for j, t in cluster._jobs.items()}
+            return
+        if isinstance(cluster, ClusterDef):
+            for job in cluster.job:
+                if job.name in self._jobs:
+                    raise ValueError("Duplicate job name %r in ClusterDef" % job.name)
+                self._jobs[job.name] = {int(i): a for i, a in job.tasks.items()}
             return
         if isinstance(cluster, dict):
             for job, tasks in cluster.items():
@@ -59,7 +71,14 @@ class ClusterSpec:
         return out
 
     def as_cluster_def(self):
-        return {"job": [{"name": j, "tasks": dict(t)} for j, t in self._jobs.items()]}
+        """The cluster as a ClusterDef protocol buffer (TF's field numbers)."""
+        cluster_def = ClusterDef()
+        for name in sorted(self._jobs):
+            job = cluster_def.job.add()
+            job.name = name
+            for index, address in self._jobs[name].items():
+                job.tasks[index] = address
+        return cluster_def
 
     def _tasks(self, job_name):
         try:
@@ -99,7 +118,15 @@ class Server:
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
                  config=None, start=True, _bind_host="0.0.0.0"):
-        cluster = ClusterSpec(server_or_cluster_def)
+        if isinstance(server_or_cluster_def, ServerDef):
+            server_def = server_or_cluster_def
+            cluster = ClusterSpec(server_def.cluster)
+            job_name = job_name if job_name is not None else (server_def.job_name or None)
+            if task_index is None and server_def.job_name:
+                task_index = server_def.task_index
+            protocol = protocol if protocol is not None else (server_def.protocol or None)
+        else:
+            cluster = ClusterSpec(server_or_cluster_def)
         if not cluster:
             raise ValueError("The cluster must have at least one job.")
         if job_name is None:
@@ -166,8 +193,8 @@ class Server:
 
     @property
     def server_def(self):
-        return {"cluster": self._cluster.as_cluster_def(), "job_name": self._job,
-                "task_index": self._task, "protocol": "grpc"}
+        return ServerDef(cluster=self._cluster.as_cluster_def(), job_name=self._job,
+                         task_index=int(self._task), protocol="grpc")
 
 
-__all__ = ["ClusterSpec", "Server", "errors"]
+__all__ = ["ClusterDef", "ClusterSpec", "JobDef", "Server", "ServerDef", "errors"]

@@ -1,19 +1,20 @@
 """TF 1.x's Supervisor: the pre-MonitoredSession way to run a training cluster. It makes
 the ops that ready a model (taking what the program gave), finalizes the graph, prepares
 the chief's session or waits for the model on other workers, saves checkpoints from a
-thread on the chief every save_model_secs, runs queue runners, and stops them all
-together through its Coordinator.
-
-Not here: summaries (summary_op, summary_writer and save_summaries_secs are accepted and
-do nothing) and the step-rate thread."""
+thread on the chief every save_model_secs, writes summaries (the summary op every
+save_summaries_secs, the global step's rate, summary_computed) into logdir's event file from
+the chief, runs queue runners, and stops them all together through its Coordinator."""
 
 import contextlib
 import os
+import time
 
 from tensorweave import errors
 from tensorweave.framework import ops
 from tensorweave.ops import control_flow_ops
 from tensorweave.ops import variables
+from tensorweave.summary import summary as summary_lib
+from tensorweave.summary import writer as writer_lib
 from tensorweave.training import saver as saver_lib
 from tensorweave.training import training_util
 from tensorweave.training.coordinator import Coordinator, LooperThread
@@ -56,6 +57,14 @@ class Supervisor:
                 self._saver.build(logdir)
             self._global_step = training_util.get_global_step(self._graph) \
                 if global_step is D else global_step
+            # Summaries, as TF: the merged summaries of the graph by default, written by the
+            # chief into logdir's event file.
+            self._summary_op = summary_lib.merge_all() if summary_op is D else summary_op
+            if summary_writer is D:
+                summary_writer = writer_lib.FileWriter(logdir) if (is_chief and logdir) \
+                    else None
+            self._summary_writer = summary_writer
+            self._save_summaries_secs = save_summaries_secs
             self._save_model_secs = save_model_secs
             self._stop_grace_secs = stop_grace_secs
             self._save_path = os.path.join(logdir, checkpoint_basename) if logdir else None
@@ -80,8 +89,11 @@ class Supervisor:
     ready_for_local_init_op = property(lambda self: self._ready_for_local_init_op)
     save_path = property(lambda self: self._save_path)
     save_model_secs = property(lambda self: self._save_model_secs)
-    summary_op = property(lambda self: None)
-    summary_writer = property(lambda self: None)
+    summary_op = property(lambda self: self._summary_op)
+    summary_writer = property(lambda self: self._summary_writer)
+    save_summaries_secs = property(lambda self: self._save_summaries_secs)
+    logdir = property(lambda self: self._logdir)
+    graph = property(lambda self: self._graph)
 
     def prepare_or_wait_for_session(self, master="", config=None, wait_for_checkpoint=False,
                                     max_wait_secs=7200, start_standard_services=True):
@@ -108,9 +120,54 @@ class Supervisor:
             raise RuntimeError("Only chief supervisor can start standard services. Because "
                                "only chief supervisors can write events.")
         threads = []
+        if self._summary_writer is not None:
+            self._summary_writer.add_graph(self._graph)
+            if self._save_summaries_secs:
+                if self._summary_op is not None:
+                    threads.append(self.loop(self._save_summaries_secs, self._write_summary,
+                                             args=(sess,)))
+                if self._global_step is not None:
+                    threads.append(self.loop(self._save_summaries_secs, self._write_step_rate,
+                                             args=(sess, [None, None])))
         if self._logdir and self._saver is not None and self._save_model_secs:
             threads.append(self.loop(self._save_model_secs, self._save, args=(sess,)))
         return threads
+
+    def _write_summary(self, sess):
+        if self._coord.should_stop():
+            return
+        if self._global_step is not None:
+            summary, step = sess.run([self._summary_op, self._global_step])
+        else:
+            summary, step = sess.run(self._summary_op), None
+        self.summary_computed(sess, summary, global_step=step)
+
+    def _write_step_rate(self, sess, last):
+        """"<global step's name>/sec" since the last call (the first call only starts the
+        clock), as TF's SVStepCounterThread."""
+        if self._coord.should_stop():
+            return
+        step, now = int(sess.run(self._global_step)), time.time()
+        if last[0] is not None and now > last[1]:
+            rate = (step - last[0]) / (now - last[1])
+            tag = "%s/sec" % self._global_step.op.name
+            self._summary_writer.add_summary(
+                summary_lib.Summary(value=[summary_lib.Summary.Value(tag=tag,
+                                                                     simple_value=rate)]),
+                step)
+        last[0], last[1] = step, now
+
+    def summary_computed(self, sess, summary, global_step=None):
+        """Writes `summary` (a serialized Summary or a Summary) at `global_step` (the
+        global step's value when None and there is one)."""
+        if self._summary_writer is None:
+            raise RuntimeError("Writing a summary requires a summary writer.")
+        if global_step is None and self._global_step is not None:
+            global_step = int(sess.run(self._global_step))
+        self._summary_writer.add_summary(summary, global_step)
+
+    def wait_for_stop(self):
+        self._coord.wait_for_stop()
 
     def _save(self, sess):
         if self._coord.should_stop():
@@ -124,6 +181,8 @@ class Supervisor:
         thread.start()
         self._started_threads.append(thread)
         return thread
+
+    Loop = loop  # noqa: N815 (TF's second name)
 
     def start_queue_runners(self, sess, queue_runners=None):
         if queue_runners is None:
@@ -153,6 +212,8 @@ class Supervisor:
                              ignore_live_threads=ignore_live_threads)
         finally:
             self._started_threads = []
+            if close_summary_writer and self._summary_writer is not None:
+                self._summary_writer.close()
 
     @contextlib.contextmanager
     def managed_session(self, master="", config=None, start_standard_services=True,

@@ -6,6 +6,7 @@ changed, as far as they use what is here; docs/python.md lists it, and what is n
 
 import types as _types
 
+import tensorweave as _tensorweave
 from tensorweave import errors
 from tensorweave import raw_ops
 from tensorweave.client.session import InteractiveSession, Session
@@ -21,10 +22,11 @@ from tensorweave.framework.ops import (Graph, GraphKeys, Operation, Tensor, add_
                                        reset_default_graph)
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_shape import Dimension, TensorShape
+from tensorweave.ops import losses as _losses
 from tensorweave.ops import nn_ops as _nn
 from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, ones_like, pad,
                                        placeholder, placeholder_with_default, reshape, shape,
-                                       slice, stack, stop_gradient, unstack, where, zeros,
+                                       size, slice, stack, stop_gradient, unstack, where, zeros,
                                        zeros_like)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
 from tensorweave.ops.data_flow_ops import FIFOQueue, QueueBase
@@ -76,8 +78,23 @@ from tensorweave.training import sync_replicas_optimizer as _sync_replicas
 from tensorweave.training import saver as _saver
 from tensorweave.training import session_run_hook as _session_run_hook
 from tensorweave.training import training_util as _training_util
+from tensorweave.training import server_lib as _server_lib
 from tensorweave.training.server_lib import ClusterSpec as _ClusterSpec
 from tensorweave.training.server_lib import Server as _Server
+from tensorweave.saved_model import signature_constants as _signature_constants
+from tensorweave.saved_model import tag_constants as _tag_constants
+
+# The TF 1.x release whose API this module follows, and tensorweave's own version beside it
+# in the git version (programs print or compare tf.__version__; TF's tests read both).
+__version__ = VERSION = "1.15.0"
+__git_version__ = GIT_VERSION = "v1.15.0-tensorweave-" + _tensorweave.__version__
+tensorweave_version = _tensorweave.__version__
+
+
+def set_random_seed(seed):
+    """The default graph's seed: random ops made afterwards without a seed of their own
+    draw the same numbers on every run (TF 1.x's graph-level seed)."""
+    get_default_graph().seed = seed
 
 def _namespace(name, **members):
     module = _types.ModuleType(__name__ + "." + name)
@@ -87,6 +104,8 @@ def _namespace(name, **members):
 
 nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_softmax,
                 bias_add=_nn.bias_add, embedding_lookup=_partitioned.embedding_lookup,
+                in_top_k=_nn.in_top_k, l2_loss=_nn.l2_loss,
+                sigmoid_cross_entropy_with_logits=_nn.sigmoid_cross_entropy_with_logits,
                 xw_plus_b=_nn.xw_plus_b, sigmoid=_nn.sigmoid,
                 tanh=_nn.tanh,
                 sparse_softmax_cross_entropy_with_logits=(
@@ -103,7 +122,8 @@ math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=
                   reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
                   argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n)
 train = _namespace(
-    "train", ClusterSpec=_ClusterSpec, Server=_Server,
+    "train", ClusterSpec=_ClusterSpec, Server=_Server, ServerDef=_server_lib.ServerDef,
+    ClusterDef=_server_lib.ClusterDef, JobDef=_server_lib.JobDef,
     Optimizer=_optimizer.Optimizer,
     GradientDescentOptimizer=_optimizer.GradientDescentOptimizer,
     MomentumOptimizer=_optimizer.MomentumOptimizer,
@@ -169,6 +189,25 @@ contrib = _namespace(
                          create_global_step=_training_util.create_global_step))
 distribute = _namespace("distribute", cluster_resolver=_namespace(
     "distribute.cluster_resolver", TFConfigClusterResolver=_TFConfigClusterResolver))
+random = _namespace("random", set_random_seed=set_random_seed, normal=random_normal,
+                    uniform=random_uniform, truncated_normal=truncated_normal)
+losses = _namespace(
+    "losses", Reduction=_losses.Reduction, add_loss=_losses.add_loss,
+    get_losses=_losses.get_losses, get_regularization_loss=_losses.get_regularization_loss,
+    get_regularization_losses=_losses.get_regularization_losses,
+    get_total_loss=_losses.get_total_loss, compute_weighted_loss=_losses.compute_weighted_loss,
+    absolute_difference=_losses.absolute_difference, cosine_distance=_losses.cosine_distance,
+    hinge_loss=_losses.hinge_loss, huber_loss=_losses.huber_loss, log_loss=_losses.log_loss,
+    mean_pairwise_squared_error=_losses.mean_pairwise_squared_error,
+    mean_squared_error=_losses.mean_squared_error,
+    sigmoid_cross_entropy=_losses.sigmoid_cross_entropy,
+    softmax_cross_entropy=_losses.softmax_cross_entropy,
+    sparse_softmax_cross_entropy=_losses.sparse_softmax_cross_entropy)
+saved_model = _namespace("saved_model", tag_constants=_tag_constants,
+                         signature_constants=_signature_constants,
+                         DEFAULT_SERVING_SIGNATURE_DEF_KEY=(
+                             _signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY),
+                         SERVING=_tag_constants.SERVING, TRAINING=_tag_constants.TRAINING)
 dtypes = _dtypes
 get_logger = logging.get_logger
 
@@ -176,3 +215,16 @@ import sys as _sys  # noqa: E402
 
 # `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.
 compat = _namespace("compat", v1=_sys.modules[__name__])
+
+# Names of TF 1.x still to come raise AttributeError naming the issue that brings them.
+from tensorweave.compat.v1 import _coming  # noqa: E402
+
+_coming.attach(_sys.modules[__name__], "")
+for _path, _module in [("nn", nn), ("math", math), ("train", train), ("summary", summary),
+                       ("layers", layers), ("initializers", initializers), ("keras", keras),
+                       ("estimator", estimator), ("contrib", contrib),
+                       ("contrib.learn", contrib.learn),
+                       ("contrib.framework", contrib.framework), ("distribute", distribute),
+                       ("saved_model", saved_model), ("losses", losses), ("random", random)]:
+    _coming.attach(_module, _path)
+del _path, _module

@@ -1,0 +1,106 @@
+"""TF 1.x names that tensorweave does not have yet, each with the issue that brings it.
+
+A program that reaches one gets an AttributeError that says so ("tf.nn.conv2d is not in
+tensorweave yet: issue #30 brings it (the op library ...)") instead of a bare "no attribute",
+and never a wrong result. `attach` gives each `tf` namespace a module __getattr__ (PEP 562)
+that looks names up here; anything else is the usual AttributeError."""
+
+ISSUES = {
+    30: "the op library: convolutional networks, tf.layers, tf.metrics and the array ops",
+    31: "input pipelines: tf.data, TF 1.x's queue-based readers and TFRecord files",
+    32: "Estimator and ParameterServerStrategy",
+    33: "TensorFlow's own files: its checkpoints and SavedModels",
+    34: "control flow: tf.cond, tf.while_loop and the recurrent networks",
+}
+
+
+def _names(issue, text):
+    return {name: issue for name in text.split()}
+
+
+# "namespace.name" (namespace "" for tf itself) -> issue.
+COMING = {}
+COMING.update(_names(30, """
+    .one_hot .tile .transpose .squeeze .expand_dims .split .strided_slice .boolean_mask
+    .clip_by_global_norm .clip_by_norm .global_norm .Print .print .gfile .metrics .image
+    .cumsum .range .reverse .reverse_sequence .gather_nd .scatter_nd .scatter_update
+    .scatter_add .scatter_sub .top_k .unique .broadcast_to .rank .sign .rsqrt .erf .round
+    .ceil .floor .reduce_any .reduce_all .reduce_logsumexp .argmin .count_nonzero
+    .segment_sum .unsorted_segment_sum .sparse_to_dense .SparseTensor .sparse_placeholder
+    .check_numerics .Assert .assert_equal .to_double .diag .eye .matrix_diag .einsum
+    .tensordot .norm .string_to_number .as_string
+    .substr .string_split .string_join .reduce_join .linspace .meshgrid .space_to_depth
+    .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
+    contrib.layers contrib.slim contrib.metrics contrib.framework.arg_scope
+    nn.conv2d nn.conv1d nn.conv3d nn.conv2d_transpose nn.depthwise_conv2d
+    nn.separable_conv2d nn.atrous_conv2d nn.max_pool nn.avg_pool nn.max_pool_with_argmax
+    nn.dropout nn.batch_normalization nn.fused_batch_norm nn.moments nn.lrn
+    nn.local_response_normalization nn.l2_normalize nn.elu nn.selu nn.leaky_relu
+    nn.relu6 nn.softplus nn.softsign nn.top_k nn.embedding_lookup_sparse
+    nn.weighted_cross_entropy_with_logits nn.nce_loss nn.sampled_softmax_loss nn.crelu
+    nn.swish nn.log_poisson_loss nn.ctc_loss nn.pool nn.convolution nn.conv2d_backprop_input
+    nn.conv2d_backprop_filter
+    layers.conv1d layers.conv2d layers.conv3d layers.conv2d_transpose
+    layers.separable_conv2d layers.max_pooling1d layers.max_pooling2d
+    layers.average_pooling2d layers.dropout layers.batch_normalization layers.flatten
+    layers.Conv2D layers.MaxPooling2D layers.Dropout layers.BatchNormalization
+    layers.Flatten
+    train.exponential_decay train.piecewise_constant train.polynomial_decay
+    train.inverse_time_decay train.natural_exp_decay train.cosine_decay
+    train.export_meta_graph train.import_meta_graph train.ExponentialMovingAverage
+    train.AdadeltaOptimizer train.FtrlOptimizer train.ProximalGradientDescentOptimizer
+    train.ProximalAdagradOptimizer train.ProfilerHook train.write_graph
+    summary.image summary.audio summary.text summary.tensor_summary
+    .graph_util
+    """))
+COMING.update(_names(31, """
+    .data .decode_raw .decode_csv .parse_example .parse_single_example
+    .FixedLenFeature .VarLenFeature .FixedLenSequenceFeature .TFRecordReader
+    .TextLineReader .FixedLengthRecordReader .WholeFileReader .RandomShuffleQueue
+    .PaddingFIFOQueue .PriorityQueue .python_io .io .read_file
+    train.string_input_producer train.input_producer train.range_input_producer
+    train.slice_input_producer train.batch train.shuffle_batch train.batch_join
+    train.shuffle_batch_join train.Example train.Features train.Feature
+    train.BytesList train.FloatList train.Int64List train.SequenceExample
+    """))
+COMING.update(_names(32, """
+    .feature_column distribute.experimental distribute.Strategy
+    distribute.MirroredStrategy
+    estimator.Estimator estimator.EstimatorSpec estimator.ModeKeys estimator.TrainSpec
+    estimator.EvalSpec estimator.train_and_evaluate estimator.inputs
+    estimator.DNNClassifier estimator.DNNRegressor estimator.LinearClassifier
+    estimator.LinearRegressor estimator.DNNLinearCombinedClassifier estimator.export
+    estimator.LatestExporter estimator.FinalExporter estimator.BestExporter
+    contrib.learn.Experiment contrib.learn.learn_runner
+    """))
+COMING.update(_names(33, """
+    saved_model.builder saved_model.loader saved_model.simple_save
+    saved_model.signature_def_utils saved_model.utils saved_model.load
+    saved_model.save saved_model.build_tensor_info
+    train.load_checkpoint train.list_variables train.load_variable
+    train.NewCheckpointReader train.init_from_checkpoint
+    """))
+COMING.update(_names(34, """
+    .cond .case .while_loop .map_fn .scan .foldl .foldr .TensorArray
+    nn.dynamic_rnn nn.static_rnn nn.bidirectional_dynamic_rnn nn.rnn_cell
+    contrib.rnn
+    """))
+
+
+def _lookup(namespace, name):
+    return COMING.get((namespace or "") + "." + name if namespace else "." + name)
+
+
+def attach(module, namespace):
+    """Gives `module` (the tf namespace `namespace`, "" for tf itself) the __getattr__ that
+    raises AttributeError naming the issue for a coming name."""
+    display = "tf" + ("." + namespace if namespace else "")
+
+    def __getattr__(name):
+        issue = _lookup(namespace, name)
+        if issue is None:
+            raise AttributeError("module '%s' has no attribute '%s'" % (display, name))
+        raise AttributeError("%s.%s is not in tensorweave yet: issue #%d brings it (%s)" %
+                             (display, name, issue, ISSUES[issue]))
+
+    module.__getattr__ = __getattr__
