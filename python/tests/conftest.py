@@ -84,3 +84,14 @@ def launched_training(tw_tool):
     finally:
         launch.send_signal(signal.SIGTERM)
         launch.wait(timeout=60)
+
+
+def in_process_cluster(num_ps):
+    """Servers of `num_ps` ps tasks and a worker in this process, on loopback; the last is
+    the worker's. None of them allows any directory."""
+    spec = {"ps": [free_address() for _ in range(num_ps)], "worker": [free_address()]}
+    servers = [tf.train.Server(spec, job_name="ps", task_index=i, _bind_host="127.0.0.1")
+               for i in range(num_ps)]
+    servers.append(tf.train.Server(spec, job_name="worker", task_index=0,
+                                   _bind_host="127.0.0.1"))
+    return servers

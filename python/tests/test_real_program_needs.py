@@ -8,17 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave.compat.v1 as tf
-from conftest import free_address
-
-
-def _cluster(num_ps):
-    """ps tasks and a worker in this process, none of them allowing any directory."""
-    spec = {"ps": [free_address() for _ in range(num_ps)], "worker": [free_address()]}
-    servers = [tf.train.Server(spec, job_name="ps", task_index=i, _bind_host="127.0.0.1")
-               for i in range(num_ps)]
-    servers.append(tf.train.Server(spec, job_name="worker", task_index=0,
-                                   _bind_host="127.0.0.1"))
-    return servers
+from conftest import free_address, in_process_cluster
 
 
 def test_monitored_training_session_checkpoints_with_no_allowed_directories(tmp_path,
@@ -26,7 +16,7 @@ def test_monitored_training_session_checkpoints_with_no_allowed_directories(tmp_
     """The chief saves and restores a model whose variables live on two ps tasks that name
     no allowed directory: the chief's process writes the files."""
     monkeypatch.delenv("TW_ALLOWED_DIRECTORIES", raising=False)
-    servers = _cluster(2)
+    servers = in_process_cluster(2)
     try:
         with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
             step = tf.train.get_or_create_global_step()
@@ -57,7 +47,7 @@ def test_supervisor_saves_on_a_cluster_with_no_allowed_directories(tmp_path, mon
     """Under a Supervisor, the first save used to stop the coordinator (PermissionDenied on
     the ps task) and the chief left after one step; now it trains to its last step."""
     monkeypatch.delenv("TW_ALLOWED_DIRECTORIES", raising=False)
-    servers = _cluster(1)
+    servers = in_process_cluster(1)
     try:
         with tf.device(tf.train.replica_device_setter(ps_tasks=1)):
             step = tf.train.get_or_create_global_step()
@@ -81,7 +71,7 @@ def test_a_write_on_variable_tasks_saver_needs_the_tasks_allowed_directory(tmp_p
                                                                            monkeypatch):
     """The ps-side option keeps TF's sharded writes, and with them the tasks' rule."""
     monkeypatch.delenv("TW_ALLOWED_DIRECTORIES", raising=False)
-    servers = _cluster(1)
+    servers = in_process_cluster(1)
     try:
         with tf.device("/job:ps/task:0"):
             v = tf.Variable([1.0], name="v")
@@ -310,3 +300,17 @@ def test_missing_names_say_which_issue_brings_them():
     with pytest.raises(AttributeError, match="no_such_name"):
         tf.no_such_name  # noqa: B018
     assert not hasattr(tf.nn, "conv2d")
+
+
+def test_replica_device_setter_takes_a_server_defs_cluster():
+    """Kubeflow's smoke test builds its setter from `server_def.cluster`, a ClusterDef."""
+    server_def = tf.train.ServerDef(
+        cluster=tf.train.ClusterSpec({"ps": ["a:1", "b:2"], "worker": ["c:3"]}).as_cluster_def(),
+        job_name="worker", task_index=0)
+    setter = tf.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                            cluster=server_def.cluster)
+    with tf.device(setter):
+        first, second = tf.Variable(1.0), tf.Variable(2.0)
+        product = first * second
+    assert (first.device, second.device) == ("/job:ps/task:0", "/job:ps/task:1")
+    assert product.device == "/job:worker/task:0"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave.compat.v1 as tf
-from conftest import free_address
+from conftest import in_process_cluster
 
 
 def _files(directory):
@@ -274,21 +274,11 @@ def test_a_variable_tasks_saver_after_finalize_needs_its_directory_built(tmp_pat
             saver.save(sess, str(tmp_path / "model"))
 
 
-def _cluster(num_ps):
-    """Servers of `num_ps` ps tasks and a worker in this process; the worker's target."""
-    spec = {"ps": [free_address() for _ in range(num_ps)], "worker": [free_address()]}
-    servers = [tf.train.Server(spec, job_name="ps", task_index=i, _bind_host="127.0.0.1")
-               for i in range(num_ps)]
-    servers.append(tf.train.Server(spec, job_name="worker", task_index=0,
-                                   _bind_host="127.0.0.1"))
-    return servers
-
-
 def test_a_checkpoint_of_two_ps_tasks_restores_onto_one(tmp_path, monkeypatch):
     """Saved by a cluster whose partitioned table and other variables are spread over two
     ps tasks (each writes its own data file), restored by a cluster with one."""
     monkeypatch.setenv("TW_ALLOWED_DIRECTORIES", str(tmp_path))
-    servers = _cluster(2)
+    servers = in_process_cluster(2)
     with tf.device(tf.train.replica_device_setter(ps_tasks=2)):
         with tf.variable_scope("emb", partitioner=tf.fixed_size_partitioner(2)):
             table = tf.get_variable("table", [5, 2])
@@ -304,7 +294,7 @@ def test_a_checkpoint_of_two_ps_tasks_restores_onto_one(tmp_path, monkeypatch):
         server.stop()
 
     tf.reset_default_graph()
-    servers = _cluster(1)
+    servers = in_process_cluster(1)
     with tf.device(tf.train.replica_device_setter(ps_tasks=1)):
         with tf.variable_scope("emb", partitioner=tf.fixed_size_partitioner(3)):
             table = tf.get_variable("table", [5, 2])

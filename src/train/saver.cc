@@ -5,8 +5,11 @@
 #include "tensorweave/train/saver.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "src/checkpoint/checkpoint_format.h"
 #include "src/checkpoint/checkpoint_reader.h"
@@ -94,6 +97,25 @@ checkpoint::VariableSlice SliceOf(const SaveableVariable& v) {
   return s;
 }
 
+// Runs fn(0), ..., fn(count - 1) on as many threads as there are cores (this one among
+// them) and returns the first error by index. The shards of a checkpoint are files of their
+// own: writing them at once overlaps one's CRC with another's disk writes.
+Status ParallelFor(int count, const std::function<Status(int)>& fn) {
+  const int threads =
+      std::min(count, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<Status> results(static_cast<size_t>(count));
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int i = next.fetch_add(1); i < count; i = next.fetch_add(1)) results[i] = fn(i);
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& helper : helpers) helper.join();
+  for (const Status& s : results) TW_RETURN_IF_ERROR(s);
+  return OkStatus();
+}
+
 Status NoDirectory(const char* what) {
   return errors::FailedPrecondition("Saver::", what,
                                     ": this Saver was built without a checkpoint_dir");
@@ -141,7 +163,6 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
     if (!o.write_on_variable_tasks) {
       for (const SaveableVariable* v : members) {
         saver->ordered_.push_back(*v);
-        saver->shard_of_.push_back(static_cast<int>(saves.size()));
         saver->values_.push_back(ops::ReadVariable(at.WithOpName("read"), v->var));
         Output input = ops::Placeholder(at.WithOpName("restore_value"), v->var.dtype);
         saver->restore_inputs_.push_back(input);
@@ -150,6 +171,7 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
                                .op());
       }
       saves.push_back(Operation());  // counts the shards
+      saver->shard_begin_.push_back(saver->ordered_.size());
       continue;
     }
     std::vector<ops::Variable> handles;
@@ -166,6 +188,7 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
     restores.push_back(
         ops::RestoreVariables(at.WithOpName("restore"), saver->prefix_, handles, slices, dir));
   }
+  if (!o.write_on_variable_tasks) saver->shard_begin_.insert(saver->shard_begin_.begin(), 0);
   if (o.write_on_variable_tasks) {
     const std::string& first_device = groups.begin()->first;
     Scope merge_scope = first_device.empty() ? s : s.WithDevice(first_device);
@@ -200,20 +223,19 @@ Status Saver::WriteValues(const std::string& prefix, const std::vector<Tensor>& 
                                      DataTypeName(v.var.dtype));
     }
   }
-  // Shards in order (their variables are consecutive): one data file per device, as the
-  // variables' tasks would write them, so either kind of save restores the other's files.
-  size_t i = 0;
-  for (int shard = 0; shard < num_shards_; ++shard) {
+  // One data file per device, as the variables' tasks would write them, so either kind of
+  // save restores the other's files; the shards' variables are consecutive.
+  TW_RETURN_IF_ERROR(ParallelFor(num_shards_, [&](int shard) -> Status {
     TW_ASSIGN_OR_RETURN(auto writer, checkpoint::ShardWriter::Create(prefix, shard, num_shards_));
-    for (; i < ordered_.size() && shard_of_[i] == shard; ++i) {
+    for (size_t i = shard_begin_[shard]; i < shard_begin_[shard + 1]; ++i) {
       const SaveableVariable& v = ordered_[i];
       const checkpoint::VariableSlice slice = SliceOf(v);
       TW_RETURN_IF_ERROR(writer->Add(v.name,
                                      slice.partitioned ? slice.full_shape : values[i].shape(),
                                      slice.row_offset, values[i]));
     }
-    TW_RETURN_IF_ERROR(writer->Finish());
-  }
+    return writer->Finish();
+  }));
   return checkpoint::MergeShardIndexes(prefix, num_shards_);
 }
 
@@ -222,15 +244,25 @@ StatusOr<std::vector<Tensor>> Saver::ReadValues(const std::string& prefix) const
     return errors::FailedPrecondition(
         "Saver::ReadValues: this Saver reads on the variables' tasks (restore_op())");
   }
-  TW_ASSIGN_OR_RETURN(auto reader, checkpoint::CheckpointReader::Open(prefix));
-  std::vector<Tensor> values;
-  values.reserve(ordered_.size());
-  for (const SaveableVariable& v : ordered_) {
-    TW_ASSIGN_OR_RETURN(Tensor value, checkpoint::ReadVariableSlice(
-                                          *reader, SliceOf(v), v.var.dtype,
-                                          PartialShape::Of(v.var.shape), v.var.op().name()));
-    values.push_back(std::move(value));
-  }
+  // A reader per shard of variables, in parallel (a reader caches open files and is not
+  // thread-safe); the errors are those of the first variable, in order, that has one.
+  std::vector<Tensor> values(ordered_.size());
+  std::vector<Status> errors(ordered_.size());
+  TW_RETURN_IF_ERROR(ParallelFor(num_shards_, [&](int shard) -> Status {
+    TW_ASSIGN_OR_RETURN(auto reader, checkpoint::CheckpointReader::Open(prefix));
+    for (size_t i = shard_begin_[shard]; i < shard_begin_[shard + 1]; ++i) {
+      const SaveableVariable& v = ordered_[i];
+      auto value = checkpoint::ReadVariableSlice(*reader, SliceOf(v), v.var.dtype,
+                                                 PartialShape::Of(v.var.shape), v.var.op().name());
+      if (!value.ok()) {
+        errors[i] = value.status();
+        return OkStatus();
+      }
+      values[i] = *std::move(value);
+    }
+    return OkStatus();
+  }));
+  for (const Status& s : errors) TW_RETURN_IF_ERROR(s);
   return values;
 }
 

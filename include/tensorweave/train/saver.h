@@ -135,10 +135,10 @@ class Saver {
 
   const SaverOptions options_;
   std::unique_ptr<CheckpointDirectory> directory_;
-  // The variables in the order of values_ and restore_inputs_, grouped by device; shard_of_
-  // gives each one's data file.
+  // The variables in the order of values_ and restore_inputs_, grouped by device: those of
+  // data file i are [shard_begin_[i], shard_begin_[i + 1]).
   std::vector<SaveableVariable> ordered_;
-  std::vector<int> shard_of_;
+  std::vector<size_t> shard_begin_;
   int num_shards_ = 0;
   std::vector<Output> values_;          // each variable's value, read on its device
   std::vector<Output> restore_inputs_;  // a placeholder per variable, on its device

@@ -135,60 +135,63 @@ def _prepared(labels, predictions):
 
 # ---- the losses ----
 
+def _pointwise(name, what, labels, predictions, weights, scope, loss_collection, reduction,
+               element_losses):
+    """The losses computed element by element from float labels and predictions of one
+    shape, then weighted and reduced."""
+    _check(labels, predictions, what)
+    with ops.name_scope(scope, name, (predictions, labels, weights)) as scope:
+        labels, predictions = _prepared(labels, predictions)
+        return compute_weighted_loss(element_losses(labels, predictions), weights, scope,
+                                     loss_collection, reduction)
+
+
 def absolute_difference(labels, predictions, weights=1.0, scope=None,
                         loss_collection=ops.GraphKeys.LOSSES,
                         reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
-    _check(labels, predictions, "predictions")
-    with ops.name_scope(scope, "absolute_difference", (predictions, labels, weights)) as scope:
-        labels, predictions = _prepared(labels, predictions)
-        losses = math_ops.abs(math_ops.subtract(predictions, labels))
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
+    return _pointwise("absolute_difference", "predictions", labels, predictions, weights,
+                      scope, loss_collection, reduction,
+                      lambda y, p: math_ops.abs(math_ops.subtract(p, y)))
 
 
 def mean_squared_error(labels, predictions, weights=1.0, scope=None,
                        loss_collection=ops.GraphKeys.LOSSES,
                        reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
-    _check(labels, predictions, "predictions")
-    with ops.name_scope(scope, "mean_squared_error", (predictions, labels, weights)) as scope:
-        labels, predictions = _prepared(labels, predictions)
-        losses = math_ops.square(math_ops.subtract(predictions, labels))
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
+    return _pointwise("mean_squared_error", "predictions", labels, predictions, weights,
+                      scope, loss_collection, reduction,
+                      lambda y, p: math_ops.square(math_ops.subtract(p, y)))
 
 
 def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None,
                loss_collection=ops.GraphKeys.LOSSES,
                reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
-    _check(labels, predictions, "predictions")
-    with ops.name_scope(scope, "huber_loss", (predictions, labels, weights)) as scope:
-        labels, predictions = _prepared(labels, predictions)
-        abs_error = math_ops.abs(math_ops.subtract(predictions, labels))
+    def element_losses(y, p):
+        abs_error = math_ops.abs(math_ops.subtract(p, y))
         quadratic = math_ops.minimum(abs_error, delta)
         linear = math_ops.subtract(abs_error, quadratic)
-        losses = math_ops.add(math_ops.multiply(math_ops.multiply(quadratic, quadratic), 0.5),
-                              math_ops.multiply(linear, float(delta)))
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
+        return math_ops.add(math_ops.multiply(math_ops.multiply(quadratic, quadratic), 0.5),
+                            math_ops.multiply(linear, float(delta)))
+    return _pointwise("huber_loss", "predictions", labels, predictions, weights, scope,
+                      loss_collection, reduction, element_losses)
 
 
 def log_loss(labels, predictions, weights=1.0, epsilon=1e-7, scope=None,
              loss_collection=ops.GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
-    _check(labels, predictions, "predictions")
-    with ops.name_scope(scope, "log_loss", (predictions, labels, weights)) as scope:
-        labels, predictions = _prepared(labels, predictions)
-        losses = math_ops.subtract(
-            math_ops.negative(math_ops.multiply(labels, math_ops.log(predictions + epsilon))),
-            math_ops.multiply(1.0 - labels, math_ops.log(1.0 - predictions + epsilon)))
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
+    def element_losses(y, p):
+        return math_ops.subtract(
+            math_ops.negative(math_ops.multiply(y, math_ops.log(p + epsilon))),
+            math_ops.multiply(1.0 - y, math_ops.log(1.0 - p + epsilon)))
+    return _pointwise("log_loss", "predictions", labels, predictions, weights, scope,
+                      loss_collection, reduction, element_losses)
 
 
 def hinge_loss(labels, logits, weights=1.0, scope=None, loss_collection=ops.GraphKeys.LOSSES,
                reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
-    _check(labels, logits, "logits")
-    with ops.name_scope(scope, "hinge_loss", (logits, labels, weights)) as scope:
-        labels, logits = _prepared(labels, logits)
-        # {0, 1} labels become {-1, 1}.
-        signs = math_ops.subtract(math_ops.multiply(labels, 2.0), 1.0)
-        losses = nn_ops.relu(math_ops.subtract(1.0, math_ops.multiply(signs, logits)))
-        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
+    def element_losses(y, x):
+        signs = math_ops.subtract(math_ops.multiply(y, 2.0), 1.0)  # {0, 1} -> {-1, 1}
+        return nn_ops.relu(math_ops.subtract(1.0, math_ops.multiply(signs, x)))
+    return _pointwise("hinge_loss", "logits", labels, logits, weights, scope, loss_collection,
+                      reduction, element_losses)
 
 
 def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
