@@ -422,7 +422,13 @@ Status SliceShape(ShapeContext* ctx) {
   auto begin = ctx->constant_ints(1);
   auto size = ctx->constant_ints(2);
   if (!size) {
-    if (in) ctx->set_output(0, Make(std::vector<int64_t>(in->rank(), kUnknown)));
+    // Sizes that are another tensor's shape (a gradient's Slice(grad, offset, Shape(x))):
+    // that tensor's static shape.
+    if (ctx->input_node(2).op() == "Shape") {
+      ctx->set_output(0, ctx->input_as_shape(2));
+    } else if (in) {
+      ctx->set_output(0, Make(std::vector<int64_t>(in->rank(), kUnknown)));
+    }
     return OkStatus();
   }
   if (in && static_cast<int>(size->size()) != in->rank()) {

@@ -82,6 +82,8 @@ TEST(ShapeFnsTest, ConstantInputsGiveReshapesReductionsAndFills) {
   auto partial = ops::Placeholder(root, DT_FLOAT, {.shape = std::vector<int64_t>{-1, 3}});
   EXPECT_EQ(ShapeOf(root, ops::Reshape(root, fed, ops::Shape(root, partial))), "[?,3]");
   EXPECT_EQ(ShapeOf(root, ops::Reshape(root, fed, ops::Shape(root, fed))), "?");
+  auto wide = ops::Placeholder(root, DT_FLOAT, {.shape = std::vector<int64_t>{-1, 6}});
+  EXPECT_EQ(ShapeOf(root, ops::Slice(root, wide, fed, ops::Shape(root, partial))), "[?,3]");
   ASSERT_TRUE(root.ok());
   ops::Reshape(root.WithOpName("r"), x, {5, -1});
   EXPECT_THAT(std::string(root.status().message()),
