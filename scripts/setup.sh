@@ -37,7 +37,6 @@ build_packages=(
   python3 pybind11-dev python3-dev python3-numpy  # python/: the extension
   python3-absl  # python/: tf.app.flags and tf.app.run are absl's, as in TF 1.x
   python3-protobuf  # python/: tf.train.ServerDef and ClusterDef are protocol buffers
-  python3-setuptools python3-wheel python3-pip python3-venv  # pip install . (setup.py)
 )
 # Tests, sanitizers, formatting, and the data the examples, tests and demos read.
 packages=(
@@ -46,6 +45,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
   python3-pytest  # python/tests; python3 also runs scripts/check_layers.py (make format-check)
+  python3-setuptools python3-wheel python3-pip python3-venv  # pip install . (python/tests/test_pip_install.py)
   python3-yaml python3-ruamel.yaml  # python/tests/test_k8s_yaml.py: manifests read as YAML 1.1 and 1.2
   linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training

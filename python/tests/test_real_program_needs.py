@@ -86,6 +86,24 @@ def test_a_write_on_variable_tasks_saver_needs_the_tasks_allowed_directory(tmp_p
             server.stop()
 
 
+def test_a_session_in_the_tasks_own_process_may_touch_files(tmp_path, monkeypatch):
+    """The program's own session on its server's target is the program itself: even the
+    checkpoint ops that run on the task write where it asks, with no allowed directory."""
+    monkeypatch.delenv("TW_ALLOWED_DIRECTORIES", raising=False)
+    server = tf.train.Server.create_local_server()
+    try:
+        v = tf.Variable([1.0, 2.0], name="v")
+        saver = tf.train.Saver(write_on_variable_tasks=True)
+        with tf.Session(server.target) as sess:
+            sess.run(v.initializer)
+            prefix = saver.save(sess, str(tmp_path / "model"))
+            sess.run(v.assign([0.0, 0.0]))
+            saver.restore(sess, prefix)
+            np.testing.assert_array_equal(sess.run(v), [1.0, 2.0])
+    finally:
+        server.stop()
+
+
 def test_get_global_step_finds_a_variable_named_global_step():
     step = tf.Variable(0, name="global_step", trainable=False)
     assert tf.train.get_global_step() is step

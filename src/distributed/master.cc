@@ -369,6 +369,7 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
     r.set_graph_handle(e.parts[i].graph_handle);
     r.set_step_id(step->step_id);
     r.set_timeout_ms(step->timeout_ms);
+    step->requests[i].from_this_process = args->from_this_process;
   }
   for (size_t i = 0; i < args->feed.size(); ++i) {
     const int part = e.feed_part[i];

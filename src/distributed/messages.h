@@ -24,6 +24,10 @@ struct NamedTensor {
 struct RunGraphArgs {
   proto::RunGraphRequest proto;
   std::vector<NamedTensor> send;
+  // A step of a session in this process (see RunStepArgs): the partition's kernels may
+  // touch any file, as the program itself may. Never on the wire: the gRPC layer neither
+  // encodes nor decodes it, so a remote client cannot set it.
+  bool from_this_process = false;
 };
 // The values of `proto.recv_key`, in that order.
 struct RunGraphResult {
@@ -45,6 +49,10 @@ struct RecvTensorResult {
 struct RunStepArgs {
   proto::RunStepRequest proto;
   std::vector<NamedTensor> feed;
+  // Set by a session in the master's own process (its LocalMaster call, which skips
+  // gRPC): the step comes from the program itself. The master passes it on to every
+  // partition; those that reach their task over the network lose it there.
+  bool from_this_process = false;
 };
 // One tensor per fetch, in order, named by the fetch.
 struct RunStepResult {

@@ -483,6 +483,12 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
   args.rendezvous = step.get();
   args.cancellation_manager = state->cm.get();
   args.session_handle = item.session_handle;
+  if (request->from_this_process) {
+    // The program itself, which could open any file (RunGraphArgs::from_this_process).
+    static const FileAccessPolicy* const kUnrestricted =
+        new FileAccessPolicy(FileAccessPolicy::Unrestricted());
+    args.file_access = kUnrestricted;
+  }
   if (header.timeout_ms() > 0) {
     // The master cancels the step when its timeout passes; this task does not rely on that
     // message arriving (the master may be gone).

@@ -6,7 +6,12 @@
 // The directories are given by whoever starts the task (ServerOptions.allowed_directories,
 // `tw server --allowed-dir`) and reach the kernels through their device
 // (DeviceBase::file_access()). An in-process session (DirectSession, target "") allows every
-// path: its graphs come from its own process, which could open the files itself.
+// path: its graphs come from its own process, which could open the files itself. So do the
+// steps of a session on the task's own server from the task's process (its LocalMaster
+// call): their partitions on that task run with an unrestricted policy of the step
+// (OpKernelContext::file_access(), RunGraphArgs::from_this_process), which never travels
+// over the network, so partitions on other tasks, and every graph a remote client sends,
+// keep the directories.
 //
 // What a check resolves: the path is made absolute (relative paths are taken from the
 // working directory), the deepest existing directory on its way is canonicalized with

@@ -136,6 +136,9 @@ class OpKernelContext {
     // Names the session running the step; resources private to a session (queues without
     // a shared_name) are keyed by it.
     std::string_view session_handle;
+    // The step's file policy when it has its own (a step of a session in the task's own
+    // process may touch any file); null: the device's.
+    const FileAccessPolicy* file_access = nullptr;
     // Per output: whether anything in the graph consumes it (null: all are).
     const std::vector<bool>* outputs_used = nullptr;
   };
@@ -145,6 +148,11 @@ class OpKernelContext {
   const Params& params() const { return params_; }
   int64_t step_id() const { return params_.step_id; }
   DeviceBase* device() const { return params_.device; }
+  // Where this step's kernels may read and write files (src/framework/file_access.h): the
+  // step's own policy when it has one, else its device's.
+  const FileAccessPolicy& file_access() const {
+    return params_.file_access != nullptr ? *params_.file_access : params_.device->file_access();
+  }
   ResourceMgr* resource_manager() const { return params_.device->resource_manager(); }
   CancellationManager* cancellation_manager() const { return params_.cancellation_manager; }
   Rendezvous* rendezvous() const { return params_.rendezvous; }

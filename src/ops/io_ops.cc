@@ -81,7 +81,7 @@ StatusOr<std::string> CheckedPrefix(OpKernelContext* ctx, const std::string& dir
                                    input.DebugString());
   }
   const std::string prefix = input.flat<std::string>()[0];
-  TW_RETURN_IF_ERROR(ctx->device()->file_access().Check(prefix, "checkpoint path"));
+  TW_RETURN_IF_ERROR(ctx->file_access().Check(prefix, "checkpoint path"));
   TW_RETURN_IF_ERROR(checkpoint::CheckPathUnder(directory, prefix));
   return prefix;
 }

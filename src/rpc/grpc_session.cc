@@ -123,6 +123,7 @@ class GrpcSession final : public Session {
       args.proto.set_timeout_ms(absl::ToInt64Milliseconds(options.timeout));
     }
     RunStepResult result;
+    args.from_this_process = local_master_ != nullptr;
     Status s = local_master_ != nullptr ? local_master_->RunStep(args, &result, caller)
                                         : RemoteRunStep(args, options.timeout, caller, &result);
     if (caller != nullptr && caller->IsCancelled() && !s.ok()) {

@@ -90,6 +90,7 @@ class ExecutorStep {
     p.call_frame = args_.call_frame;
     p.deadline = args_.deadline;
     p.session_handle = args_.session_handle;
+    p.file_access = args_.file_access;
     p.outputs_used = &ex_->items_[id].outputs_used;
     return p;
   }

@@ -29,6 +29,9 @@ class Executor {
     CancellationManager* cancellation_manager = nullptr;  // required
     absl::Time deadline = absl::InfiniteFuture();
     std::string_view session_handle;  // must outlive the step
+    // Where the step's kernels may touch files, instead of the device's policy; null for
+    // the device's. Must outlive the step.
+    const FileAccessPolicy* file_access = nullptr;
   };
   using DoneCallback = std::function<void(const Status&)>;
 

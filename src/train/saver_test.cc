@@ -314,33 +314,46 @@ TEST_F(SaverTest, RemoteCheckpointOpsStayInTheServersAllowedDirectories) {
   std::filesystem::remove_all(outside);
 }
 
-// A server nobody gave directories lets graphs touch no file at all: a Saver that writes on
-// the variables' tasks is refused there, creating nothing, while the default Saver, which
-// writes in this process, saves and restores on the same server.
-TEST_F(SaverTest, AServerWithoutAllowedDirectoriesRefusesFilesButNotTheSavingProcess) {
-  auto server = Server::CreateLocal({.num_threads = 1});
-  ASSERT_TRUE(server.ok()) << server.status();
+// Servers nobody gave directories let graphs that reach them over the network touch no
+// file: a Saver that writes on the variables' tasks is refused on the ps task, creating
+// nothing. A graph from a session in the task's own process is the program itself: the
+// same Saver over a variable of the worker's own task, run by a session in its process,
+// writes. And the default Saver, which writes in this process, saves and restores both.
+TEST_F(SaverTest, GraphsFromTheNetworkTouchNoFileWithoutAllowedDirectoriesButTheProgramMay) {
+  auto cluster = Cluster::Start(1, "");
+  ASSERT_NE(cluster, nullptr);
   Scope root = Scope::NewRootScope();
-  auto v = ops::MakeVariable(root, "v", DT_FLOAT, {2});
-  auto init = ops::Assign(root, v, {1.0f, 2.0f});
-  auto set = ops::Assign(root, v, {7.0f, 8.0f});
-  auto read = ops::ReadVariable(root, v);
-  auto on_tasks =
-      Saver::Create(root, {{"v", v}}, {.checkpoint_dir = dir_, .write_on_variable_tasks = true});
-  ASSERT_TRUE(on_tasks.ok()) << on_tasks.status();
-  auto here = Saver::Create(root, {{"v", v}}, {.checkpoint_dir = dir_});
+  auto on_ps = ops::MakeVariable(root.WithDevice(Ps(0)), "on_ps", DT_FLOAT, {2});
+  auto local = ops::MakeVariable(root.WithDevice("/job:worker/task:0"), "local", DT_FLOAT, {2});
+  auto init = ops::Group(root, {ops::Assign(root, on_ps, {1.0f, 2.0f}).op(),
+                                ops::Assign(root, local, {3.0f, 4.0f}).op()});
+  auto set = ops::Assign(root, on_ps, {7.0f, 8.0f});
+  auto read = ops::ReadVariable(root, on_ps);
+  auto remote_files = Saver::Create(root, {{"on_ps", on_ps}},
+                                    {.checkpoint_dir = dir_, .write_on_variable_tasks = true});
+  ASSERT_TRUE(remote_files.ok()) << remote_files.status();
+  auto own_files = Saver::Create(
+      root, {{"local", local}}, {.checkpoint_dir = dir_ + "/own", .write_on_variable_tasks = true});
+  ASSERT_TRUE(own_files.ok()) << own_files.status();
+  auto here = Saver::Create(root, {{"on_ps", on_ps}, {"local", local}}, {.checkpoint_dir = dir_});
   ASSERT_TRUE(here.ok()) << here.status();
-  ClientSession session(root, {.target = (*server)->target()});
-  ASSERT_TRUE(session.Run({}, {}, {init.op()}).ok());
-  auto refused = (*on_tasks)->Save(session, 1);
+  ClientSession session(root, {.target = cluster->target()});  // in the worker's process
+  ASSERT_TRUE(session.Run({}, {}, {init}).ok());
+
+  auto refused = (*remote_files)->Save(session, 1);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied) << refused.status();
   EXPECT_THAT(Message(refused.status()), HasSubstr("allowed: none"));
-  EXPECT_THAT(Files(), ElementsAre());
+  EXPECT_THAT(Files(), ElementsAre("own"));
+
+  auto own = (*own_files)->Save(session, 1);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_TRUE(checkpoint::FileExists(*own + ".index"));
 
   auto saved = (*here)->Save(session, 2);
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_THAT(Files(),
-              ElementsAre("checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index"));
+              ElementsAre("checkpoint", "model.ckpt-2.data-00000-of-00002",
+                          "model.ckpt-2.data-00001-of-00002", "model.ckpt-2.index", "own"));
   ASSERT_TRUE(session.Run({}, {}, {set.op()}).ok());
   Status restored = (*here)->Restore(session, *saved);
   ASSERT_TRUE(restored.ok()) << restored;
