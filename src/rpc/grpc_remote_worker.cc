@@ -61,13 +61,15 @@ class GrpcRemoteWorker final : public WorkerInterface {
         +[](CallSet* calls) { return calls->empty(); }, &calls_));
   }
 
+  // Fails fast even before the peer has answered: it is how a cluster wait (and a ps
+  // watching its chief) probes whether the peer is up, and they retry it themselves.
   void GetStatusAsync(const proto::GetStatusRequest* req, proto::GetStatusResponse* resp,
                       StatusCallback done) override {
     Call(
         [this, req, resp](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
           stub_->async()->GetStatus(ctx, req, resp, std::move(cb));
         },
-        nullptr, std::move(done));
+        nullptr, std::move(done), /*wait_for_first_contact=*/false);
   }
   void RegisterGraphAsync(const proto::RegisterGraphRequest* req,
                           proto::RegisterGraphResponse* resp, StatusCallback done) override {
@@ -183,8 +185,18 @@ class GrpcRemoteWorker final : public WorkerInterface {
  private:
   // One RPC; a cancellation of `cm` cancels it.
   // `start(context, callback)` issues the RPC.
+  //
+  // Until the peer has answered once, a call waits for its connection (gRPC's
+  // wait_for_ready) instead of failing at the first connection error: a step runs only
+  // after its master has seen every task answer, so a peer this task has not reached yet
+  // is one whose connection is still coming up (a handshake that timed out on a loaded
+  // machine while the cluster starts: "timed out before receiving SETTINGS frame"), not a
+  // dead one. No request is sent before the connection is ready, so nothing runs twice; the
+  // step's cancellation (its timeout, its abort when a task is lost) and this object's
+  // destruction end the wait. Once the peer has answered, calls fail fast with Unavailable.
   template <typename Start>
-  void Call(Start start, CancellationManager* cm, StatusCallback done) {
+  void Call(Start start, CancellationManager* cm, StatusCallback done,
+            bool wait_for_first_contact = true) {
     struct State {
       grpc::ClientContext context;
       CancellationManager* cm = nullptr;
@@ -202,6 +214,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
         return;
       }
     }
+    if (wait_for_first_contact && !answered_.load(std::memory_order_acquire)) {
+      state->context.set_wait_for_ready(true);
+    }
     {
       absl::MutexLock lock(&calls_mu_);
       calls_.emplace(&state->context, std::shared_ptr<grpc::ClientContext>(state, &state->context));
@@ -210,6 +225,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
       if (closing_) state->context.TryCancel();
     }
     start(&state->context, [this, state](grpc::Status s) {
+      if (PeerAnswered(s)) answered_.store(true, std::memory_order_release);
       if (state->cm != nullptr) state->cm->DeregisterCallback(state->token);
       StatusCallback cb = std::move(state->done);
       cb(FromGrpcStatus(s));
@@ -217,6 +233,20 @@ class GrpcRemoteWorker final : public WorkerInterface {
       absl::MutexLock lock(&calls_mu_);
       calls_.erase(&state->context);
     });
+  }
+
+  // Whether a call's status came from the peer (a reply, or an error it returned) rather
+  // than from the connection or this side.
+  static bool PeerAnswered(const grpc::Status& s) {
+    switch (s.error_code()) {
+      case grpc::StatusCode::UNAVAILABLE:
+      case grpc::StatusCode::CANCELLED:
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+      case grpc::StatusCode::UNKNOWN:
+        return false;
+      default:
+        return true;
+    }
   }
 
   // A call of a method whose messages carry tensors (src/rpc/tensor_wire.h): `decode` reads
@@ -452,6 +482,8 @@ class GrpcRemoteWorker final : public WorkerInterface {
   std::atomic<size_t> next_chunk_stub_{0};
   absl::Mutex peer_mu_;
   std::string peer_key_ ABSL_GUARDED_BY(peer_mu_);
+  // Whether the peer has answered any call (see Call).
+  std::atomic<bool> answered_{false};
   // The calls in flight, by context (the shared_ptr keeps the call's state alive).
   using CallSet = std::map<grpc::ClientContext*, std::shared_ptr<grpc::ClientContext>>;
   absl::Mutex calls_mu_;

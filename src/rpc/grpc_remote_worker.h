@@ -19,8 +19,10 @@ namespace tw {
 // as for a TLS channel), and otherwise
 // in PutChunk and RecvChunk calls that take turns on `chunk_channels` (or `channel` when
 // there are none). Thread-safe; its calls follow WorkerInterface's contract (done exactly
-// once, on any thread). Destroying it cancels the calls still in flight and waits until
-// each has completed.
+// once, on any thread). Until the peer has answered once, calls other than GetStatus wait
+// for the connection to come up rather than fail with Unavailable at the first connection
+// error (cancelling them ends the wait); afterwards they fail fast. Destroying it cancels
+// the calls still in flight and waits until each has completed.
 std::unique_ptr<WorkerInterface> NewGrpcRemoteWorker(
     std::shared_ptr<grpc::Channel> channel,
     std::vector<std::shared_ptr<grpc::Channel>> chunk_channels = {}, std::string host = "");

@@ -10,6 +10,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "src/rpc/grpc_worker_cache.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
@@ -489,6 +490,59 @@ TEST_F(ClusterTest, ATensorFetchedTwiceIsReturnedTwice) {
   EXPECT_EQ((*out)[0].scalar<int64_t>(), 41);
   EXPECT_EQ((*out)[1].scalar<int64_t>(), 42);
   EXPECT_EQ((*out)[2].scalar<int64_t>(), 41);
+}
+
+}  // namespace
+}  // namespace tw
+
+namespace tw {
+namespace {
+
+// Calls a peer's worker service through the client a task uses for it; the status.
+Status Deregister(WorkerInterface* peer, absl::Duration wait) {
+  proto::DeregisterGraphRequest request;
+  request.set_graph_handle("no-such-graph");
+  proto::DeregisterGraphResponse response;
+  absl::Notification done;
+  Status status;
+  peer->DeregisterGraphAsync(&request, &response, [&](const Status& s) {
+    status = s;
+    done.Notify();
+  });
+  if (!done.WaitForNotificationWithTimeout(wait)) return errors::DeadlineExceeded("no reply");
+  return status;
+}
+
+// A task's first call to a peer waits for the peer's connection to come up (a cluster
+// still starting, a handshake that timed out) instead of failing with Unavailable; once the
+// peer has answered, a peer that is gone is Unavailable at once, as before.
+TEST(FirstContactTest, AFirstCallWaitsForThePeerAndLaterOnesFailFast) {
+  const std::string ps_address = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  ClusterSpec spec;
+  ASSERT_TRUE(spec.AddJob("ps", std::vector<std::string>{ps_address}).ok());
+  ASSERT_TRUE(spec.AddJob("worker", std::vector<std::string>{"127.0.0.1:1"}).ok());
+  GrpcWorkerCache cache(spec, "/job:worker/replica:0/task:0");
+  auto peer = cache.GetWorker("/job:ps/replica:0/task:0");
+  ASSERT_TRUE(peer.ok()) << peer.status();
+
+  // The ps task comes up a moment after the call was made.
+  std::unique_ptr<Server> ps;
+  std::thread starter([&] {
+    absl::SleepFor(absl::Milliseconds(300));
+    auto server = Server::Create(spec, "ps", 0, {.bind_host = "127.0.0.1", .num_threads = 1});
+    if (server.ok() && (*server)->Start().ok()) ps = *std::move(server);
+  });
+  Status first = Deregister(*peer, absl::Seconds(20));
+  starter.join();
+  ASSERT_NE(ps, nullptr);
+  EXPECT_FALSE(IsUnavailable(first)) << first;
+  EXPECT_FALSE(absl::IsDeadlineExceeded(first)) << first;
+
+  ps->Stop();
+  const absl::Time start = absl::Now();
+  Status gone = Deregister(*peer, absl::Seconds(20));
+  EXPECT_TRUE(IsUnavailable(gone)) << gone;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
 }
 
 }  // namespace
