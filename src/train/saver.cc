@@ -140,7 +140,7 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
   TW_ASSIGN_OR_RETURN(proto::GraphDef graph, scope.ToGraphDef());
   std::map<std::string, std::string> device_of;
   for (const proto::NodeDef& n : graph.node()) device_of[n.name()] = n.device();
-  std::map<std::string, std::vector<const SaveableVariable*>> groups;
+  DeviceGroups groups;
   for (const SaveableVariable& v : vars) {
     auto it = device_of.find(v.var.op().name());
     if (it == device_of.end()) {
@@ -153,27 +153,42 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
 
   Scope s = scope.NewSubScope("saver");
   saver->num_shards_ = static_cast<int>(groups.size());
-  std::vector<Operation> saves, restores;
+  std::vector<Operation> restores;
   if (o.write_on_variable_tasks) {
-    saver->prefix_ = ops::Placeholder(s.WithOpName("prefix"), DT_STRING);
+    saver->BuildTaskOps(s, groups, &restores);
+  } else {
+    saver->BuildReadsAndAssigns(s, groups, &restores);
   }
-  const std::string& dir = saver->checkpoint_dir();
+  saver->restore_ = ops::Group(s.WithOpName("restore_all"), restores);
+  TW_RETURN_IF_ERROR(scope.status());
+  return saver;
+}
+
+void Saver::BuildReadsAndAssigns(const Scope& s, const DeviceGroups& groups,
+                                 std::vector<Operation>* restores) {
+  shard_begin_ = {0};
   for (const auto& [device, members] : groups) {
     Scope at = device.empty() ? s : s.WithDevice(device);
-    if (!o.write_on_variable_tasks) {
-      for (const SaveableVariable* v : members) {
-        saver->ordered_.push_back(*v);
-        saver->values_.push_back(ops::ReadVariable(at.WithOpName("read"), v->var));
-        Output input = ops::Placeholder(at.WithOpName("restore_value"), v->var.dtype);
-        saver->restore_inputs_.push_back(input);
-        restores.push_back(ops::Assign(at.WithOpName("restore"), v->var, input,
-                                       {.validate_shape = FullyDefined(v->var.shape)})
-                               .op());
-      }
-      saves.push_back(Operation());  // counts the shards
-      saver->shard_begin_.push_back(saver->ordered_.size());
-      continue;
+    for (const SaveableVariable* v : members) {
+      ordered_.push_back(*v);
+      values_.push_back(ops::ReadVariable(at.WithOpName("read"), v->var));
+      Output input = ops::Placeholder(at.WithOpName("restore_value"), v->var.dtype);
+      restore_inputs_.push_back(input);
+      restores->push_back(ops::Assign(at.WithOpName("restore"), v->var, input,
+                                      {.validate_shape = FullyDefined(v->var.shape)})
+                              .op());
     }
+    shard_begin_.push_back(ordered_.size());
+  }
+}
+
+void Saver::BuildTaskOps(const Scope& s, const DeviceGroups& groups,
+                         std::vector<Operation>* restores) {
+  const std::string& dir = checkpoint_dir();
+  prefix_ = ops::Placeholder(s.WithOpName("prefix"), DT_STRING);
+  std::vector<Operation> saves;
+  for (const auto& [device, members] : groups) {
+    Scope at = device.empty() ? s : s.WithDevice(device);
     std::vector<ops::Variable> handles;
     std::vector<ops::CheckpointSlice> slices;
     for (const SaveableVariable* v : members) {
@@ -183,22 +198,15 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
                         .full_shape = v->full_shape,
                         .row_offset = v->row_offset});
     }
-    saves.push_back(ops::SaveVariables(at.WithOpName("save"), saver->prefix_, handles, slices,
-                                       static_cast<int>(saves.size()), saver->num_shards_, dir));
-    restores.push_back(
-        ops::RestoreVariables(at.WithOpName("restore"), saver->prefix_, handles, slices, dir));
+    saves.push_back(ops::SaveVariables(at.WithOpName("save"), prefix_, handles, slices,
+                                       static_cast<int>(saves.size()), num_shards_, dir));
+    restores->push_back(
+        ops::RestoreVariables(at.WithOpName("restore"), prefix_, handles, slices, dir));
   }
-  if (!o.write_on_variable_tasks) saver->shard_begin_.insert(saver->shard_begin_.begin(), 0);
-  if (o.write_on_variable_tasks) {
-    const std::string& first_device = groups.begin()->first;
-    Scope merge_scope = first_device.empty() ? s : s.WithDevice(first_device);
-    saver->save_ =
-        ops::MergeCheckpoint(merge_scope.WithOpName("merge").WithControlDependencies(saves),
-                             saver->prefix_, saver->num_shards_, dir);
-  }
-  saver->restore_ = ops::Group(s.WithOpName("restore_all"), restores);
-  TW_RETURN_IF_ERROR(scope.status());
-  return saver;
+  const std::string& first_device = groups.begin()->first;
+  Scope merge_scope = first_device.empty() ? s : s.WithDevice(first_device);
+  save_ = ops::MergeCheckpoint(merge_scope.WithOpName("merge").WithControlDependencies(saves),
+                               prefix_, num_shards_, dir);
 }
 
 const std::string& Saver::checkpoint_dir() const {

@@ -27,6 +27,7 @@
 #define TENSORWEAVE_TRAIN_SAVER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,9 +130,15 @@ class Saver {
   Operation restore_op() const { return restore_; }
 
  private:
+  // The variables by the device their node asked for, in device order.
+  using DeviceGroups = std::map<std::string, std::vector<const SaveableVariable*>>;
   explicit Saver(SaverOptions options) : options_(std::move(options)) {}
-  Status BuildLocalOps(const Scope& s, const std::vector<const SaveableVariable*>& members,
-                       const std::string& device);
+  // Per variable, on its device: a read (to fetch) and a placeholder with an Assign (to
+  // feed); shard_begin_ from the groups.
+  void BuildReadsAndAssigns(const Scope& s, const DeviceGroups& groups,
+                            std::vector<Operation>* restores);
+  // Per device: SaveVariables and RestoreVariables, and the MergeCheckpoint on the first.
+  void BuildTaskOps(const Scope& s, const DeviceGroups& groups, std::vector<Operation>* restores);
 
   const SaverOptions options_;
   std::unique_ptr<CheckpointDirectory> directory_;
