@@ -133,6 +133,22 @@ def test_minimize_increments_a_float_global_step():
         tf.train.get_global_step()
 
 
+def test_a_supervisor_saves_at_a_float_global_step(tmp_path):
+    """A Supervisor given a float global step (get_variable's default dtype) names its
+    checkpoints by the step's value, as TF does."""
+    step = tf.get_variable("global_step", [], initializer=tf.constant_initializer(0),
+                           trainable=False)
+    x = tf.Variable(1.0)
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(x * x, global_step=step)
+    sv = tf.train.Supervisor(logdir=str(tmp_path), global_step=step, save_model_secs=0,
+                             save_summaries_secs=0)
+    with sv.managed_session() as sess:
+        sess.run(train)
+        sess.run(train)
+        sv.saver.save(sess, sv.save_path, global_step=step)
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-2")
+
+
 def test_control_dependencies_apply_to_the_gradient_and_optimizer_ops():
     """Ops built in C++ inside control_dependencies run after the controls, as ops built in
     Python do: running the train op alone runs the counter's update first."""
