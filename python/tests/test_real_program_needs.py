@@ -348,3 +348,16 @@ def test_replica_device_setter_takes_a_server_defs_cluster():
         product = first * second
     assert (first.device, second.device) == ("/job:ps/task:0", "/job:ps/task:1")
     assert product.device == "/job:worker/task:0"
+
+
+def test_every_name_the_table_says_is_coming_is_missing_and_says_so():
+    """The table of names still to come never hides a name that exists (a later issue that
+    adds one must take it out), and each says its issue."""
+    from tensorweave.compat.v1 import _coming
+    for key, issue in _coming.COMING.items():
+        namespace, _, name = key.rpartition(".")
+        module = tf
+        for part in filter(None, namespace.split(".")):
+            module = getattr(module, part)
+        with pytest.raises(AttributeError, match=r"issue #%d" % issue):
+            getattr(module, name)
