@@ -25,8 +25,8 @@ checkpoints=$(cd "$build" && pwd)/python-demo-checkpoints
 rm -rf "$checkpoints"
 flags=(--max_steps=12000 --batch_size=100 --learning_rate=0.1 --log_every=1000
        --checkpoint_dir="$checkpoints" "$@")
-echo "\$ TW_ALLOWED_DIRECTORIES=$checkpoints tw launch --cluster ps=1,worker=2 -- python3 $trainer ${flags[*]}"
+echo "\$ tw launch --cluster ps=1,worker=2 -- python3 $trainer ${flags[*]}"
 run_training_demo demo-python "$build/python-demo.out" "$checkpoints" \
-  env TW_ALLOWED_DIRECTORIES="$checkpoints" PYTHONPATH="$build/python" \
+  env PYTHONPATH="$build/python" \
   "$tw" launch --cluster ps=1,worker=2 -- /usr/bin/python3 "$trainer" "${flags[@]}"
 plot_demo_curves "$tw" "$checkpoints" "$build/python-demo-curves.png"

@@ -8,11 +8,9 @@
 # default): the batch's loss and accuracy every 100 global steps and global_step/sec every
 # --log_every steps (`tensorboard --logdir /tmp/train_logs`).
 #
-#   TW_ALLOWED_DIRECTORIES=/tmp/train_logs \
-#       tw launch --cluster ps=1,worker=2 -- python3 examples/python/trainer.py
+#   tw launch --cluster ps=1,worker=2 -- python3 examples/python/trainer.py
 #
-# The ps tasks write their variables' checkpoint shards, so they must be allowed the
-# checkpoint directory (TW_ALLOWED_DIRECTORIES; docs/security.md).
+# The chief's process writes the checkpoints: no task needs the directory allowed.
 import argparse
 import json
 import os

@@ -38,6 +38,7 @@ def python_env():
     env = dict(os.environ)
     env["PYTHONPATH"] = str(BUILD / "python")
     env.pop("TF_CONFIG", None)
+    env.pop("TW_ALLOWED_DIRECTORIES", None)  # programs need none (the chief writes checkpoints)
     return env
 
 

@@ -26,8 +26,7 @@ def test_supervisor_replica_trainer(tw_tool, tmp_path, fashion_mnist, cluster, f
     args = [str(PROGRAMS / "replica_supervisor.py"), "--train_dir=%s" % tmp_path,
             "--train_steps=200"] + flags
     num_ps = int(cluster.split(",")[0].split("=")[1])
-    # No allowed directories: the chief's process writes the checkpoints.
-    env = {k: v for k, v in python_env().items() if k != "TW_ALLOWED_DIRECTORIES"}
+    env = python_env()  # no allowed directories: the chief's process writes the checkpoints
     out = subprocess.run([tw_tool, "launch", "--cluster", cluster, "--",
                           sys.executable] + args, env=env, capture_output=True, text=True,
                          timeout=180)

@@ -465,7 +465,7 @@ def test_mnist_ps_writes_loss_accuracy_and_step_rate(tmp_path, fashion_mnist):
 def test_python_trainer_writes_loss_accuracy_and_step_rate(tw_tool, tmp_path, fashion_mnist):
     """The seeds' Python trainer under tw launch (1 ps, 1 worker): only the chief writes."""
     ckpt = tmp_path / "ckpt"
-    env = dict(python_env(), TW_ALLOWED_DIRECTORIES=str(ckpt))
+    env = python_env()  # no allowed directories: the chief writes the checkpoints
     out = subprocess.run(
         [tw_tool, "launch", "--cluster", "ps=1,worker=1", "--", sys.executable,
          str(ROOT / "examples" / "python" / "trainer.py"), "--checkpoint_dir=%s" % ckpt,

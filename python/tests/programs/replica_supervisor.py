@@ -29,7 +29,7 @@ flags.DEFINE_integer("replicas_to_aggregate", None, "Number of replicas to aggre
                      "parameter update is applied (For sync_replicas mode only; default: "
                      "num_workers)")
 flags.DEFINE_string("train_dir", None, "Directory for checkpoints (default: a new temporary "
-                    "directory); the tasks must be allowed to write it (TW_ALLOWED_DIRECTORIES)")
+                    "directory), written by the chief")
 FLAGS = flags.FLAGS
 
 IMAGE_PIXELS = 28
