@@ -4,10 +4,10 @@
 #include <set>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "src/framework/attr_value.h"
 #include "src/framework/op_def.h"
+#include "src/graph/graph.h"
 #include "src/graph/shape_inference.h"
 #include "tensorweave/device_name.h"
 
@@ -299,15 +299,10 @@ StatusOr<std::vector<StaticShape>> Scope::InferShapes(const OpDef& op_def,
         index != b.node_index.end() ? &b.graph.node(index->second) : kUnknownNode;
     input_nodes.push_back(producer);
     StaticShape measured;
-    if (producer->op() == "Shape" && producer->input_size() > 0 &&
-        !producer->input(0).starts_with("^")) {
-      const std::string& in = producer->input(0);
-      const size_t colon = in.rfind(':');
-      int in_index = 0;
-      if (colon == std::string::npos || !absl::SimpleAtoi(in.substr(colon + 1), &in_index)) {
-        measured = static_shape(in, 0);
-      } else {
-        measured = static_shape(in.substr(0, colon), in_index);
+    if (producer->op() == "Shape" && producer->input_size() > 0) {
+      auto measured_input = TensorId::Parse(producer->input(0));
+      if (measured_input.ok() && measured_input->index >= 0) {
+        measured = static_shape(measured_input->node, measured_input->index);
       }
     }
     shapes_of_shape_inputs.push_back(std::move(measured));
