@@ -150,11 +150,8 @@ class Supervisor:
         step, now = int(sess.run(self._global_step)), time.time()
         if last[0] is not None and now > last[1]:
             rate = (step - last[0]) / (now - last[1])
-            tag = "%s/sec" % self._global_step.op.name
-            self._summary_writer.add_summary(
-                summary_lib.Summary(value=[summary_lib.Summary.Value(tag=tag,
-                                                                     simple_value=rate)]),
-                step)
+            # The writer's one-value summary, as StepCounterHook writes its rate.
+            self._summary_writer._add_scalar("%s/sec" % self._global_step.op.name, rate, step)
         last[0], last[1] = step, now
 
     def summary_computed(self, sess, summary, global_step=None):
