@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "testing/cli_expectations.h"
 #include "testing/subprocess.h"
-#include "tools/yaml_test_util.h"
+#include "tools/k8s/yaml_test_util.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tw {

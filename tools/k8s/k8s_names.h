@@ -1,6 +1,6 @@
 // Kubernetes' rules for names and quantities, as the TFJob manifest builder checks them.
-#ifndef TENSORWEAVE_TOOLS_K8S_NAMES_H_
-#define TENSORWEAVE_TOOLS_K8S_NAMES_H_
+#ifndef TENSORWEAVE_TOOLS_K8S_K8S_NAMES_H_
+#define TENSORWEAVE_TOOLS_K8S_K8S_NAMES_H_
 
 #include <cstddef>
 #include <set>
@@ -67,4 +67,4 @@ inline bool IsQuantity(std::string_view s) {
 
 }  // namespace tw::tools::k8s
 
-#endif  // TENSORWEAVE_TOOLS_K8S_NAMES_H_
+#endif  // TENSORWEAVE_TOOLS_K8S_K8S_NAMES_H_

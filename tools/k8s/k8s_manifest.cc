@@ -1,4 +1,4 @@
-#include "tools/k8s_manifest.h"
+#include "tools/k8s/k8s_manifest.h"
 
 #include <array>
 #include <map>
@@ -6,8 +6,8 @@
 
 #include "nlohmann/json.hpp"
 #include "src/base/strings.h"
-#include "tools/k8s_names.h"
-#include "tools/k8s_pod.h"
+#include "tools/k8s/k8s_names.h"
+#include "tools/k8s/k8s_pod.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tw::tools {

@@ -1,4 +1,4 @@
-#include "tools/k8s_pod.h"
+#include "tools/k8s/k8s_pod.h"
 
 #include <string>
 #include <tuple>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "src/base/strings.h"
-#include "tools/k8s_names.h"
+#include "tools/k8s/k8s_names.h"
 
 namespace tw::tools::k8s {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "src/cluster/job_counts.h"
 #include "tools/commands.h"
-#include "tools/k8s_manifest.h"
+#include "tools/k8s/k8s_manifest.h"
 
 namespace tw::tools {
 namespace {

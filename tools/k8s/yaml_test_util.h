@@ -1,7 +1,7 @@
 // Test helper for the manifests `tw k8s` prints: a YAML map's keys and a sequence's strings,
 // in document order.
-#ifndef TENSORWEAVE_TOOLS_YAML_TEST_UTIL_H_
-#define TENSORWEAVE_TOOLS_YAML_TEST_UTIL_H_
+#ifndef TENSORWEAVE_TOOLS_K8S_YAML_TEST_UTIL_H_
+#define TENSORWEAVE_TOOLS_K8S_YAML_TEST_UTIL_H_
 
 #include <string>
 #include <vector>
@@ -24,4 +24,4 @@ inline std::vector<std::string> Strings(const YAML::Node& seq) {
 
 }  // namespace tw::tools
 
-#endif  // TENSORWEAVE_TOOLS_YAML_TEST_UTIL_H_
+#endif  // TENSORWEAVE_TOOLS_K8S_YAML_TEST_UTIL_H_

@@ -1,12 +1,12 @@
 // The pod-level parts of the TFJob manifest (k8s_manifest.cc): security context, volumes and
 // their mounts, resource requests and limits. Internal to the manifest builder.
-#ifndef TENSORWEAVE_TOOLS_K8S_POD_H_
-#define TENSORWEAVE_TOOLS_K8S_POD_H_
+#ifndef TENSORWEAVE_TOOLS_K8S_K8S_POD_H_
+#define TENSORWEAVE_TOOLS_K8S_K8S_POD_H_
 
 #include <yaml-cpp/yaml.h>
 
 #include "tensorweave/status.h"
-#include "tools/k8s_manifest.h"
+#include "tools/k8s/k8s_manifest.h"
 
 namespace tw::tools::k8s {
 
@@ -29,4 +29,4 @@ std::string CheckpointClaim(const TfJobSpec& spec);
 
 }  // namespace tw::tools::k8s
 
-#endif  // TENSORWEAVE_TOOLS_K8S_POD_H_
+#endif  // TENSORWEAVE_TOOLS_K8S_K8S_POD_H_

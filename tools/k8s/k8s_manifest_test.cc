@@ -1,8 +1,8 @@
-#include "tools/k8s_manifest.h"
+#include "tools/k8s/k8s_manifest.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/yaml_test_util.h"
+#include "tools/k8s/yaml_test_util.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tw::tools {

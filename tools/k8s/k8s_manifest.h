@@ -1,8 +1,8 @@
 // Kubernetes manifests for tensorweave clusters: a Kubeflow `kubeflow.org/v1` TFJob whose
 // operator creates one pod and one headless Service per task and hands each pod its
 // TF_CONFIG, so the program that runs locally runs unchanged. Used by `tw k8s tfjob`.
-#ifndef TENSORWEAVE_TOOLS_K8S_MANIFEST_H_
-#define TENSORWEAVE_TOOLS_K8S_MANIFEST_H_
+#ifndef TENSORWEAVE_TOOLS_K8S_K8S_MANIFEST_H_
+#define TENSORWEAVE_TOOLS_K8S_K8S_MANIFEST_H_
 
 #include <optional>
 #include <string>
@@ -86,4 +86,4 @@ StatusOr<std::string> TfJobManifest(const TfJobSpec& spec);
 
 }  // namespace tw::tools
 
-#endif  // TENSORWEAVE_TOOLS_K8S_MANIFEST_H_
+#endif  // TENSORWEAVE_TOOLS_K8S_K8S_MANIFEST_H_
