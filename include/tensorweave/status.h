@@ -106,11 +106,14 @@ using absl::IsUnavailable;
 #define TW_INTERNAL_CONCAT_IMPL(a, b) a##b
 #define TW_INTERNAL_CONCAT(a, b) TW_INTERNAL_CONCAT_IMPL(a, b)
 
-// Returns from the enclosing function when `expr` (a Status) is not OK.
-#define TW_RETURN_IF_ERROR(expr)             \
-  do {                                       \
-    ::tw::Status tw_status_ = (expr);        \
-    if (!tw_status_.ok()) return tw_status_; \
+// Returns from the enclosing function when `expr` (a Status) is not OK. The local's name
+// is unique per use, so a use inside a lambda inside another use does not shadow it.
+#define TW_RETURN_IF_ERROR(expr) \
+  TW_INTERNAL_RETURN_IF_ERROR(TW_INTERNAL_CONCAT(tw_status_, __COUNTER__), expr)
+#define TW_INTERNAL_RETURN_IF_ERROR(status, expr) \
+  do {                                            \
+    ::tw::Status status = (expr);                 \
+    if (!status.ok()) return status;              \
   } while (false)
 
 // TW_ASSIGN_OR_RETURN(auto x, MakeX()); or TW_ASSIGN_OR_RETURN(x, MakeX());
