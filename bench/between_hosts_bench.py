@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""The TCP path between simulated hosts (scripts/simulated_hosts.py): ps tasks (`tw server`)
+"""The TCP path between simulated hosts (tw_testing.simulated_hosts): ps tasks (`tw server`)
 on hosts 1..N with an iperf3 server on host 1, bench/tcp_path_bench on host 0 as the worker
 task, over a bridge whose links are shaped with tc tbf (default 10gbit).
 
-    sudo bench/between_hosts_bench.py [--build build] [--link-rate 10gbit] [--ps-tasks N]
-                                      [--ps-link-rate RATE] [-- BENCH ARGS]
+    sudo PYTHONPATH=testing/python bench/between_hosts_bench.py [--build build]
+        [--link-rate 10gbit] [--ps-tasks N] [--ps-link-rate RATE] [-- BENCH ARGS]
 
 Prints tcp_path_bench's tables: push/pull against iperf3 between the same namespaces, in
 turns; with --ps-tasks 2 or more, also a variable partitioned over the ps tasks against the
@@ -24,8 +24,10 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import simulated_hosts  # noqa: E402
+try:
+    from tw_testing import simulated_hosts
+except ImportError:
+    sys.exit("between_hosts_bench: needs testing/python on PYTHONPATH (tw_testing)")
 
 PS_PORT, WORKER_PORT, IPERF3_PORT = 2222, 2223, 5201
 

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """Parameter-server training between hosts: examples/mnist_ps (1 ps + 2 workers) with
-every task on its own simulated host (scripts/simulated_hosts.py, links shaped with tc tbf,
+every task on its own simulated host (tw_testing.simulated_hosts, links shaped with tc tbf,
 default 10gbit) against the same cluster on loopback TCP (127.0.0.1, shared memory off), in
 turns, in one run.
 
-    sudo bench/between_hosts_training.py [--build build] [--rounds 3] [--link-rate 10gbit]
-                                         [-- MNIST_PS FLAGS]
+    sudo PYTHONPATH=testing/python bench/between_hosts_training.py [--build build]
+        [--rounds 3] [--link-rate 10gbit] [-- MNIST_PS FLAGS]
 
 Each run trains --max_steps global steps (default 3000, batch 100) and the chief reports
 its examples/s over the training alone (its evaluations excluded). Prints, per round, both
@@ -26,8 +26,10 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import simulated_hosts  # noqa: E402
+try:
+    from tw_testing import simulated_hosts
+except ImportError:
+    sys.exit("between_hosts_training: needs testing/python on PYTHONPATH (tw_testing)")
 
 PORT = 2222
 THROUGHPUT = re.compile(r"trained \d+ global steps in [\d.]+ s: (\d+) examples/s")

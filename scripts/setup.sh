@@ -44,16 +44,16 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   openssl  # tests/integration/tls_test.cc makes its throwaway certificates with it
-  python3-pytest  # python/tests; python3 also runs scripts/check_layers.py (make format-check)
+  python3-pytest  # python/tests and tests/system; python3 also runs scripts/check_layers.py (make format-check)
   python3-setuptools python3-wheel python3-pip python3-venv  # pip install . (python/tests/test_pip_install.py)
-  python3-yaml python3-ruamel.yaml  # python/tests/test_k8s_yaml.py: manifests read as YAML 1.1 and 1.2
+  python3-yaml python3-ruamel.yaml  # tests/system/test_k8s_yaml.py: manifests read as YAML 1.1 and 1.2
   linux-doc-6.1  # the word-count corpus: examples, tests, make wordcount-demo, bench (24 MB of .rst.txt)
   dataset-fashion-mnist  # /usr/share/datasets/fashion-mnist: the examples' reader, its tests, training
-  iproute2  # scripts/simulated_hosts.py: network namespaces, veth pairs, tc (the tests' simulated hosts)
+  iproute2  # testing/python/tw_testing/simulated_hosts.py: network namespaces, veth pairs, tc (the tests' simulated hosts)
   iperf3  # bench/tcp_path_bench, bench/between_hosts_bench.py: the TCP path's ceiling
-  iptables  # python/tests/test_simulated_hosts.py: a simulated host that opens only its task port
-  prometheus  # python/tests/test_prometheus.py: a real Prometheus scrapes a tw launch cluster
-  tmux  # python/tests/test_top.py: tw top in a real terminal
+  iptables  # tests/system/test_simulated_hosts.py: a simulated host that opens only its task port
+  prometheus  # tests/system/test_prometheus.py: a real Prometheus scrapes a tw launch cluster
+  tmux  # tests/system/test_top.py: tw top in a real terminal
   python3-matplotlib  # tw plot draws the training curves (make demo ends with one)
 )
 if [ "$build_only" = 1 ]; then

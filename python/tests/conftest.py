@@ -1,14 +1,10 @@
 """Shared fixtures: a fresh default graph per test, and the build's tools."""
 
-import contextlib
 import os
 import pathlib
-import re
-import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -59,32 +55,6 @@ def free_address():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return "127.0.0.1:%d" % s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def launched_training(tw_tool):
-    """mnist_ps (1 ps + 2 workers) under tw launch, training long enough to watch; yields
-    {"ps:0": "127.0.0.1:PORT", ...}, the tasks' metrics endpoints tw launch printed, and
-    stops the cluster afterwards. Skips the test without Fashion-MNIST."""
-    if not pathlib.Path("/usr/share/datasets/fashion-mnist").is_dir():
-        pytest.skip("Fashion-MNIST is missing (scripts/setup.sh installs dataset-fashion-mnist)")
-    launch = subprocess.Popen(
-        [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--color", "never", "--",
-         str(BUILD / "examples" / "mnist_ps"), "--max_steps=10000000", "--log_every=1000000"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env={k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TW_METRICS_PORT")})
-    try:
-        endpoints = {}
-        deadline = time.monotonic() + 30
-        while not endpoints and time.monotonic() < deadline:
-            line = launch.stderr.readline()
-            if line.startswith("tw launch: metrics: "):
-                endpoints = dict(re.findall(r"(\w+:\d+) http://([\d.:]+)/metrics", line))
-        assert set(endpoints) == {"ps:0", "worker:0", "worker:1"}, endpoints
-        yield endpoints
-    finally:
-        launch.send_signal(signal.SIGTERM)
-        launch.wait(timeout=60)
 
 
 def in_process_cluster(num_ps):

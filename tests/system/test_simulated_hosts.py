@@ -1,4 +1,4 @@
-"""Clusters whose tasks are on separate simulated hosts (scripts/simulated_hosts.py): each
+"""Clusters whose tasks are on separate simulated hosts (tw_testing.simulated_hosts): each
 task in a network namespace and a PID namespace of its own, so that only TCP between
 addresses of those namespaces connects them. Skipped, saying why, where namespaces cannot be
 made (they need root; CI runs as root)."""
@@ -14,11 +14,9 @@ import time
 
 import pytest
 
-from conftest import BUILD, ROOT
+from conftest import BUILD
+from tw_testing import simulated_hosts
 from wordcount_corpus import make_corpus
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import simulated_hosts  # noqa: E402
 
 WORDCOUNT = BUILD / "examples" / "wordcount"
 PORT = 2222

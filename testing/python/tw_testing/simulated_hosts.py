@@ -4,17 +4,18 @@ the others through a bridge, with an address that exists only inside these names
 programs run in it in a PID namespace of their own, so that tensorweave's shared-memory path
 sees another host (its host identity includes the PID namespace) and only TCP connects them.
 
-    simulated_hosts.py up --hosts N [--prefix P] [--link-rate RATE]
-    simulated_hosts.py run --prefix P HOST -- COMMAND...
-    simulated_hosts.py down [--prefix P]
+    testing/python/tw_testing/simulated_hosts.py up --hosts N [--prefix P] [--link-rate RATE]
+    testing/python/tw_testing/simulated_hosts.py run --prefix P HOST -- COMMAND...
+    testing/python/tw_testing/simulated_hosts.py down [--prefix P]
 
 Host i (0-based) is the namespace P-hI with the address 10.77.0.(i+1)/24 on its eth0;
 the bridge lives in the namespace P-br. --link-rate (tc's rates: 10gbit, 500mbit) shapes
 each host's outgoing traffic with a token bucket (tc tbf), both ways of every link.
 `down` removes what `up` made with that prefix, and kills the processes still in it.
 
-Tests and benchmarks use the SimulatedHosts class, a context manager that removes
-everything it made, also when the code inside it fails or is interrupted. Needs root (or
+Tests and benchmarks import it (`from tw_testing import simulated_hosts`, with testing/python
+on PYTHONPATH) and use the SimulatedHosts class, a context manager that removes everything it
+made, also when the code inside it fails or is interrupted. Needs root (or
 CAP_NET_ADMIN and CAP_SYS_ADMIN) and iproute2; available() says why not, when it cannot.
 """
 
