@@ -21,4 +21,15 @@ import tensorweave.compat.v1 as tf
 server = tf.train.Server.create_local_server()
 assert tf.Session(server.target).run(tf.constant("installed")) == b"installed"
 ' 2>/dev/null
-echo "install-check: ok (find_package(tensorweave), tensorweave::tensorweave, bin/tw and the Python package work from $(basename "$scratch")/prefix)"
+# `tw plot` finds its drawing script in the prefix (libexec/tensorweave/plot_curves.py) and
+# draws events the installed package wrote.
+PYTHONPATH="$scratch/prefix/lib/python3/dist-packages" /usr/bin/python3 -c '
+import sys
+import tensorweave.compat.v1 as tf
+with tf.summary.FileWriter(sys.argv[1]) as writer:
+    for step in range(3):
+        writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag="loss", simple_value=1.0 / (1 + step))]), step)
+' "$scratch/run" 2>/dev/null
+"$scratch/prefix/bin/tw" plot "$scratch/run" --out "$scratch/curves.png" > /dev/null
+test -s "$scratch/curves.png"
+echo "install-check: ok (find_package(tensorweave), tensorweave::tensorweave, bin/tw (with tw plot) and the Python package work from $(basename "$scratch")/prefix)"

@@ -2,7 +2,7 @@
 // (loss, accuracy, steps per second: whatever scalars their event files hold), one panel
 // per tag and one line per run, drawn by Debian's matplotlib into a PNG for a person to
 // look at. The event files are read here (src/summary/event_file_reader.h); Python only
-// draws.
+// draws (tools/plot_curves.py).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,33 +24,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The drawing: argv[1] the curves as JSON {tag: {run: [[step, value], ...]}}, argv[2] the
-// PNG to write. Agg, so no display is needed.
-constexpr char kDrawScript[] = R"PY(
-import json, math, sys
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-curves = json.load(open(sys.argv[1]))
-tags = sorted(curves)
-columns = min(3, len(tags))
-rows = math.ceil(len(tags) / columns)
-fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 3.8 * rows), squeeze=False)
-for ax in axes.flat[len(tags):]:
-    ax.axis("off")
-for ax, tag in zip(axes.flat, tags):
-    for run, points in sorted(curves[tag].items()):
-        # Sparse series (an evaluation every few thousand steps) show their points.
-        ax.plot([p[0] for p in points], [p[1] for p in points], label=run, linewidth=1.2,
-                marker="o" if len(points) < 20 else None, markersize=3)
-    ax.set_title(tag)
-    ax.set_xlabel("step")
-    ax.grid(True, alpha=0.3)
-    if len(curves[tag]) > 1:
-        ax.legend(fontsize="small")
-fig.tight_layout()
-fig.savefig(sys.argv[2], dpi=100)
-)PY";
+// The drawing script (tools/plot_curves.py), at TW_PLOT_SCRIPT relative to the directory of
+// the running `tw`: tools/CMakeLists.txt places it so in the build tree and in an
+// installed prefix, so either finds its own copy.
+StatusOr<std::string> DrawScript() {
+  std::error_code ec;
+  const fs::path tw = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return errors::Internal("cannot find the tw executable: ", ec.message());
+  const fs::path script = (tw.parent_path() / TW_PLOT_SCRIPT).lexically_normal();
+  if (!fs::is_regular_file(script, ec)) {
+    return errors::NotFound("the drawing script is missing: ", script.string());
+  }
+  return script.string();
+}
 
 // A run's scalar points by tag. A SessionLog START at step s drops the points read
 // before it from step s on, as TensorBoard does: a run restarted from a checkpoint repeats
@@ -142,6 +128,11 @@ int Plot(const std::vector<std::string>& logdirs, std::string out) {
     return 1;
   }
   if (out.empty()) out = (fs::path(logdirs[0]) / "curves.png").string();
+  auto script = DrawScript();
+  if (!script.ok()) {
+    std::cerr << "tw plot: " << script.status().message() << "\n";
+    return 1;
+  }
   char json_path[] = "/tmp/tw_plot_XXXXXX";
   const int fd = mkstemp(json_path);
   if (fd < 0) {
@@ -152,7 +143,7 @@ int Plot(const std::vector<std::string>& logdirs, std::string out) {
   std::ofstream(json_path) << curves.dump();
   // No shell between: the paths reach Python as they are.
   const std::string command = "/usr/bin/python3";
-  std::vector<std::string> argv = {command, "-c", kDrawScript, json_path, out};
+  std::vector<std::string> argv = {command, *script, json_path, out};
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
