@@ -69,10 +69,12 @@ image-check:
 format:
 	@clang-format -i $(SOURCES)
 
-# Formatting, and the layer order of includes (scripts/check_layers.py).
+# Formatting, the layer order of includes (scripts/check_layers.py), and that every
+# repository path the docs name exists (scripts/check_doc_paths.py).
 format-check:
 	@clang-format --dry-run --Werror $(SOURCES) && echo "format-check: ok"
 	@python3 scripts/check_layers.py
+	@python3 scripts/check_doc_paths.py
 
 clean:
 	@rm -rf $(BUILD) $(SAN_BUILD) $(BUILD).configure.log $(SAN_BUILD).configure.log
