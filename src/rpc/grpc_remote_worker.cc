@@ -3,15 +3,14 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/generic/generic_stub.h"
-#include "src/base/logging.h"
-#include "src/rpc/chunk_socket.h"
+#include "src/rpc/chunk_transfer.h"
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/shared_memory.h"
-#include "src/rpc/tensor_chunks.h"
 #include "src/rpc/tensor_wire.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 
@@ -26,27 +25,19 @@ class GrpcRemoteWorker final : public WorkerInterface {
                    std::string host)
       : stub_(proto::WorkerService::NewStub(channel)),
         raw_(std::move(channel)),
-        host_(std::move(host)) {
-    for (const auto& c : chunk_channels)
-      chunk_stubs_.push_back(std::make_unique<grpc::GenericStub>(c));
-  }
+        chunks_(std::move(host), chunk_channels,
+                [this](const char* method, grpc::ByteBuffer request, ChunkTransfer::Decode decode,
+                       CancellationManager* cm, StatusCallback done, grpc::GenericStub* stub) {
+                  RawCall(method, std::move(request), std::move(decode), cm, std::move(done), stub);
+                }) {}
 
   // Calls still in flight complete into this object (their callbacks read its stub and
   // state, and may start the next call of a chunked transfer): cancel them and wait until
   // every one has completed. Cancelled calls complete promptly.
   ~GrpcRemoteWorker() override {
-    // Chunks on chunk sockets first: their completions may start gRPC calls (RunGraph after
-    // its chunks), which the cancellations below then end.
-    std::vector<std::shared_ptr<ChunkSocketClient>> sockets;
-    {
-      absl::MutexLock lock(&socket_mu_);
-      sockets_closed_ = true;
-      sockets.swap(retired_);
-      if (socket_ != nullptr) sockets.push_back(std::move(socket_));
-    }
-    // Joins their threads: every chunk's callback has run. (A chunk transfer that holds one
-    // too finds it closed.)
-    for (const auto& socket : sockets) socket->Close();
+    // Chunks on chunk sockets first: their completions may start gRPC calls (a chunk's
+    // fallback, RunGraph after its chunks), which the cancellations below then end.
+    chunks_.Close();
     std::vector<std::shared_ptr<grpc::ClientContext>> in_flight;
     {
       absl::MutexLock lock(&calls_mu_);
@@ -80,7 +71,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
         nullptr,
         [this, resp, done = std::move(done)](const Status& s) {
           // The first step's large feeds go before its first RunGraph reply.
-          if (s.ok()) LearnChunkPort(static_cast<int>(resp->chunk_port() & 0xffff));
+          if (s.ok()) chunks_.LearnPort(static_cast<int>(resp->chunk_port() & 0xffff));
           done(s);
         });
   }
@@ -116,7 +107,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
             Status s = DecodeRunGraphResult(reply, resp, chunked.get(), &peer_host, &peer_key,
                                             &chunk_port);
             LearnPeer(peer_host, peer_key);
-            if (s.ok()) LearnChunkPort(chunk_port);
+            if (s.ok()) chunks_.LearnPort(chunk_port);
             return s;
           },
           cm,
@@ -125,7 +116,7 @@ class GrpcRemoteWorker final : public WorkerInterface {
               done(s);
               return;
             }
-            RecvChunks(req->proto.step_id(), *chunked, resp, cm, done);
+            chunks_.Pull(req->proto.step_id(), *chunked, resp, cm, done);
           });
     };
     if (chunked_feeds.empty()) {
@@ -134,14 +125,14 @@ class GrpcRemoteWorker final : public WorkerInterface {
     }
     std::vector<const NamedTensor*> large;
     for (size_t i : chunked_feeds) large.push_back(&req->send[i]);
-    PutChunks(req->proto.step_id(), large, cm,
-              [run = std::move(run), done](const Status& s) mutable {
-                if (s.ok()) {
-                  run();
-                } else {
-                  done(s);
-                }
-              });
+    chunks_.Push(req->proto.step_id(), large, cm,
+                 [run = std::move(run), done](const Status& s) mutable {
+                   if (s.ok()) {
+                     run();
+                   } else {
+                     done(s);
+                   }
+                 });
   }
   // Pushed tensors go in shared memory when the server is on this host (learned from its
   // earlier replies).
@@ -275,183 +266,10 @@ class GrpcRemoteWorker final : public WorkerInterface {
           // and where its chunk socket is.
           if (!s.ok()) {
             LearnPeer("", {});
-            if (IsUnavailable(s) || absl::IsAborted(s)) ForgetChunkPort();
+            if (IsUnavailable(s) || absl::IsAborted(s)) chunks_.ForgetPort();
           }
           done(s.ok() ? decode(buffers->reply) : s);
         });
-  }
-
-  // Calls `done` once, with the first error, after `count` calls of Done.
-  class Join {
-   public:
-    Join(size_t count, StatusCallback done) : pending_(count), done_(std::move(done)) {}
-    void Done(const Status& s) {
-      StatusCallback finish;
-      Status result;
-      {
-        absl::MutexLock lock(&mu_);
-        if (!s.ok() && first_.ok()) first_ = s;
-        if (--pending_ > 0) return;
-        finish = std::move(done_);
-        result = first_;
-      }
-      finish(result);
-    }
-
-   private:
-    absl::Mutex mu_;
-    size_t pending_ ABSL_GUARDED_BY(mu_);
-    Status first_ ABSL_GUARDED_BY(mu_);
-    StatusCallback done_ ABSL_GUARDED_BY(mu_);
-  };
-
-  void PutChunks(int64_t step, const std::vector<const NamedTensor*>& tensors,
-                 CancellationManager* cm, StatusCallback done) {
-    size_t count = 0;
-    for (const NamedTensor* t : tensors) count += ChunksOf(t->tensor.TotalBytes()).size();
-    auto join = std::make_shared<Join>(count, std::move(done));
-    std::shared_ptr<ChunkSocketClient> socket = ChunkSocket();
-    for (const NamedTensor* t : tensors) {
-      proto::TensorChunk chunk;
-      chunk.set_step_id(step);
-      chunk.set_key(t->name);
-      TensorMetaToProto(t->tensor, chunk.mutable_meta());
-      for (const auto& [offset, length] : ChunksOf(t->tensor.TotalBytes())) {
-        chunk.set_offset(offset);
-        chunk.set_length(length);
-        auto in_call = [this, chunk, tensor = t->tensor, cm, join] {
-          RawCall(
-              "/tw.proto.WorkerService/PutChunk",
-              EncodeBytesMessage(chunk, tensor, chunk.offset(), chunk.length()),
-              [](const grpc::ByteBuffer&) { return OkStatus(); }, cm,
-              [join](const Status& s) { join->Done(s); }, NextChunkStub());
-        };
-        if (socket == nullptr) {
-          in_call();
-          continue;
-        }
-        socket->Put(
-            chunk, t->tensor, cm,
-            [this, port = socket->port(), in_call, join](const Status& s, bool unreachable) {
-              if (!unreachable) return join->Done(s);
-              ChunkSocketUnreachable(port, s);
-              in_call();
-            });
-      }
-    }
-  }
-
-  void RecvChunks(int64_t step, const std::vector<ChunkedTensor>& chunked, RunGraphResult* resp,
-                  CancellationManager* cm, StatusCallback done) {
-    for (const ChunkedTensor& c : chunked) {
-      auto tensor = AllocateFromMetaProto(c.meta);
-      if (!tensor.ok()) {
-        done(tensor.status());
-        return;
-      }
-      resp->recv[c.index].tensor = *std::move(tensor);
-    }
-    size_t count = 0;
-    for (const ChunkedTensor& c : chunked) {
-      count += ChunksOf(resp->recv[c.index].tensor.TotalBytes()).size();
-    }
-    auto join = std::make_shared<Join>(count, std::move(done));
-    std::shared_ptr<ChunkSocketClient> socket = ChunkSocket();
-    for (const ChunkedTensor& c : chunked) {
-      NamedTensor& target = resp->recv[c.index];
-      for (const auto& [offset, length] : ChunksOf(target.tensor.TotalBytes())) {
-        proto::TensorChunk chunk;
-        chunk.set_step_id(step);
-        chunk.set_key(target.name);
-        chunk.set_offset(offset);
-        chunk.set_length(length);
-        // Each chunk lands straight in its range of the fetched tensor: from the socket,
-        // or copied from the reply.
-        char* dst = static_cast<char*>(target.tensor.raw_data()) + offset;
-        auto in_call = [this, chunk, dst, cm, join] {
-          RawCall(
-              "/tw.proto.WorkerService/RecvChunk", EncodeProto(chunk),
-              [dst, length = chunk.length()](const grpc::ByteBuffer& reply) {
-                proto::TensorChunkAck ack;
-                TensorMessageReader reader;
-                TW_RETURN_IF_ERROR(reader.Open(reply, &ack));
-                TW_RETURN_IF_ERROR(reader.ReadBytes(dst, length));
-                return reader.Finish();
-              },
-              cm, [join](const Status& s) { join->Done(s); }, NextChunkStub());
-        };
-        if (socket == nullptr) {
-          in_call();
-          continue;
-        }
-        socket->Fetch(
-            chunk, dst, cm,
-            [this, port = socket->port(), in_call, join](const Status& s, bool unreachable) {
-              if (!unreachable) return join->Done(s);
-              ChunkSocketUnreachable(port, s);
-              in_call();
-            });
-      }
-    }
-  }
-
-  // The server's chunk socket, as its last RegisterGraph or RunGraph reply named it; null when it
-  // named none (TLS, turned off), a call to it failed since, or the socket cannot be reached for
-  // now (ChunkSocketClient::Usable): chunks then travel in gRPC calls.
-  std::shared_ptr<ChunkSocketClient> ChunkSocket() {
-    absl::MutexLock lock(&socket_mu_);
-    if (socket_ == nullptr || socket_->port() != socket_port_ || !socket_->Usable()) {
-      return nullptr;
-    }
-    return socket_;
-  }
-  // From a RegisterGraph or RunGraph reply. A new port (the server restarted) gets new connections;
-  // the old client closes, and is kept (its threads joined) until this object goes. Without a host
-  // (a TLS cluster) a port is never used: chunks must not leave TLS.
-  void LearnChunkPort(int port) {
-    std::shared_ptr<ChunkSocketClient> old;
-    std::vector<std::shared_ptr<ChunkSocketClient>> closed;
-    {
-      absl::MutexLock lock(&socket_mu_);
-      socket_port_ = port;
-      if (port == 0 || host_.empty() || sockets_closed_) return;
-      if (socket_ != nullptr && socket_->port() == port) return;
-      closed.swap(retired_);  // retired at an earlier change: their threads have ended
-      old = std::move(socket_);
-      if (old != nullptr) retired_.push_back(old);
-      socket_ = std::make_shared<ChunkSocketClient>(host_, port, kChunkConnections);
-    }
-    // Outside the lock: these run chunks' callbacks. Chunks still queued for the old port go
-    // in gRPC calls instead (a reply naming another port may be a late one).
-    if (old != nullptr) old->BeginClose(/*queued_unreachable=*/true);
-    for (const auto& socket : closed) socket->Close();
-  }
-  // A call failed: the server may be gone or restarted elsewhere. Its next RegisterGraph or
-  // RunGraph reply names its chunk socket again.
-  void ForgetChunkPort() {
-    absl::MutexLock lock(&socket_mu_);
-    socket_port_ = 0;
-  }
-  // A chunk that could not reach the chunk socket went in a gRPC call: say so once per
-  // port (a firewall that lets only the gRPC port through, say).
-  void ChunkSocketUnreachable(int port, const Status& why) {
-    {
-      absl::MutexLock lock(&socket_mu_);
-      if (logged_port_ == port) return;
-      logged_port_ = port;
-    }
-    Log().warn("{}; large tensors to and from {} travel in gRPC calls", std::string(why.message()),
-               host_);
-  }
-
-  // The connection for the next chunk: they take turns, so that several connections carry
-  // a transfer and the receiver reads and copies on as many threads (one connection's
-  // reading and parsing is serial in gRPC).
-  grpc::GenericStub* NextChunkStub() {
-    if (chunk_stubs_.empty()) return &raw_;
-    return chunk_stubs_[next_chunk_stub_.fetch_add(1, std::memory_order_relaxed) %
-                        chunk_stubs_.size()]
-        .get();
   }
 
   // The server's shared-memory key, "" when it is not on this host (as far as its last
@@ -471,15 +289,9 @@ class GrpcRemoteWorker final : public WorkerInterface {
 
   std::unique_ptr<proto::WorkerService::Stub> stub_;
   grpc::GenericStub raw_;
-  const std::string host_;  // the server's, where its chunk socket is too; "" with TLS
-  absl::Mutex socket_mu_;
-  std::shared_ptr<ChunkSocketClient> socket_ ABSL_GUARDED_BY(socket_mu_);
-  std::vector<std::shared_ptr<ChunkSocketClient>> retired_ ABSL_GUARDED_BY(socket_mu_);
-  int socket_port_ ABSL_GUARDED_BY(socket_mu_) = 0;  // as the last reply named it
-  int logged_port_ ABSL_GUARDED_BY(socket_mu_) = 0;
-  bool sockets_closed_ ABSL_GUARDED_BY(socket_mu_) = false;
-  std::vector<std::unique_ptr<grpc::GenericStub>> chunk_stubs_;
-  std::atomic<size_t> next_chunk_stub_{0};
+  // The chunks of large RunGraph tensors; the gRPC calls it falls back to are this
+  // worker's (RawCall). Closed first by the destructor, freed after every call completed.
+  ChunkTransfer chunks_;
   absl::Mutex peer_mu_;
   std::string peer_key_ ABSL_GUARDED_BY(peer_mu_);
   // Whether the peer has answered any call (see Call).

@@ -29,7 +29,7 @@ namespace tw {
 constexpr size_t kChunkBytes = size_t{4} << 20;
 
 // Chunks travel on connections of their own, this many to each peer task, taking turns
-// (GrpcRemoteWorker): gRPC reads and parses one connection on one thread at a time, so a
+// (ChunkTransfer): gRPC reads and parses one connection on one thread at a time, so a
 // second connection lets the receiver read one chunk while it copies another. Opened at the
 // first chunked transfer. Two (one per core here) took 64 MB pulls over TCP from 0.55-0.6x
 // to 0.8-0.9x of iperf3's one stream, pushes from 0.5x to 0.65-0.7x; four did no better
