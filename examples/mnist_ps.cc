@@ -60,12 +60,16 @@ void Say(const std::string& line) {
   fwrite(text.data(), 1, text.size(), stdout);
   fflush(stdout);
 }
-int Fail(const std::string& what, const Status& s) {
-  const std::string text = "mnist_ps: " + what + ": " + std::string(s.message()) + "\n";
+// Prints `s` (which says what failed: While) and returns the exit code 1.
+int Fail(const Status& s) {
+  const std::string text = "mnist_ps: " + std::string(s.message()) + "\n";
   fwrite(text.data(), 1, text.size(), stderr);
   fflush(stderr);
   return 1;
 }
+// `s` with `what` before its message.
+Status While(const std::string& what, const Status& s) { return errors::Annotate(s, what + ": "); }
+int Fail(const std::string& what, const Status& s) { return Fail(While(what, s)); }
 
 constexpr char kDoneQueue[] = "mnist_ps_workers_done";
 
@@ -91,181 +95,225 @@ int RunPs(Server& server) {
   return 0;
 }
 
-int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
-  const ClusterSpec& cluster = config.cluster();
-  const std::string job = config.task_type();
-  const int index = config.task_index();
-  const bool is_chief = config.is_chief();
-  // Workers and the chief share the training set: the chief is shard 0 when it exists.
-  const bool has_chief_job = cluster.HasJob("chief");
-  const int num_workers = config.num_workers();
-  const int shard = (job == "worker" && has_chief_job) ? index + 1 : index;
+// What a training task is: its task, whether it is the chief, and its shard of the training
+// set (workers and the chief share it: the chief is shard 0 when the cluster has a chief job).
+struct Role {
+  std::string job;
+  int index = 0;
+  bool is_chief = false;
+  int num_workers = 0;  // training tasks, the chief included
+  int shard = 0;
+  std::string worker_device;
+};
 
+Role RoleOf(const RunConfig& config) {
+  Role role{.job = config.task_type(),
+            .index = config.task_index(),
+            .is_chief = config.is_chief(),
+            .num_workers = config.num_workers()};
+  const bool has_chief_job = config.cluster().HasJob("chief");
+  role.shard = (role.job == "worker" && has_chief_job) ? role.index + 1 : role.index;
+  role.worker_device = DeviceName{.job = role.job, .task = role.index}.ToString();
+  return role;
+}
+
+// This task's shard of the training set, reshuffled every epoch.
+StatusOr<BatchIterator> TrainingShard(const Flags& flags, const Role& role) {
   auto train = LoadFashionMnist(flags.data_dir, "train");
-  if (!train.ok()) return Fail("loading the training set", train.status());
+  if (!train.ok()) return While("loading the training set", train.status());
   auto data = std::make_shared<const ImageDataset>(std::move(*train));
-  auto batches = BatchIterator::Create(data, {.num_shards = num_workers,
-                                              .shard_index = shard,
-                                              .seed = static_cast<uint64_t>(flags.seed + shard)});
-  if (!batches.ok()) return Fail("sharding the training set", batches.status());
+  auto batches =
+      BatchIterator::Create(data, {.num_shards = role.num_workers,
+                                   .shard_index = role.shard,
+                                   .seed = static_cast<uint64_t>(flags.seed + role.shard)});
+  if (!batches.ok()) return While("sharding the training set", batches.status());
+  return batches;
+}
 
-  const std::string worker_device = DeviceName{.job = job, .task = index}.ToString();
-  auto setter = train::ReplicaDeviceSetter(cluster, {.worker_device = worker_device});
-  if (!setter.ok()) return Fail("device setter", setter.status());
+// One training task's graph: the model, its variables on the ps tasks (a replica device
+// setter), its train op (asynchronous, or synchronous replicas with --sync) and summaries,
+// the training session's hooks, and the queue on ps:0 where the workers report that they are
+// done. Built in place by BuildTraining: the session and the synchronous replicas keep the
+// address of `variables`.
+struct TrainingGraph {
   Scope root = Scope::NewRootScope();
-  const Scope model_scope = root.WithDeviceFunction(*setter);
   train::ModelVariables variables;
-  MnistModel model = BuildMnistModel(model_scope, &variables, {.seed = flags.seed});
+  MnistModel model;
+  Output summary;  // the batch's loss and accuracy, for TensorBoard
+  Operation train_op;
+  std::unique_ptr<train::SyncReplicas> sync;  // with --sync
+  int aggregate = 0;                          // gradients per update with --sync
+  std::vector<std::unique_ptr<train::SessionRunHook>> hooks;
+  Operation report_done;          // a worker's report
+  std::vector<Output> wait_done;  // the chief's wait for every other worker's
+};
+
+Status BuildTraining(const RunConfig& config, Server& server, const Flags& flags, const Role& role,
+                     TrainingGraph* g) {
+  const ClusterSpec& cluster = config.cluster();
+  auto setter = train::ReplicaDeviceSetter(cluster, {.worker_device = role.worker_device});
+  if (!setter.ok()) return While("device setter", setter.status());
+  const Scope model_scope = g->root.WithDeviceFunction(*setter);
+  g->model = BuildMnistModel(model_scope, &g->variables, {.seed = flags.seed});
+  const MnistModel& model = g->model;
   auto optimizer = train::AdagradOptimizer(flags.learning_rate);
   // TensorBoard's curves, computed with the training step on this worker.
-  const Output summary = ops::MergeSummary(
+  g->summary = ops::MergeSummary(
       model_scope.WithOpName("summaries"),
       {ops::ScalarSummary(model_scope.WithOpName("loss_summary"), std::string("loss"), model.loss),
        ops::ScalarSummary(model_scope.WithOpName("accuracy_summary"), std::string("accuracy"),
                           model.accuracy)});
-
-  std::vector<std::unique_ptr<train::SessionRunHook>> hooks;
-  hooks.push_back(train::StopAtStepHook(flags.max_steps));
-  hooks.push_back(train::NanTensorHook(model.loss));
-  Operation train_op;
-  std::unique_ptr<train::SyncReplicas> sync;
-  const int aggregate = flags.replicas_to_aggregate > 0 ? flags.replicas_to_aggregate : num_workers;
+  g->hooks.push_back(train::StopAtStepHook(flags.max_steps));
+  g->hooks.push_back(train::NanTensorHook(model.loss));
+  g->aggregate = flags.replicas_to_aggregate > 0 ? flags.replicas_to_aggregate : role.num_workers;
   if (flags.sync) {
-    auto grads = optimizer->ComputeGradients(model_scope, model.loss, variables);
-    if (!grads.ok()) return Fail("gradients", grads.status());
-    auto made = train::SyncReplicas::Create(model_scope, optimizer.get(), *grads, &variables,
+    auto grads = optimizer->ComputeGradients(model_scope, model.loss, g->variables);
+    if (!grads.ok()) return While("gradients", grads.status());
+    auto made = train::SyncReplicas::Create(model_scope, optimizer.get(), *grads, &g->variables,
                                             model.global_step,
-                                            {.replicas_to_aggregate = aggregate,
-                                             .total_num_replicas = num_workers,
-                                             .worker_device = worker_device});
-    if (!made.ok()) return Fail("synchronous replicas", made.status());
-    sync = std::move(*made);
-    train_op = sync->train_op();
-    hooks.push_back(sync->MakeHook(
-        is_chief,
+                                            {.replicas_to_aggregate = g->aggregate,
+                                             .total_num_replicas = role.num_workers,
+                                             .worker_device = role.worker_device});
+    if (!made.ok()) return While("synchronous replicas", made.status());
+    g->sync = std::move(*made);
+    g->train_op = g->sync->train_op();
+    g->hooks.push_back(g->sync->MakeHook(
+        role.is_chief,
         {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls}));
   } else {
-    auto op = optimizer->Minimize(model_scope, model.loss, &variables, model.global_step);
-    if (!op.ok()) return Fail("optimizer", op.status());
-    train_op = *op;
+    auto op = optimizer->Minimize(model_scope, model.loss, &g->variables, model.global_step);
+    if (!op.ok()) return While("optimizer", op.status());
+    g->train_op = *op;
   }
   // Shared with every worker: each reports here when done, so the chief stops the cluster
   // only once nobody trains any more.
-  const Scope on_ps0 = root.WithDevice(cluster.HasJob("ps") ? "/job:ps/task:0" : worker_device);
+  const Scope on_ps0 =
+      g->root.WithDevice(cluster.HasJob("ps") ? "/job:ps/task:0" : role.worker_device);
   ops::Queue done = ops::FIFOQueue(on_ps0, {DT_INT32}, {.shapes = {{}}, .shared_name = kDoneQueue});
-  Operation report_done = ops::QueueEnqueue(root, done, {Tensor::Scalar<int32_t>(shard)});
-  auto wait_done = ops::QueueDequeueMany(root, done, std::max(num_workers - 1, 1));
+  g->report_done = ops::QueueEnqueue(g->root, done, {Tensor::Scalar<int32_t>(role.shard)});
+  g->wait_done = ops::QueueDequeueMany(g->root, done, std::max(role.num_workers - 1, 1));
+  return OkStatus();
+}
 
-  auto session = train::MonitoredTrainingSession::Create(
-      {.scope = root,
-       .variables = &variables,
-       .global_step = model.global_step,
-       .summary = summary},
-      {.target = server.target(),
-       .is_chief = is_chief,
-       .checkpoint_dir = flags.checkpoint_dir,
-       .save_checkpoint_steps = flags.checkpoint_dir.empty() ? 0 : flags.save_every,
-       // Summaries go into checkpoint_dir (none without one), written by the chief only.
-       .save_summaries_steps = flags.save_summaries_steps,
-       .log_step_count_steps = flags.log_every,
-       .session_options = {.device_filters = config.device_filters(), .tls = flags.tls}},
-      std::move(hooks));
-  if (!session.ok()) return Fail("creating the training session", session.status());
+// The test accuracy as a summary too, beside the training curves (only the chief has a
+// summary writer, and only with a --checkpoint_dir).
+Status RecordTestAccuracy(train::MonitoredTrainingSession& session, double accuracy, int64_t step) {
+  EventFileWriter* writer = session.summary_writer();
+  if (writer == nullptr) return OkStatus();
+  return writer->AddScalar("test_accuracy", static_cast<float>(accuracy), step);
+}
 
-  StatusOr<ImageDataset> test = errors::Unavailable("no test set: not the chief");
-  if (is_chief) {
-    test = LoadFashionMnist(flags.data_dir, "t10k");
-    if (!test.ok()) return Fail("loading the test set", test.status());
-  }
-  // The test accuracy as a summary too, beside the training curves (chief only).
-  auto record_test_accuracy = [&](double accuracy, int64_t step) {
-    EventFileWriter* writer = (*session)->summary_writer();
-    if (writer == nullptr) return OkStatus();
-    return writer->AddScalar("test_accuracy", static_cast<float>(accuracy), step);
-  };
-  const absl::Time start = absl::Now();
+// How a training loop went, for the chief's rate line.
+struct Progress {
+  absl::Time start;
   absl::Duration evaluating;  // excluded from the training time
-  int64_t local_steps = 0, first_step = -1, last_step = 0, next_eval = flags.eval_every;
+  int64_t local_steps = 0, first_step = -1, last_step = 0;
   // The global steps other workers made while this one evaluated are excluded with the
   // evaluation time: counting them would credit the training rate with steps made in time
-  // it does not count. `evaluated_at` is the global step an evaluation began after.
-  int64_t steps_while_evaluating = 0, evaluated_at = -1;
-  while (!(*session)->ShouldStop()) {
-    auto batch = batches->Next(flags.batch_size);
-    if (!batch.ok()) return Fail("reading a batch", batch.status());
-    auto out = (*session)->Run({{model.images, batch->images}, {model.labels, batch->labels}},
-                               {model.loss, model.accuracy, model.step}, {train_op});
+  // it does not count.
+  int64_t steps_while_evaluating = 0;
+};
+
+// Trains until the session should stop (or, with --sync, until the token queue closes). The
+// chief also evaluates on `test` every --eval_every global steps and prints a progress line
+// every --log_every local steps. Errors say what failed (While).
+StatusOr<Progress> Train(train::MonitoredTrainingSession& session, BatchIterator& batches,
+                         const TrainingGraph& g, const Flags& flags, bool is_chief,
+                         const ImageDataset* test) {
+  const MnistModel& model = g.model;
+  Progress p{.start = absl::Now()};
+  int64_t next_eval = flags.eval_every;
+  int64_t evaluated_at = -1;  // the global step an evaluation began after
+  while (!session.ShouldStop()) {
+    auto batch = batches.Next(flags.batch_size);
+    if (!batch.ok()) return While("reading a batch", batch.status());
+    auto out = session.Run({{model.images, batch->images}, {model.labels, batch->labels}},
+                           {model.loss, model.accuracy, model.step}, {g.train_op});
     if (!out.ok()) {
       // Synchronous training ends by closing the token queue: a worker waiting for a token
       // then learns that training is over.
-      if (sync != nullptr && IsOutOfRange(out.status())) break;
-      return Fail("training step", out.status());
+      if (g.sync != nullptr && IsOutOfRange(out.status())) break;
+      return While("training step", out.status());
     }
-    ++local_steps;
-    last_step = (*out)[2].scalar<int64_t>();
-    if (first_step < 0) first_step = last_step;
+    ++p.local_steps;
+    p.last_step = (*out)[2].scalar<int64_t>();
+    if (p.first_step < 0) p.first_step = p.last_step;
     if (evaluated_at >= 0) {  // this step is ours; the others since the evaluation are not
-      steps_while_evaluating += std::max<int64_t>(0, last_step - evaluated_at - 1);
+      p.steps_while_evaluating += std::max<int64_t>(0, p.last_step - evaluated_at - 1);
       evaluated_at = -1;
     }
-    if (is_chief && flags.eval_every > 0 && last_step >= next_eval) {
+    if (is_chief && flags.eval_every > 0 && p.last_step >= next_eval) {
       const absl::Time eval_start = absl::Now();
-      const double trained = absl::ToDoubleSeconds(eval_start - start - evaluating);
-      auto accuracy = Evaluate(*(*session)->raw_session(), model, *test);
-      if (!accuracy.ok()) return Fail("evaluating", accuracy.status());
-      evaluating += absl::Now() - eval_start;
-      evaluated_at = last_step;
-      Status recorded = record_test_accuracy(*accuracy, last_step);
-      if (!recorded.ok()) return Fail("writing a summary", recorded);
-      Say(absl::StrFormat("eval at step %d: test accuracy %.4f after %.1f s of training", last_step,
-                          *accuracy, trained));
-      while (next_eval <= last_step) next_eval += flags.eval_every;
+      const double trained = absl::ToDoubleSeconds(eval_start - p.start - p.evaluating);
+      auto accuracy = Evaluate(*session.raw_session(), model, *test);
+      if (!accuracy.ok()) return While("evaluating", accuracy.status());
+      p.evaluating += absl::Now() - eval_start;
+      evaluated_at = p.last_step;
+      Status recorded = RecordTestAccuracy(session, *accuracy, p.last_step);
+      if (!recorded.ok()) return While("writing a summary", recorded);
+      Say(absl::StrFormat("eval at step %d: test accuracy %.4f after %.1f s of training",
+                          p.last_step, *accuracy, trained));
+      while (next_eval <= p.last_step) next_eval += flags.eval_every;
     }
-    if (is_chief && local_steps % flags.log_every == 0) {
-      const double secs = absl::ToDoubleSeconds(absl::Now() - start - evaluating);
+    if (is_chief && p.local_steps % flags.log_every == 0) {
+      const double secs = absl::ToDoubleSeconds(absl::Now() - p.start - p.evaluating);
       Say(absl::StrFormat("step %d: loss %.4f, batch accuracy %.3f, %.0f examples/s (this worker)",
                           (*out)[2].scalar<int64_t>(), (*out)[0].scalar<float>(),
                           (*out)[1].scalar<float>(),
-                          static_cast<double>(local_steps * flags.batch_size) / secs));
+                          static_cast<double>(p.local_steps * flags.batch_size) / secs));
     }
   }
-  if (sync != nullptr) sync->Stop();
+  return p;
+}
 
-  if (!is_chief) {
-    Status closed = (*session)->Close();
-    if (!closed.ok()) return Fail("closing the training session", closed);
-    ClientSession reporter(
-        root,
-        {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
-    auto reported = reporter.Run({}, {}, {report_done});
-    if (!reported.ok()) return Fail("reporting done", reported.status());
-    Say(absl::StrFormat("worker %d done after %d local steps", index, local_steps));
-    return 0;
-  }
+// A worker that is not the chief: closes its session and reports done to the chief.
+int FinishWorker(const RunConfig& config, Server& server, const Flags& flags, const Role& role,
+                 const TrainingGraph& g, train::MonitoredTrainingSession& session,
+                 const Progress& progress) {
+  Status closed = session.Close();
+  if (!closed.ok()) return Fail("closing the training session", closed);
+  ClientSession reporter(
+      g.root,
+      {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
+  auto reported = reporter.Run({}, {}, {g.report_done});
+  if (!reported.ok()) return Fail("reporting done", reported.status());
+  Say(absl::StrFormat("worker %d done after %d local steps", role.index, progress.local_steps));
+  return 0;
+}
+
+// The chief: prints the training rate, evaluates the test set, closes its session (the final
+// checkpoint and summaries), waits up to a minute for the other workers' reports, then stops
+// the ps tasks and this task's server and prints the test accuracy as its last line.
+int FinishChief(const RunConfig& config, Server& server, const Flags& flags, const Role& role,
+                const TrainingGraph& g, train::MonitoredTrainingSession& session,
+                const Progress& progress, const ImageDataset& test) {
   // Each global step consumes one batch, or one per aggregated replica when synchronous.
-  const int64_t examples_per_step = flags.batch_size * (sync != nullptr ? aggregate : 1);
-  const double train_secs = absl::ToDoubleSeconds(absl::Now() - start - evaluating);
-  const int64_t trained = last_step - first_step + 1 - steps_while_evaluating;
+  const int64_t examples_per_step = flags.batch_size * (g.sync != nullptr ? g.aggregate : 1);
+  const double train_secs =
+      absl::ToDoubleSeconds(absl::Now() - progress.start - progress.evaluating);
+  const int64_t trained =
+      progress.last_step - progress.first_step + 1 - progress.steps_while_evaluating;
   Say(absl::StrFormat(
       "trained %d global steps in %.1f s: %.0f examples/s (all workers; %d more steps were made "
       "during evaluations)",
       trained, train_secs, static_cast<double>(trained * examples_per_step) / train_secs,
-      steps_while_evaluating));
-  auto accuracy = Evaluate(*(*session)->raw_session(), model, *test);
+      progress.steps_while_evaluating));
+  auto accuracy = Evaluate(*session.raw_session(), g.model, test);
   if (!accuracy.ok()) return Fail("evaluating", accuracy.status());
-  Status recorded = record_test_accuracy(*accuracy, last_step);
+  Status recorded = RecordTestAccuracy(session, *accuracy, progress.last_step);
   if (!recorded.ok()) return Fail("writing a summary", recorded);
-  Status closed = (*session)->Close();  // the final checkpoint and summaries
+  Status closed = session.Close();  // the final checkpoint and summaries
   if (!closed.ok()) return Fail("closing the training session", closed);
-  if (num_workers > 1) {
+  if (role.num_workers > 1) {
     ClientSession waiter(
-        root,
+        g.root,
         {.target = server.target(), .device_filters = config.device_filters(), .tls = flags.tls});
-    auto waited = waiter.Run({}, wait_done, {}, {.timeout = absl::Minutes(1)});
+    auto waited = waiter.Run({}, g.wait_done, {}, {.timeout = absl::Minutes(1)});
     if (!waited.ok()) Fail("waiting for the other workers (stopping anyway)", waited.status());
   }
   // The other workers have reported and are exiting by themselves: stop the ps tasks and
   // this task's server.
+  const ClusterSpec& cluster = config.cluster();
   if (cluster.HasJob("ps")) {
     ClusterSpec ps_tasks;
     Status s = ps_tasks.AddJob("ps", cluster.job_map().find("ps")->second);
@@ -275,6 +323,41 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   server.Stop();
   Say(absl::StrFormat("test accuracy: %.4f", *accuracy));
   return 0;
+}
+
+int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
+  const Role role = RoleOf(config);
+  auto batches = TrainingShard(flags, role);
+  if (!batches.ok()) return Fail(batches.status());
+  TrainingGraph g;
+  if (Status built = BuildTraining(config, server, flags, role, &g); !built.ok()) {
+    return Fail(built);
+  }
+  auto session = train::MonitoredTrainingSession::Create(
+      {.scope = g.root,
+       .variables = &g.variables,
+       .global_step = g.model.global_step,
+       .summary = g.summary},
+      {.target = server.target(),
+       .is_chief = role.is_chief,
+       .checkpoint_dir = flags.checkpoint_dir,
+       .save_checkpoint_steps = flags.checkpoint_dir.empty() ? 0 : flags.save_every,
+       // Summaries go into checkpoint_dir (none without one), written by the chief only.
+       .save_summaries_steps = flags.save_summaries_steps,
+       .log_step_count_steps = flags.log_every,
+       .session_options = {.device_filters = config.device_filters(), .tls = flags.tls}},
+      std::move(g.hooks));
+  if (!session.ok()) return Fail("creating the training session", session.status());
+  StatusOr<ImageDataset> test = errors::Unavailable("no test set: not the chief");
+  if (role.is_chief) {
+    test = LoadFashionMnist(flags.data_dir, "t10k");
+    if (!test.ok()) return Fail("loading the test set", test.status());
+  }
+  auto progress = Train(**session, *batches, g, flags, role.is_chief, test.ok() ? &*test : nullptr);
+  if (!progress.ok()) return Fail(progress.status());
+  if (g.sync != nullptr) g.sync->Stop();
+  if (!role.is_chief) return FinishWorker(config, server, flags, role, g, **session, *progress);
+  return FinishChief(config, server, flags, role, g, **session, *progress, *test);
 }
 
 int Main(int argc, char** argv) {

@@ -212,6 +212,23 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
     std::vector<int> feed_part, fetch_part;
   };
   struct Step;
+  // RunAsync's steps, in order. NewStep: the step's state and its RunGraph requests (each
+  // feed to the partition that reads it, each fetch a recv key of the one that makes it);
+  // its cancellation cancels the partitions (CancelPartitions).
+  std::shared_ptr<Step> NewStep(std::shared_ptr<const Executable> executable,
+                                const RunStepArgs* args, RunStepResult* result,
+                                StatusCallback done);
+  // Counts the step as running, so that Close cancels it. False when the session is closed:
+  // the step's `done` has then run with Aborted.
+  bool Admit(const std::shared_ptr<Step>& step);
+  // The client's cancellation (`client_cm`, may be null) cancels the step; a client that
+  // cancelled already cancels it at once.
+  static void WatchClient(const std::shared_ptr<Step>& step, CancellationManager* client_cm);
+  // Cancels the step when its timeout (if any) runs out.
+  static void StartTimer(const std::shared_ptr<Step>& step);
+  // Sends RunGraph to every partition; each reply goes to OnPartitionDone. A step with no
+  // partition finishes at once.
+  static void StartPartitions(const std::shared_ptr<Step>& step);
   // The step's cancellation: asks every task of the step to end it (CleanupGraph), whose
   // RunGraph then replies once its partition has stopped; cancels the calls themselves only
   // if that has not happened within kCancelGrace (a task that hangs or cannot be reached).
@@ -346,9 +363,19 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
     done(executable.status());
     return;
   }
+  std::shared_ptr<Step> step = NewStep(*std::move(executable), args, result, std::move(done));
+  if (!Admit(step)) return;
+  WatchClient(step, client_cm);
+  StartTimer(step);
+  StartPartitions(step);
+}
+
+std::shared_ptr<MasterSession::Step> MasterSession::NewStep(
+    std::shared_ptr<const Executable> executable, const RunStepArgs* args, RunStepResult* result,
+    StatusCallback done) {
   auto step = std::make_shared<Step>();
   step->session = shared_from_this();
-  step->executable = *std::move(executable);
+  step->executable = std::move(executable);
   step->args = args;
   step->result = result;
   step->done = std::move(done);
@@ -384,69 +411,78 @@ void MasterSession::RunAsync(const RunStepArgs* args, RunStepResult* result,
     }
   }
   {
-    // A fresh manager: registering cannot fail.
-    std::weak_ptr<Step> weak = step;
-    (void)step->cm->RegisterCallback(step->cm->NewToken(), [weak] {
-      if (auto s = weak.lock()) CancelPartitions(s);
-    });
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    if (closed_) {
-      StatusCallback cb = std::move(step->done);
-      cb(errors::Aborted("Session ", handle_, " is closed"));
-      return;
-    }
-    active_.insert(step->cm);
-  }
-  {
     absl::MutexLock lock(&step->mu);
     step->pending = n;
   }
-  if (client_cm != nullptr) {
-    // A client that gives up ends its step on every task: otherwise a step waiting on a
-    // queue would hold its partitions until the session closes.
-    std::weak_ptr<Step> weak = step;
-    step->client_token = client_cm->NewToken();
-    const bool registered = client_cm->RegisterCallback(step->client_token, [weak] {
-      if (auto s = weak.lock()) {
-        {
-          absl::MutexLock lock(&s->mu);
-          s->client_cancelled = true;
-        }
-        s->cm->StartCancel();
-      }
-    });
-    if (registered) {
-      step->client_cm = client_cm;
-    } else {
+  // A fresh manager: registering cannot fail.
+  std::weak_ptr<Step> weak = step;
+  (void)step->cm->RegisterCallback(step->cm->NewToken(), [weak] {
+    if (auto s = weak.lock()) CancelPartitions(s);
+  });
+  return step;
+}
+
+bool MasterSession::Admit(const std::shared_ptr<Step>& step) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) {
+    StatusCallback cb = std::move(step->done);
+    cb(errors::Aborted("Session ", handle_, " is closed"));
+    return false;
+  }
+  active_.insert(step->cm);
+  return true;
+}
+
+void MasterSession::WatchClient(const std::shared_ptr<Step>& step, CancellationManager* client_cm) {
+  if (client_cm == nullptr) return;
+  // A client that gives up ends its step on every task: otherwise a step waiting on a
+  // queue would hold its partitions until the session closes.
+  std::weak_ptr<Step> weak = step;
+  step->client_token = client_cm->NewToken();
+  const bool registered = client_cm->RegisterCallback(step->client_token, [weak] {
+    if (auto s = weak.lock()) {
       {
-        absl::MutexLock lock(&step->mu);
-        step->client_cancelled = true;
+        absl::MutexLock lock(&s->mu);
+        s->client_cancelled = true;
       }
-      step->cm->StartCancel();
+      s->cm->StartCancel();
     }
+  });
+  if (registered) {
+    step->client_cm = client_cm;
+    return;
   }
-  if (step->timeout_ms > 0) {
-    // The timer holds only a weak reference: a finished step is not kept alive by it.
-    std::weak_ptr<Step> weak = step;
-    step->timer =
-        TimerQueue::Default()->Schedule(absl::Now() + absl::Milliseconds(step->timeout_ms), [weak] {
-          if (auto s = weak.lock()) {
-            {
-              absl::MutexLock lock(&s->mu);
-              s->timed_out = true;
-            }
-            s->cm->StartCancel();
+  {
+    absl::MutexLock lock(&step->mu);
+    step->client_cancelled = true;
+  }
+  step->cm->StartCancel();
+}
+
+void MasterSession::StartTimer(const std::shared_ptr<Step>& step) {
+  if (step->timeout_ms <= 0) return;
+  // The timer holds only a weak reference: a finished step is not kept alive by it.
+  std::weak_ptr<Step> weak = step;
+  step->timer =
+      TimerQueue::Default()->Schedule(absl::Now() + absl::Milliseconds(step->timeout_ms), [weak] {
+        if (auto s = weak.lock()) {
+          {
+            absl::MutexLock lock(&s->mu);
+            s->timed_out = true;
           }
-        });
-  }
-  if (n == 0) {
+          s->cm->StartCancel();
+        }
+      });
+}
+
+void MasterSession::StartPartitions(const std::shared_ptr<Step>& step) {
+  const std::vector<Partition>& parts = step->executable->parts;
+  if (parts.empty()) {
     step->session->FinishStep(step);
     return;
   }
-  for (size_t i = 0; i < n; ++i) {
-    const Partition& part = e.parts[i];
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Partition& part = parts[i];
     part.worker->RunGraphAsync(&step->requests[i], &step->responses[i], step->calls_cm.get(),
                                [step, task = DeviceName::TaskOf(part.device)](const Status& s) {
                                  OnPartitionDone(step, task, s);

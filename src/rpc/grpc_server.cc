@@ -135,100 +135,16 @@ class GrpcServer final : public Server {
     grpc::EnableDefaultHealthCheckService(true);
     // The task's one port, for gRPC and the chunk socket (src/rpc/task_port.h).
     const std::string bind = JoinHostPort(options_.bind_host, requested_port_);
-    // On a port it did not open itself, gRPC finds a bad certificate, key or CA only when
-    // connections come (and then drops them without an answer).
-    if (Status tls = CheckCertificateAndKey(options_.tls); !tls.ok()) {
-      return errors::Unavailable("Could not start gRPC server on ", bind,
-                                 " (check that the TLS CA, certificate and key are valid PEM and "
-                                 "that the key belongs to the certificate): ",
-                                 tls.message());
-    }
+    TW_RETURN_IF_ERROR(CheckTls(bind));
     auto listening = TaskPort::Listen(options_.bind_host, requested_port_);
     if (!listening.ok()) return listening.status();
     std::unique_ptr<TaskPort> task_port = *std::move(listening);
-    grpc::ServerBuilder builder;
-    std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor =
-        builder.experimental().AddExternalConnectionAcceptor(
-            grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
-            NewServerCredentials(options_.tls));
-    builder.SetMaxReceiveMessageSize(-1);
-    builder.SetMaxSendMessageSize(-1);
-    builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
-    // Chunks of large tensors on plain TCP connections to the same port, in insecure
-    // clusters only (src/rpc/chunk_socket.h); without them they travel in PutChunk and
-    // RecvChunk calls.
-    int chunk_port = 0;
-    if (options_.chunk_sockets && !options_.tls.enabled()) {
-      chunk_socket_ = std::make_unique<ChunkSocketServer>(&chunks_);
-      chunk_port = task_port->port();
-    }
-    worker_service_ =
-        NewGrpcWorkerService(worker_.get(), &chunks_, chunk_port, [this](const std::string& by) {
-          Log().info("/job:{}/task:{}: stop requested by {}", job_, task_,
-                     by.empty() ? "a client" : by);
-          StopSoon(StopReason::kStoppedByCluster);
-        });
-    master_service_ = NewGrpcMasterService(master_.get(), options_.master_threads);
-    builder.RegisterService(worker_service_.get());
-    builder.RegisterService(master_service_.get());
-    if (options_.metrics_port >= 0) {
-      // Counts every call this server handles (src/rpc/rpc_metrics.h).
-      StartRecordingMetrics();
-      std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counting;
-      counting.push_back(NewRpcMetricsInterceptor());
-      builder.experimental().SetInterceptorCreators(std::move(counting));
-    }
-    server_ = builder.BuildAndStart();
-    if (server_ == nullptr) {  // gRPC logs why
-      chunk_socket_.reset();
-      return errors::Unavailable("Could not start gRPC server on ", bind);
-    }
-    if (Status accepting = task_port->Start(std::move(acceptor), chunk_socket_.get());
-        !accepting.ok()) {
-      server_->Shutdown();
-      server_.reset();
-      chunk_socket_.reset();
-      return errors::Unavailable("Could not start gRPC server on ", bind, ": ",
-                                 accepting.message());
-    }
+    TW_RETURN_IF_ERROR(StartServingLocked(bind, task_port.get()));
     port_ = task_port->port();
     task_port_ = std::move(task_port);
-    if (options_.metrics_port >= 0) {
-      auto endpoint = MetricsEndpoint::Start(options_.bind_host, options_.metrics_port,
-                                             [this] { return RenderMetrics(); });
-      if (!endpoint.ok()) {
-        task_port_.reset();
-        server_->Shutdown();
-        server_.reset();
-        chunk_socket_.reset();
-        return endpoint.status();
-      }
-      metrics_ = *std::move(endpoint);
-      metrics_collector_ = Metrics().AddCollector(
-          [this](std::vector<GaugeSample>* out) { CollectMetrics(out); }, this);
-    }
+    TW_RETURN_IF_ERROR(StartMetricsLocked());
     state_ = State::kStarted;
-    local_addresses_ = {"localhost:" + std::to_string(port_), "127.0.0.1:" + std::to_string(port_),
-                        TargetAddress(port_)};
-    if (requested_port_ != 0) {
-      if (auto own = cluster_.task_address(job_, task_); own.ok()) local_addresses_.push_back(*own);
-    }
-    local_master_ = std::make_shared<LocalMaster>(master_.get(), options_.tls);
-    LocalMaster::Register(local_addresses_, local_master_);
-    Log().info("started /job:{}/task:{} on {} (port {}, {})", job_, task_, bind, port_,
-               options_.tls.enabled() ? "mutual TLS" : "insecure");
-    Log().info("/job:{}/task:{}: graphs may read and write files in: {}", job_, task_,
-               device_->file_access().DescribeDirectories());
-    if (!IsLoopbackHost(options_.bind_host) && !options_.tls.enabled()) {
-      // docs/security.md says what such a client can do; the warning names the worst of it.
-      Log().warn(
-          "listening on {} without TLS: anyone who can reach port {} can run any graph on "
-          "this task, read and overwrite its variables and queues, use its CPU and memory, "
-          "stop it (Shutdown), and read and write files in its allowed directories ({}); "
-          "use mutual TLS (--tls-ca/--tls-cert/--tls-key) or bind to 127.0.0.1 "
-          "(docs/security.md)",
-          bind, port_, device_->file_access().DescribeDirectories());
-    }
+    AnnounceLocked(bind);
     StartChiefWatch();
     return OkStatus();
   }
@@ -348,6 +264,120 @@ class GrpcServer final : public Server {
   }
 
  private:
+  // Start's steps, in order, under mu_.
+
+  // On a port it did not open itself, gRPC finds a bad certificate, key or CA only when
+  // connections come (and then drops them without an answer): Unavailable now instead.
+  Status CheckTls(const std::string& bind) const {
+    if (Status tls = CheckCertificateAndKey(options_.tls); !tls.ok()) {
+      return errors::Unavailable("Could not start gRPC server on ", bind,
+                                 " (check that the TLS CA, certificate and key are valid PEM and "
+                                 "that the key belongs to the certificate): ",
+                                 tls.message());
+    }
+    return OkStatus();
+  }
+
+  // Builds and starts the gRPC server (the worker and master services) and the chunk
+  // socket, and has `task_port` hand them their connections. Unavailable naming `bind` when
+  // either cannot start; nothing is left running then.
+  Status StartServingLocked(const std::string& bind, TaskPort* task_port)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    grpc::ServerBuilder builder;
+    std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor =
+        builder.experimental().AddExternalConnectionAcceptor(
+            grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+            NewServerCredentials(options_.tls));
+    builder.SetMaxReceiveMessageSize(-1);
+    builder.SetMaxSendMessageSize(-1);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
+    // Chunks of large tensors on plain TCP connections to the same port, in insecure
+    // clusters only (src/rpc/chunk_socket.h); without them they travel in PutChunk and
+    // RecvChunk calls.
+    int chunk_port = 0;
+    if (options_.chunk_sockets && !options_.tls.enabled()) {
+      chunk_socket_ = std::make_unique<ChunkSocketServer>(&chunks_);
+      chunk_port = task_port->port();
+    }
+    worker_service_ =
+        NewGrpcWorkerService(worker_.get(), &chunks_, chunk_port, [this](const std::string& by) {
+          Log().info("/job:{}/task:{}: stop requested by {}", job_, task_,
+                     by.empty() ? "a client" : by);
+          StopSoon(StopReason::kStoppedByCluster);
+        });
+    master_service_ = NewGrpcMasterService(master_.get(), options_.master_threads);
+    builder.RegisterService(worker_service_.get());
+    builder.RegisterService(master_service_.get());
+    if (options_.metrics_port >= 0) {
+      // Counts every call this server handles (src/rpc/rpc_metrics.h).
+      StartRecordingMetrics();
+      std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> counting;
+      counting.push_back(NewRpcMetricsInterceptor());
+      builder.experimental().SetInterceptorCreators(std::move(counting));
+    }
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr) {  // gRPC logs why
+      chunk_socket_.reset();
+      return errors::Unavailable("Could not start gRPC server on ", bind);
+    }
+    if (Status accepting = task_port->Start(std::move(acceptor), chunk_socket_.get());
+        !accepting.ok()) {
+      server_->Shutdown();
+      server_.reset();
+      chunk_socket_.reset();
+      return errors::Unavailable("Could not start gRPC server on ", bind, ": ",
+                                 accepting.message());
+    }
+    return OkStatus();
+  }
+
+  // With ServerOptions::metrics_port: the HTTP metrics endpoint and this task's gauges.
+  // Its error when the endpoint cannot start; the task port and servers are stopped then.
+  Status StartMetricsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (options_.metrics_port < 0) return OkStatus();
+    auto endpoint = MetricsEndpoint::Start(options_.bind_host, options_.metrics_port,
+                                           [this] { return RenderMetrics(); });
+    if (!endpoint.ok()) {
+      task_port_.reset();
+      server_->Shutdown();
+      server_.reset();
+      chunk_socket_.reset();
+      return endpoint.status();
+    }
+    metrics_ = *std::move(endpoint);
+    metrics_collector_ = Metrics().AddCollector(
+        [this](std::vector<GaugeSample>* out) { CollectMetrics(out); }, this);
+    return OkStatus();
+  }
+
+  // Makes the started server known: its addresses go to the LocalMaster registry (grpc://
+  // sessions of this process reach its master directly), and the log says where it listens
+  // and which files its graphs may touch, with a warning when anyone may reach it
+  // without TLS.
+  void AnnounceLocked(const std::string& bind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    local_addresses_ = {"localhost:" + std::to_string(port_), "127.0.0.1:" + std::to_string(port_),
+                        TargetAddress(port_)};
+    if (requested_port_ != 0) {
+      if (auto own = cluster_.task_address(job_, task_); own.ok()) local_addresses_.push_back(*own);
+    }
+    local_master_ = std::make_shared<LocalMaster>(master_.get(), options_.tls);
+    LocalMaster::Register(local_addresses_, local_master_);
+    Log().info("started /job:{}/task:{} on {} (port {}, {})", job_, task_, bind, port_,
+               options_.tls.enabled() ? "mutual TLS" : "insecure");
+    Log().info("/job:{}/task:{}: graphs may read and write files in: {}", job_, task_,
+               device_->file_access().DescribeDirectories());
+    if (!IsLoopbackHost(options_.bind_host) && !options_.tls.enabled()) {
+      // docs/security.md says what such a client can do; the warning names the worst of it.
+      Log().warn(
+          "listening on {} without TLS: anyone who can reach port {} can run any graph on "
+          "this task, read and overwrite its variables and queues, use its CPU and memory, "
+          "stop it (Shutdown), and read and write files in its allowed directories ({}); "
+          "use mutual TLS (--tls-ca/--tls-cert/--tls-key) or bind to 127.0.0.1 "
+          "(docs/security.md)",
+          bind, port_, device_->file_access().DescribeDirectories());
+    }
+  }
+
   // The first reason wins: a stop requested by the cluster then runs Stop().
   void RecordStopReason(StopReason reason) {
     absl::MutexLock lock(&mu_);
