@@ -14,4 +14,5 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindTrain(m);
   tw::python::BindSaver(m);
   tw::python::BindSummary(m);
+  tw::python::BindSessionPolicy(m);
 }

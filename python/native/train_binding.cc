@@ -21,6 +21,7 @@
 #include "python/native/module.h"
 #include "tensorweave/train/device_setter.h"
 #include "tensorweave/train/optimizer.h"
+#include "tensorweave/train/partitioners.h"
 #include "tensorweave/train/sync_replicas.h"
 #include "tensorweave/train/variables.h"
 
@@ -242,6 +243,59 @@ NodeOutput PartitionedLookup(const py::object& graph, const std::vector<Variable
   return {rows.op().name(), rows.index()};
 }
 
+// A partitioner's answer for Python: TF's errors are ValueError (a bad argument or shape)
+// and NotImplementedError (an axis other than 0).
+std::vector<int64_t> PartitionsOrThrow(StatusOr<std::vector<int64_t>> partitions) {
+  if (partitions.ok()) return *std::move(partitions);
+  const std::string message(partitions.status().message());
+  if (absl::IsUnimplemented(partitions.status())) {
+    PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+    throw py::error_already_set();
+  }
+  throw py::value_error(message);
+}
+
+TensorShape ShapeOrThrow(const std::vector<int64_t>& dims) {
+  StatusOr<TensorShape> shape = TensorShape::Create(dims);
+  if (!shape.ok()) throw py::value_error(std::string(shape.status().message()));
+  return *std::move(shape);
+}
+
+DataType DataTypeOrThrow(const std::string& name) {
+  StatusOr<DataType> dtype = DataTypeFromName(name);
+  if (!dtype.ok()) throw py::value_error(std::string(dtype.status().message()));
+  return *dtype;
+}
+
+void BindPartitioners(py::module_& m) {
+  m.def(
+      "fixed_size_partitions",
+      [](const std::vector<int64_t>& shape, int64_t num_shards, int axis) {
+        return PartitionsOrThrow(train::FixedSizePartitions(ShapeOrThrow(shape), num_shards, axis));
+      },
+      py::arg("shape"), py::arg("num_shards"), py::arg("axis"));
+  m.def(
+      "min_max_variable_partitions",
+      [](const std::vector<int64_t>& shape, const std::string& dtype, int64_t max_partitions,
+         int64_t min_slice_size, int axis, int64_t bytes_per_string_element) {
+        return PartitionsOrThrow(train::MinMaxVariablePartitions(
+            ShapeOrThrow(shape), DataTypeOrThrow(dtype), max_partitions, min_slice_size, axis,
+            bytes_per_string_element));
+      },
+      py::arg("shape"), py::arg("dtype"), py::arg("max_partitions"), py::arg("min_slice_size"),
+      py::arg("axis"), py::arg("bytes_per_string_element"));
+  m.def(
+      "variable_axis_size_partitions",
+      [](const std::vector<int64_t>& shape, const std::string& dtype, int64_t max_shard_bytes,
+         int axis, int64_t bytes_per_string_element, int64_t max_shards) {
+        return PartitionsOrThrow(train::VariableAxisSizePartitions(
+            ShapeOrThrow(shape), DataTypeOrThrow(dtype), max_shard_bytes, axis,
+            bytes_per_string_element, max_shards));
+      },
+      py::arg("shape"), py::arg("dtype"), py::arg("max_shard_bytes"), py::arg("axis"),
+      py::arg("bytes_per_string_element"), py::arg("max_shards"));
+}
+
 }  // namespace
 
 void BindTrain(py::module_& m) {
@@ -268,6 +322,7 @@ void BindTrain(py::module_& m) {
       .def("start_chief_loop", &PySyncReplicas::StartChiefLoop, py::arg("target"),
            py::arg("device_filters"))
       .def("stop", &PySyncReplicas::Stop);
+  BindPartitioners(m);
   m.def("partitioned_lookup", &PartitionedLookup, py::arg("graph"), py::arg("parts"),
         py::arg("row_offsets"), py::arg("full_shape"), py::arg("ids"), py::arg("strategy"),
         py::arg("device"));

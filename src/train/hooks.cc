@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/str_join.h"
 #include "src/base/logging.h"
+#include "tensorweave/train/step_timer.h"
 
 namespace tw::train {
 namespace {
@@ -114,11 +116,13 @@ class CheckpointSaver : public SessionRunHook {
 // TensorFlow's tag for the global step rate: the global step's name and "/sec".
 constexpr char kStepRateTag[] = "global_step/sec";
 
+// As TensorFlow's StepCounterHook: the rate is measured over global steps, between the
+// steps the timer triggers at (every `every_steps` global steps).
 class StepCounter : public SessionRunHook {
  public:
   StepCounter(int64_t every_steps, int64_t examples_per_step,
               std::shared_ptr<EventFileWriter> writer)
-      : every_steps_(every_steps),
+      : timer_(SecondOrStepTimer::EverySteps(every_steps)),
         examples_per_step_(examples_per_step),
         writer_(std::move(writer)) {}
   Status Begin(const HookContext& context) override {
@@ -127,41 +131,40 @@ class StepCounter : public SessionRunHook {
   }
   std::vector<Output> BeforeRun() override { return {global_step_}; }
   Status AfterRun(const std::vector<Tensor>& values, RunContext*) override {
-    const int64_t step = values[0].scalar<int64_t>();
-    if (local_steps_++ == 0) {
-      start_ = absl::Now();
-      start_step_ = step;
-      return OkStatus();
-    }
-    if (local_steps_ % every_steps_ != 0) return OkStatus();
-    const double secs = std::max(absl::ToDoubleSeconds(absl::Now() - start_), 1e-9);
-    const double global_rate = static_cast<double>(step - start_step_) / secs;
+    // The value fetched with the step is from before its increment.
+    const int64_t step = values[0].scalar<int64_t>() + 1;
+    ++local_steps_;
+    if (!timer_.ShouldTriggerForStep(step)) return OkStatus();
+    const std::optional<SecondOrStepTimer::Elapsed> elapsed = timer_.UpdateLastTriggeredStep(step);
+    const int64_t local_steps = std::exchange(local_steps_, 0);
+    if (!elapsed.has_value()) return OkStatus();
+    const double secs = std::max(absl::ToDoubleSeconds(elapsed->time), 1e-9);
+    const double global_rate = static_cast<double>(elapsed->steps) / secs;
     if (examples_per_step_ > 0) {
-      const double local_rate = static_cast<double>(every_steps_) / secs;
+      const double local_rate = static_cast<double>(local_steps) / secs;
       Log().info("global step {}: {:.1f} global steps/s, {:.0f} examples/s on this worker", step,
                  global_rate, local_rate * static_cast<double>(examples_per_step_));
     } else {
       Log().info("global step {}: {:.1f} global steps/s", step, global_rate);
     }
-    start_ = absl::Now();
-    start_step_ = step;
     if (writer_ == nullptr) return OkStatus();
     return writer_->AddScalar(kStepRateTag, static_cast<float>(global_rate), step);
   }
 
  private:
-  const int64_t every_steps_, examples_per_step_;
+  SecondOrStepTimer timer_;
+  const int64_t examples_per_step_;
   const std::shared_ptr<EventFileWriter> writer_;
   Output global_step_;
   int64_t local_steps_ = 0;
-  int64_t start_step_ = 0;
-  absl::Time start_;
 };
 
 class SummarySaver : public SessionRunHook {
  public:
   SummarySaver(Output summary, int64_t every_steps, std::shared_ptr<EventFileWriter> writer)
-      : summary_(std::move(summary)), every_steps_(every_steps), writer_(std::move(writer)) {}
+      : summary_(std::move(summary)),
+        timer_(SecondOrStepTimer::EverySteps(every_steps)),
+        writer_(std::move(writer)) {}
   Status Begin(const HookContext& context) override {
     if (!summary_.op().valid()) {
       return errors::InvalidArgument("SummarySaverHook: the summary tensor is not set");
@@ -182,7 +185,7 @@ class SummarySaver : public SessionRunHook {
   std::vector<Output> BeforeRun() override {
     // As TensorFlow's hook, the decision is made for the step expected next; the summary is
     // fetched with the training step, so its values are the step's own.
-    requested_ = !next_step_.has_value() || Due(*next_step_);
+    requested_ = !next_step_.has_value() || timer_.ShouldTriggerForStep(*next_step_);
     if (requested_) return {global_step_, summary_};
     return {global_step_};
   }
@@ -207,7 +210,7 @@ class SummarySaver : public SessionRunHook {
                                        " has shape ", values[1].shape().DebugString(),
                                        ", not one serialized Summary");
       }
-      last_written_ = step;
+      timer_.UpdateLastTriggeredStep(step);
       TW_RETURN_IF_ERROR(writer_->AddSummary(values[1].scalar<std::string>(), step));
     }
     next_step_ = step + 1;
@@ -216,20 +219,12 @@ class SummarySaver : public SessionRunHook {
   Status End(ClientSession&) override { return writer_->Flush(); }
 
  private:
-  // TensorFlow's SecondOrStepTimer by steps: the first time, then every_steps after the
-  // last, never twice for one step.
-  bool Due(int64_t step) const {
-    if (!last_written_.has_value()) return true;
-    return step != *last_written_ && step >= *last_written_ + every_steps_;
-  }
-
   const Output summary_;
-  const int64_t every_steps_;
+  SecondOrStepTimer timer_;
   const std::shared_ptr<EventFileWriter> writer_;
   Output global_step_;
   ClientSession* session_ = nullptr;
   std::optional<int64_t> next_step_;
-  std::optional<int64_t> last_written_;
   bool requested_ = false;
 };
 

@@ -7,15 +7,10 @@
 #include "absl/strings/str_join.h"
 #include "src/base/logging.h"
 #include "tensorweave/ops.h"
+#include "tensorweave/train/session_policy.h"
 
 namespace tw::train {
 namespace {
-
-// Errors a restarted or lost task produces; a new session gets past them.
-bool IsRecoverable(const Status& s) { return IsAborted(s) || IsUnavailable(s); }
-
-constexpr absl::Duration kPollInterval = absl::Milliseconds(200);
-constexpr absl::Duration kLogInterval = absl::Seconds(10);
 
 // TensorFlow's error for a tensor fed by two hooks, or by a hook and the caller.
 Status FedTwice(const std::string& message, const std::vector<std::string>& tensors) {
@@ -109,18 +104,21 @@ StatusOr<std::vector<std::string>> MonitoredTrainingSession::Uninitialized() {
 
 Status MonitoredTrainingSession::PrepareAsChief() {
   TW_ASSIGN_OR_RETURN(std::vector<std::string> missing, Uninitialized());
-  if (missing.empty()) {
-    Log().info("model is ready: every variable is initialized");
-    return OkStatus();
+  StatusOr<std::string> latest = errors::NotFound("no saver");
+  if (!missing.empty() && saver_ != nullptr) {
+    latest = LatestCheckpoint(options_.checkpoint_dir);
+    if (!latest.ok() && !IsNotFound(latest.status())) return latest.status();
   }
-  if (saver_ != nullptr) {
-    StatusOr<std::string> latest = LatestCheckpoint(options_.checkpoint_dir);
-    if (latest.ok()) {
+  switch (ChooseChiefPreparation(missing.empty(), latest.ok())) {
+    case ChiefPreparation::kKeepModel:
+      Log().info("model is ready: every variable is initialized");
+      return OkStatus();
+    case ChiefPreparation::kRestoreCheckpoint:
       TW_RETURN_IF_ERROR(saver_->Restore(*session_, *latest));
       Log().info("restored the model from {}", *latest);
       return OkStatus();
-    }
-    if (!IsNotFound(latest.status())) return latest.status();
+    case ChiefPreparation::kInitialize:
+      break;
   }
   TW_RETURN_IF_ERROR(session_->Run({}, {}, {init_op_}).status());
   Log().info("initialized the model ({} variables)", model_.variables->all().size());
@@ -128,49 +126,24 @@ Status MonitoredTrainingSession::PrepareAsChief() {
 }
 
 Status MonitoredTrainingSession::WaitForModel(absl::Time deadline) {
-  absl::Time next_log = absl::Now() + kLogInterval;
-  while (true) {
-    StatusOr<std::vector<std::string>> missing = Uninitialized();
-    if (missing.ok() && missing->empty()) return OkStatus();
-    if (!missing.ok() && !IsRecoverable(missing.status())) return missing.status();
-    const std::string waiting_for = missing.ok() ? "variables " + absl::StrJoin(*missing, ", ")
-                                                 : std::string(missing.status().message());
-    if (absl::Now() >= deadline) {
-      return errors::DeadlineExceeded("the model was not ready within the wait; still waiting for ",
-                                      waiting_for);
-    }
-    if (absl::Now() >= next_log) {
-      Log().info("waiting for the chief to prepare the model: {}", waiting_for);
-      next_log = absl::Now() + kLogInterval;
-    }
-    absl::SleepFor(kPollInterval);
-    if (!missing.ok()) {
-      // The failed session may be bound to a task incarnation that is gone.
-      (void)session_->Close();
-      SessionOptions session_options = options_.session_options;
-      session_options.target = options_.target;
-      session_ = std::make_unique<ClientSession>(model_.scope, session_options);
-    }
-  }
+  return WaitForModelReady([this] { return Uninitialized(); }, absl::Now(), deadline,
+                           [this] {
+                             // The failed session may be bound to a task incarnation that is gone.
+                             (void)session_->Close();
+                             SessionOptions session_options = options_.session_options;
+                             session_options.target = options_.target;
+                             session_ =
+                                 std::make_unique<ClientSession>(model_.scope, session_options);
+                           });
 }
 
 Status MonitoredTrainingSession::Recover(const Status& cause, absl::Time deadline) {
   Log().warn("step failed ({}); making a new session", cause.ToString());
-  Status last = cause;
-  absl::Duration backoff = absl::Milliseconds(100);
-  while (absl::Now() < deadline) {
-    last = CreateSession(deadline);
-    if (last.ok()) {
-      ++recoveries_;
-      Log().info("recovered after {} (recovery {})", cause.ToString(), recoveries_);
-      return OkStatus();
-    }
-    if (!IsRecoverable(last)) return last;
-    absl::SleepFor(backoff);
-    backoff = std::min(backoff * 2, absl::Seconds(2));
-  }
-  return errors::Annotate(last, "could not recover the training session within " +
-                                    absl::FormatDuration(options_.recovery_timeout) + ": ");
+  TW_RETURN_IF_ERROR(RetryWhileRecoverable([&] { return CreateSession(deadline); }, deadline,
+                                           options_.recovery_timeout));
+  ++recoveries_;
+  Log().info("recovered after {} (recovery {})", cause.ToString(), recoveries_);
+  return OkStatus();
 }
 
 StatusOr<std::vector<Tensor>> MonitoredTrainingSession::Run(const ClientSession::FeedList& feeds,

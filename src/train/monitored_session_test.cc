@@ -116,7 +116,7 @@ TEST(MonitoredTrainingSessionTest, AWorkerWaitsForTheModelAndNamesWhatIsMissing)
   ASSERT_FALSE(session.ok());
   EXPECT_TRUE(IsDeadlineExceeded(session.status())) << session.status();
   EXPECT_THAT(std::string(session.status().message()),
-              HasSubstr("still waiting for variables global_step, x"));
+              HasSubstr("variables not initialized: global_step, x"));
 }
 
 // TensorFlow's StopAtStepHook(num_steps=...): the count starts at the step the session

@@ -114,9 +114,11 @@ class SaverRoundTripTest : public SaverTest, public ::testing::WithParamInterfac
     return {.checkpoint_dir = dir_, .write_on_variable_tasks = on_tasks};
   }
 };
-INSTANTIATE_TEST_SUITE_P(WhoWrites, SaverRoundTripTest, ::testing::Bool(), [](const auto& info) {
-  return info.param ? std::string("VariableTasks") : std::string("SavingProcess");
-});
+INSTANTIATE_TEST_SUITE_P(WhoWrites, SaverRoundTripTest, ::testing::Bool(),
+                         [](const auto& param_info) {
+                           return param_info.param ? std::string("VariableTasks")
+                                                   : std::string("SavingProcess");
+                         });
 
 TEST_P(SaverRoundTripTest, RoundTripFromTwoPsToOneAndThreePs) {
   const Tensor emb = Embedding();

@@ -84,7 +84,8 @@ std::unique_ptr<SessionRunHook> CheckpointSaverHook(
     int64_t every_steps, absl::Duration every_secs = absl::ZeroDuration());
 
 // Logs "global step N: X global steps/s, Y examples/s on this worker" every `every_steps`
-// local steps (without the examples when `examples_per_step` is 0). With a `writer`, also
+// global steps (a SecondOrStepTimer, tensorweave/train/step_timer.h; the first step starts
+// the clock), without the examples when `examples_per_step` is 0. With a `writer`, also
 // writes X there as the scalar summary "global_step/sec" at step N, as TensorFlow's
 // StepCounterHook with an output_dir.
 std::unique_ptr<SessionRunHook> StepCounterHook(int64_t every_steps, int64_t examples_per_step,

@@ -7,7 +7,6 @@ holding them (tensorweave/train/variables.h's PartitionedVariable::Lookup)."""
 
 import collections
 import inspect
-import math
 
 import numpy as np
 
@@ -23,17 +22,17 @@ _SaveSliceInfo = collections.namedtuple("SaveSliceInfo",
                                         ["full_name", "full_shape", "var_offset", "var_shape"])
 
 
-def _partitions_along_axis0(axis, rank, num):
-    if axis != 0:
-        raise NotImplementedError("partitioners: only axis=0 is supported, got axis=%d" % axis)
-    return [num] + [1] * (rank - 1)
+# The partitioners are the C++ ones (tensorweave/train/partitioners.h); these are TF's
+# callables over them: partitioner(shape, dtype) -> the partition list.
+
+def _dims(shape):
+    return [-1 if d is None else d for d in tensor_shape.as_shape(shape).as_list()]
 
 
 def fixed_size_partitioner(num_shards, axis=0):
     """Splits into `num_shards` parts (at most the dimension's size)."""
     def partitioner(shape, dtype=None, **unused):
-        shape = tensor_shape.as_shape(shape)
-        return _partitions_along_axis0(axis, shape.ndims, num_shards)
+        return _native.fixed_size_partitions(_dims(shape), num_shards, axis)
     return partitioner
 
 
@@ -41,37 +40,28 @@ def min_max_variable_partitioner(max_partitions=1, axis=0, min_slice_size=256 <<
                                  bytes_per_string_element=16):
     """As many parts as keep each at least min_slice_size bytes, at most max_partitions
     (and at most the dimension's size)."""
-    if min_slice_size <= 0:
-        raise ValueError("min_slice_size must be positive, got %d" % min_slice_size)
+    # Arguments are checked now, as TF does, by the C++ partitioner on a one-row shape.
+    _native.min_max_variable_partitions([1], "float32", max_partitions, min_slice_size, 0,
+                                        bytes_per_string_element)
 
     def partitioner(shape, dtype, **unused):
-        shape = tensor_shape.as_shape(shape)
-        dtype = dtypes.as_dtype(dtype)
-        size = bytes_per_string_element if dtype == dtypes.string else dtype.size
-        total = shape.num_elements() * size
-        num = max(1, min(max_partitions, int(math.ceil(total / min_slice_size)),
-                         shape.as_list()[axis]))
-        return _partitions_along_axis0(axis, shape.ndims, num)
+        return _native.min_max_variable_partitions(
+            _dims(shape), dtypes.as_dtype(dtype).name, max_partitions, min_slice_size, axis,
+            bytes_per_string_element)
     return partitioner
 
 
 def variable_axis_size_partitioner(max_shard_bytes, axis=0, bytes_per_string_element=16,
                                    max_shards=None):
     """As few parts as keep each under max_shard_bytes (at most max_shards)."""
-    if max_shard_bytes < 1:
-        raise ValueError("max_shard_bytes must be positive, got: %r" % max_shard_bytes)
+    # Arguments are checked now, as TF does, by the C++ partitioner on a one-row shape.
+    _native.variable_axis_size_partitions([1], "float32", max_shard_bytes, 0,
+                                          bytes_per_string_element, max_shards or 0)
 
     def partitioner(shape, dtype, **unused):
-        shape = tensor_shape.as_shape(shape)
-        dtype = dtypes.as_dtype(dtype)
-        size = bytes_per_string_element if dtype == dtypes.string else dtype.size
-        dims = shape.as_list()
-        slice_bytes = size * int(np.prod(dims[1:] or [1]))
-        rows_per_shard = max(1, max_shard_bytes // max(1, slice_bytes))
-        num = int(math.ceil(dims[axis] / rows_per_shard))
-        if max_shards:
-            num = min(num, max_shards)
-        return _partitions_along_axis0(axis, shape.ndims, min(num, dims[axis]))
+        return _native.variable_axis_size_partitions(
+            _dims(shape), dtypes.as_dtype(dtype).name, max_shard_bytes, axis,
+            bytes_per_string_element, max_shards or 0)
     return partitioner
 
 

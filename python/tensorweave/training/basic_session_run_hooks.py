@@ -3,10 +3,10 @@ log tensors, stop on NaN, run final ops. Messages go to the "tensorflow" logger,
 do."""
 
 import os
-import time
 
 import numpy as np
 
+from tensorweave import _native
 from tensorweave.framework import ops
 from tensorweave.platform import tf_logging as _log
 from tensorweave.summary.writer import FileWriterCache
@@ -16,43 +16,9 @@ from tensorweave.training.session_run_hook import SessionRunArgs, SessionRunHook
 
 
 
-class SecondOrStepTimer:
-    """Triggers every `every_secs` seconds or every `every_steps` steps (exactly one)."""
-
-    def __init__(self, every_secs=None, every_steps=None):
-        # TF's messages.
-        if every_secs is None and every_steps is None:
-            raise ValueError("Either every_secs or every_steps should be provided.")
-        if every_secs is not None and every_steps is not None:
-            raise ValueError("Can not provide both every_secs and every_steps.")
-        self._every_secs = every_secs
-        self._every_steps = every_steps
-        self.reset()
-
-    def reset(self):
-        self._last_time = None
-        self._last_step = None
-
-    def should_trigger_for_step(self, step):
-        if self._last_step is None:
-            return True
-        if self._last_step == step:
-            return False
-        if self._every_secs is not None:
-            return time.time() >= self._last_time + self._every_secs
-        return step >= self._last_step + self._every_steps
-
-    def update_last_triggered_step(self, step):
-        """Returns (seconds, steps) since the previous trigger, or (None, None)."""
-        now = time.time()
-        elapsed = (None, None)
-        if self._last_time is not None:
-            elapsed = (now - self._last_time, step - self._last_step)
-        self._last_time, self._last_step = now, step
-        return elapsed
-
-    def last_triggered_step(self):
-        return self._last_step
+# Triggers every `every_secs` seconds or every `every_steps` steps (exactly one): the C++
+# timer (tensorweave/train/step_timer.h) that the C++ hooks use too.
+SecondOrStepTimer = _native.SecondOrStepTimer
 
 
 def _require_global_step(hook):

@@ -3,18 +3,19 @@ Scaffold: a session for training loops that prepares the model, runs hooks aroun
 and is remade when a ps task fails, as the C++ MonitoredTrainingSession
 (tensorweave/train/monitored_session.h) does.
 
-Preparing the model (SessionManager): the chief restores the latest checkpoint of
-checkpoint_dir, or runs the init op when there is none (variables a ps task still holds are
-kept when every variable is initialized); other workers wait until the model is ready,
-polling every half second (TF waits 30 s between polls) and logging every 10 s what they
-wait for.
+The policy is the C++ one (tensorweave/train/session_policy.h), shared with the C++
+MonitoredTrainingSession. Preparing the model (SessionManager): the chief keeps a model a ps
+task still holds, else restores the latest checkpoint of checkpoint_dir, else runs the init
+op; other workers wait until the model is ready, polling every 0.2 s (TF waits 30 s between
+polls) and logging every 10 s what they wait for.
 Recovery: a step failing with AbortedError or UnavailableError (a ps task restarted or is
-gone) closes the session, makes a new one as above, and runs the step again."""
+gone) closes the session, makes a new one as above (retrying with the policy's backoff for
+up to recovery_timeout_secs), and runs the step again."""
 
 import inspect
 import os
-import time
 
+from tensorweave import _native
 from tensorweave import errors
 from tensorweave.framework import ops
 from tensorweave.platform import tf_logging as _log
@@ -28,9 +29,13 @@ from tensorweave.training.session_manager import SessionManager
 from tensorweave.training.session_run_hook import SessionRunArgs, SessionRunContext
 from tensorweave.training.session_run_hook import SessionRunValues
 
-_PREEMPTION_ERRORS = (errors.AbortedError, errors.UnavailableError)
-_POLL_SECS = 0.5
 USE_DEFAULT = object()
+
+
+def _recoverable(error):
+    """Whether a new session gets past `error` (the policy's rule: Aborted, Unavailable)."""
+    return isinstance(error, errors.OpError) and _native.is_recoverable_error_code(
+        error.error_code)
 
 
 class Scaffold:
@@ -206,21 +211,23 @@ class _MonitoredSession:
         return None if self._closed else self._graph
 
     def _create_session(self):
-        deadline = time.monotonic() + self._recovery_timeout_secs
-        while True:
+        def attempt():
             try:
                 self._sess = self._creator.create_session()
                 self.coord.clear_stop()
                 for h in self._hooks:
                     h.after_create_session(self._sess, self.coord)
-                return
-            except _PREEMPTION_ERRORS as e:
-                self._close_session()
-                if not self._should_recover or time.monotonic() >= deadline:
-                    raise
-                _log.info("An error was raised while a session was being created: %s. "
-                          "Retrying.", e)
-                time.sleep(_POLL_SECS)
+            except errors.OpError as e:
+                if _recoverable(e):
+                    self._close_session()
+                    _log.info("An error was raised while a session was being created: %s. "
+                              "Retrying.", e)
+                raise
+
+        if self._should_recover:
+            _native.retry_while_recoverable(attempt, self._recovery_timeout_secs)
+        else:
+            attempt()
 
     def _close_session(self):
         if self._sess is not None:
@@ -255,8 +262,8 @@ class _MonitoredSession:
                 self._create_session()
             try:
                 return call()
-            except _PREEMPTION_ERRORS as e:
-                if not self._should_recover:
+            except errors.OpError as e:
+                if not self._should_recover or not _recoverable(e):
                     raise
                 _log.info("An error was raised. This may be due to a preemption in a "
                           "connected worker or parameter server. The current session will "

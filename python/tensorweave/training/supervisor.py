@@ -9,6 +9,7 @@ import contextlib
 import os
 import time
 
+from tensorweave import _native
 from tensorweave import errors
 from tensorweave.framework import ops
 from tensorweave.ops import control_flow_ops
@@ -72,7 +73,7 @@ class Supervisor:
             self._session_manager = session_manager or SessionManager(
                 local_init_op=self._local_init_op, ready_op=self._ready_op,
                 ready_for_local_init_op=self._ready_for_local_init_op, graph=self._graph,
-                recovery_wait_secs=min(recovery_wait_secs, 0.5),
+                recovery_wait_secs=min(recovery_wait_secs, _native.MODEL_READY_POLL_SECS),
                 local_init_run_options=local_init_run_options)
         self._graph.finalize()
         self._coord = Coordinator()
