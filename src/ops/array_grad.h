@@ -1,4 +1,4 @@
-// Gradient pieces shared by the op families (array_ops.cc defines them).
+// Gradient pieces shared by the op families (gather_scatter_ops.cc defines them).
 #ifndef TENSORWEAVE_SRC_OPS_ARRAY_GRAD_H_
 #define TENSORWEAVE_SRC_OPS_ARRAY_GRAD_H_
 

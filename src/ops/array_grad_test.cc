@@ -1,5 +1,6 @@
-// Numeric checks of the gradient functions of the basic and state families (basic_ops.cc,
-// array_ops.cc, state_ops.cc) against central differences in double precision.
+// Numeric checks of the gradient functions of the basic, array and state families
+// (basic_ops.cc, the array ops' files, state_ops.cc) against central differences in double
+// precision.
 #include <functional>
 #include <vector>
 

@@ -1,5 +1,6 @@
-// Basic ops: definitions, CPU kernels, gradients and graph-building functions. The ops that move
-// elements between tensors (Reshape, Fill, Concat, Slice, Pack, Gather) are in array_ops.cc.
+// Basic ops: definitions, CPU kernels, gradients and graph-building functions. The array ops,
+// which move elements between tensors (Reshape, Fill, Concat, Slice, Pack, Gather, ...), are
+// in files by family (docs/adding_an_op.md, "Array ops").
 #include "tensorweave/ops/basic_ops.h"
 
 #include <algorithm>

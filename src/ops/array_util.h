@@ -1,0 +1,33 @@
+// Helpers the array op families' kernels share (reshape_ops.cc, fill_ops.cc, concat_ops.cc,
+// slice_ops.cc, gather_scatter_ops.cc): reading index inputs and writing them in messages.
+#ifndef TENSORWEAVE_SRC_OPS_ARRAY_UTIL_H_
+#define TENSORWEAVE_SRC_OPS_ARRAY_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "tensorweave/tensor.h"
+
+namespace tw::internal {
+
+// The values of an int32 or int64 tensor (an index input such as a shape or an axis).
+// Precondition: `t` is DT_INT32 or DT_INT64 (the op's definition says so).
+inline std::vector<int64_t> IndexValues(const Tensor& t) {
+  if (t.dtype() == DT_INT32) {
+    auto f = t.flat<int32_t>();
+    return std::vector<int64_t>(f.begin(), f.end());
+  }
+  auto f = t.flat<int64_t>();
+  return std::vector<int64_t>(f.begin(), f.end());
+}
+
+// "[2,3]" for error messages about shape or index vectors.
+inline std::string VectorString(const std::vector<int64_t>& v) {
+  return "[" + absl::StrJoin(v, ",") + "]";
+}
+
+}  // namespace tw::internal
+
+#endif  // TENSORWEAVE_SRC_OPS_ARRAY_UTIL_H_
