@@ -1,8 +1,6 @@
 // `tw cluster`: resolves this process's cluster configuration exactly as a tensorweave
 // program would, and prints it as one JSON object.
-#include <cstdlib>
 #include <iostream>
-#include <optional>
 
 #include "src/base/logging.h"
 #include "tensorweave/run_config.h"
@@ -28,12 +26,11 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
       "  tw cluster --ps_hosts=localhost:2222 --worker_hosts=localhost:2223 --job_name=worker "
       "--task_index=0\n\n"
       "Output fields: source (flags|TF_CONFIG|default), cluster, task, is_chief, chief_job,\n"
-      "num_workers, num_ps, target, bind_address, device_filters, environment, rpc_layer.\n"
+      "num_workers, num_ps, target, session_master, bind_address, device_filters, environment,\n"
+      "rpc_layer.\n"
       "Bad input prints one line on stderr and exits 1.");
   cmd->callback([cmd, exit_code] {
-    std::optional<std::string> tf_config;
-    if (const char* env = std::getenv("TF_CONFIG"); env != nullptr) tf_config = env;
-    auto config = RunConfig::Resolve(cmd->remaining(), tf_config);
+    auto config = RunConfig::ResolveFromEnvironment(cmd->remaining());
     if (!config.ok()) {
       std::cerr << "tw cluster: " << config.status().message() << "\n";
       *exit_code = 1;

@@ -3,7 +3,6 @@
 #include <signal.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -92,9 +91,7 @@ int RunServer(const ServerCommandOptions& opt, const std::vector<std::string>& a
     std::cerr << "tw server: " << tls.status().message() << "\n";
     return 1;
   }
-  std::optional<std::string> tf_config;
-  if (const char* env = std::getenv("TF_CONFIG"); env != nullptr) tf_config = env;
-  auto config = RunConfig::Resolve(args, tf_config);
+  auto config = RunConfig::ResolveFromEnvironment(args);
   if (!config.ok()) {
     std::cerr << "tw server: " << config.status().message() << "\n";
     return 1;

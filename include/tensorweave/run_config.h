@@ -54,10 +54,18 @@ struct RuntimeSettings {
   // `tw launch` sets it for every task), 0 for any free port. -1 when unset or not a port
   // (no endpoint).
   int metrics_port = -1;
+  // TW_RESTART_COUNT: how many times this task has been restarted (`tw launch` sets it for
+  // every task: 0 at the first start, N at the Nth restart; docs/launch.md, "A restarted
+  // task"). A restarted task's peers were up before it died, so it may give up on peers
+  // that stay unreachable much sooner than a task that is starting with its cluster.
+  // 0 when unset or not a non-negative number (Kubernetes says nothing: a recreated pod
+  // starts as a first one).
+  int restart_count = 0;
 
   // Reads the variables through `getenv` (the process's environment by default).
-  // A TW_NUM_THREADS, TW_BUFFER_POOL_MB or TW_METRICS_PORT that does not parse is ignored
-  // and adds a line to `warnings` (when given) naming the variable and its value.
+  // A TW_NUM_THREADS, TW_BUFFER_POOL_MB, TW_METRICS_PORT or TW_RESTART_COUNT that does not
+  // parse is ignored and adds a line to `warnings` (when given) naming the variable and its
+  // value.
   static RuntimeSettings FromEnvironment(
       const std::function<const char*(const char*)>& getenv = nullptr,
       std::vector<std::string>* warnings = nullptr);
@@ -83,6 +91,9 @@ class RunConfig {
   // position), a job or address that does not parse, both chief and master jobs, more than
   // one chief or master task, a task type or index not in the cluster, a non-integer index,
   // a job or index that cannot be inferred.
+  // Resolve with TF_CONFIG read from the process's environment: the one place that reads
+  // the variable (the tools, the Python layer and FromEnvironment all come here).
+  static StatusOr<RunConfig> ResolveFromEnvironment(const std::vector<std::string>& args);
   static StatusOr<RunConfig> Resolve(const std::vector<std::string>& args,
                                      const std::optional<std::string>& tf_config);
 
@@ -106,6 +117,8 @@ class RunConfig {
   // The session target: TF_CONFIG session_master when given (eval_session_master for an
   // evaluator); "" for a single local task; otherwise "<rpc_layer or grpc>://<own address>".
   const std::string& target() const { return target_; }
+  // TF_CONFIG's session_master as given ("" when absent), whatever this task's type.
+  const std::string& session_master() const { return session_master_; }
   // Where this task's server listens: 0.0.0.0:<own port> ([::]:<port> for a bracketed IPv6
   // address), so the task's own host name never has to resolve; 127.0.0.1:0 when local.
   const std::string& bind_address() const { return bind_address_; }
@@ -148,6 +161,7 @@ class RunConfig {
   int num_workers_ = 0;
   int num_ps_ = 0;
   std::string target_;
+  std::string session_master_;
   std::string bind_address_;
   std::vector<std::string> device_filters_;
   RuntimeSettings runtime_settings_;

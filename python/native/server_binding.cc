@@ -74,10 +74,10 @@ class PyServer {
   std::shared_ptr<Server> server_;
 };
 
-// RunConfig::Resolve with no flags: TF_CONFIG's `value` (None when unset) as the JSON object
-// RunConfig::ToJson writes. ValueError (InvalidArgumentError) naming the field at fault.
-std::string ResolveRunConfig(std::optional<std::string> tf_config) {
-  return ValueOrThrow(RunConfig::Resolve({}, tf_config)).ToJson();
+// RunConfig::ResolveFromEnvironment with no flags (the one reader of TF_CONFIG) as the JSON
+// object RunConfig::ToJson writes. InvalidArgumentError naming the field at fault.
+std::string ResolveRunConfig() {
+  return ValueOrThrow(RunConfig::ResolveFromEnvironment({})).ToJson();
 }
 
 py::dict RuntimeSettingsFromEnvironment() {
@@ -108,7 +108,7 @@ void BindServer(py::module_& m) {
       .def("stop_cluster", &PyServer::StopCluster, py::arg("timeout_secs") = 10.0)
       .def_property_readonly("target", &PyServer::target)
       .def_property_readonly("metrics_address", &PyServer::metrics_address);
-  m.def("resolve_run_config", &ResolveRunConfig, py::arg("tf_config"));
+  m.def("resolve_run_config", &ResolveRunConfig);
   m.def("runtime_settings", &RuntimeSettingsFromEnvironment);
 }
 

@@ -3,7 +3,6 @@ resolved by the C++ RunConfig, so Python and C++ programs read it the same way (
 every era, the legacy `master` job, sparse jobs, clear errors naming the field)."""
 
 import json
-import os
 
 from tensorweave import _native
 from tensorweave.training.server_lib import ClusterSpec
@@ -18,7 +17,7 @@ class TaskType:
 
 
 def _resolve():
-    return json.loads(_native.resolve_run_config(os.environ.get("TF_CONFIG")))
+    return json.loads(_native.resolve_run_config())
 
 
 def _cluster_of(resolved):
@@ -98,10 +97,8 @@ class TFConfigClusterResolver:
         return _cluster_of(self._resolved)
 
     def master(self, task_type=None, task_id=None, rpc_layer=None):
-        tf_config = os.environ.get("TF_CONFIG")
-        session_master = json.loads(tf_config).get("session_master") if tf_config else None
-        if session_master is not None:
-            return session_master
+        if self._resolved["session_master"]:
+            return self._resolved["session_master"]
         task_type = self.task_type if task_type is None else task_type
         task_id = self.task_id if task_id is None else task_id
         cluster = self.cluster_spec()

@@ -164,6 +164,7 @@ class RunConfigResolver {
       c->bind_address_ = (own.bracketed ? "[::]:" : "0.0.0.0:") + std::to_string(own.port);
     }
 
+    c->session_master_ = tf.session_master.value_or("");
     const bool single_task = cluster.job_map().size() == 1 && cluster.num_tasks(type) == 1;
     if (type == "evaluator") {
       c->target_ = tf.eval_session_master.value_or("");
@@ -246,6 +247,14 @@ RuntimeSettings RuntimeSettings::FromEnvironment(
       warn("TW_METRICS_PORT", v, "a port from 0 to 65535 (serving no metrics)");
     }
   }
+  if (const char* v = get("TW_RESTART_COUNT"); v != nullptr) {
+    int count = 0;
+    if (absl::SimpleAtoi(v, &count) && count >= 0) {
+      settings.restart_count = count;
+    } else {
+      warn("TW_RESTART_COUNT", v, "a number of restarts (taking this start for a first one)");
+    }
+  }
   if (const char* v = get("TW_ALLOWED_DIRECTORIES"); v != nullptr) {
     for (absl::string_view dir : absl::StrSplit(v, ':', absl::SkipEmpty())) {
       settings.allowed_directories.emplace_back(dir);
@@ -254,12 +263,16 @@ RuntimeSettings RuntimeSettings::FromEnvironment(
   return settings;
 }
 
+StatusOr<RunConfig> RunConfig::ResolveFromEnvironment(const std::vector<std::string>& args) {
+  std::optional<std::string> tf_config;
+  if (const char* env = std::getenv("TF_CONFIG"); env != nullptr) tf_config = env;
+  return Resolve(args, tf_config);
+}
+
 StatusOr<RunConfig> RunConfig::FromEnvironment(int argc, const char* const* argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-  std::optional<std::string> tf_config;
-  if (const char* env = std::getenv("TF_CONFIG"); env != nullptr) tf_config = env;
-  TW_ASSIGN_OR_RETURN(RunConfig config, Resolve(args, tf_config));
+  TW_ASSIGN_OR_RETURN(RunConfig config, ResolveFromEnvironment(args));
   config.runtime_settings_ = RuntimeSettings::FromEnvironment(nullptr, &config.warnings_);
   for (const std::string& w : config.warnings()) Log().warn("{}", w);
   Log().info("{}", config.Summary());
@@ -276,6 +289,7 @@ std::string RunConfig::ToJson(int indent) const {
   out["num_workers"] = num_workers_;
   out["num_ps"] = num_ps_;
   out["target"] = target_;
+  out["session_master"] = session_master_;
   out["bind_address"] = bind_address_;
   out["device_filters"] = device_filters_;
   out["environment"] = environment_;

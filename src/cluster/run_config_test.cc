@@ -3,6 +3,7 @@
 // the seeds' make_configs script. Errors are in run_config_errors_test.cc.
 #include "tensorweave/run_config.h"
 
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -365,6 +366,32 @@ TEST(RunConfigTest, NonClusterArgumentsAreLeftForTheProgram) {
               ElementsAre("input.txt", "--train_steps=10", "-v", "--", "--job_name=ps"));
 }
 
+TEST(RunConfigTest, SessionMasterIsKeptAsGivenForEveryTaskType) {
+  auto worker = RunConfig::Resolve(
+      {}, R"({"cluster":{"worker":["a:1","b:2"],"ps":["p:3"]},"task":{"type":"ps","index":0},)"
+          R"("session_master":"grpc://a:1"})");
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  EXPECT_EQ(worker->session_master(), "grpc://a:1");
+  EXPECT_THAT(worker->ToJson(), HasSubstr(R"("session_master":"grpc://a:1")"));
+  auto none = RunConfig::Resolve({}, TfJob("worker", 1));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->session_master(), "");
+}
+
+TEST(RunConfigTest, ResolveFromEnvironmentReadsTfConfig) {
+  ASSERT_EQ(setenv("TF_CONFIG",
+                   R"({"cluster":{"worker":["a:1","b:2"]},"task":{"type":"worker","index":1}})", 1),
+            0);
+  auto config = RunConfig::ResolveFromEnvironment({});
+  unsetenv("TF_CONFIG");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->task_index(), 1);
+  EXPECT_EQ(config->target(), "grpc://b:2");
+  auto local = RunConfig::ResolveFromEnvironment({});
+  ASSERT_TRUE(local.ok());
+  EXPECT_TRUE(local->is_local());
+}
+
 TEST(RunConfigTest, ToJsonHasEveryFieldAndObjectJobs) {
   auto config = RunConfig::Resolve({}, TfJob("worker", 1));
   ASSERT_TRUE(config.ok());
@@ -381,6 +408,7 @@ TEST(RunConfigTest, ToJsonHasEveryFieldAndObjectJobs) {
   EXPECT_THAT(json, HasSubstr(R"("target":"grpc://mnist-worker-1.kubeflow.svc:2222")"));
   EXPECT_THAT(json, HasSubstr(R"("bind_address":"0.0.0.0:2222")"));
   EXPECT_THAT(json, HasSubstr(R"("environment":"cloud")"));
+  EXPECT_THAT(json, HasSubstr(R"("session_master":"")"));
   EXPECT_THAT(config->Summary(), HasSubstr("worker:1 of cluster"));
   EXPECT_THAT(config->Summary(), HasSubstr(", bind=0.0.0.0:2222"));
   // A server that listens elsewhere (tw server --bind-host) logs what it really bound.
@@ -439,6 +467,20 @@ TEST(RuntimeSettingsTest, MetricsPortIsAPortOrNothingWithAWarning) {
         -1)
         << bad;
     EXPECT_THAT(warnings, ElementsAre(HasSubstr("is not a port from 0 to 65535"))) << bad;
+  }
+}
+
+TEST(RuntimeSettingsTest, RestartCountIsANumberOrZeroWithAWarning) {
+  EXPECT_EQ(RuntimeSettings().restart_count, 0);
+  EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_RESTART_COUNT", "2"}})).restart_count, 2);
+  EXPECT_EQ(RuntimeSettings::FromEnvironment(Env({{"TW_RESTART_COUNT", "0"}})).restart_count, 0);
+  for (const char* bad : {"-1", "twice", ""}) {
+    std::vector<std::string> warnings;
+    EXPECT_EQ(
+        RuntimeSettings::FromEnvironment(Env({{"TW_RESTART_COUNT", bad}}), &warnings).restart_count,
+        0)
+        << bad;
+    EXPECT_THAT(warnings, ElementsAre(HasSubstr("is not a number of restarts"))) << bad;
   }
 }
 
