@@ -11,7 +11,6 @@
 #include <map>
 #include <set>
 
-#include "absl/synchronization/notification.h"
 #include "src/base/timer_queue.h"
 #include "src/core/tensor_coding.h"
 #include "src/framework/attr_value.h"
@@ -581,17 +580,6 @@ void CallTracker::WaitAllOrDie(absl::Duration timeout) {
 void Note(const std::string& what, const Status& s) {
   static const bool verbose = std::getenv("TW_FUZZ_VERBOSE") != nullptr;
   if (verbose) std::fprintf(stderr, "%s -> %s\n", what.c_str(), s.ToString().c_str());
-}
-
-Status CallSync(const std::function<void(std::function<void(const Status&)>)>& start) {
-  absl::Notification done;
-  Status result;
-  start([&](const Status& s) {
-    result = s;
-    done.Notify();
-  });
-  done.WaitForNotification();
-  return result;
 }
 
 StatusOr<WorkerInterface*> MapWorkerCache::GetWorker(const std::string& task) {

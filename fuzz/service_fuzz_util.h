@@ -17,6 +17,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "src/base/call_and_wait.h"  // CallAndWait, for the services' async calls
 #include "src/distributed/worker_interface.h"
 #include "src/runtime/cpu_device.h"
 #include "tensorweave/protobuf/graph.pb.h"
@@ -100,9 +101,6 @@ class CallTracker {
 // With TW_FUZZ_VERBOSE set in the environment: prints a call and its outcome (for reading
 // what a reproducer does).
 void Note(const std::string& what, const Status& s);
-
-// Calls a synchronous-looking async method and waits for it (for calls that answer at once).
-Status CallSync(const std::function<void(std::function<void(const Status&)>)>& start);
 
 // A worker cache over in-process workers; tasks not in `workers` are NotFound.
 class MapWorkerCache : public WorkerCache {

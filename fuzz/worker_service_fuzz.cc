@@ -65,7 +65,7 @@ class WorkerFuzz {
         proto::CleanupGraphRequest req;
         req.set_step_id(step);
         proto::CleanupGraphResponse resp;
-        Status s = CallSync([&](auto done) { w->CleanupGraphAsync(&req, &resp, done); });
+        Status s = CallAndWait([&](auto done) { w->CleanupGraphAsync(&req, &resp, done); });
         if (!s.ok()) std::abort();
       }
     }
@@ -162,7 +162,7 @@ class WorkerFuzz {
   void GetStatus(int w) {
     proto::GetStatusRequest req;
     proto::GetStatusResponse resp;
-    Status s = CallSync([&](auto done) { workers_[w]->GetStatusAsync(&req, &resp, done); });
+    Status s = CallAndWait([&](auto done) { workers_[w]->GetStatusAsync(&req, &resp, done); });
     const DeviceBase* d = env->devices[w].get();
     if (!s.ok() || resp.device_size() != 1 || resp.device(0).name() != d->name() ||
         resp.device(0).incarnation() != d->incarnation()) {
@@ -182,7 +182,7 @@ class WorkerFuzz {
     req.set_isolate_session(fdp_.ConsumeIntegralInRange(0, 3) == 0);
     *req.mutable_graph_def() = r.graph.graph;
     proto::RegisterGraphResponse resp;
-    Status s = CallSync([&](auto done) { workers_[w]->RegisterGraphAsync(&req, &resp, done); });
+    Status s = CallAndWait([&](auto done) { workers_[w]->RegisterGraphAsync(&req, &resp, done); });
     Note("RegisterGraph on " + std::to_string(w) + " " + req.ShortDebugString(), s);
     if (s.ok()) {
       r.handle = resp.graph_handle();
@@ -195,7 +195,7 @@ class WorkerFuzz {
     proto::RegisterGraphRequest req;
     if (!req.ParseFromString(fdp_.ConsumeRandomLengthString(512))) return;
     proto::RegisterGraphResponse resp;
-    Status s = CallSync([&](auto done) { workers_[w]->RegisterGraphAsync(&req, &resp, done); });
+    Status s = CallAndWait([&](auto done) { workers_[w]->RegisterGraphAsync(&req, &resp, done); });
     if (s.ok()) graphs_.push_back({w, resp.graph_handle(), {}});
   }
 
@@ -204,7 +204,7 @@ class WorkerFuzz {
     req.set_graph_handle(GraphHandle(PickGraph(w)));
     req.set_session_handle(PickString(fdp_, {"s1", "s2", ""}));
     proto::DeregisterGraphResponse resp;
-    Status s = CallSync([&](auto done) { workers_[w]->DeregisterGraphAsync(&req, &resp, done); });
+    Status s = CallAndWait([&](auto done) { workers_[w]->DeregisterGraphAsync(&req, &resp, done); });
     if (!s.ok()) std::abort();  // deregistering is always fine
   }
 
@@ -305,7 +305,7 @@ class WorkerFuzz {
     proto::CleanupGraphRequest req;
     req.set_step_id(StepId());
     proto::CleanupGraphResponse resp;
-    Status s = CallSync([&](auto done) { workers_[w]->CleanupGraphAsync(&req, &resp, done); });
+    Status s = CallAndWait([&](auto done) { workers_[w]->CleanupGraphAsync(&req, &resp, done); });
     if (!s.ok()) std::abort();
   }
 
@@ -314,7 +314,7 @@ class WorkerFuzz {
     const int n = fdp_.ConsumeIntegralInRange(0, 2);
     for (int i = 0; i < n; ++i) req.add_container(PickString(fdp_, Containers()));
     proto::CleanupAllResponse resp;
-    Status s = CallSync([&](auto done) { workers_[w]->CleanupAllAsync(&req, &resp, done); });
+    Status s = CallAndWait([&](auto done) { workers_[w]->CleanupAllAsync(&req, &resp, done); });
     if (!s.ok()) std::abort();
   }
 

@@ -9,7 +9,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/notification.h"
+#include "src/base/call_and_wait.h"
 #include "src/base/logging.h"
 #include "src/base/metrics.h"
 #include "src/base/strings.h"
@@ -58,19 +58,6 @@ uint64_t Random64() {
   static absl::Mutex* mu = new absl::Mutex();
   absl::MutexLock lock(mu);
   return (*rng)();
-}
-
-// Starts an asynchronous worker call and waits for it.
-template <typename Start>
-Status CallAndWait(Start&& start) {
-  absl::Notification done;
-  Status result;
-  start([&](const Status& s) {
-    result = s;
-    done.Notify();
-  });
-  done.WaitForNotification();
-  return result;
 }
 
 // Identifies a step's executable: its feeds, fetches and targets.
