@@ -2,6 +2,7 @@
 #ifndef TENSORWEAVE_TYPES_H_
 #define TENSORWEAVE_TYPES_H_
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,17 +12,23 @@
 
 namespace tw {
 
-// Numbers are stable: they are the wire values of tw.proto.DataType.
+// Numbers are stable: they are the wire values of tw.proto.DataType, and TensorFlow's
+// (tensorflow/core/framework/types.proto), so a graph or tensor of TF's reads unchanged.
 enum DataType : int {
   DT_INVALID = 0,
   DT_FLOAT = 1,
   DT_DOUBLE = 2,
   DT_INT32 = 3,
   DT_UINT8 = 4,
+  DT_INT16 = 5,
+  DT_INT8 = 6,
   DT_STRING = 7,
+  DT_COMPLEX64 = 8,  // std::complex<float>
   DT_INT64 = 9,
   DT_BOOL = 10,
-  DT_RESOURCE = 20,  // elements are ResourceHandle
+  DT_UINT16 = 17,
+  DT_COMPLEX128 = 18,  // std::complex<double>
+  DT_RESOURCE = 20,    // elements are ResourceHandle
 };
 
 // Names a resource (a variable, a queue) held by a device's resource manager. Tensors of
@@ -36,8 +43,8 @@ struct ResourceHandle {
   friend bool operator==(const ResourceHandle&, const ResourceHandle&) = default;
 };
 
-// "float", "double", "int32", "int64", "uint8", "bool", "string", "resource"; "invalid"
-// otherwise.
+// The name TensorFlow prints: "float", "double", "int32", "int64", "uint8", "int8", "int16",
+// "uint16", "complex64", "complex128", "bool", "string", "resource"; "invalid" otherwise.
 std::string_view DataTypeName(DataType dtype);
 
 // Parses a name as DataTypeName prints it (also "float32" and "float64").
@@ -68,6 +75,11 @@ TW_MATCH_TYPE_AND_ENUM(double, DT_DOUBLE)
 TW_MATCH_TYPE_AND_ENUM(int32_t, DT_INT32)
 TW_MATCH_TYPE_AND_ENUM(int64_t, DT_INT64)
 TW_MATCH_TYPE_AND_ENUM(uint8_t, DT_UINT8)
+TW_MATCH_TYPE_AND_ENUM(int8_t, DT_INT8)
+TW_MATCH_TYPE_AND_ENUM(int16_t, DT_INT16)
+TW_MATCH_TYPE_AND_ENUM(uint16_t, DT_UINT16)
+TW_MATCH_TYPE_AND_ENUM(std::complex<float>, DT_COMPLEX64)
+TW_MATCH_TYPE_AND_ENUM(std::complex<double>, DT_COMPLEX128)
 TW_MATCH_TYPE_AND_ENUM(bool, DT_BOOL)
 TW_MATCH_TYPE_AND_ENUM(std::string, DT_STRING)
 TW_MATCH_TYPE_AND_ENUM(ResourceHandle, DT_RESOURCE)

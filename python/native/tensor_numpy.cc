@@ -1,5 +1,6 @@
 #include "python/native/tensor_numpy.h"
 
+#include <complex>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -20,6 +21,16 @@ py::object NumpyDtype(DataType dtype) {
       return py::dtype::of<int64_t>();
     case DT_UINT8:
       return py::dtype::of<uint8_t>();
+    case DT_INT8:
+      return py::dtype::of<int8_t>();
+    case DT_INT16:
+      return py::dtype::of<int16_t>();
+    case DT_UINT16:
+      return py::dtype::of<uint16_t>();
+    case DT_COMPLEX64:
+      return py::dtype::of<std::complex<float>>();
+    case DT_COMPLEX128:
+      return py::dtype::of<std::complex<double>>();
     case DT_BOOL:
       return py::dtype::of<bool>();
     case DT_STRING:

@@ -1,6 +1,7 @@
 #include "tensorweave/tensor.h"
 
 #include <atomic>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -169,8 +170,13 @@ void AppendElements(const Tensor& t, int max_entries, std::string* out) {
       absl::StrAppend(out, " \"", values[i], "\"");
     } else if constexpr (std::is_same_v<T, ResourceHandle>) {
       absl::StrAppend(out, " ", values[i].DebugString());
-    } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, bool>) {
+    } else if constexpr (std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t> ||
+                         std::is_same_v<T, bool>) {
       absl::StrAppend(out, " ", static_cast<int>(values[i]));
+    } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                         std::is_same_v<T, std::complex<double>>) {
+      // As TensorFlow prints complex elements: (real,imaginary).
+      absl::StrAppend(out, " (", values[i].real(), ",", values[i].imag(), ")");
     } else {
       absl::StrAppend(out, " ", values[i]);
     }
@@ -198,6 +204,21 @@ std::string Tensor::DebugString(int max_entries) const {
       break;
     case DT_UINT8:
       AppendElements<uint8_t>(*this, max_entries, &out);
+      break;
+    case DT_INT8:
+      AppendElements<int8_t>(*this, max_entries, &out);
+      break;
+    case DT_INT16:
+      AppendElements<int16_t>(*this, max_entries, &out);
+      break;
+    case DT_UINT16:
+      AppendElements<uint16_t>(*this, max_entries, &out);
+      break;
+    case DT_COMPLEX64:
+      AppendElements<std::complex<float>>(*this, max_entries, &out);
+      break;
+    case DT_COMPLEX128:
+      AppendElements<std::complex<double>>(*this, max_entries, &out);
       break;
     case DT_BOOL:
       AppendElements<bool>(*this, max_entries, &out);

@@ -1,8 +1,10 @@
 #include "src/core/tensor_coding.h"
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -33,8 +35,48 @@ TEST(TensorCodingTest, RoundTripsEveryType) {
       Tensor(DT_FLOAT, TensorShape({0, 4})),
       Tensor::FromVector<ResourceHandle>(
           {{"/job:ps/replica:0/task:0/device:CPU:0", "ps", "v0", "Variable"}}),
+      Tensor::FromVector<int8_t>({-128, 0, 127}),
+      Tensor::FromVector<int16_t>({-32768, 1, 32767}, TensorShape({3, 1})),
+      Tensor::FromVector<uint16_t>({0, 65535}),
+      Tensor::FromVector<std::complex<float>>(
+          {{1.5f, -2}, {std::numeric_limits<float>::infinity(), -0.0f}}),
+      Tensor::FromVector<std::complex<double>>({{1e300, -1e-300}}, TensorShape({1, 1})),
+      Tensor(DT_COMPLEX128, TensorShape({0})),
+      Tensor(DT_INT8, TensorShape({2, 0})),
   };
   for (const Tensor& t : tensors) EXPECT_EQ(RoundTrip(t), t) << t.DebugString();
+}
+
+// TensorFlow's layout: little-endian elements, a complex one its real part then its
+// imaginary part; the proto's dtype carries TensorFlow's number.
+TEST(TensorCodingTest, SmallIntegerAndComplexContentIsTensorFlowsLayout) {
+  proto::TensorProto p;
+  TensorToProto(Tensor::FromVector<std::complex<float>>({{1, -2}}), &p);
+  EXPECT_EQ(static_cast<int>(p.dtype()), 8);
+  ASSERT_EQ(p.tensor_content().size(), 8u);
+  float parts[2];
+  std::memcpy(parts, p.tensor_content().data(), sizeof(parts));
+  EXPECT_EQ(parts[0], 1.0f);
+  EXPECT_EQ(parts[1], -2.0f);
+
+  TensorToProto(Tensor::FromVector<int16_t>({0x0102}), &p);
+  EXPECT_EQ(static_cast<int>(p.dtype()), 5);
+  EXPECT_EQ(p.tensor_content(), std::string("\x02\x01", 2));
+  for (auto [number, bytes] : {std::pair{6, 1}, std::pair{17, 2}, std::pair{18, 16}}) {
+    p.set_dtype(static_cast<proto::DataType>(number));
+    p.set_tensor_content(std::string(2 * bytes, '\x7f'));
+    p.mutable_shape()->clear_dim();
+    p.mutable_shape()->add_dim(2);
+    auto t = TensorFromProto(p);
+    ASSERT_TRUE(t.ok()) << number << ": " << t.status();
+    EXPECT_EQ(static_cast<int>(t->dtype()), number);
+    EXPECT_EQ(t->TotalBytes(), static_cast<size_t>(2 * bytes));
+    // A wrong byte count names the type.
+    p.set_tensor_content(std::string(2 * bytes + 1, '\0'));
+    EXPECT_THAT(TensorFromProto(p).status().message(),
+                HasSubstr(std::string("TensorProto of dtype ") +
+                          std::string(DataTypeName(static_cast<DataType>(number)))));
+  }
 }
 
 TEST(TensorCodingTest, NumericContentIsOneContiguousByteString) {
@@ -123,6 +165,14 @@ TEST(TensorCodingTest, AllocateFromMetaProtoTakesNumericHeadersOnly) {
   for (DataType dtype : {DT_STRING, DT_BOOL, DT_RESOURCE}) {
     meta.set_dtype(static_cast<proto::DataType>(dtype));
     EXPECT_TRUE(IsInvalidArgument(AllocateFromMetaProto(meta).status())) << dtype;
+  }
+  // Tensors that arrive in pieces (chunked transfer) may be of any plain numeric type.
+  for (DataType dtype : {DT_INT8, DT_INT16, DT_UINT16, DT_COMPLEX64, DT_COMPLEX128}) {
+    meta.set_dtype(static_cast<proto::DataType>(dtype));
+    auto pieces = AllocateFromMetaProto(meta);
+    ASSERT_TRUE(pieces.ok()) << DataTypeName(dtype) << ": " << pieces.status();
+    EXPECT_EQ(pieces->dtype(), dtype);
+    EXPECT_EQ(pieces->TotalBytes(), 15 * DataTypeSize(dtype));
   }
   meta.set_dtype(proto::DT_FLOAT);
   meta.mutable_shape()->set_dim(0, -1);

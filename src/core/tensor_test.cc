@@ -1,5 +1,6 @@
 #include "tensorweave/tensor.h"
 
+#include <complex>
 #include <cstdint>
 #include <limits>
 
@@ -115,6 +116,70 @@ TEST(TensorTest, DebugStringShowsTypeShapeAndFirstValues) {
   EXPECT_EQ(Tensor::FromVector<int32_t>({1, 2, 3}).DebugString(2), "Tensor<int32, [3]>: 1 2 ...");
   EXPECT_EQ(Tensor::Scalar<bool>(true).DebugString(), "Tensor<bool, []>: 1");
   EXPECT_EQ(Tensor().DebugString(), "Tensor<uninitialized>");
+}
+
+// The types beyond the first eight carry TensorFlow's numbers and names, so graphs and
+// tensors of TF's read unchanged.
+TEST(DataTypeTest, SmallIntegerAndComplexTypesHaveTensorFlowsNumbersNamesAndSizes) {
+  struct Expected {
+    DataType dtype;
+    int number;
+    std::string_view name;
+    size_t size;
+  };
+  for (const Expected& e :
+       {Expected{DT_INT16, 5, "int16", 2}, Expected{DT_INT8, 6, "int8", 1},
+        Expected{DT_COMPLEX64, 8, "complex64", 8}, Expected{DT_UINT16, 17, "uint16", 2},
+        Expected{DT_COMPLEX128, 18, "complex128", 16}}) {
+    EXPECT_EQ(static_cast<int>(e.dtype), e.number) << e.name;
+    EXPECT_EQ(DataTypeName(e.dtype), e.name);
+    EXPECT_EQ(DataTypeSize(e.dtype), e.size) << e.name;
+    EXPECT_TRUE(IsValidDataType(e.number)) << e.name;
+    EXPECT_TRUE(DataTypeIsTrivial(e.dtype)) << e.name;
+    auto parsed = DataTypeFromName(e.name);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed, e.dtype);
+  }
+  static_assert(DataTypeToEnum<int8_t>::value == DT_INT8);
+  static_assert(DataTypeToEnum<int16_t>::value == DT_INT16);
+  static_assert(DataTypeToEnum<uint16_t>::value == DT_UINT16);
+  static_assert(DataTypeToEnum<std::complex<float>>::value == DT_COMPLEX64);
+  static_assert(DataTypeToEnum<std::complex<double>>::value == DT_COMPLEX128);
+  // Numbers TensorFlow has but tensorweave does not (qint8, bfloat16, half, variant, ...).
+  for (int unknown : {11, 12, 13, 14, 15, 16, 19, 21, 22, 23}) {
+    EXPECT_FALSE(IsValidDataType(unknown)) << unknown;
+  }
+  auto bad = DataTypeFromName("complex32");
+  EXPECT_TRUE(IsInvalidArgument(bad.status()));
+  EXPECT_THAT(bad.status().message(), HasSubstr("unknown data type \"complex32\""));
+  EXPECT_THAT(bad.status().message(), HasSubstr("int8, string, complex64"));
+}
+
+TEST(TensorTest, SmallIntegerAndComplexTensorsHoldCompareAndPrintTheirElements) {
+  const Tensor i8 = Tensor::FromVector<int8_t>({-128, 0, 127});
+  EXPECT_EQ(i8.dtype(), DT_INT8);
+  EXPECT_EQ(i8.TotalBytes(), 3u);
+  EXPECT_EQ(i8.DebugString(), "Tensor<int8, [3]>: -128 0 127");
+  EXPECT_EQ(Tensor::FromVector<int16_t>({-32768, 32767}).DebugString(),
+            "Tensor<int16, [2]>: -32768 32767");
+  EXPECT_EQ(Tensor::FromVector<uint16_t>({0, 65535}).DebugString(), "Tensor<uint16, [2]>: 0 65535");
+  const Tensor c64 = Tensor::FromVector<std::complex<float>>({{1.5f, -2}, {0, 3}});
+  EXPECT_EQ(c64.TotalBytes(), 16u);
+  EXPECT_EQ(c64.DebugString(), "Tensor<complex64, [2]>: (1.5,-2) (0,3)");
+  const Tensor c128 = Tensor::Scalar<std::complex<double>>({-1, 2.25});
+  EXPECT_EQ(c128.DebugString(), "Tensor<complex128, []>: (-1,2.25)");
+  EXPECT_EQ(c128.scalar<std::complex<double>>(), std::complex<double>(-1, 2.25));
+
+  EXPECT_EQ(i8, Tensor::FromVector<int8_t>({-128, 0, 127}));
+  EXPECT_NE(i8, Tensor::FromVector<int8_t>({-128, 1, 127}));
+  EXPECT_NE(Tensor::FromVector<int16_t>({1}), Tensor::FromVector<uint16_t>({1}));
+  EXPECT_EQ(c64, Tensor::FromVector<std::complex<float>>({{1.5f, -2}, {0, 3}}));
+  EXPECT_NE(c64, Tensor::FromVector<std::complex<float>>({{1.5f, -2}, {0, -3}}));
+  auto rows = Tensor::FromVector<std::complex<double>>({{1, 2}, {3, 4}, {5, 6}, {7, 8}},
+                                                       TensorShape({2, 2}))
+                  .Slice(1, 2);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->DebugString(), "Tensor<complex128, [1,2]>: (5,6) (7,8)");
 }
 
 TEST(TensorDeathTest, WrongElementTypeIsAProgrammingError) {

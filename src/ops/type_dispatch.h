@@ -3,6 +3,7 @@
 #ifndef TENSORWEAVE_SRC_OPS_TYPE_DISPATCH_H_
 #define TENSORWEAVE_SRC_OPS_TYPE_DISPATCH_H_
 
+#include <complex>
 #include <string>
 
 #include "src/framework/op_kernel.h"
@@ -19,8 +20,10 @@ struct TypeTag {
 using FloatTypes = TypeList<float, double>;
 using NumericTypes = TypeList<float, double, int32_t, int64_t>;
 using NumericAndBoolTypes = TypeList<float, double, int32_t, int64_t, uint8_t, bool>;
+// Every element type: what kernels that only move elements (slice, concat, gather) take.
 using AllTypes =
-    TypeList<float, double, int32_t, int64_t, uint8_t, bool, std::string, ResourceHandle>;
+    TypeList<float, double, int32_t, int64_t, uint8_t, bool, std::string, ResourceHandle, int8_t,
+             int16_t, uint16_t, std::complex<float>, std::complex<double>>;
 
 // Calls fn(TypeTag<T>{}) for the T of `Types` matching `dtype`; false when none matches.
 template <typename... Ts, typename F>

@@ -6,6 +6,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <complex>
 #include <cstring>
 #include <string>
 
@@ -45,6 +46,11 @@ RunGraphArgs ArgsWithEveryKind() {
   args.send.push_back({"i", Tensor::Scalar<int64_t>(-7)});
   args.send.push_back({"empty", Tensor(DT_INT32, TensorShape({0, 4}))});
   args.send.push_back({"b", Tensor::FromVector<bool>({true, false})});
+  args.send.push_back({"i8", Tensor::FromVector<int8_t>({-128, 127})});
+  args.send.push_back({"i16", Tensor::FromVector<int16_t>({-32768, 5, 32767})});
+  args.send.push_back({"u16", Tensor::FromVector<uint16_t>({65535}, TensorShape({1, 1}))});
+  args.send.push_back({"c64", Tensor::FromVector<std::complex<float>>({{1.5f, -2}, {0, 3}})});
+  args.send.push_back({"c128", Tensor::Scalar<std::complex<double>>({1e300, -0.25})});
   return args;
 }
 

@@ -42,6 +42,8 @@ def _infer_dtype(value):
         return dtypes.int64
     if all(isinstance(v, numbers.Real) for v in leaves):
         return dtypes.float32
+    if all(isinstance(v, numbers.Complex) for v in leaves):
+        return dtypes.complex128
     raise TypeError("Failed to convert object of type %s to Tensor. Contents: %s. Consider "
                     "casting elements to a supported type." % (type(value), value))
 
@@ -72,7 +74,7 @@ def to_numpy(value, dtype=None):
             if dtype.is_integer and isinstance(v, float) and not float(v).is_integer():
                 raise TypeError("Expected %s, got %r of type '%s' instead." %
                                 (dtype.name, v, type(v).__name__))
-            if (dtype.is_integer or dtype.is_floating) and _is_string(v):
+            if (dtype.is_integer or dtype.is_floating or dtype.is_complex) and _is_string(v):
                 raise TypeError("Expected %s, got %r of type '%s' instead." %
                                 (dtype.name, v, type(v).__name__))
     try:

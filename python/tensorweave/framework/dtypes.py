@@ -41,7 +41,25 @@ class DType:
 
     @property
     def is_integer(self):
-        return self._enum in (3, 4, 9)
+        return self._enum in (3, 4, 5, 6, 9, 17)
+
+    @property
+    def is_complex(self):
+        return self._enum in (8, 18)
+
+    @property
+    def is_unsigned(self):
+        """True for uint8 and uint16 (TF: False for every non-integer type)."""
+        return self._enum in (4, 17)
+
+    @property
+    def is_numpy_compatible(self):
+        return self is not resource
+
+    @property
+    def real_dtype(self):
+        """float32 for complex64, float64 for complex128, the type itself otherwise."""
+        return {8: float32, 18: float64}.get(self._enum, self)
 
     @property
     def is_bool(self):
@@ -49,6 +67,8 @@ class DType:
 
     @property
     def min(self):
+        """The smallest value, for floating and integer types; TypeError for others (bool,
+        string, complex), as TF."""
         if self.is_floating:
             return np.finfo(self._numpy).min
         if self.is_integer:
@@ -89,20 +109,24 @@ float32 = DType(1, "float32", np.float32)
 float64 = DType(2, "float64", np.float64)
 int32 = DType(3, "int32", np.int32)
 uint8 = DType(4, "uint8", np.uint8)
+int16 = DType(5, "int16", np.int16)
+int8 = DType(6, "int8", np.int8)
 string = DType(7, "string", object)
+complex64 = DType(8, "complex64", np.complex64)
 int64 = DType(9, "int64", np.int64)
 bool = DType(10, "bool", np.bool_)  # noqa: A001 (TF's name)
+uint16 = DType(17, "uint16", np.uint16)
+complex128 = DType(18, "complex128", np.complex128)
 resource = DType(20, "resource", object)
 float = float32  # noqa: A001
 double = float64
 
-_BY_ENUM = {d.as_datatype_enum: d for d in (float32, float64, int32, uint8, string, int64,
-                                             bool, resource)}
+_BY_ENUM = {d.as_datatype_enum: d for d in (float32, float64, int32, uint8, int16, int8, string,
+                                             complex64, int64, bool, uint16, complex128,
+                                             resource)}
 _BY_NAME = {d.name: d for d in _BY_ENUM.values()}
 _BY_NAME.update({"float": float32, "double": float64})
-_BY_NUMPY = {np.dtype(np.float32): float32, np.dtype(np.float64): float64,
-             np.dtype(np.int32): int32, np.dtype(np.uint8): uint8, np.dtype(np.int64): int64,
-             np.dtype(np.bool_): bool, np.dtype(object): string}
+_BY_NUMPY = {np.dtype(d.as_numpy_dtype): d for d in _BY_ENUM.values() if d is not resource}
 
 
 def as_dtype(type_value):

@@ -13,8 +13,9 @@ from tensorweave.client.session import InteractiveSession, Session
 from tensorweave.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
 from tensorweave.framework import dtypes as _dtypes
 from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.dtypes import (DType, as_dtype, bool, double, float32,  # noqa: A004
-                                          float64, int32, int64, resource, string, uint8)
+from tensorweave.framework.dtypes import (DType, as_dtype, bool, complex64,  # noqa: A004
+                                          complex128, double, float32, float64, int8, int16,
+                                          int32, int64, resource, string, uint8, uint16)
 from tensorweave.framework.ops import (Graph, GraphKeys, Operation, Tensor, add_to_collection,
                                        add_to_collections, colocate_with, control_dependencies,
                                        device, get_collection, get_collection_ref,
