@@ -1,5 +1,6 @@
 #include "tensorweave/device_name.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -42,12 +43,26 @@ std::string CanonicalType(std::string_view type) {
   return std::string(type);
 }
 
+// The legacy device part "cpu:0" (or CPU, gpu, GPU): the only TYPE:ID form TensorFlow reads
+// without "device:", so that a misspelt field ("bar:3") is refused, not taken for a device.
+bool IsLegacyDeviceType(std::string_view key) {
+  return key == "cpu" || key == "CPU" || key == "gpu" || key == "GPU";
+}
+
+// One step of a merge, as TensorFlow's MergeDevNames takes it: `part` of `theirs` goes into
+// `merged` unless `merged` has it set to another value. The message quotes both names as
+// they stand at the conflict (`merged` holds the parts merged before it), in TF's words.
 template <typename T>
-Status MergePart(std::string_view part, std::optional<T>* mine, const std::optional<T>& theirs) {
-  if (!theirs.has_value()) return OkStatus();
-  if (mine->has_value() && **mine != *theirs) {
-    return errors::InvalidArgument("conflicting device ", part, "s: ", **mine, " and ", *theirs);
+Status MergePart(std::string_view plural, std::optional<T> DeviceName::*part, DeviceName* merged,
+                 const DeviceName& theirs) {
+  const std::optional<T>& value = theirs.*part;
+  if (!value.has_value()) return OkStatus();
+  std::optional<T>& mine = merged->*part;
+  if (mine.has_value() && *mine != *value) {
+    return errors::InvalidArgument("Cannot merge devices with incompatible ", plural, ": '",
+                                   merged->ToString(), "' and '", theirs.ToString(), "'");
   }
+  mine = value;
   return OkStatus();
 }
 
@@ -55,7 +70,7 @@ Status MergePart(std::string_view part, std::optional<T>* mine, const std::optio
 
 StatusOr<DeviceName> DeviceName::Parse(std::string_view name) {
   DeviceName d;
-  if (name.empty()) return d;
+  if (name.empty() || name == "/") return d;  // "/" is TensorFlow's empty spec too
   if (name[0] != '/') return BadName(name, "it must start with '/'");
   const std::vector<std::string_view> parts = Split(name.substr(1), '/');
   bool seen_job = false, seen_replica = false, seen_task = false, seen_device = false;
@@ -86,8 +101,12 @@ StatusOr<DeviceName> DeviceName::Parse(std::string_view name) {
     } else if (key == "task") {
       TW_RETURN_IF_ERROR(once(&seen_task, "task"));
       TW_RETURN_IF_ERROR(ParseIndex(name, "task", value, &d.task));
+    } else if (key != "device" && !IsLegacyDeviceType(key)) {
+      return BadName(name, internal::StrCatAny("unknown field \"", key, "\" in part \"", part,
+                                               "\"; expected job, replica, task, device, or the "
+                                               "legacy cpu or gpu"));
     } else {
-      // "device:TYPE:ID", "device:TYPE", or the legacy "TYPE:ID" (cpu:0, gpu:1).
+      // "device:TYPE:ID", "device:TYPE", or the legacy "cpu:ID" and "gpu:ID".
       TW_RETURN_IF_ERROR(once(&seen_device, "device"));
       std::string_view type = key, id = value;
       bool has_id = true;
@@ -149,12 +168,14 @@ std::string DeviceName::ToString() const {
 }
 
 Status DeviceName::MergeFrom(const DeviceName& other) {
-  TW_RETURN_IF_ERROR(MergePart("job", &job, other.job));
-  TW_RETURN_IF_ERROR(MergePart("replica", &replica, other.replica));
-  TW_RETURN_IF_ERROR(MergePart("task", &task, other.task));
-  TW_RETURN_IF_ERROR(MergePart("type", &type, other.type));
-  TW_RETURN_IF_ERROR(MergePart("id", &id, other.id));
-  OverrideWith(other);
+  // Merged into a copy, so that this spec stays as it was when a part conflicts.
+  DeviceName merged = *this;
+  TW_RETURN_IF_ERROR(MergePart("jobs", &DeviceName::job, &merged, other));
+  TW_RETURN_IF_ERROR(MergePart("replicas", &DeviceName::replica, &merged, other));
+  TW_RETURN_IF_ERROR(MergePart("tasks", &DeviceName::task, &merged, other));
+  TW_RETURN_IF_ERROR(MergePart("types", &DeviceName::type, &merged, other));
+  TW_RETURN_IF_ERROR(MergePart("ids", &DeviceName::id, &merged, other));
+  *this = std::move(merged);
   return OkStatus();
 }
 

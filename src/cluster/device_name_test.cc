@@ -61,6 +61,12 @@ TEST(DeviceNameTest, ParsesPartialSpecifications) {
   EXPECT_EQ(any_cpu.ToString(), "/device:CPU:*");
   EXPECT_FALSE(P("/job:ps/task:*").task.has_value());
   EXPECT_EQ(P("").ToString(), "");
+  EXPECT_EQ(P("/"), DeviceName());  // TF reads a lone "/" as the empty spec too
+  EXPECT_EQ(P("/job:*/device:GPU/replica:4").ToString(), "/replica:4/device:GPU:*");
+  EXPECT_EQ(P("/job:*/replica:4/device:myspecialdevice:13").ToString(),
+            "/replica:4/device:myspecialdevice:13");
+  EXPECT_EQ(P("/job:foo_bar/replica:1/task:2/gpu:3").ToString(),
+            "/job:foo_bar/replica:1/task:2/device:GPU:3");
   EXPECT_FALSE(P("/job:ps").IsFullySpecified());
 }
 
@@ -68,6 +74,8 @@ TEST(DeviceNameTest, ParsesLegacyForms) {
   EXPECT_EQ(P("/cpu:0").ToString(), "/device:CPU:0");
   EXPECT_EQ(P("/job:ps/task:0/cpu:0").ToString(), "/job:ps/task:0/device:CPU:0");
   EXPECT_EQ(P("/gpu:1").type, "GPU");
+  EXPECT_EQ(P("/CPU:2").ToString(), "/device:CPU:2");
+  EXPECT_EQ(P("/GPU:*").ToString(), "/device:GPU:*");
   EXPECT_EQ(P("/device:cpu:2").ToString(), "/device:CPU:2");
   // Order of the parts does not matter; canonical output is ordered.
   EXPECT_EQ(P("/task:2/job:ps").ToString(), "/job:ps/task:2");
@@ -89,6 +97,15 @@ TEST(DeviceNameTest, InvalidNamesNameThePart) {
            {"/device:C-PU:0", "device type \"C-PU\""},
            {"/cpu:0/gpu:0", "device is given twice"},
            {"/device:CPU:zero", "device id \"zero\""},
+           // Only cpu and gpu have a legacy form: any other field is unknown, as in TF.
+           {"/job:foo/replica:1/task:2/bar:3", "unknown field \"bar\" in part \"bar:3\""},
+           {"/Cpu:0", "unknown field \"Cpu\""},
+           {"/job:foo/replica:1/task:2/gpu:3/extra", "part \"extra\" has no ':'"},
+           {"/job:foo/", "empty part"},
+           {"//", "empty part"},
+           {"/job:123/replica:1/task:2/gpu:3", "job name \"123\""},
+           {"/job:foo/replica:1/task:-2/gpu:3", "task \"-2\""},
+           {"/job:foo/replica:1/task:2/device:gpu:", "device id \"\""},
        }) {
     auto d = DeviceName::Parse(b.name);
     ASSERT_FALSE(d.ok()) << b.name;
@@ -105,9 +122,52 @@ TEST(DeviceNameTest, MergeCombinesPartsAndReportsConflicts) {
   ASSERT_TRUE(d.MergeFrom(P("/job:ps")).ok());  // same value is fine
   Status s = d.MergeFrom(P("/job:worker/task:1"));
   EXPECT_TRUE(IsInvalidArgument(s));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("conflicting device jobs: ps and worker"));
+  EXPECT_EQ(s.message(),
+            "Cannot merge devices with incompatible jobs: '/job:ps/task:1/device:CPU:0' and "
+            "'/job:worker/task:1'");
   EXPECT_EQ(d.ToString(), "/job:ps/task:1/device:CPU:0");  // unchanged on conflict
-  EXPECT_THAT(std::string(d.MergeFrom(P("/task:2")).message()), HasSubstr("tasks: 1 and 2"));
+}
+
+// TF's MergeDevNames cases: merging is symmetric, wildcards yield to values, and each
+// conflicting part is named with TF's words.
+TEST(DeviceNameTest, MergeFollowsTensorFlowsCases) {
+  auto merged = [](std::string_view a, std::string_view b) {
+    DeviceName ab = P(a), ba = P(b);
+    EXPECT_TRUE(ab.MergeFrom(P(b)).ok()) << a << " + " << b;
+    EXPECT_TRUE(ba.MergeFrom(P(a)).ok()) << b << " + " << a;
+    EXPECT_EQ(ab, ba) << a << " + " << b;
+    return ab.ToString();
+  };
+  EXPECT_EQ(merged("", ""), "");
+  EXPECT_EQ(merged("/job:foo/replica:1/task:2/cpu:1", "/job:foo/replica:1/task:2/cpu:1"),
+            "/job:foo/replica:1/task:2/device:CPU:1");
+  EXPECT_EQ(merged("", "/replica:2"), "/replica:2");
+  EXPECT_EQ(merged("/job:foo", "/gpu:1"), "/job:foo/device:GPU:1");
+  EXPECT_EQ(merged("/job:foo/replica:0", "/replica:0/task:1"), "/job:foo/replica:0/task:1");
+  EXPECT_EQ(merged("/gpu:*", "/gpu:*"), "/device:GPU:*");
+  EXPECT_EQ(merged("/gpu:1", "/gpu:*"), "/device:GPU:1");
+
+  auto conflict = [](std::string_view a, std::string_view b) {
+    DeviceName d = P(a);
+    Status s = d.MergeFrom(P(b));
+    EXPECT_TRUE(IsInvalidArgument(s)) << a << " + " << b << ": " << s;
+    return std::string(s.message());
+  };
+  EXPECT_EQ(conflict("/job:foo", "/job:bar"),
+            "Cannot merge devices with incompatible jobs: '/job:foo' and '/job:bar'");
+  EXPECT_EQ(conflict("/replica:0", "/replica:1"),
+            "Cannot merge devices with incompatible replicas: '/replica:0' and '/replica:1'");
+  EXPECT_EQ(conflict("/task:0", "/task:1"),
+            "Cannot merge devices with incompatible tasks: '/task:0' and '/task:1'");
+  EXPECT_EQ(conflict("/gpu:*", "/cpu:*"),
+            "Cannot merge devices with incompatible types: '/device:GPU:*' and "
+            "'/device:CPU:*'");
+  EXPECT_EQ(conflict("/gpu:0", "/gpu:1"),
+            "Cannot merge devices with incompatible ids: '/device:GPU:0' and '/device:GPU:1'");
+  // As in TF, the first name is quoted with the parts merged before the conflict.
+  EXPECT_EQ(conflict("/job:a/task:0", "/replica:1/task:1"),
+            "Cannot merge devices with incompatible tasks: '/job:a/replica:1/task:0' and "
+            "'/replica:1/task:1'");
 }
 
 TEST(DeviceNameTest, OverrideLetsTheInnerSpecWin) {

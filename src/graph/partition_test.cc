@@ -105,7 +105,8 @@ TEST(PlacerTest, ImpossibleOrConflictingPlacementNamesTheNode) {
   }
   EXPECT_THAT(
       std::string(PlaceGraph({kPs, kWorker}, kWorker, &h).message()),
-      HasSubstr("Cannot colocate nodes 'b' and 'a': conflicting device jobs: ps and worker"));
+      HasSubstr("Cannot colocate nodes 'b' and 'a': Cannot merge devices with incompatible "
+                "jobs: '/job:ps' and '/job:worker'"));
 }
 
 TEST(PartitionTest, CrossDeviceEdgesBecomeSendRecvPairs) {
