@@ -85,9 +85,9 @@ struct ServerOptions {
   absl::Duration stop_when_chief_unreachable = absl::InfiniteDuration();
   // The timeout of steps run through this server's master whose session and RunOptions
   // set none: they are cancelled after this long and fail with DeadlineExceeded
-  // ("Timed out waiting for the step to finish after N ms"). TensorFlow's
-  // Server(config=ConfigProto(operation_timeout_in_ms=N)), its default session config.
-  // Infinite, zero or negative: no limit.
+  // ("Timed out waiting for notification: the step did not finish within 40ms", TF's words
+  // first). TensorFlow's Server(config=ConfigProto(operation_timeout_in_ms=N)), its
+  // default session config. Infinite, zero or negative: no limit.
   absl::Duration default_operation_timeout = absl::InfiniteDuration();
   // Prometheus metrics (steps, RPCs, bytes, graphs, sessions, queues, variables, memory;
   // docs/metrics.md) served as text at http://<bind_host>:<metrics_port>/metrics: -1 (the

@@ -11,6 +11,24 @@ FIFOQueueResource::FIFOQueueResource(std::string name, std::vector<DataType> typ
       shapes_(std::move(shapes)),
       capacity_(capacity) {}
 
+namespace {
+
+// "[[2,3], [4]]", as TensorFlow lists a queue's component shapes.
+std::string ShapeListString(const std::vector<PartialShape>& shapes) {
+  std::vector<std::string> each;
+  for (const PartialShape& s : shapes) each.push_back(s.DebugString());
+  return "[" + absl::StrJoin(each, ", ") + "]";
+}
+
+// "float, int32", as TensorFlow lists a queue's component types.
+std::string TypeListString(const std::vector<DataType>& types) {
+  std::vector<std::string> each;
+  for (DataType t : types) each.emplace_back(DataTypeName(t));
+  return absl::StrJoin(each, ", ");
+}
+
+}  // namespace
+
 Status FIFOQueueResource::MatchesSpec(const std::vector<DataType>& types,
                                       const std::vector<PartialShape>& shapes,
                                       int64_t capacity) const {
@@ -19,35 +37,75 @@ Status FIFOQueueResource::MatchesSpec(const std::vector<DataType>& types,
                                    " but requested capacity was ", capacity);
   }
   if (types != types_) {
-    std::vector<std::string> have, want;
-    for (DataType t : types_) have.emplace_back(DataTypeName(t));
-    for (DataType t : types) want.emplace_back(DataTypeName(t));
     return errors::InvalidArgument("Shared queue '", name_, "' has component types ",
-                                   absl::StrJoin(have, ","), " but requested component types were ",
-                                   absl::StrJoin(want, ","));
+                                   TypeListString(types_), " but requested component types were ",
+                                   TypeListString(types));
   }
   if (shapes != shapes_) {
-    return errors::InvalidArgument("Shared queue '", name_,
-                                   "' has different component shapes than requested");
+    return errors::InvalidArgument("Shared queue '", name_, "' has component shapes ",
+                                   ShapeListString(shapes_),
+                                   " but requested component shapes were ",
+                                   ShapeListString(shapes));
+  }
+  return OkStatus();
+}
+
+// The messages below are TensorFlow's (QueueBase), which its users' tests match.
+Status FIFOQueueResource::ValidateComponentCountAndTypes(const Tuple& tuple) const {
+  if (tuple.size() != types_.size()) {
+    return errors::InvalidArgument("Wrong number of components in tuple. Expected ",
+                                   types_.size(), ", got ", tuple.size());
+  }
+  for (size_t i = 0; i < tuple.size(); ++i) {
+    if (tuple[i].dtype() != types_[i]) {
+      return errors::InvalidArgument("Type mismatch in tuple component ", i, ". Expected ",
+                                     DataTypeName(types_[i]), ", got ",
+                                     DataTypeName(tuple[i].dtype()));
+    }
   }
   return OkStatus();
 }
 
 Status FIFOQueueResource::ValidateTuple(const Tuple& tuple) const {
-  if (tuple.size() != types_.size()) {
-    return errors::InvalidArgument("queue '", name_, "' has ", types_.size(), " components, got ",
-                                   tuple.size());
-  }
-  for (size_t i = 0; i < tuple.size(); ++i) {
-    if (tuple[i].dtype() != types_[i]) {
-      return errors::InvalidArgument("queue '", name_, "' component ", i, " is ",
-                                     DataTypeName(types_[i]), ", got ",
-                                     DataTypeName(tuple[i].dtype()));
-    }
-    if (!shapes_.empty() && !shapes_[i].IsCompatibleWith(tuple[i].shape())) {
-      return errors::InvalidArgument("queue '", name_, "' component ", i, " has shape ",
+  TW_RETURN_IF_ERROR(ValidateComponentCountAndTypes(tuple));
+  for (size_t i = 0; i < tuple.size() && !shapes_.empty(); ++i) {
+    if (!shapes_[i].IsCompatibleWith(tuple[i].shape())) {
+      return errors::InvalidArgument("Shape mismatch in tuple component ", i, ". Expected ",
                                      shapes_[i].DebugString(), ", got ",
                                      tuple[i].shape().DebugString());
+    }
+  }
+  return OkStatus();
+}
+
+Status FIFOQueueResource::ValidateManyTuple(const Tuple& batch) const {
+  TW_RETURN_IF_ERROR(ValidateComponentCountAndTypes(batch));
+  if (batch.empty()) return errors::InvalidArgument("EnqueueMany needs at least one component");
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i].rank() < 1) {
+      return errors::InvalidArgument("EnqueueMany needs components of rank >= 1; component ", i,
+                                     " has shape ", batch[i].shape().DebugString());
+    }
+  }
+  const int64_t n = batch[0].dim(0);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (shapes_.empty()) {
+      if (batch[i].dim(0) != n) {
+        return errors::InvalidArgument(
+            "All input tensors must have the same size in the 0th dimension. Component ", i,
+            " has ", batch[i].dim(0), ", and should have ", n);
+      }
+      continue;
+    }
+    // Expected: [n] followed by the component's shape (of any rank when that is unknown).
+    PartialShape expected = shapes_[i];
+    if (!expected.unknown_rank) expected.dims.insert(expected.dims.begin(), n);
+    const bool fits = expected.unknown_rank ? batch[i].dim(0) == n
+                                            : expected.IsCompatibleWith(batch[i].shape());
+    if (!fits) {
+      return errors::InvalidArgument("Shape mismatch in tuple component ", i, ". Expected ",
+                                     expected.DebugString(), ", got ",
+                                     batch[i].shape().DebugString());
     }
   }
   return OkStatus();

@@ -47,8 +47,13 @@ class FIFOQueueResource : public ResourceBase,
   // InvalidArgument when a queue of this name exists with another capacity, types or shapes.
   Status MatchesSpec(const std::vector<DataType>& types, const std::vector<PartialShape>& shapes,
                      int64_t capacity) const;
-  // InvalidArgument when `tuple` does not fit the component types and shapes.
+  // InvalidArgument when `tuple` does not fit the component types and shapes, in
+  // TensorFlow's words ("Shape mismatch in tuple component 0. Expected [3,3], got [3,4]").
   Status ValidateTuple(const Tuple& tuple) const;
+  // The same for a batch of EnqueueMany: each component has rank >= 1 and the shape
+  // [n] + its component shape, n the first component's first dimension (with no shapes
+  // given, only the first dimensions must agree).
+  Status ValidateManyTuple(const Tuple& batch) const;
 
   // Adds the tuples in order, waiting for room. Cancelled when the queue is closed (before
   // or, with cancel_pending_enqueues, while waiting) or the step is cancelled.
@@ -84,6 +89,9 @@ class FIFOQueueResource : public ResourceBase,
   bool has_shapes() const { return !shapes_.empty(); }
 
  private:
+  // The checks ValidateTuple and ValidateManyTuple share: the number and types of components.
+  Status ValidateComponentCountAndTypes(const Tuple& tuple) const;
+
   struct Attempt {
     int64_t id = 0;
     bool is_enqueue = false;  // enqueues and closes wait in one line (enqueuers_)

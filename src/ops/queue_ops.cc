@@ -131,18 +131,13 @@ class EnqueueOp : public AsyncOpKernel {
     if (!kMany) {
       FIFOQueueResource::Tuple t;
       for (int i = 0; i < components; ++i) t.push_back(ctx->input(i + 1));
+      TW_OP_REQUIRES_OK_ASYNC(ctx, (*queue)->ValidateTuple(t), done);
       tuples.push_back(std::move(t));
     } else {
-      TW_OP_REQUIRES_ASYNC(ctx, components > 0 && ctx->input(1).rank() >= 1,
-                           errors::InvalidArgument("EnqueueMany needs components of rank >= 1"),
-                           done);
-      const int64_t n = ctx->input(1).dim(0);
-      for (int i = 1; i <= components; ++i) {
-        TW_OP_REQUIRES_ASYNC(
-            ctx, ctx->input(i).rank() >= 1 && ctx->input(i).dim(0) == n,
-            errors::InvalidArgument("EnqueueMany components must all have ", "first dimension ", n),
-            done);
-      }
+      FIFOQueueResource::Tuple batch;
+      for (int i = 1; i <= components; ++i) batch.push_back(ctx->input(i));
+      TW_OP_REQUIRES_OK_ASYNC(ctx, (*queue)->ValidateManyTuple(batch), done);
+      const int64_t n = batch[0].dim(0);
       for (int64_t r = 0; r < n; ++r) {
         FIFOQueueResource::Tuple t;
         for (int i = 1; i <= components; ++i) {
@@ -153,7 +148,6 @@ class EnqueueOp : public AsyncOpKernel {
         tuples.push_back(std::move(t));
       }
     }
-    for (const auto& t : tuples) TW_OP_REQUIRES_OK_ASYNC(ctx, (*queue)->ValidateTuple(t), done);
     (*queue)->Enqueue(std::move(tuples), ctx->cancellation_manager(),
                       [ctx, done = std::move(done)](const Status& s) {
                         ctx->SetStatus(s);
@@ -348,26 +342,34 @@ Operation QueueEnqueueMany(const Scope& scope, const Queue& queue, const InputLi
 }
 
 namespace {
-std::vector<Output> Outputs(const Operation& op) {
+// One Output per component, also when the builder refused the node: callers index the
+// result by component, and an invalid Output used later is the builder's error, not a read
+// past the end of an empty vector.
+std::vector<Output> Outputs(const Operation& op, const Queue& queue) {
   std::vector<Output> out;
-  for (int i = 0; op.valid() && i < op.num_outputs(); ++i) out.emplace_back(op, i);
+  for (size_t i = 0; i < queue.component_types.size(); ++i) {
+    out.push_back(op.valid() ? Output(op, static_cast<int>(i)) : Output());
+  }
   return out;
 }
 }  // namespace
 
 std::vector<Output> QueueDequeue(const Scope& scope, const Queue& queue) {
   return Outputs(scope.AddNode("QueueDequeue", {{queue.handle}},
-                               {{"component_types", MakeAttr(queue.component_types)}}));
+                               {{"component_types", MakeAttr(queue.component_types)}}),
+                 queue);
 }
 
 std::vector<Output> QueueDequeueMany(const Scope& scope, const Queue& queue, Input n) {
   return Outputs(scope.AddNode("QueueDequeueMany", {{queue.handle}, {n}},
-                               {{"component_types", MakeAttr(queue.component_types)}}));
+                               {{"component_types", MakeAttr(queue.component_types)}}),
+                 queue);
 }
 
 std::vector<Output> QueueDequeueUpTo(const Scope& scope, const Queue& queue, Input n) {
   return Outputs(scope.AddNode("QueueDequeueUpTo", {{queue.handle}, {n}},
-                               {{"component_types", MakeAttr(queue.component_types)}}));
+                               {{"component_types", MakeAttr(queue.component_types)}}),
+                 queue);
 }
 
 Operation QueueClose(const Scope& scope, const Queue& queue, bool cancel_pending_enqueues) {

@@ -159,6 +159,9 @@ TEST(QueueTest, TimeoutIsDeadlineExceededAndTheQueueStaysUsable) {
   ClientSession session(g.root);
   auto timed_out = session.Run({}, g.dequeue, {}, {.timeout = absl::Milliseconds(30)});
   EXPECT_TRUE(IsDeadlineExceeded(timed_out.status())) << timed_out.status();
+  // TensorFlow's words first, which TF programs match; then the limit.
+  EXPECT_EQ(timed_out.status().message(),
+            "Timed out waiting for notification: the step did not finish within 30ms");
   ASSERT_TRUE(g.Enqueue(session, 5).ok());
   auto out = session.Run({}, g.dequeue, {}, {.timeout = absl::Seconds(10)});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -249,9 +252,60 @@ TEST(QueueTest, EnqueueManyAndValidation) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*out)[0], Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2})));
   EXPECT_THAT(std::string(session.Run({}, {}, {bad_shape}).status().message()),
-              HasSubstr("component 0 has shape [2], got [3]"));
+              HasSubstr("Shape mismatch in tuple component 0. Expected [2], got [3]"));
   EXPECT_THAT(std::string(session.Run({}, {}, {bad_type}).status().message()),
-              HasSubstr("component 0 is float, got int32"));
+              HasSubstr("Type mismatch in tuple component 0. Expected float, got int32"));
+}
+
+// TensorFlow's own messages for a tuple that does not fit the queue (its QueueBase), which
+// its users' tests match: the whole batch of an EnqueueMany is checked, [n] + shape.
+TEST(QueueTest, ValidationSpeaksTensorFlowsWords) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::FIFOQueue(root, {DT_FLOAT, DT_INT32}, {.shapes = {{3, 3}, {}}});
+  auto matrix = ops::Placeholder(root.WithOpName("m"), DT_FLOAT);
+  auto label = ops::Placeholder(root.WithOpName("l"), DT_INT32);
+  auto one = ops::QueueEnqueue(root, q, {matrix, label});
+  auto many = ops::QueueEnqueueMany(root, q, {matrix, label});
+  ClientSession session(root);
+  auto run = [&](Operation op, const Tensor& m, const Tensor& l) {
+    Status s = session.Run({{matrix, m}, {label, l}}, {}, {op}).status();
+    EXPECT_TRUE(IsInvalidArgument(s)) << s;
+    return std::string(s.message());
+  };
+  const Tensor scalar_label = Tensor::Scalar<int32_t>(1);
+  EXPECT_THAT(run(one, Tensor(DT_FLOAT, TensorShape({3, 4})), scalar_label),
+              HasSubstr("Shape mismatch in tuple component 0. Expected [3,3], got [3,4]"));
+  EXPECT_THAT(run(one, Tensor(DT_FLOAT, TensorShape({3, 3})), Tensor::FromVector<int32_t>({1})),
+              HasSubstr("Shape mismatch in tuple component 1. Expected [], got [1]"));
+  EXPECT_THAT(
+      run(many, Tensor(DT_FLOAT, TensorShape({2, 3, 4})), Tensor::FromVector<int32_t>({1, 2})),
+      HasSubstr("Shape mismatch in tuple component 0. Expected [2,3,3], got [2,3,4]"));
+  EXPECT_THAT(
+      run(many, Tensor(DT_FLOAT, TensorShape({2, 3, 3})), Tensor::FromVector<int32_t>({1, 2, 3})),
+      HasSubstr("Shape mismatch in tuple component 1. Expected [2], got [3]"));
+  EXPECT_EQ((*session.Run({}, {ops::QueueSize(root, q)}))[0].scalar<int32_t>(), 0);
+
+  // Without shapes, only the batch's first dimensions must agree.
+  Scope free = Scope::NewRootScope();
+  auto unshaped = ops::FIFOQueue(free, {DT_INT32, DT_INT32});
+  auto many_unshaped = ops::QueueEnqueueMany(
+      free, unshaped,
+      {Tensor::FromVector<int32_t>({1, 2, 3}), Tensor::FromVector<int32_t>({1, 2})});
+  ClientSession free_session(free);
+  EXPECT_THAT(std::string(free_session.Run({}, {}, {many_unshaped}).status().message()),
+              HasSubstr("All input tensors must have the same size in the 0th dimension. "
+                        "Component 1 has 2, and should have 3"));
+}
+
+TEST(QueueTest, SharedQueueSpecMismatchListsBoth) {
+  Scope root = Scope::NewRootScope();
+  auto first = ops::FIFOQueue(root, {DT_FLOAT}, {.shapes = {{2, 3}}, .shared_name = "twin"});
+  auto second = ops::FIFOQueue(root, {DT_FLOAT}, {.shapes = {{4}}, .shared_name = "twin"});
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {}, {first.handle.op()}).ok());
+  EXPECT_THAT(std::string(session.Run({}, {}, {second.handle.op()}).status().message()),
+              HasSubstr("Shared queue 'twin' has component shapes [[2,3]] but requested "
+                        "component shapes were [[4]]"));
 }
 
 TEST(QueueTest, IsClosedOnceClosed) {

@@ -3,6 +3,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "src/runtime/cpu_device.h"
+#include "src/runtime/step_timeout.h"
 
 namespace tw {
 
@@ -182,8 +183,7 @@ Status DirectSession::Run(const RunOptions& options,
     return errors::Cancelled("Step was cancelled by the caller");
   }
   if (timed_out && !status.ok()) {
-    return errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
-                                    absl::FormatDuration(options.timeout));
+    return StepTimedOut(options.timeout);
   }
   if (closed && IsCancelled(status)) {
     return errors::Cancelled("Step was cancelled by an explicit call to Session::Close()");
