@@ -40,8 +40,20 @@
 //   - Every step that may fail because a task restarted is retried on a remade session
 //     (wordcount_state.h, RemakingSession); no wait is without a bound that looks again.
 // Without a restart a dead task fails the job (tw launch names it) and reduce prints no
-// total. --success reduce:0 ends the job when reduce has printed its total, also when a map
-// was killed during the shutdown and restarted after its peers were gone.
+// total.
+//
+// Restarted after the end: a task killed while the count ends (reduce printing its total
+// and stopping the cluster) may be restarted after its peers are gone for good. A restarted
+// task (RuntimeSettings::restart_count > 0, which tw launch sets) therefore first reaches
+// the task its work depends on: reduce:0 for files and maps, files:0 for reduce. Its peers
+// were up before it died, so one that has not answered within kRestartedWait (10 s) has
+// ended: the count is over (reduce stops every task once it has printed its total, and a
+// task that failed the job has had the others stopped by the launcher). The task then says
+// which peer and why, and exits 0: it has nothing left to do, and 0 is the code that ends
+// the job as it already ended under every policy (tw launch's "every task exits 0" that the
+// word count uses without --success, and --success reduce:0), where a code of 1-127 would
+// fail a job whose total was printed and one of 128-255 would restart it again.
+// --success reduce:0 still ends the job as soon as reduce has printed its total.
 //
 // Batches (guided self-scheduling): what is left of the round divided by twice the number
 // of maps, down to one file at the end, so a few dozen round trips serve thousands of files
@@ -57,7 +69,9 @@
 // a restart may find it free). Usage errors exit with code 2.
 #include <string>
 
+#include "absl/time/time.h"
 #include "examples/example_server.h"
+#include "examples/wordcount_state.h"
 #include "examples/wordcount_tasks.h"
 #include "tensorweave/tensorweave.h"
 
@@ -115,8 +129,10 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
-  const ServerOptions options =
+  const int restarts = config->runtime_settings().restart_count;
+  ServerOptions options =
       ExampleServerOptions(cluster, role, config->task_index(), config->runtime_settings());
+  if (restarts > 0) options.wait_for_cluster = kRestartedWait;
   auto server = Server::Create(cluster, role, config->task_index(), options);
   if (!server.ok()) {
     Complain("wordcount: " + std::string(server.status().message()));
@@ -127,6 +143,18 @@ int Main(int argc, char** argv) {
     // As tw server: a port not free yet (a restarted task's predecessor still holds it)
     // may pass, so the exit code is one that a restart policy retries.
     return IsUnavailable(s) ? 200 : 1;
+  }
+  if (restarts > 0) {
+    // Restarted after the end? (See "Restarted after the end" above.)
+    const std::string name = role + ":" + std::to_string(config->task_index());
+    const bool is_reduce = role == "reduce";
+    if (Status s = ReachPeer(server->get(), is_reduce ? kFilesDevice : kReduceDevice); !s.ok()) {
+      Complain(name + ": restarted (restart " + std::to_string(restarts) + "), and " +
+               (is_reduce ? "files:0" : "reduce:0") + " has not answered for " +
+               absl::FormatDuration(kRestartedWait) + " (" + std::string(s.message()) +
+               "): the count ended without this task; exiting 0");
+      return 0;
+    }
   }
   if (role == "files") return RunFiles(server->get(), args);
   if (role == "reduce") return RunReduce(server->get(), *config);

@@ -50,6 +50,21 @@ Status Patience::GaveUp(const Status& last_error) {
                                        std::string(last_error.message()));
 }
 
+Status ReachPeer(Server* server, const std::string& peer) {
+  Scope root = Scope::NewRootScope();
+  auto probe =
+      ops::Const(root.WithDevice(peer).WithOpName("probe_peer"), Tensor::Scalar<int32_t>(0));
+  const absl::Time deadline = absl::Now() + kRestartedWait;
+  while (true) {
+    // A new session each time: one planned for a peer that restarted meanwhile fails.
+    ClientSession session(root, {.target = server->target(), .device_filters = {peer}});
+    auto answered = session.Run({}, {probe});
+    if (answered.ok()) return OkStatus();
+    if (absl::Now() >= deadline) return answered.status();
+    absl::SleepFor(absl::Milliseconds(100));  // a failure that came at once: connection refused
+  }
+}
+
 RemakingSession::RemakingSession(Scope scope, SessionOptions options)
     : scope_(std::move(scope)),
       options_(std::move(options)),

@@ -90,6 +90,21 @@ class Patience {
   absl::Time first_failure_ = absl::InfiniteFuture();  // of the failures since a success
 };
 
+// How long a restarted task (RuntimeSettings::restart_count > 0: `tw launch` restarted it)
+// waits for the task its work depends on before it concludes that the count ended without
+// it (examples/wordcount.cc, "Restarted after the end"). Its peers were up before it died,
+// and a peer being restarted itself is back within the launcher's restart delay (1 s by
+// default) and a start; the count's end stops every task for good. Also the restarted
+// task's ServerOptions::wait_for_cluster, so that no step waits longer for a peer that is
+// gone (its loops retry what fails, under Patience).
+inline constexpr absl::Duration kRestartedWait = absl::Seconds(10);
+
+// Runs a step on `peer` (a device: kReduceDevice, kFilesDevice) from `server`'s task until
+// one succeeds or kRestartedWait has passed since the first try. OK once the peer has
+// answered; else the last failure (Unavailable "CreateSession gave up after 10s waiting
+// for /job:reduce/replica:0/task:0", with a wait_for_cluster of kRestartedWait).
+Status ReachPeer(Server* server, const std::string& peer);
+
 // A ClientSession for one graph that can be made again: a session whose graph was planned
 // for a task that has since restarted fails every step on it with Aborted, so after a
 // retryable failure the caller calls Remake() and tries again. The graph must not grow

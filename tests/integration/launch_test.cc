@@ -274,18 +274,22 @@ esac)sh");
   }
 }
 
+// Each run is told how many restarts came before it (TW_RESTART_COUNT), whatever the
+// launcher's own environment says.
 TEST_F(LaunchTest, OnFailureRestartsATaskThatThenSucceeds) {
   ProcessResult r =
       Launch({"--cluster", "ps=1,worker=1", "--restart", "on-failure", "--restart-delay", "0.1"},
              R"sh(
 case $task in
-  worker-0) echo run >> "$D/runs"
+  worker-0) echo "run $TW_RESTART_COUNT" >> "$D/runs"
             if [ ! -e "$D/failed-once" ]; then touch "$D/failed-once"; echo "first run fails"; exit 1; fi
             echo "second run works"; exit 0;;
-  *) exec sleep 60;;
-esac)sh");
+  *) echo "$TW_RESTART_COUNT" > "$D/ps-count"; exec sleep 60;;
+esac)sh",
+             {{"TW_RESTART_COUNT", "7"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(ReadFile(dir_ / "runs"), "run\nrun\n");
+  EXPECT_EQ(ReadFile(dir_ / "runs"), "run 0\nrun 1\n");
+  EXPECT_EQ(ReadFile(dir_ / "ps-count"), "0\n");
   EXPECT_THAT(r.out, HasSubstr("[worker:0] first run fails\n[worker:0] second run works\n"));
   EXPECT_THAT(r.err, HasSubstr("worker:0 exited 1; restarting it in 0.1s (restart 1 of 3, "
                                "--restart on-failure)"));

@@ -12,7 +12,10 @@ the list), and during the shutdown (when reduce reports the count done; the vict
 stopped by then, which the job must survive as well).
 
 With a restart policy the total must be exact and the recovery visible in reduce's output;
-without one the job must fail, naming the task, and print no total.
+without one the job must fail, naming the task, and print no total. A task killed once the
+count is over (its total printed, the cluster stopped) and restarted after its peers are gone
+must say which peer it did not reach and why, and exit 0 within a bound, so that a job whose
+every task must exit 0 succeeds.
 """
 
 import json
@@ -27,7 +30,7 @@ import time
 import pytest
 
 from conftest import BUILD
-from wordcount_corpus import FILES, make_corpus
+from wordcount_corpus import FILES, GATE_TEXT, make_corpus
 
 WORDCOUNT = BUILD / "examples" / "wordcount"
 
@@ -224,3 +227,53 @@ def test_a_files_task_restarted_with_another_list_fails_the_job(tw_tool, wordcou
     assert run.returncode == 1, run.text
     assert "the files task restarted with another LIST_FILE (40 files, 41 before)" in run.text
     assert not any("final total" in l for l in run.lines), run.text
+
+
+# Runs the word count as every task, and kills one task with SIGKILL once its count is over
+# (the total printed, the cluster stopped): a task killed as the count ends, every time.
+# The launcher then restarts it after its peers have gone for good.
+KILLED_AFTER_THE_END = r'''
+task=$(printf '%s' "$TF_CONFIG" | sed -n 's/.*"task":{"type":"\([a-z]*\)","index":\([0-9]*\)}.*/\1:\2/p')
+"$WORDCOUNT" "$@" || exit $?
+if [ "$task" = "$VICTIM" ] && [ "$TW_RESTART_COUNT" = 0 ]; then kill -KILL $$; fi
+'''
+
+RESTARTED_WAIT = 10  # seconds: kRestartedWait, examples/wordcount_state.h
+
+
+@pytest.mark.parametrize("victim,peer", [
+    ("map:1", "reduce:0"), ("files:0", "reduce:0"), ("reduce:0", "files:0")])
+def test_a_task_restarted_after_the_end_says_so_and_the_job_succeeds(tw_tool, wordcount, tmp_path,
+                                                                     victim, peer):
+    # No --success: the job succeeds only when every task has exited 0, the restarted one too.
+    # No gate: the kill needs no moment inside the count.
+    list_file, gate, total = make_corpus(tmp_path, 0)
+    gate.close()
+    paths = pathlib.Path(list_file).read_text().splitlines()
+    pathlib.Path(list_file).write_text("\n".join(p for p in paths if p != gate.path) + "\n")
+    total -= len(GATE_TEXT.split())
+    start = time.monotonic()
+    out = subprocess.run(
+        [tw_tool, "launch", "--cluster", "files=1,reduce=1,map=2", "--restart", "exit-code",
+         "--restart-delay", "0.2", "--", "/bin/sh", "-c", KILLED_AFTER_THE_END, "wordcount",
+         list_file],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+        env=dict(os.environ, NO_COLOR="1", WORDCOUNT=str(WORDCOUNT), VICTIM=victim))
+    elapsed = time.monotonic() - start
+    assert out.returncode == 0, out.stdout
+    lines = out.stdout.splitlines()
+    assert [l for l in lines if "final total" in l] == ["[reduce:0] final total: %d" % total], \
+        out.stdout
+    assert "tw launch: %s killed by SIGKILL (exit code 137); restarting it" % victim in out.stdout
+    summary = [l for l in lines if l.startswith("tw launch:   %s " % victim)]
+    assert summary and summary[0].endswith("exited 0, restarted 1 time"), out.stdout
+    # Which peer, and why, within the bound.
+    said = [l for l in lines if l.startswith("[%s] %s: restarted (restart 1)" % (victim, victim))]
+    assert len(said) == 1, out.stdout
+    assert re.search(r"and %s has not answered for %ds \(CreateSession gave up after %ds waiting "
+                     r"for /job:%s/replica:0/task:0\): the count ended without this task"
+                     % (peer, RESTARTED_WAIT, RESTARTED_WAIT, peer.split(":")[0]), said[0]), \
+        said[0]
+    assert said[0].endswith("; exiting 0"), said[0]
+    assert elapsed < RESTARTED_WAIT + 30, out.stdout
+    assert lines[-1] == "tw launch: job succeeded: %s exited 0" % victim, out.stdout

@@ -77,7 +77,8 @@ struct Supervisor::Task {
   TaskLaunch launch;
   std::string name;
   std::string_view color;
-  std::vector<char*> env_ptrs;  // into launch.env
+  std::vector<char*> env_ptrs;   // into launch.env
+  size_t restart_count_var = 0;  // launch.env's TW_RESTART_COUNT, rewritten before each run
   TaskState state = TaskState::kPending;
   pid_t pid = -1;
   int out_fd = -1;
@@ -111,6 +112,13 @@ Supervisor::Supervisor(SupervisorOptions options, std::vector<TaskLaunch> tasks)
     t.launch = std::move(tasks[i]);
     t.name = t.launch.id.ToString();
     t.color = TaskColor(i);
+    // Each run is told how many restarts came before it (docs/launch.md, "A restarted
+    // task"); one of the launcher's own is not passed on.
+    std::erase_if(t.launch.env, [](const std::string& var) {
+      return var.rfind(kRestartCountVar, 0) == 0 && var[std::strlen(kRestartCountVar)] == '=';
+    });
+    t.restart_count_var = t.launch.env.size();
+    t.launch.env.push_back(std::string(kRestartCountVar) + "=0");
     for (std::string& var : t.launch.env) t.env_ptrs.push_back(var.data());
     t.env_ptrs.push_back(nullptr);
   }
@@ -289,6 +297,9 @@ Status Supervisor::Spawn(size_t index) {
     close_all();
     return errors::Unavailable("cannot start ", t.name, ": pipe: ", error);
   }
+  std::string& restart_count = t.launch.env[t.restart_count_var];
+  restart_count = std::string(kRestartCountVar) + "=" + std::to_string(t.restarts);
+  t.env_ptrs[t.restart_count_var] = restart_count.data();
   if (t.log_fd >= 0 && t.runs > 0) {
     const std::string mark = "--- tw launch: restart " + std::to_string(t.restarts) + " ---\n";
     [[maybe_unused]] ssize_t n = write(t.log_fd, mark.data(), mark.size());

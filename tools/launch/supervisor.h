@@ -36,12 +36,17 @@ struct SupervisorOptions {
   ConsoleOptions console;
 };
 
+// Set in every run's environment to the number of restarts of its task before it: 0 at the
+// first start, N at the Nth restart (RuntimeSettings::restart_count reads it).
+inline constexpr char kRestartCountVar[] = "TW_RESTART_COUNT";
+
 // One task to run.
 struct TaskLaunch {
   TaskId id;
-  std::string address;           // shown in the start-up message
-  std::vector<std::string> env;  // its whole environment, "NAME=value"
-  std::string metrics_address;   // "127.0.0.1:PORT" when it serves metrics (shown at start)
+  std::string address;  // shown in the start-up message
+  // Its whole environment, "NAME=value"; kRestartCountVar is replaced by the launcher's.
+  std::vector<std::string> env;
+  std::string metrics_address;  // "127.0.0.1:PORT" when it serves metrics (shown at start)
 };
 
 enum class JobOutcome { kSucceeded, kFailed, kInterrupted };
