@@ -258,7 +258,9 @@ void TaskPort::Loop() {
       timeout_ms = static_cast<int>(std::max<int64_t>(
           0, std::chrono::ceil<std::chrono::milliseconds>(wake_at - now).count()));
     }
-    if (poll(polled.data(), polled.size(), timeout_ms) < 0 && errno != EINTR) {
+    const int ready = poll(polled.data(), polled.size(), timeout_ms);
+    wakeups_.fetch_add(1, std::memory_order_relaxed);
+    if (ready < 0 && errno != EINTR) {
       usleep(10'000);  // out of memory for the poll set, say: wait rather than spin
       continue;
     }
@@ -271,7 +273,9 @@ void TaskPort::Loop() {
       Unsorted& c = unsorted_[i];
       const short revents = polled[first + i].revents;
       Sort to = Sort::kWait;
+      const bool was_partial = c.partial;
       if (revents != 0 || c.partial) to = Peek(c, revents);
+      if (c.partial && !was_partial) partial_.fetch_add(1, std::memory_order_relaxed);
       if (to == Sort::kWait && checked >= c.deadline) to = Sort::kClose;
       if (to == Sort::kWait) {
         still.push_back(std::move(c));
@@ -299,6 +303,7 @@ void TaskPort::AcceptAll(int listener) {
       if (errno != EAGAIN && errno != EWOULDBLOCK) usleep(10'000);
       return;
     }
+    accepted_.fetch_add(1, std::memory_order_relaxed);
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     Unsorted c{fd, listener, PeerName(peer, length), Clock::now() + sort_timeout_};
@@ -308,10 +313,18 @@ void TaskPort::AcceptAll(int listener) {
     }
     if (unsorted_.size() >= static_cast<size_t>(kMaxUnsorted)) {
       close(unsorted_.front().fd);  // the oldest, closest to its deadline anyway
+      closed_.fetch_add(1, std::memory_order_relaxed);
       unsorted_.erase(unsorted_.begin());
     }
     unsorted_.push_back(std::move(c));
   }
+}
+
+TaskPort::Stats TaskPort::stats() const {
+  return {.wakeups = wakeups_.load(std::memory_order_relaxed),
+          .accepted = accepted_.load(std::memory_order_relaxed),
+          .partial = partial_.load(std::memory_order_relaxed),
+          .closed = closed_.load(std::memory_order_relaxed)};
 }
 
 TaskPort::Sort TaskPort::Peek(Unsorted& c, short revents) const {
@@ -345,6 +358,7 @@ void TaskPort::HandOver(Unsorted& c, Sort to) {
     return;
   }
   close(c.fd);
+  if (to == Sort::kClose) closed_.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace tw

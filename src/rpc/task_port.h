@@ -14,7 +14,9 @@
 #ifndef TENSORWEAVE_SRC_RPC_TASK_PORT_H_
 #define TENSORWEAVE_SRC_RPC_TASK_PORT_H_
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -46,6 +48,19 @@ class TaskPort {
   ~TaskPort();
 
   int port() const { return port_; }
+
+  // What the sorting thread has done so far: counts that only go up, for tests that must
+  // know something happened (a connection accepted, a partial magic seen) before they act,
+  // or that the thread did not spin. Thread-safe.
+  struct Stats {
+    int64_t wakeups = 0;   // returns from the thread's poll()
+    int64_t accepted = 0;  // connections accepted
+    int64_t partial = 0;   // connections seen with part of the magic only (each once)
+    // Connections closed unsorted: gone before they were sorted, silent past the sort
+    // timeout, or the oldest beyond kMaxUnsorted (not those open at Stop).
+    int64_t closed = 0;
+  };
+  Stats stats() const;
 
   // Starts sorting connections: the chunk socket's to `chunks`, all others to `grpc` (an
   // acceptor of a started gRPC server, whose credentials work: gRPC drops the connections
@@ -87,8 +102,9 @@ class TaskPort {
   const Clock::duration sort_timeout_;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> grpc_;
   ChunkSocketServer* chunks_ = nullptr;
-  std::vector<Unsorted> unsorted_;  // the loop thread's
-  absl::Mutex mu_;                  // held by Start and for the whole of Stop
+  std::vector<Unsorted> unsorted_;                                          // the loop thread's
+  std::atomic<int64_t> wakeups_{0}, accepted_{0}, partial_{0}, closed_{0};  // see Stats
+  absl::Mutex mu_;  // held by Start and for the whole of Stop
   std::thread loop_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };

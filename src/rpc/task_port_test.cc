@@ -1,7 +1,6 @@
 #include "src/rpc/task_port.h"
 
 #include <netdb.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -173,6 +172,17 @@ class TaskPortTest : public ::testing::Test {
 
 constexpr char kPing[] = "ping";
 
+// Waits until `done` holds, looking every millisecond, for at most `limit`; whether it held.
+template <typename Predicate>
+bool WaitFor(Predicate done, absl::Duration limit = absl::Seconds(10)) {
+  const absl::Time deadline = absl::Now() + limit;
+  while (!done()) {
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return true;
+}
+
 TEST_F(TaskPortTest, GrpcAndTheChunkSocketShareOnePort) {
   EXPECT_EQ(Echo(), kPing);
   EXPECT_TRUE(PutChunk("first").ok());
@@ -184,7 +194,7 @@ TEST_F(TaskPortTest, GrpcAndTheChunkSocketShareOnePort) {
 TEST_F(TaskPortTest, AMagicInPiecesIsSortedWhenComplete) {
   const int fd = Connect();
   ASSERT_EQ(send(fd, "TW", 2, MSG_NOSIGNAL), 2);
-  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(WaitFor([&] { return port_->stats().partial == 1; })) << "seen as partial";
   // The rest of the magic, then a fetch of a missing key: an error reply from the chunk
   // socket, which names the key.
   proto::TensorChunk chunk;
@@ -208,14 +218,6 @@ TEST_F(TaskPortTest, AMagicInPiecesIsSortedWhenComplete) {
   EXPECT_EQ(reply.substr(0, 4), "TWC1");
   EXPECT_EQ(reply[4], static_cast<char>(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(reply.substr(12), HasSubstr("no tensor missing of step 1"));
-}
-
-// User and system CPU time of this process so far.
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 // HTTP/2 frame type of SETTINGS, which a gRPC server sends first on every connection: the
@@ -244,14 +246,18 @@ TEST_F(TaskPortTest, APartialMagicThenAResetIsClosed) {
   Serve(true, "127.0.0.1", absl::Seconds(60));
   const int fd = Connect();
   ASSERT_EQ(send(fd, "TW", 2, MSG_NOSIGNAL), 2);
-  absl::SleepFor(absl::Milliseconds(100));  // seen as partial
+  ASSERT_TRUE(WaitFor([&] { return port_->stats().partial == 1; })) << "seen as partial";
+  const TaskPort::Stats before = port_->stats();
   linger abort{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
   close(fd);  // a reset
-  // The sorting thread does not spin on it: this process uses little CPU meanwhile.
-  const double cpu_before = CpuSeconds();
-  absl::SleepFor(absl::Milliseconds(500));
-  EXPECT_LT(CpuSeconds() - cpu_before, 0.25);
+  // Closed at its next look (every 20 ms), long before its sort timeout, the sorting thread
+  // waking once or twice for it (and every 20 ms while this thread is not running): one
+  // that spun on it would wake thousands of times a second (poll reports a reset socket at
+  // once, again and again) and close it only at the timeout.
+  ASSERT_TRUE(WaitFor([&] { return port_->stats().closed == before.closed + 1; }, absl::Seconds(5)))
+      << "still open after 5 s, " << port_->stats().wakeups - before.wakeups << " wakeups";
+  EXPECT_LE(port_->stats().wakeups - before.wakeups, 50);
   const int other = Connect();
   ASSERT_EQ(send(other, "TX", 2, MSG_NOSIGNAL), 2);  // not the magic: gRPC's at once
   EXPECT_TRUE(ClosedByPeer(other, 5));
@@ -332,8 +338,10 @@ TEST_F(TaskPortTest, AWildcardHostIsReachableOnLoopback) {
 // close: one still waiting in the listener's backlog would be reset instead).
 TEST_F(TaskPortTest, StopClosesThePortAndUnsortedConnections) {
   const int port = port_->port();
+  const int64_t accepted = port_->stats().accepted;
   const int waiting = Connect();
-  absl::SleepFor(absl::Milliseconds(200));  // accepted by now
+  // Accepted and waiting to be sorted: not in the listener's backlog any more.
+  ASSERT_TRUE(WaitFor([&] { return port_->stats().accepted == accepted + 1; }));
   port_->Stop();
   const Ending end = ReadToEnd(waiting, 5);
   close(waiting);

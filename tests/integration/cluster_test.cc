@@ -21,10 +21,29 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Returns once `server`'s worker runs a step: a step blocked there is really blocked, not
-// yet on its way.
-void WaitForActiveStep(const Server& server) {
-  while (server.stats().active_steps == 0) absl::SleepFor(absl::Milliseconds(1));
+// Whether `server`'s stats come to satisfy `holds` within `limit`, looked at every
+// millisecond: the tests wait on what the task shows (ServerStats, which its metrics
+// endpoint serves as tw_active_steps and the chief watch's state), never for a fixed time.
+template <typename Predicate>
+::testing::AssertionResult StatsReach(const Server& server, Predicate holds, const char* what,
+                                      absl::Duration limit = absl::Seconds(10)) {
+  const absl::Time deadline = absl::Now() + limit;
+  while (!holds(server.stats())) {
+    if (absl::Now() >= deadline) {
+      return ::testing::AssertionFailure()
+             << "not " << what << " after " << limit << " (active steps "
+             << server.stats().active_steps << ")";
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Whether `server`'s worker runs a step within 10 s: a step blocked there is then really
+// blocked, not yet on its way.
+::testing::AssertionResult HasActiveStep(const Server& server) {
+  return StatsReach(
+      server, [](const ServerStats& s) { return s.active_steps > 0; }, "running a step");
 }
 
 // ps:0, worker:0 and worker:1 on free loopback ports, all started.
@@ -140,7 +159,7 @@ TEST_F(ClusterTest, CloseCancelsARemoteBlockedDequeue) {
   ClientSession session(root, {.target = Target("worker0")});
   StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
   std::thread consumer([&] { out = session.Run({}, take); });
-  WaitForActiveStep(*servers_["ps0"]);  // the dequeue waits on the ps task
+  EXPECT_TRUE(HasActiveStep(*servers_["ps0"]));  // the dequeue waits on the ps task
   ASSERT_TRUE(session.Close().ok());
   consumer.join();  // would hang if Close did not reach the ps task
   EXPECT_TRUE(IsCancelled(out.status())) << out.status();
@@ -160,7 +179,7 @@ TEST_F(ClusterTest, TheCallerCancelsARemoteBlockedDequeueAndTheSessionGoesOn) {
     StepCancellation cancellation;
     StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
     std::thread consumer([&] { out = session.Run({}, take, {}, {.cancellation = &cancellation}); });
-    WaitForActiveStep(*servers_["ps0"]);
+    EXPECT_TRUE(HasActiveStep(*servers_["ps0"])) << target;
     cancellation.Cancel();
     consumer.join();  // would hang if the cancellation did not reach the ps task
     EXPECT_TRUE(IsCancelled(out.status())) << target << ": " << out.status();
@@ -169,7 +188,10 @@ TEST_F(ClusterTest, TheCallerCancelsARemoteBlockedDequeueAndTheSessionGoesOn) {
     auto again = session.Run({}, take, {}, {.timeout = absl::Seconds(10)});
     ASSERT_TRUE(again.ok()) << target << ": " << again.status();
     EXPECT_EQ((*again)[0].scalar<int32_t>(), 5);
-    while (servers_["ps0"]->stats().active_steps != 0) absl::SleepFor(absl::Milliseconds(1));
+    // Ended on the ps task too, before the next target's step is looked for there.
+    ASSERT_TRUE(StatsReach(
+        *servers_["ps0"], [](const ServerStats& s) { return s.active_steps == 0; }, "idle"))
+        << target;
   }
 }
 
@@ -238,7 +260,7 @@ TEST_F(ClusterTest, StoppingTheMasterCancelsItsRunningSteps) {
   ClientSession session(root, {.target = Target("worker0")});
   StatusOr<std::vector<Tensor>> out = errors::Unknown("not run");
   std::thread consumer([&] { out = session.Run({}, take); });
-  WaitForActiveStep(*servers_["ps0"]);
+  EXPECT_TRUE(HasActiveStep(*servers_["ps0"]));
   servers_["worker0"]->Stop();  // would hang if the step kept waiting on the ps task
   consumer.join();
   EXPECT_FALSE(out.ok());
@@ -375,9 +397,10 @@ TEST(ChiefWatchTest, TasksStopWhenTheChiefIsGone) {
   ASSERT_TRUE((*chief_server)->Start().ok());
   ASSERT_TRUE((*ps_server)->Start().ok());
   // The watch counts only from a first answer of the chief.
-  while ((*ps_server)->stats().chief_last_answered == absl::InfinitePast()) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  ASSERT_TRUE(StatsReach(
+      **ps_server,
+      [](const ServerStats& s) { return s.chief_last_answered != absl::InfinitePast(); },
+      "answered by the chief"));
   const absl::Time gone = absl::Now();
   (*chief_server)->Stop();
   (*ps_server)->Join();  // would hang if the ps task did not watch the chief
