@@ -92,8 +92,8 @@ class Session {
  public:
   virtual ~Session() = default;
 
-  // InvalidArgument for a target this build cannot serve, or incomplete `options.tls`
-  // (naming the missing field). Does not connect: an unreachable server, or one that
+  // NotFound (as TensorFlow) for a target this build cannot serve; InvalidArgument for
+  // incomplete `options.tls` (naming the missing field). Does not connect: an unreachable server, or one that
   // refuses the session's credentials, fails its first call with Unavailable.
   static StatusOr<std::unique_ptr<Session>> Create(const SessionOptions& options = {});
 
@@ -133,13 +133,16 @@ class Session {
   virtual StatusOr<std::vector<DeviceAttributes>> ListDevices() = 0;
 };
 
-// Clears `containers` ("" is the default container, which holds every variable and queue
-// not given one; no containers: all of them, as TensorFlow's `containers=None`) on every
-// task of the cluster whose master `options.target` names, and
-// closes every session of that master: TensorFlow's Session.reset. The tasks' other
-// containers, and sessions of other masters, are untouched. For the in-process target
-// there is nothing to clear (each in-process session owns its state; it goes with the
-// session) and the result is OK. Unavailable when the master cannot be reached.
+// Closes every session of the master `options.target` names and clears `containers` on
+// every task of its cluster ("" is the default container, which holds every variable and
+// queue not given one; no containers: the default container only, as TensorFlow's code
+// does whatever its docstring says; a container no task has is no error): TensorFlow's
+// Session.reset. The tasks' other containers, and sessions of other masters, are
+// untouched. For the in-process target there is nothing to clear (each in-process session
+// owns its state; it goes with the session) and the result is OK. NotFound for a target no
+// factory serves. `options.operation_timeout`, when set, bounds the call and it waits that
+// long for a master not up yet (DeadlineExceeded); without one, a master that cannot be
+// reached is Unavailable at once.
 Status ResetContainers(const SessionOptions& options, const std::vector<std::string>& containers);
 
 // Runs graphs built with a Scope: before each step it sends the session the nodes added to

@@ -12,6 +12,7 @@
 #include "src/base/call_and_wait.h"
 #include "src/base/logging.h"
 #include "src/base/metrics.h"
+#include "src/base/request_text.h"
 #include "src/base/strings.h"
 #include "src/base/timer_queue.h"
 #include "src/distributed/client_terminated.h"
@@ -19,6 +20,7 @@
 #include "src/graph/graph.h"
 #include "src/graph/partition.h"
 #include "src/graph/placer.h"
+#include "src/runtime/step_timeout.h"
 #include "tensorweave/device_name.h"
 
 namespace tw {
@@ -140,7 +142,8 @@ class MasterSession : public std::enable_shared_from_this<MasterSession> {
     proto::GraphDef merged = graph_;
     for (const proto::NodeDef& n : graph.node()) {
       if (names_.count(n.name())) {
-        return errors::InvalidArgument("Duplicate node name in graph: '", n.name(), "'");
+        return errors::InvalidArgument("Duplicate node name in graph: '",
+                                       QuoteRequestText(n.name()), "'");
       }
       *merged.add_node() = n;
     }
@@ -542,8 +545,7 @@ void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
   {
     absl::MutexLock lock(&step->mu);
     if (step->timed_out) {
-      status = errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
-                                        step->timeout_ms, " ms");
+      status = StepTimedOut(absl::Milliseconds(step->timeout_ms));
     } else if (step->client_cancelled) {
       status = errors::Cancelled("Step was cancelled by the client");
     } else if (!step->root_cause.ok()) {
@@ -566,7 +568,8 @@ void MasterSession::FinishStep(const std::shared_ptr<Step>& step) {
     auto it = std::find_if(reply.begin(), reply.end(),
                            [&](const NamedTensor& t) { return t.name == e.keys.fetch_keys[i]; });
     if (it == reply.end()) {
-      done(errors::Internal("fetch ", header.fetch(i), " missing from the reply"));
+      done(
+          errors::Internal("fetch ", QuoteRequestText(header.fetch(i)), " missing from the reply"));
       return;
     }
     out.push_back({header.fetch(i), it->tensor});
@@ -604,22 +607,43 @@ size_t Master::NumSessions() {
 }
 
 void Master::CloseAllSessions() {
-  std::map<std::string, std::shared_ptr<MasterSession>> sessions;
+  std::vector<std::shared_ptr<MasterSession>> sessions;
   {
     absl::MutexLock lock(&mu_);
-    sessions.swap(sessions_);
+    while (!sessions_.empty()) {
+      sessions.push_back(std::move(sessions_.begin()->second));
+      ForgetClosedLocked(sessions_.begin());
+    }
   }
-  for (auto& [h, s] : sessions) s->Close();
+  for (auto& s : sessions) s->Close();
 }
+
+namespace {
+
+// TensorFlow's words for a handle the master does not know.
+std::string SessionNotFound(const std::string& handle) {
+  return absl::StrCat("Session ", QuoteRequestText(handle),
+                      " is not found. Possibly, this master has restarted.");
+}
+
+}  // namespace
 
 StatusOr<std::shared_ptr<MasterSession>> Master::FindSession(const std::string& handle) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(handle);
-  if (it == sessions_.end()) {
-    return errors::Aborted("Session ", handle,
-                           " is not found; the master may have restarted or closed it");
-  }
+  if (it == sessions_.end()) return errors::Aborted(SessionNotFound(handle));
   return it->second;
+}
+
+void Master::ForgetClosedLocked(
+    std::map<std::string, std::shared_ptr<MasterSession>>::iterator it) {
+  closed_handles_.insert(it->first);
+  closed_order_.push_back(it->first);
+  if (closed_order_.size() > kRememberedClosedSessions) {
+    closed_handles_.erase(closed_order_.front());
+    closed_order_.pop_front();
+  }
+  sessions_.erase(it);
 }
 
 void Master::CreateSessionAsync(const proto::CreateSessionRequest* request,
@@ -719,9 +743,13 @@ Status Master::CloseSession(const proto::CloseSessionRequest& request) {
   {
     absl::MutexLock lock(&mu_);
     auto it = sessions_.find(request.session_handle());
-    if (it == sessions_.end()) return OkStatus();  // closing twice is fine
+    if (it == sessions_.end()) {
+      // Closing again a session this master closed (twice, or after Reset) is fine.
+      if (closed_handles_.count(request.session_handle()) != 0) return OkStatus();
+      return errors::Aborted(SessionNotFound(request.session_handle()));
+    }
     session = std::move(it->second);
-    sessions_.erase(it);
+    ForgetClosedLocked(it);
   }
   session->Close();
   return OkStatus();
@@ -729,8 +757,10 @@ Status Master::CloseSession(const proto::CloseSessionRequest& request) {
 
 Status Master::ListDevices(const proto::ListDevicesRequest& request,
                            proto::ListDevicesResponse* response) {
-  TW_ASSIGN_OR_RETURN(auto session, FindSession(request.session_handle()));
-  for (const auto& d : session->devices()) *response->add_device() = d;
+  auto session = FindSession(request.session_handle());
+  // InvalidArgument, as TensorFlow's master answers ListDevices (RunStep's is Aborted).
+  if (!session.ok()) return errors::InvalidArgument(session.status().message());
+  for (const auto& d : (*session)->devices()) *response->add_device() = d;
   return OkStatus();
 }
 

@@ -4,8 +4,10 @@
 #ifndef TENSORWEAVE_SRC_DISTRIBUTED_MASTER_H_
 #define TENSORWEAVE_SRC_DISTRIBUTED_MASTER_H_
 
+#include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,10 +68,20 @@ class Master {
   // Whether RunStepAsync(args) will not block (its signature is registered, or it fails at
   // once).
   bool IsPrepared(const RunStepArgs& args);
+  // Closes the session. Closing again one this master closed (twice, or after Reset) is OK;
+  // a handle it never issued (or closed long ago: it remembers the last
+  // kRememberedClosedSessions) is Aborted "Session <handle> is not found. Possibly, this
+  // master has restarted.", as TensorFlow's master answers.
   Status CloseSession(const proto::CloseSessionRequest& request);
+  // The devices of the session's tasks; InvalidArgument "Session <handle> is not found..."
+  // for an unknown handle, as TensorFlow's master answers.
   Status ListDevices(const proto::ListDevicesRequest& request,
                      proto::ListDevicesResponse* response);
-  // Clears the containers on every task and closes every session of this master.
+  // Closes every session of this master, then clears the containers named on every task:
+  // with none named, each task's default container only (TensorFlow's DeviceMgr::
+  // ClearContainers); a container a task does not have is no error. A task that does not
+  // answer is skipped. Blocks until every task has answered; the client's deadline (its
+  // session's operation timeout) bounds the wait it sees.
   Status Reset(const proto::ResetRequest& request);
   // Closes every session: running steps are cancelled.
   void CloseAllSessions();
@@ -84,6 +96,9 @@ class Master {
 
  private:
   StatusOr<std::shared_ptr<MasterSession>> FindSession(const std::string& handle);
+  // Removes the session from sessions_ and remembers its handle as closed.
+  void ForgetClosedLocked(std::map<std::string, std::shared_ptr<MasterSession>>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Creates the session once its tasks have answered with `devices`.
   Status FinishCreate(const proto::CreateSessionRequest& request,
                       std::vector<proto::DeviceAttributes> devices,
@@ -93,6 +108,11 @@ class Master {
   WorkerCache* const workers_;
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);
+  // The handles of the sessions closed last, oldest first, so that closing one again is no
+  // error while a handle never issued is. Bounded: a long-lived master closes many.
+  static constexpr size_t kRememberedClosedSessions = 4096;
+  std::set<std::string> closed_handles_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> closed_order_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   // Closed by Stop (src/distributed/master.cc).
   const std::shared_ptr<WorkerAccess> access_;

@@ -3,9 +3,13 @@
 // closing a session while its step runs.
 #include "src/distributed/master.h"
 
+#include <set>
+
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/framework/resource_mgr.h"
+#include "src/runtime/cpu_device.h"
 #include "tensorweave/ops.h"
 #include "testing/in_process_cluster.h"
 
@@ -302,6 +306,107 @@ TEST_F(MasterTest, CreateSessionWithABadGraphIsInvalidArgument) {
   Status s = call.Wait();
   EXPECT_TRUE(IsInvalidArgument(s)) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("NoSuchOp"));
+}
+
+// TensorFlow's master answers a handle it does not know with Aborted for CloseSession (and
+// RunStep) but InvalidArgument for ListDevices; closing again a session it closed is fine.
+TEST_F(MasterTest, UnknownSessionHandlesAnswerAsTensorFlowsMaster) {
+  const std::string not_found =
+      "Session never-issued is not found. Possibly, this master has "
+      "restarted.";
+  proto::CloseSessionRequest close;
+  close.set_session_handle("never-issued");
+  Status s = master_->CloseSession(close);
+  EXPECT_TRUE(IsAborted(s)) << s;
+  EXPECT_EQ(s.message(), not_found);
+
+  proto::ListDevicesRequest list;
+  list.set_session_handle("never-issued");
+  proto::ListDevicesResponse devices;
+  s = master_->ListDevices(list, &devices);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_EQ(s.message(), not_found);
+
+  Scope root = Scope::NewRootScope();
+  ops::NoOp(root.WithOpName("nothing"));
+  auto session = CreateSession(*root.ToGraphDef());
+  ASSERT_TRUE(session.ok()) << session.status();
+  list.set_session_handle(*session);
+  ASSERT_TRUE(master_->ListDevices(list, &devices).ok());
+  EXPECT_EQ(devices.device_size(), 2);
+  close.set_session_handle(*session);
+  EXPECT_TRUE(master_->CloseSession(close).ok());
+  EXPECT_TRUE(master_->CloseSession(close).ok());  // again: this master issued it
+  EXPECT_TRUE(IsAborted(Run(*session, {}, {"nothing"}).status()));
+  // A session closed by Reset may be closed by its client afterwards.
+  auto other = CreateSession(*root.ToGraphDef());
+  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_TRUE(master_->Reset(proto::ResetRequest()).ok());
+  close.set_session_handle(*other);
+  EXPECT_TRUE(master_->CloseSession(close).ok());
+}
+
+// An error quotes at most a bounded prefix of what the request sent: a 1 MB handle quoted
+// whole would not fit the reply's metadata (tests/integration/hostile_client_test.cc).
+TEST_F(MasterTest, AnUnknownHugeHandleIsQuotedByItsPrefix) {
+  const std::string huge(1 << 20, 'h');
+  proto::ListDevicesRequest list;
+  list.set_session_handle(huge);
+  proto::ListDevicesResponse devices;
+  Status s = master_->ListDevices(list, &devices);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s.code();
+  EXPECT_LT(s.message().size(), 300u);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("hhhh... (1048576 bytes) is not found"));
+  proto::CloseSessionRequest close;
+  close.set_session_handle(huge);
+  s = master_->CloseSession(close);
+  EXPECT_TRUE(IsAborted(s));
+  EXPECT_LT(s.message().size(), 300u);
+  EXPECT_TRUE(IsAborted(Run(huge, {"x:0"}).status()));
+  EXPECT_LT(Run(huge, {"x:0"}).status().message().size(), 300u);
+}
+
+// Reset with no containers clears each task's default container only, as TensorFlow's
+// DeviceMgr::ClearContainers does; a container no task has is no error and clears nothing.
+TEST_F(MasterTest, ResetClearsTheDefaultContainerOnlyUnlessContainersAreNamed) {
+  Scope root = Scope::NewRootScope();
+  auto plain = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "plain", DT_FLOAT, {});
+  auto kept = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "kept", DT_FLOAT, {},
+                                {.container = "experiment"});
+  ops::Assign(root.WithOpName("init_plain"), plain, 1.0f);
+  ops::Assign(root.WithOpName("init_kept"), kept, 2.0f);
+  auto init = [&] {
+    auto session = CreateSession(*root.ToGraphDef());
+    ASSERT_TRUE(session.ok()) << session.status();
+    ASSERT_TRUE(Run(*session, {}, {"init_plain", "init_kept"}).ok());
+  };
+  auto containers = [&] {
+    std::set<std::string> held;
+    cluster_->device(kPs)->resource_manager()->ForEach(
+        [&](const std::string& container, const std::string&, const ResourceBase&) {
+          held.insert(container);
+        });
+    return held;
+  };
+  const std::string default_container =
+      cluster_->device(kPs)->resource_manager()->default_container();
+  ASSERT_NO_FATAL_FAILURE(init());
+  ASSERT_EQ(containers(), (std::set<std::string>{default_container, "experiment"}));
+
+  proto::ResetRequest unknown;
+  unknown.add_container("no_such_container");
+  EXPECT_TRUE(master_->Reset(unknown).ok());
+  EXPECT_EQ(containers(), (std::set<std::string>{default_container, "experiment"}));
+  EXPECT_EQ(master_->NumSessions(), 0u);  // the sessions are closed all the same
+
+  EXPECT_TRUE(master_->Reset(proto::ResetRequest()).ok());
+  EXPECT_EQ(containers(), std::set<std::string>{"experiment"});
+
+  ASSERT_NO_FATAL_FAILURE(init());
+  proto::ResetRequest named;
+  named.add_container("experiment");
+  EXPECT_TRUE(master_->Reset(named).ok());
+  EXPECT_EQ(containers(), std::set<std::string>{default_container});
 }
 
 }  // namespace

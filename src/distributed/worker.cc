@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/base/request_text.h"
 #include "src/base/timer_queue.h"
 #include "src/distributed/client_terminated.h"
 #include "src/graph/graph.h"
@@ -294,8 +295,9 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
                                 proto::RegisterGraphResponse* response, StatusCallback done) {
   for (const proto::NodeDef& n : request->graph_def().node()) {
     if (n.device() != device_->name()) {
-      done(errors::InvalidArgument("node '", n.name(), "' is placed on ", n.device(),
-                                   ", not on this task's device ", device_->name()));
+      done(errors::InvalidArgument("node '", QuoteRequestText(n.name()), "' is placed on ",
+                                   QuoteRequestText(n.device()), ", not on this task's device ",
+                                   device_->name()));
       return;
     }
   }
@@ -328,7 +330,8 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
     const auto& attr = n.def.attr();
     if (recv && attr.at("pushed").b() && !attr.at("prefetch").b()) {
       // It would pull a value its sender keeps for the push, and wait for ever.
-      done(errors::InvalidArgument("_Recv '", n.name(), "' is pushed but not prefetch"));
+      done(errors::InvalidArgument("_Recv '", QuoteRequestText(n.name()),
+                                   "' is pushed but not prefetch"));
       return;
     }
     const bool marked =
@@ -342,7 +345,8 @@ void Worker::RegisterGraphAsync(const proto::RegisterGraphRequest* request,
   }
   for (const auto& [dst, keys] : push) {
     if (!prefetch.contains(dst)) {
-      done(errors::InvalidArgument("graph pushes ", keys.front(), " to ", dst,
+      done(errors::InvalidArgument("graph pushes ", QuoteRequestText(keys.front()), " to ",
+                                   QuoteRequestText(dst),
                                    " but pulls nothing from it to carry the push"));
       return;
     }
@@ -431,7 +435,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
     if (it != graphs_.end()) state->item = it->second;
   }
   if (state->item == nullptr) {
-    done(errors::Aborted("Graph handle is not found: ", header.graph_handle(),
+    done(errors::Aborted("Graph handle is not found: ", QuoteRequestText(header.graph_handle()),
                          ". Possibly this worker (", DeviceName::TaskOf(device_->name()),
                          ") just restarted."));
     return;
@@ -468,7 +472,7 @@ void Worker::RunGraphAsync(const RunGraphArgs* request, RunGraphResult* response
     if (!s.ok()) {
       state->Unregister();
       if (item.peer_sends == 0) EraseStep(step_id, step.get());
-      done(errors::Annotate(s, "feed " + feed.name + ": "));
+      done(errors::Annotate(s, "feed " + QuoteRequestText(feed.name) + ": "));
       RunEnded(step_id, state->cm.get());
       return;
     }
@@ -527,8 +531,9 @@ void Worker::FinishRun(const std::shared_ptr<RunState>& state,
     for (const std::string& key : req.recv_key()) {
       auto t = step->TryRecvLocal(key);
       if (!t.ok()) {
-        result = errors::InvalidArgument("fetch ", key, " is not produced by graph ",
-                                         req.graph_handle());
+        result =
+            errors::InvalidArgument("fetch ", QuoteRequestText(key), " is not produced by graph ",
+                                    QuoteRequestText(req.graph_handle()));
         break;
       }
       response->recv.push_back({key, *std::move(t)});
@@ -565,7 +570,7 @@ void Worker::RecvTensorAsync(const RecvTensorArgs* args, RecvTensorResult* respo
   for (const std::string& text : request->rendezvous_key()) {
     // A key asked twice would leave one of its two waits unanswered.
     if (!asked.insert(text).second) {
-      done(errors::InvalidArgument("RecvTensor asks for ", text, " twice"));
+      done(errors::InvalidArgument("RecvTensor asks for ", QuoteRequestText(text), " twice"));
       return;
     }
     auto key = ParseRendezvousKey(text);
@@ -574,9 +579,9 @@ void Worker::RecvTensorAsync(const RecvTensorArgs* args, RecvTensorResult* respo
       return;
     }
     if (key->src_device != device_->name() || key->src_incarnation != device_->incarnation()) {
-      done(errors::Aborted("RecvTensor expects a different device incarnation: ", key->src_device,
-                           " is now ", device_->name(), " incarnation ", device_->incarnation(),
-                           "; the task restarted"));
+      done(errors::Aborted("RecvTensor expects a different device incarnation: ",
+                           QuoteRequestText(key->src_device), " is now ", device_->name(),
+                           " incarnation ", device_->incarnation(), "; the task restarted"));
       return;
     }
   }
@@ -590,13 +595,14 @@ void Worker::RecvTensorAsync(const RecvTensorArgs* args, RecvTensorResult* respo
       return;
     }
     if (key->dst_device != device_->name() || key->src_device == device_->name()) {
-      done(errors::InvalidArgument("pushed tensor ", pushed.name, " goes from ", key->src_device,
-                                   " to ", key->dst_device, ", not from another task to this ",
-                                   "task's device ", device_->name()));
+      done(errors::InvalidArgument(
+          "pushed tensor ", QuoteRequestText(pushed.name), " goes from ",
+          QuoteRequestText(key->src_device), " to ", QuoteRequestText(key->dst_device),
+          ", not from another task to this task's device ", device_->name()));
       return;
     }
     if (!pushed_names.insert(pushed.name).second) {
-      done(errors::InvalidArgument("RecvTensor pushes ", pushed.name, " twice"));
+      done(errors::InvalidArgument("RecvTensor pushes ", QuoteRequestText(pushed.name), " twice"));
       return;
     }
   }
@@ -610,7 +616,7 @@ void Worker::RecvTensorAsync(const RecvTensorArgs* args, RecvTensorResult* respo
   for (const NamedTensor& pushed : args->push) {
     if (Status s = step->Send(pushed.name, pushed.tensor); !s.ok()) {
       EndServing(step_id, step.get(), /*failed=*/true);
-      done(errors::Annotate(s, "pushed tensor " + pushed.name + ": "));
+      done(errors::Annotate(s, "pushed tensor " + QuoteRequestText(pushed.name) + ": "));
       return;
     }
   }
@@ -675,8 +681,11 @@ void Worker::CleanupGraphAsync(const proto::CleanupGraphRequest* request,
 
 void Worker::CleanupAllAsync(const proto::CleanupAllRequest* request, proto::CleanupAllResponse*,
                              StatusCallback done) {
-  device_->resource_manager()->Clear(
-      std::vector<std::string>(request->container().begin(), request->container().end()));
+  std::vector<std::string> containers(request->container().begin(), request->container().end());
+  // As TensorFlow's DeviceMgr::ClearContainers: naming none clears the default container
+  // only, not every container (a named one outlives a plain Reset).
+  if (containers.empty()) containers.push_back(device_->resource_manager()->default_container());
+  device_->resource_manager()->Clear(containers);
   done(OkStatus());
 }
 

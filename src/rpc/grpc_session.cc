@@ -9,6 +9,7 @@
 #include "src/rpc/grpc_util.h"
 #include "src/rpc/tensor_wire.h"
 #include "src/runtime/session_factory.h"
+#include "src/runtime/step_timeout.h"
 #include "tensorweave/protobuf/service.grpc.pb.h"
 #include "tensorweave/session.h"
 
@@ -130,8 +131,7 @@ class GrpcSession final : public Session {
       return errors::Cancelled("Step was cancelled by the caller");
     }
     if (IsDeadlineExceeded(s) && options.timeout != absl::InfiniteDuration()) {
-      return errors::DeadlineExceeded("Timed out waiting for the step to finish after ",
-                                      absl::FormatDuration(options.timeout));
+      return StepTimedOut(options.timeout);
     }
     TW_RETURN_IF_ERROR(s);
     outputs->clear();
@@ -302,13 +302,20 @@ class GrpcSessionFactory final : public SessionFactory {
     return std::unique_ptr<Session>(std::move(session));
   }
 
-  // The master's Reset: clears the containers on its tasks, closes its sessions.
+  // The master's Reset: clears the containers on its tasks, closes its sessions. As
+  // TensorFlow's: the session's operation timeout bounds it (DeadlineExceeded), and it
+  // waits that long for a server not up yet; with no timeout, a server that cannot be
+  // reached is Unavailable at once and one that does not answer is waited for.
   Status Reset(const SessionOptions& options, const std::vector<std::string>& containers) override {
     TW_RETURN_IF_ERROR(options.tls.Validate());
     auto stub = proto::MasterService::NewStub(
         NewChannel(options.target.substr(kPrefix.size()), options.tls));
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    if (options.operation_timeout > absl::ZeroDuration() &&
+        options.operation_timeout != absl::InfiniteDuration()) {
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + options.operation_timeout));
+      ctx.set_wait_for_ready(true);
+    }
     proto::ResetRequest req;
     for (const std::string& c : containers) req.add_container(c);
     proto::ResetResponse resp;

@@ -11,9 +11,28 @@
 
 namespace tw {
 
+// The longest error message sent back. gRPC carries it in the reply's metadata, which
+// clients cap (8 KB by default): a longer one would reach the client as RESOURCE_EXHAUSTED
+// "received initial metadata size exceeds limit" instead of the error. Messages quote
+// request strings through QuoteRequestText (src/base/request_text.h); this cut is the
+// backstop for any other path.
+inline constexpr size_t kMaxGrpcErrorMessageBytes = 4096;
+
 inline grpc::Status ToGrpcStatus(const Status& s) {
   if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  std::string message(s.message());
+  if (message.size() > kMaxGrpcErrorMessageBytes) {
+    message.resize(kMaxGrpcErrorMessageBytes);
+    // Cut at a character boundary: the client decodes the message as UTF-8.
+    while (!message.empty() && (static_cast<unsigned char>(message.back()) & 0xC0) == 0x80) {
+      message.pop_back();
+    }
+    if (!message.empty() && static_cast<unsigned char>(message.back()) >= 0xC0) {
+      message.pop_back();
+    }
+    message += "... (cut: the message had " + std::to_string(s.message().size()) + " bytes)";
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::move(message));
 }
 
 // gRPC reports a peer whose TLS certificate does not name the address dialed as

@@ -60,9 +60,10 @@ StatusOr<SessionFactory*> SessionFactory::ForTarget(const std::string& target) {
     }
   }
   if (best == nullptr) {
-    return errors::InvalidArgument(
-        "session target \"", target,
-        "\" is not supported; use \"\" (in-process) or grpc://host:port");
+    // NotFound, as TensorFlow's SessionFactory::GetFactory answers for a target no factory
+    // accepts (Session() and Session.reset alike).
+    return errors::NotFound("session target \"", target,
+                            "\" is not supported; use \"\" (in-process) or grpc://host:port");
   }
   return best;
 }

@@ -41,7 +41,7 @@ class SessionFactory {
   static void Register(const std::string& prefix, std::unique_ptr<SessionFactory> factory);
 
   // The factory for `target`: the one with the longest registered prefix of it (for ""
-  // the in-process one). InvalidArgument `session target "x" is not supported; use ""
+  // the in-process one). NotFound (TF's code) `session target "x" is not supported; use ""
   // (in-process) or grpc://host:port` when none matches. The factory lives as long as the
   // process.
   static StatusOr<SessionFactory*> ForTarget(const std::string& target);

@@ -2,6 +2,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tensorweave/session.h"
+#include "testing/ports.h"
 
 namespace tw {
 namespace {
@@ -26,7 +28,7 @@ TEST(SessionFactoryTest, UnknownTargetsKeepTheirMessage) {
   for (const std::string target : {"foo://x", "localhost:2222", " ", "grpc:/x"}) {
     auto session = Session::Create({.target = target});
     ASSERT_FALSE(session.ok()) << target;
-    EXPECT_TRUE(IsInvalidArgument(session.status()));
+    EXPECT_TRUE(IsNotFound(session.status())) << session.status();
     EXPECT_EQ(session.status().message(),
               "session target \"" + target +
                   "\" is not supported; use \"\" (in-process) or grpc://host:port");
@@ -40,6 +42,20 @@ TEST(SessionFactoryTest, TheEmptyTargetIsInProcessAndGrpcIsRegisteredByTheTransp
   // grpc:// comes from src/rpc's registrar; creating a session does not connect.
   auto remote = Session::Create({.target = "grpc://localhost:1"});
   ASSERT_TRUE(remote.ok()) << remote.status();
+}
+
+// TensorFlow's Session.reset: NotFound for a target no factory serves; over gRPC the
+// session's operation timeout bounds it (DeadlineExceeded while no master answers, not a
+// fixed limit), and with none an unreachable master is Unavailable at once.
+TEST(SessionFactoryTest, ResetOfAnUnknownTargetIsNotFoundAndHonoursTheOperationTimeout) {
+  Status unknown = ResetContainers({.target = "nonexistent"}, {"test0"});
+  EXPECT_TRUE(IsNotFound(unknown)) << unknown;
+  const std::string nobody = "grpc://127.0.0.1:" + std::to_string(testing::PickUnusedPort());
+  Status timed_out =
+      ResetContainers({.target = nobody, .operation_timeout = absl::Milliseconds(200)}, {"test0"});
+  EXPECT_TRUE(IsDeadlineExceeded(timed_out)) << timed_out;
+  Status unreachable = ResetContainers({.target = nobody}, {"test0"});
+  EXPECT_TRUE(IsUnavailable(unreachable)) << unreachable;
 }
 
 TEST(SessionFactoryTest, TheLongestRegisteredPrefixWins) {

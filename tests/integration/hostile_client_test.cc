@@ -92,6 +92,68 @@ TEST(HostileClientTest, UnparsableRequestsAreInvalidArgumentOnEveryMethod) {
   EXPECT_EQ((*out)[0].scalar<std::string>(), "still here");
 }
 
+// The serialized `message` as a request's ByteBuffer.
+grpc::ByteBuffer Encode(const google::protobuf::Message& message) {
+  grpc::Slice slice(message.SerializeAsString());
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// An error quotes a bounded prefix of what the request sent: a 1 MB session handle or op
+// name quoted whole would not fit the reply's metadata, and the client would get
+// RESOURCE_EXHAUSTED "received initial metadata size exceeds limit" instead of the error.
+TEST(HostileClientTest, ErrorsQuoteABoundedPrefixOfHugeRequestStrings) {
+  std::unique_ptr<Server> server = StartLocal();
+  ASSERT_NE(server, nullptr);
+  auto channel = ChannelTo(*server);
+  const std::string huge(1 << 20, 'h');
+  const std::string quoted = std::string(128, 'h') + "... (1048576 bytes)";
+
+  proto::ListDevicesRequest list;
+  list.set_session_handle(huge);
+  grpc::Status s =
+      RawCall(channel, "/tw.proto.MasterService/ListDevices", Encode(list), absl::Seconds(30));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message().size();
+  EXPECT_EQ(s.error_message(),
+            "Session " + quoted + " is not found. Possibly, this master has restarted.");
+
+  proto::CloseSessionRequest close;
+  close.set_session_handle(huge);
+  s = RawCall(channel, "/tw.proto.MasterService/CloseSession", Encode(close), absl::Seconds(30));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message().size();
+  EXPECT_THAT(s.error_message(), HasSubstr(quoted));
+
+  proto::ExtendSessionRequest extend;
+  extend.set_session_handle(huge);
+  s = RawCall(channel, "/tw.proto.MasterService/ExtendSession", Encode(extend), absl::Seconds(30));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message().size();
+  EXPECT_THAT(s.error_message(), HasSubstr(quoted));
+
+  // A path that quotes a request string whole (the op registry names the op it lacks) is
+  // cut at the transport, keeping its code.
+  proto::CreateSessionRequest create;
+  proto::NodeDef* node = create.mutable_graph_def()->add_node();
+  node->set_name("x");
+  node->set_op("NoSuchOp" + huge);
+  s = RawCall(channel, "/tw.proto.MasterService/CreateSession", Encode(create), absl::Seconds(30));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message().size();
+  EXPECT_LE(s.error_message().size(), 4200u);
+  EXPECT_THAT(s.error_message(), HasSubstr("NoSuchOphhhh"));
+
+  RunStepArgs step;
+  step.proto.set_session_handle(huge);
+  s = RawCall(channel, "/tw.proto.MasterService/RunStep", EncodeRunStepArgs(step),
+              absl::Seconds(30));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message().size();
+  EXPECT_THAT(s.error_message(), HasSubstr(quoted));
+
+  RunGraphArgs run;
+  run.proto.set_graph_handle(huge);
+  s = RawCall(channel, "/tw.proto.WorkerService/RunGraph", EncodeRunGraphArgs(run),
+              absl::Seconds(30));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message().size();
+  EXPECT_THAT(s.error_message(), HasSubstr("Graph handle is not found: " + quoted));
+}
+
 // A port is bound by one server only: gRPC's default SO_REUSEPORT would let a stale task
 // and its replacement share it.
 TEST(ServerLifecycleTest, StartOnAPortInUseFailsNamingTheReason) {
