@@ -83,7 +83,10 @@ Scope Scope::WithDeviceFunction(DeviceFunction fn) const {
 Scope Scope::WithControlDependencies(const std::vector<Operation>& ops) const {
   State s = state_;
   for (const Operation& op : ops) {
-    if (op.valid()) s.control_deps.push_back(op.name());
+    // A node the builder refused cannot be waited for: its name, empty (kRefusedNode),
+    // goes in as it is, and every node this scope makes is refused in turn (AddNode)
+    // rather than built without the dependency asked for.
+    s.control_deps.push_back(op.name());
   }
   return Scope(builder_, s);
 }
@@ -96,7 +99,7 @@ Scope Scope::WithoutControlDependencies() const {
 
 Scope Scope::ColocateWith(const Operation& op) const {
   State s = state_;
-  if (op.valid()) s.colocate_with = op.name();
+  s.colocate_with = op.name();  // kRefusedNode for a node the builder refused
   return Scope(builder_, s);
 }
 
@@ -175,6 +178,32 @@ Status CheckInputTypes(const OpDef& op_def, const proto::NodeDef& node,
   return OkStatus();
 }
 
+// The name of an invalid Operation, a node the builder refused: no node is called "".
+constexpr std::string_view kRefusedNode = "";
+
+// The control dependencies and colocation target a node is to get must be nodes of its
+// graph: neither refused (invalid Operations) nor from another root scope.
+Status CheckControlDepsAndColocation(const internal::GraphBuilder& b,
+                                     const std::vector<std::string>& control_deps,
+                                     const std::optional<std::string>& colocate_with) {
+  for (const std::string& dep : control_deps) {
+    if (dep == kRefusedNode) {
+      return errors::InvalidArgument("a control dependency comes from a node that failed to build");
+    }
+    if (!b.node_index.contains(dep)) {
+      return errors::InvalidArgument("control dependency: no node named ", dep, " in this graph");
+    }
+  }
+  if (colocate_with == kRefusedNode) {
+    return errors::InvalidArgument("the colocation target is a node that failed to build");
+  }
+  if (colocate_with && !b.node_index.contains(*colocate_with)) {
+    return errors::InvalidArgument("colocation target: no node named ", *colocate_with,
+                                   " in this graph");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inputs,
@@ -202,6 +231,10 @@ Operation Scope::AddNode(std::string_view op, const std::vector<InputList>& inpu
   for (const auto& [key, value] : attrs) (*node.mutable_attr())[key] = value;
   NodeInputs resolved;
   if (Status s = AddInputs(op_def, inputs, &node, &resolved); !s.ok()) return fail(s);
+  if (Status s = CheckControlDepsAndColocation(b, state_.control_deps, state_.colocate_with);
+      !s.ok()) {
+    return fail(s);
+  }
   for (const std::string& dep : state_.control_deps) node.add_input("^" + dep);
   if (state_.colocate_with) {
     (*node.mutable_attr())["_class"].mutable_list()->add_s("loc:@" + *state_.colocate_with);
@@ -240,6 +273,12 @@ Status Scope::AddInputs(const OpDef& op_def, const std::vector<InputList>& input
         if (!in.output()->op().valid()) {
           return errors::InvalidArgument("input ", arg.name, " comes from a node that ",
                                          "failed to build");
+        }
+        // An Output of another graph (another root scope) names no node here; its edge
+        // would dangle, and a resource input's device would be looked up in vain.
+        if (!builder_->node_index.contains(in.output()->op().name())) {
+          return errors::InvalidArgument("input ", arg.name, ": no node named ",
+                                         in.output()->op().name(), " in this graph");
         }
         outputs.push_back(*in.output());
       } else {
@@ -342,9 +381,9 @@ void Scope::ChooseDevice(const std::optional<std::string>& resource_producer,
   }
   // An op colocated with another (ColocateWith) takes that node's device, not the one its
   // scope or device functions chose: an optimizer's slot variables follow their variable.
+  // (AddNode has checked that both it and a resource input's producer are in the graph.)
   if (state_.colocate_with && !resource_producer) {
-    auto it = b.node_index.find(*state_.colocate_with);
-    if (it != b.node_index.end()) node->set_device(b.graph.node(it->second).device());
+    node->set_device(b.graph.node(b.node_index.at(*state_.colocate_with)).device());
   }
   // An op that uses a resource runs where the resource lives, whatever scope built it.
   if (resource_producer) {
