@@ -35,8 +35,8 @@ TEST(DeviceNameUtilsTest, IsSpecificationNeedsEveryPartThePatternSets) {
   EXPECT_TRUE(IsSpec("/task:2", "/job:*/replica:1/task:2/gpu:3"));
   EXPECT_TRUE(IsSpec("/cpu:0", "/cpu:0"));
 
-  EXPECT_FALSE(IsSpec(full, "/gpu:*"));                         // the other way round
-  EXPECT_FALSE(IsSpec("/cpu:*", "/job:*/replica:1/task:2"));    // no type to match
+  EXPECT_FALSE(IsSpec(full, "/gpu:*"));                       // the other way round
+  EXPECT_FALSE(IsSpec("/cpu:*", "/job:*/replica:1/task:2"));  // no type to match
   EXPECT_FALSE(IsSpec("/cpu:*", "/job:*/replica:1/task:2/gpu:1"));
   EXPECT_FALSE(IsSpec("/gpu:2", "/job:worker/replica:1/task:2/gpu:1"));
   EXPECT_FALSE(IsSpec("/job:work/replica:*/task:0", full));
@@ -56,18 +56,18 @@ TEST(DeviceNameUtilsTest, IsCompleteSpecificationMatchesAFullName) {
 }
 
 TEST(DeviceNameUtilsTest, SameAddressSpaceIsTheSameJobReplicaAndTask) {
-  EXPECT_TRUE(IsSameAddressSpace("/job:foo/replica:1/task:2/cpu:3",
-                                 "/job:foo/replica:1/task:2/gpu:4"));
-  EXPECT_FALSE(IsSameAddressSpace("/job:foo/replica:1/task:2/cpu:3",
-                                  "/job:foo/replica:1/task:3/gpu:4"));
-  EXPECT_FALSE(IsSameAddressSpace("/job:foo/replica:1/task:2/cpu:3",
-                                  "/job:foo/replica:10/task:2/gpu:4"));
-  EXPECT_FALSE(IsSameAddressSpace("/job:foo/replica:1/task:2/cpu:3",
-                                  "/job:bar/replica:1/task:2/gpu:4"));
+  EXPECT_TRUE(
+      IsSameAddressSpace("/job:foo/replica:1/task:2/cpu:3", "/job:foo/replica:1/task:2/gpu:4"));
+  EXPECT_FALSE(
+      IsSameAddressSpace("/job:foo/replica:1/task:2/cpu:3", "/job:foo/replica:1/task:3/gpu:4"));
+  EXPECT_FALSE(
+      IsSameAddressSpace("/job:foo/replica:1/task:2/cpu:3", "/job:foo/replica:10/task:2/gpu:4"));
+  EXPECT_FALSE(
+      IsSameAddressSpace("/job:foo/replica:1/task:2/cpu:3", "/job:bar/replica:1/task:2/gpu:4"));
   // Unset parts never match, even on both sides; names that do not parse are not alike.
   EXPECT_FALSE(IsSameAddressSpace("/job:foo/task:2/cpu:0", "/job:foo/task:2/cpu:1"));
-  EXPECT_FALSE(IsSameAddressSpace("/job:foo/replica:1/task:2/bar:3",
-                                  "/job:foo/replica:1/task:2/bar:3"));
+  EXPECT_FALSE(
+      IsSameAddressSpace("/job:foo/replica:1/task:2/bar:3", "/job:foo/replica:1/task:2/bar:3"));
   EXPECT_TRUE(IsSameAddressSpace(P("/job:a/replica:0/task:0"), P("/job:a/replica:0/task:0/cpu:0")));
 }
 
@@ -95,7 +95,7 @@ TEST(DeviceNameUtilsTest, SplitDeviceNameCutsTaskFromLocalDevice) {
   ASSERT_TRUE(split.has_value());
   EXPECT_EQ(split->device, "myspecialdevice:3");
 
-  EXPECT_FALSE(SplitDeviceName("gpu:3").has_value());                     // no leading '/'
+  EXPECT_FALSE(SplitDeviceName("gpu:3").has_value());                      // no leading '/'
   EXPECT_FALSE(SplitDeviceName("/job:foo/task:2/replica:1").has_value());  // no device
   EXPECT_FALSE(SplitDeviceName("/job:foo/gpu:*").has_value());             // no device id
 }

@@ -42,10 +42,9 @@ Status FIFOQueueResource::MatchesSpec(const std::vector<DataType>& types,
                                    TypeListString(types));
   }
   if (shapes != shapes_) {
-    return errors::InvalidArgument("Shared queue '", name_, "' has component shapes ",
-                                   ShapeListString(shapes_),
-                                   " but requested component shapes were ",
-                                   ShapeListString(shapes));
+    return errors::InvalidArgument(
+        "Shared queue '", name_, "' has component shapes ", ShapeListString(shapes_),
+        " but requested component shapes were ", ShapeListString(shapes));
   }
   return OkStatus();
 }
@@ -53,8 +52,8 @@ Status FIFOQueueResource::MatchesSpec(const std::vector<DataType>& types,
 // The messages below are TensorFlow's (QueueBase), which its users' tests match.
 Status FIFOQueueResource::ValidateComponentCountAndTypes(const Tuple& tuple) const {
   if (tuple.size() != types_.size()) {
-    return errors::InvalidArgument("Wrong number of components in tuple. Expected ",
-                                   types_.size(), ", got ", tuple.size());
+    return errors::InvalidArgument("Wrong number of components in tuple. Expected ", types_.size(),
+                                   ", got ", tuple.size());
   }
   for (size_t i = 0; i < tuple.size(); ++i) {
     if (tuple[i].dtype() != types_[i]) {
@@ -100,8 +99,8 @@ Status FIFOQueueResource::ValidateManyTuple(const Tuple& batch) const {
     // Expected: [n] followed by the component's shape (of any rank when that is unknown).
     PartialShape expected = shapes_[i];
     if (!expected.unknown_rank) expected.dims.insert(expected.dims.begin(), n);
-    const bool fits = expected.unknown_rank ? batch[i].dim(0) == n
-                                            : expected.IsCompatibleWith(batch[i].shape());
+    const bool fits =
+        expected.unknown_rank ? batch[i].dim(0) == n : expected.IsCompatibleWith(batch[i].shape());
     if (!fits) {
       return errors::InvalidArgument("Shape mismatch in tuple component ", i, ". Expected ",
                                      expected.DebugString(), ", got ",
