@@ -93,8 +93,9 @@ class Session {
   virtual ~Session() = default;
 
   // NotFound (as TensorFlow) for a target this build cannot serve; InvalidArgument for
-  // incomplete `options.tls` (naming the missing field). Does not connect: an unreachable server, or one that
-  // refuses the session's credentials, fails its first call with Unavailable.
+  // incomplete `options.tls` (naming the missing field). Does not connect: an unreachable
+  // server, or one that refuses the session's credentials, fails its first call with
+  // Unavailable.
   static StatusOr<std::unique_ptr<Session>> Create(const SessionOptions& options = {});
 
   // Adds the nodes of `graph` to the session's graph. InvalidArgument naming the node for
