@@ -165,33 +165,31 @@ StatusOr<Batch> AllocateBatch(int64_t batch_size, int64_t example_size) {
   Batch batch;
   TW_ASSIGN_OR_RETURN(batch.images, Tensor::Allocate(DT_FLOAT, images_shape));
   TW_ASSIGN_OR_RETURN(batch.labels, Tensor::Allocate(DT_INT32, labels_shape));
-  batch.indices.reserve(static_cast<size_t>(batch_size));
   return batch;
 }
 
-// dst[i] = PixelValue(src[i]) for i < n. Blocks of a fixed 16 let the compiler vectorize
-// at -O2 (its cheap cost model vectorizes no loop whose trip count it does not know), and
-// __restrict tells it that the bytes do not alias the floats.
-void ScalePixels(const uint8_t* __restrict src, float* __restrict dst, int64_t n) {
-  constexpr int64_t kBlock = 16;
-  int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
-    for (int64_t j = 0; j < kBlock; ++j) dst[i + j] = ImageDataset::PixelValue(src[i + j]);
-  }
-  for (; i < n; ++i) dst[i] = ImageDataset::PixelValue(src[i]);
-}
-
-// Copies example `index` of `dataset` into row `row` of `batch`, whose images start at
+// Copies example `index` of `dataset` into row `row` of a batch whose images start at
 // `images` and labels at `labels`.
 void CopyExample(const ImageDataset& dataset, int64_t index, int64_t row, float* images,
-                 int32_t* labels, Batch& batch) {
+                 int32_t* labels) {
   const int64_t n = dataset.example_size();
-  ScalePixels(dataset.pixels.data() + index * n, images + row * n, n);
+  ImageDataset::ScalePixels(dataset.pixels.data() + index * n, images + row * n, n);
   labels[row] = dataset.labels[static_cast<size_t>(index)];
-  batch.indices.push_back(index);
 }
 
 }  // namespace
+
+// Blocks of a fixed 16 let the compiler vectorize at -O2 (its cheap cost model vectorizes no
+// loop whose trip count it does not know), and __restrict tells it that the bytes do not
+// alias the floats.
+void ImageDataset::ScalePixels(const uint8_t* __restrict src, float* __restrict dst, int64_t n) {
+  constexpr int64_t kBlock = 16;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (int64_t j = 0; j < kBlock; ++j) dst[i + j] = PixelValue(src[i + j]);
+  }
+  for (; i < n; ++i) dst[i] = PixelValue(src[i]);
+}
 
 StatusOr<IdxArray> ReadIdxFile(const std::string& path) {
   int64_t file_size = 0;
@@ -328,39 +326,42 @@ StatusOr<Batch> ExampleRange(const ImageDataset& dataset, int64_t begin, int64_t
   TW_ASSIGN_OR_RETURN(Batch batch, AllocateBatch(end - begin, dataset.example_size()));
   float* images = batch.images.flat<float>().data();
   int32_t* labels = batch.labels.flat<int32_t>().data();
-  for (int64_t i = begin; i < end; ++i) CopyExample(dataset, i, i - begin, images, labels, batch);
+  batch.indices.reserve(static_cast<size_t>(end - begin));
+  for (int64_t i = begin; i < end; ++i) {
+    CopyExample(dataset, i, i - begin, images, labels);
+    batch.indices.push_back(i);
+  }
   return batch;
 }
 
-BatchIterator::BatchIterator(std::shared_ptr<const ImageDataset> dataset, const Options& options)
-    : dataset_(std::move(dataset)), options_(options) {
+ShardSampler::ShardSampler(int64_t dataset_size, const ShardOptions& options)
+    : dataset_size_(dataset_size), options_(options) {
   Reorder();
 }
 
-StatusOr<BatchIterator> BatchIterator::Create(std::shared_ptr<const ImageDataset> dataset,
-                                              const Options& options) {
-  if (dataset == nullptr) return errors::InvalidArgument("BatchIterator: the dataset is null");
+StatusOr<ShardSampler> ShardSampler::Create(int64_t dataset_size, const ShardOptions& options) {
+  if (dataset_size < 0) {
+    return errors::InvalidArgument("the dataset size is ", dataset_size, ", must be at least 0");
+  }
   if (options.num_shards < 1) {
-    return errors::InvalidArgument("BatchIterator: num_shards is ", options.num_shards,
-                                   ", must be at least 1");
+    return errors::InvalidArgument("num_shards is ", options.num_shards, ", must be at least 1");
   }
   if (options.shard_index < 0 || options.shard_index >= options.num_shards) {
-    return errors::InvalidArgument("BatchIterator: shard_index ", options.shard_index,
-                                   " is outside [0, ", options.num_shards, ")");
+    return errors::InvalidArgument("shard_index ", options.shard_index, " is outside [0, ",
+                                   options.num_shards, ")");
   }
-  if (options.shard_index >= dataset->size) {
-    return errors::InvalidArgument("BatchIterator: shard ", options.shard_index, " of ",
-                                   options.num_shards, " is empty: the dataset has only ",
-                                   dataset->size, " examples");
+  if (options.shard_index >= dataset_size) {
+    return errors::InvalidArgument("shard ", options.shard_index, " of ", options.num_shards,
+                                   " is empty: the dataset has only ", dataset_size, " examples");
   }
-  return BatchIterator(std::move(dataset), options);
+  return ShardSampler(dataset_size, options);
 }
 
-void BatchIterator::Reorder() {
+void ShardSampler::Reorder() {
   // Rebuilt from index order every epoch, so an epoch's order depends on (seed, shard,
   // epoch) only and not on the epochs before it.
   order_.clear();
-  for (int64_t i = options_.shard_index; i < dataset_->size; i += options_.num_shards) {
+  for (int64_t i = options_.shard_index; i < dataset_size_; i += options_.num_shards) {
     order_.push_back(i);
   }
   position_ = 0;
@@ -372,22 +373,46 @@ void BatchIterator::Reorder() {
   }
 }
 
+StatusOr<std::vector<int64_t>> ShardSampler::Next(int64_t batch_size) {
+  if (batch_size <= 0) {
+    return errors::InvalidArgument("batch_size is ", batch_size, ", must be positive");
+  }
+  std::vector<int64_t> indices;
+  indices.reserve(static_cast<size_t>(batch_size));
+  while (static_cast<int64_t>(indices.size()) < batch_size) {
+    const int64_t take =
+        std::min(batch_size - static_cast<int64_t>(indices.size()), shard_size() - position_);
+    indices.insert(indices.end(), order_.begin() + position_, order_.begin() + position_ + take);
+    position_ += take;
+    examples_seen_ += take;
+    if (position_ == shard_size()) {
+      ++epoch_;
+      Reorder();
+    }
+  }
+  return indices;
+}
+
+StatusOr<BatchIterator> BatchIterator::Create(std::shared_ptr<const ImageDataset> dataset,
+                                              const Options& options) {
+  if (dataset == nullptr) return errors::InvalidArgument("BatchIterator: the dataset is null");
+  StatusOr<ShardSampler> sampler = ShardSampler::Create(dataset->size, options);
+  if (!sampler.ok()) return errors::Annotate(sampler.status(), "BatchIterator: ");
+  return BatchIterator(std::move(dataset), *std::move(sampler));
+}
+
 StatusOr<Batch> BatchIterator::Next(int64_t batch_size) {
   if (batch_size <= 0) {
     return errors::InvalidArgument("BatchIterator::Next: batch_size is ", batch_size,
                                    ", must be positive");
   }
+  // The tensors first: an unaffordable batch is ResourceExhausted and consumes no examples.
   TW_ASSIGN_OR_RETURN(Batch batch, AllocateBatch(batch_size, dataset_->example_size()));
+  TW_ASSIGN_OR_RETURN(batch.indices, sampler_.Next(batch_size));
   float* images = batch.images.flat<float>().data();
   int32_t* labels = batch.labels.flat<int32_t>().data();
   for (int64_t row = 0; row < batch_size; ++row) {
-    CopyExample(*dataset_, order_[static_cast<size_t>(position_)], row, images, labels, batch);
-    ++position_;
-    ++examples_seen_;
-    if (position_ == shard_size()) {
-      ++epoch_;
-      Reorder();
-    }
+    CopyExample(*dataset_, batch.indices[static_cast<size_t>(row)], row, images, labels);
   }
   return batch;
 }

@@ -1,7 +1,9 @@
 // Fashion-MNIST input: a reader for IDX files (the format of MNIST and Fashion-MNIST), the
 // dataset as Debian's `dataset-fashion-mnist` installs it, and a sharded, shuffling batch
 // iterator that hands out Tensors ready to feed. A small data library of the examples
-// (tw_fashion_mnist), kept out of the runtime so that tensorweave itself needs no zlib.
+// (tw_fashion_mnist), kept out of the runtime so that tensorweave itself needs no zlib. The
+// Python front-end binds it (python/native/datasets_binding.cc) for
+// tensorweave.datasets.fashion_mnist, so both languages read, check and order alike.
 //
 //   auto train = tw::LoadFashionMnist(tw::DefaultFashionMnistDir(), "train");
 //   if (!train.ok()) return train.status();
@@ -24,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tensorweave/status.h"
@@ -59,6 +62,8 @@ struct ImageDataset {
   int64_t example_size() const { return static_cast<int64_t>(rows) * cols; }
   // A pixel as a batch holds it: byte / 255, so 0 and 255 map to exactly 0 and 1.
   static float PixelValue(uint8_t byte) { return static_cast<float>(byte) / 255.0f; }
+  // dst[i] = PixelValue(src[i]) for i < n (vectorized); src and dst must not overlap.
+  static void ScalePixels(const uint8_t* src, float* dst, int64_t n);
 };
 
 // Loads split `split` ("train": 60,000 examples, or "t10k": 10,000) of Fashion-MNIST from
@@ -82,25 +87,68 @@ struct Batch {
 // 0 <= begin <= end <= dataset.size.
 StatusOr<Batch> ExampleRange(const ImageDataset& dataset, int64_t begin, int64_t end);
 
-// Hands out batches of one shard of a dataset, epoch after epoch, like TensorFlow's
-// dataset.shard(n, i).shuffle(..., reshuffle_each_iteration=True).repeat().batch(B).
+// Which examples of a dataset a shard holds, and how they are shuffled.
+struct ShardOptions {
+  int num_shards = 1;   // >= 1, at most the dataset's size
+  int shard_index = 0;  // in [0, num_shards)
+  uint64_t seed = 0;    // the shuffling seed; equal seeds give equal orders
+  bool shuffle = true;  // false: index order every epoch
+};
+
+// The order in which one shard of a dataset is visited, epoch after epoch, as dataset
+// indices: what BatchIterator hands out, without the data (so it serves any array of
+// examples, such as the Python front-end's numpy arrays).
 //
 // Shard i of n holds the examples whose index is i modulo n: the shards are disjoint, cover
 // the dataset, and differ in size by at most one. Each epoch visits every example of the
 // shard once, in an order that is a function of (seed, shard_index, epoch) alone, so runs
-// are reproducible and every epoch has a different order. Batches are always full: a batch
-// that reaches the end of an epoch is completed from the start of the next one.
+// are reproducible and every epoch has a different order: the shard's indices in increasing
+// order, shuffled by Fisher-Yates with std::mt19937_64 seeded from (seed, shard_index,
+// epoch) and a rejection-sampled draw (no std:: distribution, whose results may differ
+// between standard libraries). A batch that reaches the end of an epoch is completed from
+// the start of the next one.
+//
+// A value type. Thread-compatible.
+class ShardSampler {
+ public:
+  // InvalidArgument when dataset_size < 0 or the options are out of range (an empty shard
+  // included).
+  static StatusOr<ShardSampler> Create(int64_t dataset_size, const ShardOptions& options);
+
+  // The next `batch_size` dataset indices of the shard (batch_size may exceed the shard's
+  // size; the batch then spans several epochs). InvalidArgument when batch_size <= 0.
+  StatusOr<std::vector<int64_t>> Next(int64_t batch_size);
+
+  // The zero-based epoch the next index comes from: complete passes over the shard so far.
+  int64_t epoch() const { return epoch_; }
+  // Indices handed out so far.
+  int64_t examples_seen() const { return examples_seen_; }
+  // Number of examples in this shard.
+  int64_t shard_size() const { return static_cast<int64_t>(order_.size()); }
+
+ private:
+  ShardSampler(int64_t dataset_size, const ShardOptions& options);
+  // Puts the shard's indices in epoch_'s order.
+  void Reorder();
+
+  int64_t dataset_size_;
+  ShardOptions options_;
+  std::vector<int64_t> order_;  // the shard's dataset indices in this epoch's order
+  int64_t position_ = 0;        // next entry of order_
+  int64_t epoch_ = 0;
+  int64_t examples_seen_ = 0;
+};
+
+// Hands out batches of one shard of a dataset, epoch after epoch, like TensorFlow's
+// dataset.shard(n, i).shuffle(..., reshuffle_each_iteration=True).repeat().batch(B), in
+// ShardSampler's order. Batches are always full: a batch that reaches the end of an epoch
+// is completed from the start of the next one.
 //
 // Owns a reference to its dataset. Thread-compatible: one iterator per thread, or
 // synchronize calls externally; iterators over the same dataset are independent.
 class BatchIterator {
  public:
-  struct Options {
-    int num_shards = 1;   // >= 1, at most the dataset's size
-    int shard_index = 0;  // in [0, num_shards)
-    uint64_t seed = 0;    // the shuffling seed; equal seeds give equal orders
-    bool shuffle = true;  // false: index order every epoch
-  };
+  using Options = ShardOptions;
 
   // InvalidArgument when `dataset` is null or the options are out of range (an empty shard
   // included).
@@ -114,24 +162,19 @@ class BatchIterator {
 
   // The zero-based epoch the next example comes from: the number of complete passes over
   // the shard so far.
-  int64_t epoch() const { return epoch_; }
+  int64_t epoch() const { return sampler_.epoch(); }
   // Examples handed out so far.
-  int64_t examples_seen() const { return examples_seen_; }
+  int64_t examples_seen() const { return sampler_.examples_seen(); }
   // Number of examples in this shard.
-  int64_t shard_size() const { return static_cast<int64_t>(order_.size()); }
+  int64_t shard_size() const { return sampler_.shard_size(); }
   const ImageDataset& dataset() const { return *dataset_; }
 
  private:
-  BatchIterator(std::shared_ptr<const ImageDataset> dataset, const Options& options);
-  // Puts the shard's examples in epoch_'s order.
-  void Reorder();
+  BatchIterator(std::shared_ptr<const ImageDataset> dataset, ShardSampler sampler)
+      : dataset_(std::move(dataset)), sampler_(std::move(sampler)) {}
 
   std::shared_ptr<const ImageDataset> dataset_;
-  Options options_;
-  std::vector<int64_t> order_;  // the shard's dataset indices in this epoch's order
-  int64_t position_ = 0;        // next entry of order_
-  int64_t epoch_ = 0;
-  int64_t examples_seen_ = 0;
+  ShardSampler sampler_;
 };
 
 }  // namespace tw

@@ -281,6 +281,60 @@ TEST(BatchIteratorTest, ShardOfUnevenDataset) {
   EXPECT_EQ(Indices(*it, 5), (std::vector<int64_t>{3, 7, 3, 7, 3}));
 }
 
+// The order is pinned: runs must be reproducible wherever the trainer runs, and the Python
+// front-end (python/tests/test_fashion_mnist.py) expects these same indices.
+TEST(ShardSamplerTest, PinnedOrders) {
+  auto sampler = ShardSampler::Create(10000, {.seed = 42});
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  auto batch = sampler->Next(10);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(*batch,
+            (std::vector<int64_t>{7625, 5073, 8845, 3895, 9709, 5691, 7014, 8558, 1109, 5823}));
+  sampler = ShardSampler::Create(10000, {.num_shards = 3, .shard_index = 1, .seed = 7});
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  EXPECT_EQ(*sampler->Next(8),
+            (std::vector<int64_t>{8473, 9448, 3817, 8221, 694, 1033, 4402, 7066}));
+  // Three epochs of five examples in one batch; a seed of -1 is 2^64 - 1.
+  sampler = ShardSampler::Create(5, {.seed = 3});
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  EXPECT_EQ(*sampler->Next(15),
+            (std::vector<int64_t>{2, 1, 4, 0, 3, 2, 0, 1, 3, 4, 3, 4, 2, 1, 0}));
+  EXPECT_EQ(sampler->epoch(), 3);
+  EXPECT_EQ(sampler->examples_seen(), 15);
+  sampler = ShardSampler::Create(5, {.seed = ~uint64_t{0}});
+  ASSERT_TRUE(sampler.ok()) << sampler.status();
+  EXPECT_EQ(*sampler->Next(10), (std::vector<int64_t>{0, 4, 1, 2, 3, 1, 3, 2, 0, 4}));
+}
+
+TEST(ShardSamplerTest, IsTheBatchIteratorsOrder) {
+  auto it = BatchIterator::Create(TinyDataset(23), {.num_shards = 2, .shard_index = 1, .seed = 8});
+  auto sampler = ShardSampler::Create(23, {.num_shards = 2, .shard_index = 1, .seed = 8});
+  ASSERT_TRUE(it.ok() && sampler.ok());
+  EXPECT_EQ(sampler->shard_size(), 11);
+  for (int64_t size : {1, 5, 11, 30, 2}) {
+    EXPECT_EQ(Indices(*it, size), *sampler->Next(size)) << "batch of " << size;
+    EXPECT_EQ(it->epoch(), sampler->epoch());
+  }
+}
+
+TEST(ShardSamplerTest, RejectsBadArguments) {
+  auto status = ShardSampler::Create(-1, {}).status();
+  EXPECT_TRUE(IsInvalidArgument(status)) << status;
+  status = ShardSampler::Create(10, {.num_shards = 0}).status();
+  EXPECT_THAT(std::string(status.message()), HasSubstr("num_shards is 0, must be at least 1"));
+  status = ShardSampler::Create(10, {.num_shards = 2, .shard_index = 2}).status();
+  EXPECT_THAT(std::string(status.message()), HasSubstr("shard_index 2 is outside [0, 2)"));
+  status = ShardSampler::Create(0, {}).status();
+  EXPECT_TRUE(IsInvalidArgument(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("shard 0 of 1 is empty"));
+  auto sampler = ShardSampler::Create(10, {});
+  ASSERT_TRUE(sampler.ok());
+  status = sampler->Next(-3).status();
+  EXPECT_TRUE(IsInvalidArgument(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("batch_size is -3, must be positive"));
+  EXPECT_EQ(sampler->examples_seen(), 0);
+}
+
 TEST(BatchIteratorTest, RejectsBadOptions) {
   auto data = TinyDataset(10);
   auto status = BatchIterator::Create(nullptr, {}).status();

@@ -1,5 +1,6 @@
 """tensorweave.datasets.fashion_mnist: Debian's dataset-fashion-mnist files, the reader's
-errors (on bad files written here), and batches in the C++ BatchIterator's order."""
+errors (on bad files written here) as Python exceptions, and batches in the C++
+BatchIterator's order."""
 
 import gzip
 import os
@@ -107,6 +108,26 @@ def test_read_idx_missing_file(tmp_path):
         fashion_mnist.read_idx(tmp_path / "absent.idx")
 
 
+def test_read_idx_gives_a_writable_array(tmp_path):
+    images, _ = small_split(2)
+    array = fashion_mnist.read_idx(write(tmp_path / "two", idx_bytes(images)))
+    assert array.dtype == np.uint8 and array.shape == (2, 28, 28)
+    assert array.flags.writeable and array.flags.c_contiguous
+    array[0, 0, 0] = 7
+    assert array[0, 0, 0] == 7
+
+
+def test_unreadable_files(tmp_path):
+    with pytest.raises(ValueError, match="is not a regular file"):
+        fashion_mnist.read_idx(tmp_path)
+    path = write(tmp_path / "locked", idx_bytes(np.zeros(4)))
+    path.chmod(0)
+    if os.access(path, os.R_OK):
+        pytest.skip("running as a user who reads any file")
+    with pytest.raises(PermissionError, match="locked"):
+        fashion_mnist.read_idx(path)
+
+
 @pytest.mark.parametrize("compress", [True, False])
 def test_bad_magic(tmp_path, compress):
     path = write(tmp_path / "bad", b"PK\x03\x04" + bytes(20), compress)
@@ -164,8 +185,12 @@ def test_damaged_gzip(tmp_path):
 
 
 def test_lying_header_allocates_nothing(tmp_path):
-    path = write(tmp_path / "huge", struct.pack(">IIII", 0x0803, 0xFFFFFFFF, 0xFFFFFFFF, 28))
+    path = write(tmp_path / "huge", struct.pack(">IIII", 0x0803, 0xFFFFFFFF, 28, 28))
     with pytest.raises(ValueError, match="huge: .*more than a gzip file of"):
+        fashion_mnist.read_idx(path)
+    path = write(tmp_path / "vast", struct.pack(">IIII", 0x0803, 0xFFFFFFFF, 0xFFFFFFFF, 28))
+    with pytest.raises(ValueError, match=r"vast: IDX dimensions \[4294967295, 4294967295\]"
+                                         r"\.\.\. describe an impossibly large array"):
         fashion_mnist.read_idx(path)
 
 
@@ -215,7 +240,8 @@ def test_batches_of_real_data(data):
 
 
 # Orders printed by the C++ BatchIterator (examples/fashion_mnist.h) over the 10,000-example
-# test split: the Python batches must hand out the same examples in the same order.
+# test split, and pinned in examples/fashion_mnist_test.cc too: the Python batches hand out
+# the same examples in the same order, so runs in either language are reproducible.
 @pytest.mark.parametrize("num_shards,shard,seed,batch_size,expected", [
     (1, 0, 42, 10, [[7625, 5073, 8845, 3895, 9709, 5691, 7014, 8558, 1109, 5823],
                     [7426, 7366, 1870, 126, 6717, 6423, 7478, 4390, 183, 1435],
@@ -269,6 +295,18 @@ def test_seeds_give_reproducible_orders_and_labels_follow_images():
     assert (np.array(indices_of(xa)) % 10 == ya).all()
 
 
+def test_strided_uint8_images():
+    images, labels = indexed(300)
+    expected = next(fashion_mnist.batches(images, labels, 50, seed=4))[0]
+    # Column-major: the rows of the [N, 2] view are not contiguous.
+    strided = next(fashion_mnist.batches(np.asfortranarray(images), labels, 50, seed=4))[0]
+    np.testing.assert_array_equal(strided, expected)
+    assert strided.dtype == np.float32
+    # Exactly byte / 255 in float32, as the C++ batches hold a pixel.
+    np.testing.assert_array_equal(
+        expected, images[indices_of(expected)].astype(np.float32) / np.float32(255))
+
+
 def test_float_images_pass_through():
     images = np.linspace(0, 1, 12, dtype=np.float64).reshape(3, 2, 2)
     batch, _ = next(fashion_mnist.batches(images, np.zeros(3), 3, seed=0))
@@ -279,7 +317,7 @@ def test_float_images_pass_through():
 @pytest.mark.parametrize("kwargs,error,message", [
     (dict(batch_size=0), ValueError, "batch_size is 0, must be positive"),
     (dict(num_shards=0), ValueError, "num_shards is 0"),
-    (dict(num_shards=2, shard=2), ValueError, r"shard 2 is outside \[0, 2\)"),
+    (dict(num_shards=2, shard=2), ValueError, r"shard_index 2 is outside \[0, 2\)"),
     (dict(num_shards=8, shard=6), ValueError, "shard 6 of 8 is empty"),
     (dict(batch_size=2.5), TypeError, "batch_size must be an integer"),
     (dict(seed=None), TypeError, "seed must be an integer"),
