@@ -15,4 +15,5 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindSaver(m);
   tw::python::BindSummary(m);
   tw::python::BindSessionPolicy(m);
+  tw::python::BindDatasets(m);
 }
