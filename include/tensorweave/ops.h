@@ -5,6 +5,7 @@
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/io_ops.h"
 #include "tensorweave/ops/math_ops.h"
+#include "tensorweave/ops/nn_ops.h"
 #include "tensorweave/ops/queue_ops.h"
 #include "tensorweave/ops/random_ops.h"
 #include "tensorweave/ops/state_ops.h"

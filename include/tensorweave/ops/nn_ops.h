@@ -1,0 +1,62 @@
+// Convolutional networks' ops: 2-D convolution and pooling over NHWC images, with their
+// gradient ops (tw::Gradients uses them; they are also what Conv2DTranspose builds on).
+//
+//   auto y = ops::Conv2D(scope, images, filter, {.strides = {1, 2, 2, 1}, .padding = "SAME"});
+//   auto p = ops::MaxPool(scope, y, {.ksize = {1, 2, 2, 1}, .strides = {1, 2, 2, 1}});
+//
+// As TF on CPU: NHWC only (data_format "NCHW" is refused with TF's message); strides,
+// dilations and ksize are NHWC lists with 1 for the batch and the depth.
+#ifndef TENSORWEAVE_OPS_NN_OPS_H_
+#define TENSORWEAVE_OPS_NN_OPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensorweave/scope.h"
+
+namespace tw::ops {
+
+struct Conv2DOptions {
+  std::vector<int64_t> strides = {1, 1, 1, 1};
+  std::string padding = "VALID";  // "SAME", "VALID" or "EXPLICIT"
+  // With "EXPLICIT": [before, after] for each of N, H, W, C (zeros for N and C).
+  std::vector<int64_t> explicit_paddings;
+  std::vector<int64_t> dilations = {1, 1, 1, 1};
+  std::string data_format = "NHWC";
+};
+
+// input [batch, height, width, in_channels] (float or double) convolved with filter
+// [filter_height, filter_width, in_channels, out_channels]: [batch, out_height, out_width,
+// out_channels], the output sizes as TF computes them for the padding.
+Output Conv2D(const Scope& scope, Input input, Input filter, const Conv2DOptions& options = {});
+// Conv2D's gradient with respect to its input, whose shape `input_sizes` (an int32 or int64
+// vector) gives; `out_backprop` has Conv2D's output shape. Also the transposed convolution.
+Output Conv2DBackpropInput(const Scope& scope, Input input_sizes, Input filter, Input out_backprop,
+                           const Conv2DOptions& options = {});
+// Conv2D's gradient with respect to its filter, of shape `filter_sizes`.
+Output Conv2DBackpropFilter(const Scope& scope, Input input, Input filter_sizes, Input out_backprop,
+                            const Conv2DOptions& options = {});
+
+struct PoolOptions {
+  std::vector<int64_t> ksize = {1, 2, 2, 1};
+  std::vector<int64_t> strides = {1, 2, 2, 1};
+  std::string padding = "VALID";  // "SAME" or "VALID"
+  std::string data_format = "NHWC";
+};
+
+// The maximum of each ksize window of `input` [batch, height, width, channels].
+Output MaxPool(const Scope& scope, Input input, const PoolOptions& options = {});
+// MaxPool's gradient: `grad` (MaxPool's output shape) routed to the first maximum of each
+// window of `orig_input`.
+Output MaxPoolGrad(const Scope& scope, Input orig_input, Input orig_output, Input grad,
+                   const PoolOptions& options = {});
+// The mean of each window of `value`, counting only the elements inside the image.
+Output AvgPool(const Scope& scope, Input value, const PoolOptions& options = {});
+// AvgPool's gradient, of shape `orig_input_shape` (an int32 vector).
+Output AvgPoolGrad(const Scope& scope, Input orig_input_shape, Input grad,
+                   const PoolOptions& options = {});
+
+}  // namespace tw::ops
+
+#endif  // TENSORWEAVE_OPS_NN_OPS_H_
