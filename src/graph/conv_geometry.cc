@@ -16,14 +16,13 @@ Status OptionalInts(const proto::NodeDef& node, const char* name, std::vector<in
 }
 
 Status FourEntriesOverHeightAndWidth(const std::vector<int64_t>& v, const char* field,
-                                     const char* what, const proto::NodeDef& node) {
+                                     const char* what) {
   if (v.size() != 4) {
-    return errors::InvalidArgument("Sliding window ", field, " field must specify 4 dimensions",
-                                   " (node ", node.name(), ")");
+    return errors::InvalidArgument("Sliding window ", field, " field must specify 4 dimensions");
   }
   if (v[0] != 1 || v[3] != 1) {
     return errors::InvalidArgument("Current implementation does not yet support ", what,
-                                   " in the batch and depth dimensions (node ", node.name(), ")");
+                                   " in the batch and depth dimensions");
   }
   return OkStatus();
 }
@@ -38,33 +37,30 @@ StatusOr<WindowAttrs> ReadWindowAttrs(const proto::NodeDef& node, bool is_pool) 
   }
   if (data_format != "NHWC") {
     if (data_format != "NCHW") {
-      return errors::InvalidArgument("Invalid data format: ", data_format, " (node ", node.name(),
-                                     ")");
+      return errors::InvalidArgument("Invalid data format: ", data_format);
     }
     return errors::InvalidArgument(
         is_pool ? "Default pooling only supports NHWC on device type CPU"
-                : "Generic conv implementation only supports NHWC tensor format for now.",
-        " (node ", node.name(), ")");
+                : "Generic conv implementation only supports NHWC tensor format for now.");
   }
   std::vector<int64_t> strides;
   TW_RETURN_IF_ERROR(GetNodeAttr(node, "strides", &strides));
-  TW_RETURN_IF_ERROR(FourEntriesOverHeightAndWidth(strides, "strides", "strides", node));
+  TW_RETURN_IF_ERROR(FourEntriesOverHeightAndWidth(strides, "strides", "strides"));
   // An empty list (the ops' default: their spec language has no non-empty list defaults)
   // is TF's default, no dilation.
   std::vector<int64_t> dilations;
   TW_RETURN_IF_ERROR(OptionalInts(node, "dilations", {}, &dilations));
   if (dilations.empty()) dilations = {1, 1, 1, 1};
-  TW_RETURN_IF_ERROR(FourEntriesOverHeightAndWidth(dilations, "dilations", "dilations", node));
+  TW_RETURN_IF_ERROR(FourEntriesOverHeightAndWidth(dilations, "dilations", "dilations"));
   if (is_pool) {
     std::vector<int64_t> ksize;
     TW_RETURN_IF_ERROR(GetNodeAttr(node, "ksize", &ksize));
     if (ksize.size() != 4) {
-      return errors::InvalidArgument("Sliding window ksize field must specify 4 dimensions",
-                                     " (node ", node.name(), ")");
+      return errors::InvalidArgument("Sliding window ksize field must specify 4 dimensions");
     }
     if (ksize[0] != 1 || ksize[3] != 1) {
       return errors::Unimplemented("Pooling is not yet supported on the batch or depth ",
-                                   "dimension (node ", node.name(), ")");
+                                   "dimension");
     }
     attrs.window = {ksize[1], ksize[2]};
   }
@@ -72,16 +68,14 @@ StatusOr<WindowAttrs> ReadWindowAttrs(const proto::NodeDef& node, bool is_pool) 
     attrs.stride[i] = strides[i + 1];
     attrs.dilation[i] = dilations[i + 1];
     if (attrs.stride[i] < 1) {
-      return errors::InvalidArgument("Stride must be > 0, but got ", attrs.stride[i], " (node ",
-                                     node.name(), ")");
+      return errors::InvalidArgument("Stride must be > 0, but got ", attrs.stride[i]);
     }
     if (attrs.dilation[i] < 1) {
-      return errors::InvalidArgument("Dilated rates should be larger than 0 (node ", node.name(),
-                                     ")");
+      return errors::InvalidArgument("Dilated rates should be larger than 0");
     }
     if (attrs.window[i] < 1) {
-      return errors::InvalidArgument("Sliding window ksize must be positive, got ", attrs.window[i],
-                                     " (node ", node.name(), ")");
+      return errors::InvalidArgument("Sliding window ksize must be positive, got ",
+                                     attrs.window[i]);
     }
   }
   std::string padding;
@@ -96,26 +90,23 @@ StatusOr<WindowAttrs> ReadWindowAttrs(const proto::NodeDef& node, bool is_pool) 
     TW_RETURN_IF_ERROR(OptionalInts(node, "explicit_paddings", {}, &explicit_paddings));
     if (explicit_paddings.size() != 8) {
       return errors::InvalidArgument("explicit_paddings attribute must contain 8 values, but ",
-                                     "got: ", explicit_paddings.size(), " (node ", node.name(),
-                                     ")");
+                                     "got: ", explicit_paddings.size());
     }
     if (explicit_paddings[0] != 0 || explicit_paddings[1] != 0 || explicit_paddings[6] != 0 ||
         explicit_paddings[7] != 0) {
       return errors::InvalidArgument(
-          "Nonzero explicit padding in the batch or depth dimensions is not supported (node ",
-          node.name(), ")");
+          "Nonzero explicit padding in the batch or depth dimensions is not supported");
     }
     for (int i = 0; i < 2; ++i) {
       attrs.pad_before[i] = explicit_paddings[2 + 2 * i];
       attrs.pad_after[i] = explicit_paddings[3 + 2 * i];
       if (attrs.pad_before[i] < 0 || attrs.pad_after[i] < 0) {
-        return errors::InvalidArgument("All elements of explicit_paddings must be nonnegative ",
-                                       "(node ", node.name(), ")");
+        return errors::InvalidArgument("All elements of explicit_paddings must be nonnegative");
       }
     }
   } else {
     return errors::InvalidArgument("padding must be SAME or VALID", is_pool ? "" : " or EXPLICIT",
-                                   ", got \"", padding, "\" (node ", node.name(), ")");
+                                   ", got \"", padding, "\"");
   }
   return attrs;
 }

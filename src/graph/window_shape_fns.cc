@@ -37,7 +37,15 @@ StatusOr<StaticShape> WindowOutput(ShapeContext* ctx, const std::vector<int64_t>
   return Make({input[0], (*extents)[0].out, (*extents)[1].out, depth});
 }
 
+// As TF: a graph may hold NCHW window ops (TF's CPU kernels refuse them when the step
+// runs, which is where ours refuse them too); their shapes are left unknown here.
+bool IsNchw(const ShapeContext* ctx) {
+  std::string format;
+  return GetNodeAttr(ctx->node(), "data_format", &format).ok() && format == "NCHW";
+}
+
 Status Conv2DShape(ShapeContext* ctx) {
+  if (IsNchw(ctx)) return OkStatus();
   TW_ASSIGN_OR_RETURN(WindowAttrs attrs, ReadWindowAttrs(ctx->node(), /*is_pool=*/false));
   TW_ASSIGN_OR_RETURN(std::vector<int64_t> input, Rank4(ctx, 0));
   TW_ASSIGN_OR_RETURN(std::vector<int64_t> filter, Rank4(ctx, 1));
@@ -58,6 +66,7 @@ Status Conv2DShape(ShapeContext* ctx) {
 }
 
 Status PoolShape(ShapeContext* ctx) {
+  if (IsNchw(ctx)) return OkStatus();
   TW_ASSIGN_OR_RETURN(WindowAttrs attrs, ReadWindowAttrs(ctx->node(), /*is_pool=*/true));
   TW_ASSIGN_OR_RETURN(std::vector<int64_t> input, Rank4(ctx, 0));
   TW_ASSIGN_OR_RETURN(StaticShape out, WindowOutput(ctx, input, attrs, input[3]));

@@ -24,6 +24,7 @@ from tensorweave.framework.ops import (Graph, GraphKeys, Operation, Tensor, add_
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.tensor_shape import Dimension, TensorShape
 from tensorweave.ops import losses as _losses
+from tensorweave.ops import nn_conv as _nn_conv
 from tensorweave.ops import nn_ops as _nn
 from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, ones_like, pad,
                                        placeholder, placeholder_with_default, reshape, shape,
@@ -38,6 +39,7 @@ from tensorweave.ops.init_ops import (constant_initializer, glorot_normal_initia
                                       truncated_normal_initializer,
                                       variance_scaling_initializer, zeros_initializer)
 from tensorweave.ops import init_ops as _init_ops
+from tensorweave.layers import convolutional as _layers_conv
 from tensorweave.layers import core as _layers_core
 from tensorweave.ops import partitioned_variables as _partitioned
 from tensorweave.ops.partitioned_variables import (fixed_size_partitioner,
@@ -112,7 +114,11 @@ nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_so
                 sparse_softmax_cross_entropy_with_logits=(
                     _nn.sparse_softmax_cross_entropy_with_logits),
                 softmax_cross_entropy_with_logits=_nn.softmax_cross_entropy_with_logits,
-                softmax_cross_entropy_with_logits_v2=_nn.softmax_cross_entropy_with_logits_v2)
+                softmax_cross_entropy_with_logits_v2=_nn.softmax_cross_entropy_with_logits_v2,
+                conv2d=_nn_conv.conv2d, conv2d_transpose=_nn_conv.conv2d_transpose,
+                conv2d_backprop_input=_nn_conv.conv2d_backprop_input,
+                conv2d_backprop_filter=_nn_conv.conv2d_backprop_filter,
+                max_pool=_nn_conv.max_pool, avg_pool=_nn_conv.avg_pool)
 math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=divide,
                   truediv=truediv, exp=exp, log=log, sqrt=sqrt, square=square, maximum=maximum,
                   minimum=minimum, equal=equal, not_equal=not_equal, less=less,
@@ -171,7 +177,13 @@ summary = _namespace("summary", scalar=_summary.scalar, histogram=_summary.histo
                      merge=_summary.merge, merge_all=_summary.merge_all,
                      FileWriter=_summary_writer.FileWriter,
                      FileWriterCache=_summary_writer.FileWriterCache)
-layers = _namespace("layers", dense=_layers_core.dense, Dense=_layers_core.Dense)
+layers = _namespace("layers", dense=_layers_core.dense, Dense=_layers_core.Dense,
+                    conv2d=_layers_conv.conv2d, Conv2D=_layers_conv.Conv2D,
+                    max_pooling2d=_layers_conv.max_pooling2d,
+                    MaxPooling2D=_layers_conv.MaxPooling2D,
+                    average_pooling2d=_layers_conv.average_pooling2d,
+                    AveragePooling2D=_layers_conv.AveragePooling2D,
+                    flatten=_layers_conv.flatten, Flatten=_layers_conv.Flatten)
 initializers = _namespace(
     "initializers", zeros=zeros_initializer, ones=ones_initializer,
     constant=constant_initializer, random_uniform=random_uniform_initializer,
@@ -179,8 +191,11 @@ initializers = _namespace(
     variance_scaling=variance_scaling_initializer, glorot_uniform=glorot_uniform_initializer,
     glorot_normal=glorot_normal_initializer, he_normal=_init_ops.he_normal,
     he_uniform=_init_ops.he_uniform)
-keras = _namespace("keras", layers=_namespace("keras.layers", Dense=_layers_core.Dense),
-                   initializers=initializers)
+keras = _namespace("keras", layers=_namespace(
+    "keras.layers", Dense=_layers_core.Dense, Conv2D=_layers_conv.Conv2D,
+    MaxPooling2D=_layers_conv.MaxPooling2D, MaxPool2D=_layers_conv.MaxPooling2D,
+    AveragePooling2D=_layers_conv.AveragePooling2D, Flatten=_layers_conv.Flatten),
+    initializers=initializers)
 estimator = _namespace("estimator", RunConfig=_RunConfig, TaskType=_TaskType)
 contrib = _namespace(
     "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),

@@ -32,19 +32,17 @@ COMING.update(_names(30, """
     .substr .string_split .string_join .reduce_join .linspace .meshgrid .space_to_depth
     .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
     contrib.layers contrib.slim contrib.metrics contrib.framework.arg_scope
-    nn.conv2d nn.conv1d nn.conv3d nn.conv2d_transpose nn.depthwise_conv2d
-    nn.separable_conv2d nn.atrous_conv2d nn.max_pool nn.avg_pool nn.max_pool_with_argmax
+    nn.conv1d nn.conv3d nn.depthwise_conv2d
+    nn.separable_conv2d nn.atrous_conv2d nn.max_pool_with_argmax
     nn.dropout nn.batch_normalization nn.fused_batch_norm nn.moments nn.lrn
     nn.local_response_normalization nn.l2_normalize nn.elu nn.selu nn.leaky_relu
     nn.relu6 nn.softplus nn.softsign nn.top_k nn.embedding_lookup_sparse
     nn.weighted_cross_entropy_with_logits nn.nce_loss nn.sampled_softmax_loss nn.crelu
-    nn.swish nn.log_poisson_loss nn.ctc_loss nn.pool nn.convolution nn.conv2d_backprop_input
-    nn.conv2d_backprop_filter
-    layers.conv1d layers.conv2d layers.conv3d layers.conv2d_transpose
-    layers.separable_conv2d layers.max_pooling1d layers.max_pooling2d
-    layers.average_pooling2d layers.dropout layers.batch_normalization layers.flatten
-    layers.Conv2D layers.MaxPooling2D layers.Dropout layers.BatchNormalization
-    layers.Flatten
+    nn.swish nn.log_poisson_loss nn.ctc_loss nn.pool nn.convolution
+    layers.conv1d layers.conv3d layers.conv2d_transpose
+    layers.separable_conv2d layers.max_pooling1d
+    layers.dropout layers.batch_normalization
+    layers.Dropout layers.BatchNormalization
     train.exponential_decay train.piecewise_constant train.polynomial_decay
     train.inverse_time_decay train.natural_exp_decay train.cosine_decay
     train.export_meta_graph train.import_meta_graph train.ExponentialMovingAverage
