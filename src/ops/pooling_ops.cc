@@ -175,7 +175,9 @@ TW_REGISTER_OP("MaxPool")
     .Attr("data_format: string = 'NHWC'")
     .Doc("The maximum of each ksize window of NHWC input.");
 
-class MaxPoolOp : public PoolKernel {
+// MaxPool and AvgPool: the same checks and output, a different pooling of each window.
+template <bool kMax>
+class PoolOp : public PoolKernel {
  public:
   using PoolKernel::PoolKernel;
   void Compute(OpKernelContext* ctx) override {
@@ -186,12 +188,16 @@ class MaxPoolOp : public PoolKernel {
     TW_OP_REQUIRES_OK(ctx, AllocatePooled(ctx, *s, &out));
     const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      MaxPoolForward(*s, input.flat<T>().data(), out->flat<T>().data());
+      if constexpr (kMax) {
+        MaxPoolForward(*s, input.flat<T>().data(), out->flat<T>().data());
+      } else {
+        AvgPoolForward(*s, input.flat<T>().data(), out->flat<T>().data());
+      }
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
   }
 };
-TW_REGISTER_KERNEL("MaxPool", "CPU", MaxPoolOp);
+TW_REGISTER_KERNEL("MaxPool", "CPU", PoolOp<true>);
 
 TW_REGISTER_OP("MaxPoolGrad")
     .Input("orig_input: T")
@@ -235,23 +241,7 @@ TW_REGISTER_OP("AvgPool")
     .Attr("data_format: string = 'NHWC'")
     .Doc("The mean of each ksize window of NHWC value (padding not counted).");
 
-class AvgPoolOp : public PoolKernel {
- public:
-  using PoolKernel::PoolKernel;
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& input = ctx->input(0);
-    auto s = MakePoolShape(*this, attrs_, input.shape());
-    TW_OP_REQUIRES_OK(ctx, s.status());
-    Tensor* out = nullptr;
-    TW_OP_REQUIRES_OK(ctx, AllocatePooled(ctx, *s, &out));
-    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      AvgPoolForward(*s, input.flat<T>().data(), out->flat<T>().data());
-    });
-    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
-  }
-};
-TW_REGISTER_KERNEL("AvgPool", "CPU", AvgPoolOp);
+TW_REGISTER_KERNEL("AvgPool", "CPU", PoolOp<false>);
 
 TW_REGISTER_OP("AvgPoolGrad")
     .Input("orig_input_shape: int32")
