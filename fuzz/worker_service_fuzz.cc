@@ -204,7 +204,8 @@ class WorkerFuzz {
     req.set_graph_handle(GraphHandle(PickGraph(w)));
     req.set_session_handle(PickString(fdp_, {"s1", "s2", ""}));
     proto::DeregisterGraphResponse resp;
-    Status s = CallAndWait([&](auto done) { workers_[w]->DeregisterGraphAsync(&req, &resp, done); });
+    Status s =
+        CallAndWait([&](auto done) { workers_[w]->DeregisterGraphAsync(&req, &resp, done); });
     if (!s.ok()) std::abort();  // deregistering is always fine
   }
 

@@ -103,10 +103,9 @@ TEST(PlacerTest, ImpossibleOrConflictingPlacementNamesTheNode) {
   for (auto& node : *h.mutable_node()) {
     if (node.name() == "b") node.set_device("/job:worker");
   }
-  EXPECT_THAT(
-      std::string(PlaceGraph({kPs, kWorker}, kWorker, &h).message()),
-      HasSubstr("Cannot colocate nodes 'b' and 'a': Cannot merge devices with incompatible "
-                "jobs: '/job:ps' and '/job:worker'"));
+  EXPECT_THAT(std::string(PlaceGraph({kPs, kWorker}, kWorker, &h).message()),
+              HasSubstr("Cannot colocate nodes 'b' and 'a': Cannot merge devices with incompatible "
+                        "jobs: '/job:ps' and '/job:worker'"));
 }
 
 TEST(PartitionTest, CrossDeviceEdgesBecomeSendRecvPairs) {
