@@ -61,11 +61,7 @@ class Gate:
                 pass
             finally:
                 os.close(fd)
-            # The next open must meet a new reader, never the same one again (which would
-            # read the text twice): wait until this one has seen the end and closed it.
-            deadline = time.monotonic() + 30
-            while self._reader() is not None and time.monotonic() < deadline:
-                time.sleep(0.005)
+            time.sleep(0.05)  # let the reader see the end before the next open
 
     def close(self):
         self.stopping = True
