@@ -89,6 +89,7 @@ py::dict RuntimeSettingsFromEnvironment() {
   d["buffer_pool_mb"] = s.buffer_pool_mb;
   d["allowed_directories"] = s.allowed_directories;
   d["metrics_port"] = s.metrics_port;
+  d["restart_count"] = s.restart_count;
   return d;
 }
 

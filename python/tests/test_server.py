@@ -252,3 +252,11 @@ def test_chunk_sockets_from_the_environment(monkeypatch):
     assert listening_ports() - before == {port}
     assert chunk_socket_reply(port) != b"TWC1"
     server.stop()
+
+
+def test_runtime_settings_carry_the_launchers_restart_count(monkeypatch):
+    from tensorweave import _native
+    monkeypatch.setenv("TW_RESTART_COUNT", "3")
+    assert _native.runtime_settings()["restart_count"] == 3
+    monkeypatch.delenv("TW_RESTART_COUNT")
+    assert _native.runtime_settings()["restart_count"] == 0
