@@ -94,6 +94,25 @@ void ForEachTap(const ConvShape& s, int64_t pixel, F&& fn) {
   }
 }
 
+// Without dilation along the width, the taps of one filter row that fall inside the image
+// are one run, contiguous in the image and in the patch alike: calls fn(image_row,
+// first_image_col, patch_offset, taps) once per filter row.
+template <typename F>
+void ForEachTapRun(const ConvShape& s, int64_t pixel, F&& fn) {
+  const int64_t ow = pixel % s.out_w;
+  const int64_t oh = (pixel / s.out_w) % s.out_h;
+  const int64_t top = oh * s.attrs.stride[0] - s.pad_top;
+  const int64_t left = ow * s.attrs.stride[1] - s.pad_left;
+  const int64_t first = std::max<int64_t>(0, -left);
+  const int64_t last = std::min(s.k_w, s.in_w - left);  // one past the last tap inside
+  if (first >= last) return;
+  for (int64_t kh = 0; kh < s.k_h; ++kh) {
+    const int64_t r = top + kh * s.attrs.dilation[0];
+    if (r < 0 || r >= s.in_h) continue;
+    fn(r, left + first, (kh * s.k_w + first) * s.in_c, last - first);
+  }
+}
+
 // The patch rows of pixels [begin, end) into `cols` ([end - begin, patch_size]).
 template <typename T>
 void Im2Col(const ConvShape& s, const T* input, int64_t begin, int64_t end, T* cols) {
@@ -101,6 +120,14 @@ void Im2Col(const ConvShape& s, const T* input, int64_t begin, int64_t end, T* c
   for (int64_t p = begin; p < end; ++p) {
     const T* image = input + (p / (s.out_h * s.out_w)) * s.in_h * s.in_w * s.in_c;
     T* row = cols + (p - begin) * s.patch_size();
+    if (s.attrs.dilation[1] == 1) {
+      // One copy per filter row: with few channels a copy per tap would cost more than
+      // the product itself.
+      ForEachTapRun(s, p, [&](int64_t r, int64_t c, int64_t offset, int64_t taps) {
+        std::memcpy(row + offset, image + (r * s.in_w + c) * s.in_c, sizeof(T) * taps * s.in_c);
+      });
+      continue;
+    }
     ForEachTap(s, p, [&](int64_t r, int64_t c, int64_t offset) {
       std::memcpy(row + offset, image + (r * s.in_w + c) * s.in_c, sizeof(T) * s.in_c);
     });
