@@ -82,11 +82,15 @@ Status MonitoredTrainingSession::Init() {
   return CreateSession(absl::Now() + options_.wait_for_model_timeout);
 }
 
-Status MonitoredTrainingSession::CreateSession(absl::Time deadline) {
+void MonitoredTrainingSession::ReplaceSession() {
   if (session_ != nullptr) (void)session_->Close();
   SessionOptions session_options = options_.session_options;
   session_options.target = options_.target;
   session_ = std::make_unique<ClientSession>(model_.scope, session_options);
+}
+
+Status MonitoredTrainingSession::CreateSession(absl::Time deadline) {
+  ReplaceSession();
   TW_RETURN_IF_ERROR(options_.is_chief ? PrepareAsChief() : WaitForModel(deadline));
   for (auto& hook : hooks_) TW_RETURN_IF_ERROR(hook->AfterCreateSession(*session_));
   return OkStatus();
@@ -126,15 +130,9 @@ Status MonitoredTrainingSession::PrepareAsChief() {
 }
 
 Status MonitoredTrainingSession::WaitForModel(absl::Time deadline) {
+  // After a failed poll the session may be bound to a task incarnation that is gone.
   return WaitForModelReady([this] { return Uninitialized(); }, absl::Now(), deadline,
-                           [this] {
-                             // The failed session may be bound to a task incarnation that is gone.
-                             (void)session_->Close();
-                             SessionOptions session_options = options_.session_options;
-                             session_options.target = options_.target;
-                             session_ =
-                                 std::make_unique<ClientSession>(model_.scope, session_options);
-                           });
+                           [this] { ReplaceSession(); });
 }
 
 Status MonitoredTrainingSession::Recover(const Status& cause, absl::Time deadline) {

@@ -104,6 +104,8 @@ class MonitoredTrainingSession {
   MonitoredTrainingSession(const Model& model, MonitoredTrainingSessionOptions options,
                            std::vector<std::unique_ptr<SessionRunHook>> hooks);
   Status Init();
+  // Closes the current session, if any, and makes a new one on options_.target.
+  void ReplaceSession();
   // Makes a session and prepares the model in it (chief: restore or init; others: wait).
   Status CreateSession(absl::Time deadline);
   Status PrepareAsChief();
