@@ -6,16 +6,13 @@
 // (batch 64) and a 3x3 residual block's (batch 8, 56 x 56 x 64).
 //
 //   conv_bench --benchmark_min_time=0.5
-#include <cstdlib>
-#include <iostream>
-#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "Eigen/Core"
+#include "bench/kernel_bench_util.h"
 #include "benchmark/benchmark.h"
-#include "src/framework/op_kernel.h"
-#include "src/runtime/cpu_device.h"
 
 namespace tw {
 namespace {
@@ -35,11 +32,6 @@ Tensor Random(const TensorShape& shape, unsigned seed) {
   return t;
 }
 
-[[noreturn]] void Die(const Status& s) {
-  std::cerr << "conv_bench: " << s << "\n";
-  std::exit(1);
-}
-
 int64_t Flops(const ConvCase& c) {
   return 2 * c.batch * c.size * c.size * c.k * c.k * c.in_c * c.out_c;
 }
@@ -47,9 +39,6 @@ int64_t Flops(const ConvCase& c) {
 // Runs `op` (Conv2D or Conv2DBackpropFilter, SAME, stride 1) on `inputs` each iteration.
 void RunKernel(benchmark::State& state, const char* op, const std::vector<Tensor>& inputs,
                const ConvCase& c) {
-  auto device =
-      CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0), {.num_threads = 1});
-  if (!device.ok()) Die(device.status());
   proto::NodeDef node;
   node.set_name("conv");
   node.set_op(op);
@@ -58,20 +47,7 @@ void RunKernel(benchmark::State& state, const char* op, const std::vector<Tensor
   (*node.mutable_attr())["strides"] = MakeAttr(std::vector<int64_t>{1, 1, 1, 1});
   (*node.mutable_attr())["padding"] = MakeAttr("SAME");
   if (std::string(op) != "Conv2D") (*node.mutable_attr())["Tsizes"] = MakeAttr(DT_INT32);
-  auto kernel = KernelRegistry::Global().CreateKernel(node, device->get());
-  if (!kernel.ok()) Die(kernel.status());
-  CancellationManager cancellation;
-  OpKernelContext::Params params;
-  params.device = device->get();
-  params.kernel = kernel->get();
-  params.inputs = &inputs;
-  params.cancellation_manager = &cancellation;
-  for (auto _ : state) {
-    OpKernelContext ctx(params);
-    (*kernel)->Compute(&ctx);
-    if (!ctx.ok()) Die(ctx.status());
-    benchmark::DoNotOptimize(ctx.mutable_output(0)->raw_data());
-  }
+  bench::RunKernel(state, node, inputs);
   state.SetItemsProcessed(state.iterations() * Flops(c));
 }
 

@@ -3,16 +3,12 @@
 // measure what the kernel layer costs on top of the product itself.
 //
 //   matmul_bench --benchmark_min_time=0.5
-#include <cstdlib>
-#include <iostream>
-#include <memory>
 #include <random>
 #include <vector>
 
 #include "Eigen/Core"
+#include "bench/kernel_bench_util.h"
 #include "benchmark/benchmark.h"
-#include "src/framework/op_kernel.h"
-#include "src/runtime/cpu_device.h"
 
 namespace tw {
 namespace {
@@ -27,39 +23,15 @@ Tensor RandomMatrix(int64_t rows, int64_t cols, unsigned seed) {
   return t;
 }
 
-[[noreturn]] void Die(const Status& s) {
-  std::cerr << "matmul_bench: " << s << "\n";
-  std::exit(1);
-}
-
 void BM_MatMulKernel(benchmark::State& state) {
   const int64_t n = state.range(0);
-  auto device =
-      CpuDevice::Create(DeviceName::Full("localhost", 0, 0, "CPU", 0), {.num_threads = 1});
-  if (!device.ok()) Die(device.status());
   proto::NodeDef node;
   node.set_name("mm");
   node.set_op("MatMul");
   node.add_input("a");
   node.add_input("b");
   (*node.mutable_attr())["T"] = MakeAttr(DT_FLOAT);
-  auto kernel = KernelRegistry::Global().CreateKernel(node, device->get());
-  if (!kernel.ok()) Die(kernel.status());
-
-  const std::vector<Tensor> inputs = {RandomMatrix(n, n, 1), RandomMatrix(n, n, 2)};
-  CancellationManager cancellation;
-  OpKernelContext::Params params;
-  params.device = device->get();
-  params.kernel = kernel->get();
-  params.inputs = &inputs;
-  params.cancellation_manager = &cancellation;
-  for (auto _ : state) {
-    // A fresh context per step, as the executor makes; it allocates the output.
-    OpKernelContext ctx(params);
-    (*kernel)->Compute(&ctx);
-    if (!ctx.ok()) Die(ctx.status());
-    benchmark::DoNotOptimize(ctx.mutable_output(0)->raw_data());
-  }
+  bench::RunKernel(state, node, {RandomMatrix(n, n, 1), RandomMatrix(n, n, 2)});
   state.SetItemsProcessed(state.iterations() * 2 * n * n * n);  // flops
 }
 
