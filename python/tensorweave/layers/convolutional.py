@@ -8,14 +8,12 @@ import functools
 
 from tensorweave.framework import ops
 from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.layers import core
 from tensorweave.ops import array_ops
 from tensorweave.ops import init_ops
 from tensorweave.ops import nn_conv
 from tensorweave.ops import nn_ops
 from tensorweave.ops import variable_scope as vs
-
-_ACTIVATIONS = {"relu": nn_ops.relu, "softmax": nn_ops.softmax, "sigmoid": nn_ops.sigmoid,
-                "tanh": nn_ops.tanh, "linear": None}
 
 
 def _pair(value, name):
@@ -35,7 +33,7 @@ def _channels_last(data_format):
 
 
 def _activation(activation):
-    return _ACTIVATIONS[activation] if isinstance(activation, str) else activation
+    return core.ACTIVATIONS[activation] if isinstance(activation, str) else activation
 
 
 def _conv2d_here(inputs, filters, kernel_size, strides, padding, dilation_rate, activation,
@@ -63,9 +61,10 @@ def _conv2d_here(inputs, filters, kernel_size, strides, padding, dilation_rate, 
     return outputs
 
 
-class Conv2D:
-    """The 2-D convolution layer as an object: its variables are made at the first call, in
-    a variable scope named after the layer, and every later call reuses them."""
+class Conv2D(core.VariableLayer):
+    """The 2-D convolution layer as an object (variables "kernel" and "bias")."""
+
+    _default_name = "conv2d"
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  data_format="channels_last", dilation_rate=(1, 1), activation=None,
@@ -74,6 +73,7 @@ class Conv2D:
                  kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
                  **kwargs):
         _channels_last(data_format)
+        super().__init__(name)
         self.filters = int(filters)
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
@@ -81,46 +81,19 @@ class Conv2D:
         self.padding = padding
         self.activation = _activation(activation)
         self.use_bias = use_bias
+        self._variable_names = ("kernel", "bias") if use_bias else ("kernel",)
         self._initializers = (kernel_initializer,
                               bias_initializer or init_ops.zeros_initializer())
         self._regularizers = (kernel_regularizer, bias_regularizer, activity_regularizer)
         self.trainable = trainable
-        self._name = name
-        self._scope = None
 
-    @property
-    def name(self):
-        return self._scope.name if self._scope is not None else self._name
-
-    def __call__(self, inputs):
-        inputs = convert_to_tensor(inputs)
-        if self._scope is None:
-            scope = vs.variable_scope(self._name, default_name="conv2d")
-        else:
-            scope = vs.variable_scope(self._scope, reuse=True)
-        with scope as entered:
-            self._scope = self._scope or entered
-            return _conv2d_here(inputs, self.filters, self.kernel_size, self.strides,
-                                self.padding, self.dilation_rate, self.activation,
-                                self.use_bias, *self._initializers, *self._regularizers,
-                                self.trainable)
-
-    apply = __call__
-
-    def _variable(self, which):
-        if self._scope is None:
-            return None
-        return vs._graph_store(ops.get_default_graph())["vars"].get(
-            self._scope.name + "/" + which)
+    def _build_here(self, inputs):
+        return _conv2d_here(inputs, self.filters, self.kernel_size, self.strides,
+                            self.padding, self.dilation_rate, self.activation, self.use_bias,
+                            *self._initializers, *self._regularizers, self.trainable)
 
     kernel = property(lambda self: self._variable("kernel"))
     bias = property(lambda self: self._variable("bias") if self.use_bias else None)
-
-    @property
-    def weights(self):
-        return [v for v in (self.kernel, self.bias) if v is not None]
-
-    trainable_weights = trainable_variables = variables = weights
 
 
 def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",

@@ -10,6 +10,10 @@ from tensorweave.ops import math_ops
 from tensorweave.ops import nn_ops
 from tensorweave.ops import variable_scope as vs
 
+# The activations layers take by name.
+ACTIVATIONS = {"relu": nn_ops.relu, "softmax": nn_ops.softmax, "sigmoid": nn_ops.sigmoid,
+               "tanh": nn_ops.tanh, "linear": None}
+
 
 def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
           bias_initializer=init_ops.zeros_initializer(), kernel_regularizer=None,
@@ -70,25 +74,16 @@ def _dense_here(inputs, units, activation, use_bias, kernel_initializer, bias_in
     return outputs
 
 
-class Dense:
-    """The dense layer as an object: its variables are made at the first call, in a
-    variable scope named after the layer, and every later call reuses them."""
+class VariableLayer:
+    """A layer object with variables: they are made at the first call, in a variable scope
+    named after the layer (`default_name` with a suffix when unnamed), and every later call
+    reuses them. Subclasses check the inputs in `_check_inputs` (before any scope is made),
+    build in `_build_here(inputs)` and name their variables in `_variable_names`."""
 
-    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None,
-                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-                 trainable=True, name=None, **kwargs):
-        if isinstance(activation, str):
-            activation = {"relu": nn_ops.relu, "softmax": nn_ops.softmax,
-                          "sigmoid": nn_ops.sigmoid, "tanh": nn_ops.tanh,
-                          "linear": None}[activation]
-        self.units = int(units)
-        self.activation = activation
-        self.use_bias = use_bias
-        self._kernel_initializer = kernel_initializer
-        self._bias_initializer = bias_initializer or init_ops.zeros_initializer()
-        self._regularizers = (kernel_regularizer, bias_regularizer, activity_regularizer)
-        self.trainable = trainable
+    _default_name = None
+    _variable_names = ()
+
+    def __init__(self, name):
         self._name = name
         self._scope = None  # the variable scope of the first call
 
@@ -96,39 +91,65 @@ class Dense:
     def name(self):
         return self._scope.name if self._scope is not None else self._name
 
+    def _check_inputs(self, inputs):
+        pass
+
     def __call__(self, inputs):
         inputs = convert_to_tensor(inputs)
-        if inputs.shape.ndims is None or inputs.shape.as_list()[-1] is None:
-            raise ValueError("The last dimension of the inputs to `Dense` should be defined. "
-                             "Found `None`.")
+        self._check_inputs(inputs)
         if self._scope is None:
-            scope = vs.variable_scope(self._name, default_name="dense")
+            scope = vs.variable_scope(self._name, default_name=self._default_name)
         else:
             scope = vs.variable_scope(self._scope, reuse=True)
         with scope as entered:
             self._scope = self._scope or entered
-            return _dense_here(inputs, self.units, self.activation, self.use_bias,
-                               self._kernel_initializer, self._bias_initializer,
-                               *self._regularizers, self.trainable)
+            return self._build_here(inputs)
 
     apply = __call__
-
-    @property
-    def kernel(self):
-        return self._variable("kernel")
-
-    @property
-    def bias(self):
-        return self._variable("bias") if self.use_bias else None
-
-    @property
-    def weights(self):
-        return [v for v in (self.kernel, self.bias) if v is not None]
-
-    trainable_weights = trainable_variables = variables = weights
 
     def _variable(self, which):
         if self._scope is None:
             return None
         return vs._graph_store(ops.get_default_graph())["vars"].get(
             self._scope.name + "/" + which)
+
+    @property
+    def weights(self):
+        return [v for v in (self._variable(n) for n in self._variable_names) if v is not None]
+
+    trainable_weights = trainable_variables = variables = weights
+
+
+class Dense(VariableLayer):
+    """The dense layer as an object (variables "kernel" and "bias")."""
+
+    _default_name = "dense"
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 trainable=True, name=None, **kwargs):
+        super().__init__(name)
+        if isinstance(activation, str):
+            activation = ACTIVATIONS[activation]
+        self.units = int(units)
+        self.activation = activation
+        self.use_bias = use_bias
+        self._variable_names = ("kernel", "bias") if use_bias else ("kernel",)
+        self._kernel_initializer = kernel_initializer
+        self._bias_initializer = bias_initializer or init_ops.zeros_initializer()
+        self._regularizers = (kernel_regularizer, bias_regularizer, activity_regularizer)
+        self.trainable = trainable
+
+    def _check_inputs(self, inputs):
+        if inputs.shape.ndims is None or inputs.shape.as_list()[-1] is None:
+            raise ValueError("The last dimension of the inputs to `Dense` should be defined. "
+                             "Found `None`.")
+
+    def _build_here(self, inputs):
+        return _dense_here(inputs, self.units, self.activation, self.use_bias,
+                           self._kernel_initializer, self._bias_initializer,
+                           *self._regularizers, self.trainable)
+
+    kernel = property(lambda self: self._variable("kernel"))
+    bias = property(lambda self: self._variable("bias") if self.use_bias else None)
