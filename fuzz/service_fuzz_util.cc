@@ -124,7 +124,11 @@ proto::AttrValue FuzzAttr(FuzzedDataProvider& fdp, const OpDef& op, const AttrDe
     return MakeAttr(FuzzType(fdp));
   }
   if (kind == "list(type)") {
-    std::vector<DataType> types(fdp.ConsumeIntegralInRange<size_t>(def.minimum.value_or(0), 3));
+    // At least the minimum the attribute asks for (a list(int) such as a pool's ksize has
+    // a minimum of 4, and a flaw may have turned it into this kind).
+    const auto least = static_cast<size_t>(std::max<int64_t>(def.minimum.value_or(0), 0));
+    std::vector<DataType> types(
+        fdp.ConsumeIntegralInRange<size_t>(least, std::max<size_t>(least, 3)));
     for (DataType& t : types) t = OneIn(fdp, 2) ? DT_FLOAT : FuzzType(fdp);
     return MakeAttr(types);
   }
