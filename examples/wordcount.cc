@@ -114,8 +114,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const ClusterSpec& cluster = config->cluster();
-  if (config->is_local() || cluster.num_tasks("files") != 1 || cluster.num_tasks("reduce") != 1 ||
-      cluster.num_tasks("map") < 1 || !cluster.IsDense("map")) {
+  if (config->is_local() || cluster.CountTasks("files") != 1 || cluster.CountTasks("reduce") != 1 ||
+      cluster.CountTasks("map") < 1 || !cluster.IsDense("map")) {
     Complain(
         "wordcount: needs a cluster with the jobs files (1 task), reduce (1 task) and map (1 or "
         "more), got " +

@@ -33,7 +33,7 @@ class Mapper {
       : server_(server),
         watch_(server),
         index_(config.task_index()),
-        num_maps_(config.cluster().num_tasks("map")),
+        num_maps_(config.cluster().CountTasks("map")),
         name_("map:" + std::to_string(index_)),
         verbose_(args.verbose),
         root_(Scope::NewRootScope()),

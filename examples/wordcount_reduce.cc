@@ -366,7 +366,7 @@ int Reducer::Finish() {
 }  // namespace
 
 int RunReduce(Server* server, const RunConfig& config) {
-  Reducer reducer(server, config.cluster().num_tasks("map"));
+  Reducer reducer(server, config.cluster().CountTasks("map"));
   return reducer.Run();
 }
 

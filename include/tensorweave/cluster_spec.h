@@ -44,15 +44,22 @@ class ClusterSpec {
   // Job names in sorted order.
   std::vector<std::string> jobs() const;
   bool HasJob(std::string_view job) const;
-  // Number of tasks defined in `job` (0 when there is no such job).
-  int num_tasks(std::string_view job) const;
+
+  // Lookups of one job, as TensorFlow's ClusterSpec does them: a job the cluster does not
+  // have is an error, NotFound `No such job in cluster: 'x'` (TF's words), never an empty answer
+  // that a typo in a job name would hide. Number of tasks defined in `job`.
+  StatusOr<int> num_tasks(std::string_view job) const;
   // Indices of the tasks of `job`, ascending.
-  std::vector<int> task_indices(std::string_view job) const;
-  // NotFound: `No such job in cluster: "x"` or `No task with index 3 in job "ps"`.
+  StatusOr<std::vector<int>> task_indices(std::string_view job) const;
+  // NotFound also when the job has no task `task`: `No task with index 3 in job 'ps'`.
   StatusOr<std::string> task_address(std::string_view job, int task) const;
   // Addresses of tasks 0..max index, with "" for indices a sparse job leaves out.
-  std::vector<std::string> job_tasks(std::string_view job) const;
-  // True when the job's indices are exactly 0..n-1.
+  StatusOr<std::vector<std::string>> job_tasks(std::string_view job) const;
+
+  // For jobs a cluster may leave out (chief, evaluator, ps): the number of tasks of `job`,
+  // 0 when there is no such job. Callers that need the job use num_tasks.
+  int CountTasks(std::string_view job) const;
+  // True when the job exists and its indices are exactly 0..n-1.
   bool IsDense(std::string_view job) const;
   // The whole map, job -> tasks.
   const std::map<std::string, TaskMap, std::less<>>& job_map() const { return jobs_; }

@@ -1,4 +1,4 @@
-// Servers and cluster configuration from Python: Server over the C++ Server, and
+// Servers and cluster configuration from Python: Server over the C++ Server, ClusterSpec, and
 // RunConfig's resolution of TF_CONFIG, given to Python as the JSON that `tw cluster` prints.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -14,6 +14,7 @@
 #include "python/native/errors.h"
 #include "python/native/gil.h"
 #include "python/native/module.h"
+#include "tensorweave/cluster_spec.h"
 #include "tensorweave/run_config.h"
 #include "tensorweave/server.h"
 
@@ -93,9 +94,47 @@ py::dict RuntimeSettingsFromEnvironment() {
   return d;
 }
 
+// A value of a ClusterSpec lookup, or ValueError with the C++ message: TF's Python
+// ClusterSpec raises ValueError for a bad cluster, an unknown job or an unknown task.
+template <typename T>
+T ValueOrValueError(StatusOr<T> value) {
+  if (!value.ok()) throw py::value_error(std::string(value.status().message()));
+  return *std::move(value);
+}
+
+// The C++ ClusterSpec for Python's tf.train.ClusterSpec: validation and lookups are C++'s.
+void BindClusterSpec(py::module_& m) {
+  py::class_<ClusterSpec>(m, "ClusterSpec")
+      .def(py::init([](const std::string& json) {
+             return ValueOrValueError(ClusterSpec::FromJson(json));
+           }),
+           py::arg("cluster_json"))
+      .def("jobs", &ClusterSpec::jobs)
+      .def("num_tasks", [](const ClusterSpec& c,
+                           const std::string& job) { return ValueOrValueError(c.num_tasks(job)); })
+      .def("task_indices",
+           [](const ClusterSpec& c, const std::string& job) {
+             return ValueOrValueError(c.task_indices(job));
+           })
+      .def("task_address", [](const ClusterSpec& c, const std::string& job,
+                              int task) { return ValueOrValueError(c.task_address(job, task)); })
+      .def("job_tasks",
+           [](const ClusterSpec& c, const std::string& job) {
+             // TF's job_tasks gives None for the indices a sparse job leaves out.
+             py::list out;
+             for (const std::string& address : ValueOrValueError(c.job_tasks(job))) {
+               out.append(address.empty() ? py::object(py::none()) : py::str(address));
+             }
+             return out;
+           })
+      .def("to_json", &ClusterSpec::ToJson, py::arg("always_objects") = false)
+      .def("__eq__", [](const ClusterSpec& a, const ClusterSpec& b) { return a == b; });
+}
+
 }  // namespace
 
 void BindServer(py::module_& m) {
+  BindClusterSpec(m);
   py::class_<PyServer>(m, "Server")
       .def_static("create", &PyServer::Create, py::arg("cluster_json"), py::arg("job"),
                   py::arg("task"), py::arg("bind_host") = "0.0.0.0", py::arg("num_threads") = 0,

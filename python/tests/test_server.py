@@ -25,6 +25,23 @@ def test_cluster_spec_api():
         spec.num_tasks("chief")
     with pytest.raises(ValueError, match="No task with index 1 in job 'worker'"):
         spec.task_address("worker", 1)
+    for lookup in (spec.task_indices, spec.job_tasks):
+        with pytest.raises(ValueError, match="No such job in cluster: 'evaluator'"):
+            lookup("evaluator")
+
+
+def test_cluster_spec_is_validated_where_the_cpp_one_is():
+    # One rule for Python and C++: job names and host:port addresses are checked when the
+    # ClusterSpec is made, naming the job, the task and the text.
+    with pytest.raises(ValueError, match='job "ps" task 1: Could not interpret "b:99999"'):
+        tf.train.ClusterSpec({"ps": ["a:1", "b:99999"]})
+    with pytest.raises(ValueError, match='job name "9lives" is invalid'):
+        tf.train.ClusterSpec({"9lives": ["a:1"]})
+    with pytest.raises(TypeError, match="must be a list or a dictionary"):
+        tf.train.ClusterSpec({"ps": "a:1"})
+    assert not tf.train.ClusterSpec(None)
+    round_trip = tf.train.ClusterSpec(tf.train.ClusterSpec({"w": {2: "h:5"}}).as_cluster_def())
+    assert round_trip.as_dict() == {"w": {2: "h:5"}}
 
 
 def test_local_server_runs_steps_and_stops():

@@ -69,33 +69,49 @@ std::vector<std::string> ClusterSpec::jobs() const {
 
 bool ClusterSpec::HasJob(std::string_view job) const { return jobs_.find(job) != jobs_.end(); }
 
-int ClusterSpec::num_tasks(std::string_view job) const {
+namespace {
+
+Status NoSuchJob(std::string_view job) {
+  return errors::NotFound("No such job in cluster: '", job, "'");
+}
+
+}  // namespace
+
+StatusOr<int> ClusterSpec::num_tasks(std::string_view job) const {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return NoSuchJob(job);
+  return static_cast<int>(it->second.size());
+}
+
+int ClusterSpec::CountTasks(std::string_view job) const {
   auto it = jobs_.find(job);
   return it == jobs_.end() ? 0 : static_cast<int>(it->second.size());
 }
 
-std::vector<int> ClusterSpec::task_indices(std::string_view job) const {
+StatusOr<std::vector<int>> ClusterSpec::task_indices(std::string_view job) const {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return NoSuchJob(job);
   std::vector<int> indices;
-  if (auto it = jobs_.find(job); it != jobs_.end()) {
-    for (const auto& [index, address] : it->second) indices.push_back(index);
-  }
+  indices.reserve(it->second.size());
+  for (const auto& [index, address] : it->second) indices.push_back(index);
   return indices;
 }
 
 StatusOr<std::string> ClusterSpec::task_address(std::string_view job, int task) const {
   auto it = jobs_.find(job);
-  if (it == jobs_.end()) return errors::NotFound("No such job in cluster: \"", job, "\"");
+  if (it == jobs_.end()) return NoSuchJob(job);
   auto t = it->second.find(task);
   if (t == it->second.end()) {
-    return errors::NotFound("No task with index ", task, " in job \"", job, "\"");
+    return errors::NotFound("No task with index ", task, " in job '", job, "'");
   }
   return t->second;
 }
 
-std::vector<std::string> ClusterSpec::job_tasks(std::string_view job) const {
-  std::vector<std::string> out;
+StatusOr<std::vector<std::string>> ClusterSpec::job_tasks(std::string_view job) const {
   auto it = jobs_.find(job);
-  if (it == jobs_.end() || it->second.empty()) return out;
+  if (it == jobs_.end()) return NoSuchJob(job);
+  std::vector<std::string> out;
+  if (it->second.empty()) return out;
   out.resize(static_cast<size_t>(it->second.rbegin()->first) + 1);
   for (const auto& [index, address] : it->second) out[index] = address;
   return out;

@@ -21,21 +21,36 @@ ClusterSpec Example() {
 TEST(ClusterSpecTest, QueriesDenseAndSparseJobs) {
   ClusterSpec spec = Example();
   EXPECT_THAT(spec.jobs(), ElementsAre("ps", "worker"));
-  EXPECT_EQ(spec.num_tasks("ps"), 2);
-  EXPECT_EQ(spec.num_tasks("worker"), 2);
-  EXPECT_EQ(spec.num_tasks("chief"), 0);
-  EXPECT_THAT(spec.task_indices("worker"), ElementsAre(0, 3));
+  EXPECT_EQ(*spec.num_tasks("ps"), 2);
+  EXPECT_EQ(*spec.num_tasks("worker"), 2);
+  EXPECT_THAT(*spec.task_indices("worker"), ElementsAre(0, 3));
   EXPECT_EQ(*spec.task_address("worker", 3), "w3:2222");
-  EXPECT_THAT(spec.job_tasks("worker"), ElementsAre("w0:2222", "", "", "w3:2222"));
+  EXPECT_THAT(*spec.job_tasks("worker"), ElementsAre("w0:2222", "", "", "w3:2222"));
   EXPECT_TRUE(spec.IsDense("ps"));
   EXPECT_FALSE(spec.IsDense("worker"));
+  EXPECT_FALSE(spec.IsDense("chief"));
+}
+
+// As TensorFlow's ClusterSpec: a job the cluster does not have is an error in every lookup,
+// so that a misspelt job name is never read as an empty job.
+TEST(ClusterSpecTest, LookupsOfAnUnknownJobAreNotFound) {
+  ClusterSpec spec = Example();
+  const std::string message = "No such job in cluster: 'chief'";
+  EXPECT_TRUE(IsNotFound(spec.num_tasks("chief").status()));
+  EXPECT_EQ(spec.num_tasks("chief").status().message(), message);
+  EXPECT_EQ(spec.task_indices("chief").status().message(), message);
+  EXPECT_EQ(spec.job_tasks("chief").status().message(), message);
+  EXPECT_EQ(spec.task_address("chief", 0).status().message(), message);
+  // Only the lookup named for optional jobs answers 0.
+  EXPECT_EQ(spec.CountTasks("chief"), 0);
+  EXPECT_EQ(spec.CountTasks("worker"), 2);
 }
 
 TEST(ClusterSpecTest, TaskAddressErrorsNameJobAndTask) {
   ClusterSpec spec = Example();
   EXPECT_EQ(spec.task_address("worker", 1).status().message(),
-            "No task with index 1 in job \"worker\"");
-  EXPECT_EQ(spec.task_address("chief", 0).status().message(), "No such job in cluster: \"chief\"");
+            "No task with index 1 in job 'worker'");
+  EXPECT_EQ(spec.task_address("chief", 0).status().message(), "No such job in cluster: 'chief'");
   EXPECT_TRUE(IsNotFound(spec.task_address("chief", 0).status()));
 }
 
@@ -70,8 +85,9 @@ TEST(ClusterSpecTest, EmptyJobsAreAllowed) {
   auto spec = ClusterSpec::FromJson(R"({"worker": [], "ps": {}})");
   ASSERT_TRUE(spec.ok());
   EXPECT_THAT(spec->jobs(), ElementsAre("ps", "worker"));
-  EXPECT_EQ(spec->num_tasks("worker"), 0);
-  EXPECT_TRUE(spec->job_tasks("ps").empty());
+  EXPECT_EQ(*spec->num_tasks("worker"), 0);
+  EXPECT_TRUE(spec->job_tasks("ps")->empty());
+  EXPECT_TRUE(spec->task_indices("worker")->empty());
 }
 
 TEST(ClusterSpecTest, ValidationNamesJobTaskAndText) {

@@ -104,12 +104,12 @@ class RunConfigResolver {
       type = jobs[0];
     }
     if (!index) {
-      if (cluster.num_tasks(*type) != 1) {
+      if (cluster.CountTasks(*type) != 1) {
         return errors::InvalidArgument(
             "Must specify an explicit task_index (--task_index or TF_CONFIG task.index): job \"",
-            *type, "\" has ", cluster.num_tasks(*type), " tasks");
+            *type, "\" has ", cluster.CountTasks(*type), " tasks");
       }
-      index = cluster.task_indices(*type)[0];
+      index = cluster.job_map().find(*type)->second.begin()->first;
     }
     if (cluster.HasJob("chief") && cluster.HasJob("master")) {
       return errors::InvalidArgument(
@@ -117,13 +117,13 @@ class RunConfigResolver {
           "legacy name of \"chief\")");
     }
     for (const char* job : {"chief", "master"}) {
-      if (cluster.num_tasks(job) > 1) {
-        return errors::InvalidArgument("job \"", job, "\" has ", cluster.num_tasks(job),
+      if (cluster.CountTasks(job) > 1) {
+        return errors::InvalidArgument("job \"", job, "\" has ", cluster.CountTasks(job),
                                        " tasks; a cluster has exactly one chief");
       }
     }
-    if (cluster.num_tasks("evaluator") > 1) {
-      c->warnings_.push_back("the cluster has " + std::to_string(cluster.num_tasks("evaluator")) +
+    if (cluster.CountTasks("evaluator") > 1) {
+      c->warnings_.push_back("the cluster has " + std::to_string(cluster.CountTasks("evaluator")) +
                              " evaluator tasks; only one is expected");
     }
     // An evaluator is not part of the training cluster, and producers differ on whether it
@@ -136,7 +136,7 @@ class RunConfigResolver {
       }
       if (!cluster.task_address(*type, *index).ok()) {
         return errors::InvalidArgument("Task ", *index, " was not defined in job \"", *type,
-                                       "\" (it has ", cluster.num_tasks(*type), " tasks)");
+                                       "\" (it has ", cluster.CountTasks(*type), " tasks)");
       }
     }
     c->task_type_ = *type;
@@ -153,8 +153,8 @@ class RunConfigResolver {
                                                : "";
     c->is_chief_ = type != "evaluator" && type == c->chief_job_ && c->task_index_ == 0;
     c->num_workers_ =
-        cluster.num_tasks("chief") + cluster.num_tasks("master") + cluster.num_tasks("worker");
-    c->num_ps_ = cluster.num_tasks("ps");
+        cluster.CountTasks("chief") + cluster.CountTasks("master") + cluster.CountTasks("worker");
+    c->num_ps_ = cluster.CountTasks("ps");
 
     auto own_address = cluster.task_address(type, c->task_index_);
     if (c->local_ || !own_address.ok()) {
@@ -165,7 +165,7 @@ class RunConfigResolver {
     }
 
     c->session_master_ = tf.session_master.value_or("");
-    const bool single_task = cluster.job_map().size() == 1 && cluster.num_tasks(type) == 1;
+    const bool single_task = cluster.job_map().size() == 1 && cluster.CountTasks(type) == 1;
     if (type == "evaluator") {
       c->target_ = tf.eval_session_master.value_or("");
     } else if (tf.session_master) {

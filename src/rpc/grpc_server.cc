@@ -48,14 +48,13 @@ Status StopTasks(const ClusterSpec& cluster, const std::string& skip_task, const
     grpc::Status status;
   };
   std::vector<std::unique_ptr<Call>> calls;
-  for (const std::string& job : cluster.jobs()) {
-    for (int index : cluster.task_indices(job)) {
+  for (const auto& [job, tasks] : cluster.job_map()) {
+    for (const auto& [index, address] : tasks) {
       const std::string task = DeviceName::TaskName(job, index);
-      auto address = cluster.task_address(job, index);
-      if (task == skip_task || !address.ok()) continue;
+      if (task == skip_task) continue;
       auto call = std::make_unique<Call>();
       call->task = task;
-      call->stub = proto::WorkerService::NewStub(NewChannel(*address, tls));
+      call->stub = proto::WorkerService::NewStub(NewChannel(address, tls));
       call->ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
       call->request.set_requested_by(skip_task);
       calls.push_back(std::move(call));
@@ -114,8 +113,8 @@ class GrpcServer final : public Server {
     worker_cache_->SetLocalWorker(worker_.get());
     MasterOptions master;
     master.local_device = device_->name();
-    for (const std::string& job : cluster_.jobs()) {
-      for (int index : cluster_.task_indices(job)) {
+    for (const auto& [job, tasks] : cluster_.job_map()) {
+      for (const auto& [index, address] : tasks) {
         master.tasks.push_back(DeviceName::TaskName(job, index));
       }
     }

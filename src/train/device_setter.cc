@@ -97,7 +97,7 @@ StatusOr<Scope::DeviceFunction> ReplicaDeviceSetter(const ClusterSpec& cluster,
                                                     ReplicaDeviceSetterOptions options) {
   auto ps = DeviceName::Parse(options.ps_device);
   const std::string job = ps.ok() && ps->job.has_value() ? *ps->job : "";
-  options.ps_tasks = !job.empty() && cluster.HasJob(job) ? cluster.num_tasks(job) : 0;
+  options.ps_tasks = cluster.CountTasks(job);
   return ReplicaDeviceSetter(options);
 }
 

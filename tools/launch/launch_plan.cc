@@ -67,7 +67,7 @@ std::string TfJobTfConfigFor(std::string_view cluster_json, const TaskId& task) 
 
 int TotalTasks(const ClusterSpec& cluster) {
   int total = 0;
-  for (const std::string& job : cluster.jobs()) total += cluster.num_tasks(job);
+  for (const auto& [job, tasks] : cluster.job_map()) total += static_cast<int>(tasks.size());
   return total;
 }
 

@@ -105,7 +105,7 @@ TEST(LaunchPlanTest, ClusterJsonAcceptsAClusterOrAWholeTfConfig) {
   auto whole = ParseLaunchClusterJson(
       R"({"cluster": {"worker": ["a:1", "a:2"]}, "task": {"type": "worker", "index": 0}})", "f");
   ASSERT_TRUE(whole.ok()) << whole.status();
-  EXPECT_EQ(whole->num_tasks("worker"), 2);
+  EXPECT_EQ(whole->CountTasks("worker"), 2);
   // A job that happens to be called "cluster".
   auto job_named_cluster = ParseLaunchClusterJson(R"({"cluster": ["a:1"]})", "f");
   ASSERT_TRUE(job_named_cluster.ok()) << job_named_cluster.status();
@@ -121,7 +121,7 @@ TEST(LaunchPlanTest, ClusterJsonHasAtMostTheTaskCap) {
   };
   auto at_cap = ParseLaunchClusterJson(cluster_of(kMaxLaunchTasks), "c.json");
   ASSERT_TRUE(at_cap.ok()) << at_cap.status();
-  EXPECT_EQ(at_cap->num_tasks("worker"), kMaxLaunchTasks);
+  EXPECT_EQ(at_cap->CountTasks("worker"), kMaxLaunchTasks);
   auto over = ParseLaunchClusterJson(cluster_of(kMaxLaunchTasks + 1), "--cluster-json c.json");
   EXPECT_TRUE(IsInvalidArgument(over.status())) << over.status();
   EXPECT_THAT(std::string(over.status().message()),

@@ -14,41 +14,21 @@ ServerDef = server_def_pb2.ServerDef
 
 class ClusterSpec:
     """Jobs and their tasks' addresses: from a dict of lists or of {index: address}, another
-    ClusterSpec, a ClusterDef, or None (empty)."""
+    ClusterSpec, a ClusterDef, or None (empty). The C++ ClusterSpec holds them: it validates
+    job names and "host:port" addresses (ValueError naming the job, task and text) and does
+    the lookups, where an unknown job or task is a ValueError, as in TensorFlow."""
 
     def __init__(self, cluster):
-        self._jobs = {}
-        if cluster is None:
-            return
         if isinstance(cluster, ClusterSpec):
-            self._jobs = {j: dict(t) for j, t in cluster._jobs.items()}
+            self._spec = cluster._spec
             return
-        if isinstance(cluster, ClusterDef):
-            for job in cluster.job:
-                if job.name in self._jobs:
-                    raise ValueError("Duplicate job name %r in ClusterDef" % job.name)
-                self._jobs[job.name] = {int(i): a for i, a in job.tasks.items()}
-            return
-        if isinstance(cluster, dict):
-            for job, tasks in cluster.items():
-                if not isinstance(job, str):
-                    raise TypeError("Job names must be strings, got %r" % (job,))
-                if isinstance(tasks, (list, tuple)):
-                    self._jobs[job] = {i: a for i, a in enumerate(tasks)}
-                elif isinstance(tasks, dict):
-                    self._jobs[job] = {int(i): a for i, a in tasks.items()}
-                else:
-                    raise TypeError("The tasks for job %r must be a list or a dictionary from "
-                                    "integers to strings." % job)
-            return
-        raise TypeError("`cluster` must be a dictionary mapping one or more job names to "
-                        "lists of network addresses, or a `ClusterDef` protocol buffer")
+        self._spec = _native.ClusterSpec(json.dumps(_jobs_of(cluster)))
 
     def __bool__(self):
-        return bool(self._jobs)
+        return bool(self._spec.jobs())
 
     def __eq__(self, other):
-        return isinstance(other, ClusterSpec) and self._jobs == other._jobs
+        return isinstance(other, ClusterSpec) and self._spec == other._spec
 
     def __ne__(self, other):
         return not self == other
@@ -58,58 +38,68 @@ class ClusterSpec:
 
     @property
     def jobs(self):
-        return list(self._jobs.keys())
+        return self._spec.jobs()
 
     def as_dict(self):
+        """Dense jobs as lists of addresses, sparse ones as {index: address}."""
         out = {}
-        for job, tasks in self._jobs.items():
-            indices = sorted(tasks)
-            if indices == list(range(len(indices))):
-                out[job] = [tasks[i] for i in indices]
-            else:
-                out[job] = {i: tasks[i] for i in indices}
+        for job, tasks in json.loads(self._spec.to_json()).items():
+            out[job] = tasks if isinstance(tasks, list) else {int(i): a for i, a in tasks.items()}
         return out
 
     def as_cluster_def(self):
         """The cluster as a ClusterDef protocol buffer (TF's field numbers)."""
         cluster_def = ClusterDef()
-        for name in sorted(self._jobs):
+        for name, tasks in sorted(json.loads(self._spec.to_json(always_objects=True)).items()):
             job = cluster_def.job.add()
             job.name = name
-            for index, address in self._jobs[name].items():
-                job.tasks[index] = address
+            for index, address in tasks.items():
+                job.tasks[int(index)] = address
         return cluster_def
 
-    def _tasks(self, job_name):
-        try:
-            return self._jobs[job_name]
-        except KeyError:
-            raise ValueError("No such job in cluster: %r" % job_name) from None
-
     def num_tasks(self, job_name):
-        return len(self._tasks(job_name))
+        return self._spec.num_tasks(job_name)
 
     def task_indices(self, job_name):
-        return sorted(self._tasks(job_name))
+        return self._spec.task_indices(job_name)
 
     def task_address(self, job_name, task_index):
-        tasks = self._tasks(job_name)
-        try:
-            return tasks[task_index]
-        except KeyError:
-            raise ValueError("No task with index %r in job %r" % (task_index, job_name)) from None
+        return self._spec.task_address(job_name, task_index)
 
     def job_tasks(self, job_name):
-        tasks = self._tasks(job_name)
-        if not tasks:
-            return []
-        out = [None] * (max(tasks) + 1)
-        for i, address in tasks.items():
-            out[i] = address
-        return out
+        return self._spec.job_tasks(job_name)
 
     def _to_json(self):
-        return json.dumps({j: {str(i): a for i, a in t.items()} for j, t in self._jobs.items()})
+        return self._spec.to_json(always_objects=True)
+
+
+def _jobs_of(cluster):
+    """{job: {str(index): address}} from what TF's ClusterSpec accepts; TypeError (as TF)
+    for anything else."""
+    if cluster is None:
+        return {}
+    if isinstance(cluster, ClusterDef):
+        jobs = {}
+        for job in cluster.job:
+            if job.name in jobs:
+                raise ValueError("Duplicate job name %r in ClusterDef" % job.name)
+            jobs[job.name] = {str(i): a for i, a in job.tasks.items()}
+        return jobs
+    if isinstance(cluster, dict):
+        jobs = {}
+        for job, tasks in cluster.items():
+            if not isinstance(job, str):
+                raise TypeError("Job names must be strings, got %r" % (job,))
+            if isinstance(tasks, (list, tuple)):
+                jobs[job] = {str(i): a for i, a in enumerate(tasks)}
+            elif isinstance(tasks, dict):
+                jobs[job] = {str(int(i)): a for i, a in tasks.items()}
+            else:
+                raise TypeError("The tasks for job %r must be a list or a dictionary from "
+                                "integers to strings." % job)
+        return jobs
+    raise TypeError("`cluster` must be a dictionary mapping one or more job names to "
+                    "lists of network addresses, or a `ClusterDef` protocol buffer")
 
 
 class Server:
