@@ -1,7 +1,8 @@
 // The monitored session's policy (tensorweave/train/session_policy.h) for Python's
 // SessionManager and MonitoredSession: the waits and retries run here, in C++, calling
 // back into Python for each poll or attempt. And the hooks' SecondOrStepTimer
-// (tensorweave/train/step_timer.h), which Python's hooks use as tf.train.SecondOrStepTimer.
+// (tensorweave/train/step_timer.h), which Python's hooks use as tf.train.SecondOrStepTimer,
+// with the step-rate counter and the summary schedule built on it.
 //
 // A Python exception from a callback becomes a Status for the policy (an OpError keeps its
 // code, so the policy can tell a recoverable one; anything else, KeyboardInterrupt
@@ -164,6 +165,36 @@ void BindSessionPolicy(py::module_& m) {
       .def("update_last_triggered_step", &UpdateLastTriggeredStep, py::arg("step"))
       .def("last_triggered_step", &train::SecondOrStepTimer::last_triggered_step)
       .def("reset", &train::SecondOrStepTimer::Reset);
+  // What Python's StepCounterHook and SummarySaverHook decide, decided here.
+  py::class_<train::StepRateCounter>(m, "StepRateCounter")
+      .def(py::init([](std::optional<double> every_secs, std::optional<int64_t> every_steps) {
+             return train::StepRateCounter(MakeTimer(every_secs, every_steps));
+           }),
+           py::arg("every_secs") = py::none(), py::arg("every_steps") = py::none())
+      // Global steps per second when the timer triggers at `global_step`, else None.
+      .def(
+          "record",
+          [](train::StepRateCounter& counter, int64_t global_step) -> std::optional<double> {
+            const auto rate = counter.Record(global_step);
+            if (!rate.has_value()) return std::nullopt;
+            return rate->global_steps_per_sec;
+          },
+          py::arg("global_step"));
+  py::class_<train::SummarySchedule>(m, "SummarySchedule")
+      .def(py::init([](std::optional<double> every_secs, std::optional<int64_t> every_steps) {
+             return train::SummarySchedule(MakeTimer(every_secs, every_steps));
+           }),
+           py::arg("every_secs") = py::none(), py::arg("every_steps") = py::none())
+      .def("request_summary", &train::SummarySchedule::RequestSummary)
+      .def("needs_exact_step", &train::SummarySchedule::NeedsExactStep)
+      // (write SessionLog START, write the summary) at `global_step`.
+      .def(
+          "record",
+          [](train::SummarySchedule& schedule, int64_t global_step) {
+            const auto actions = schedule.Record(global_step);
+            return py::make_tuple(actions.session_start, actions.summary);
+          },
+          py::arg("global_step"));
 }
 
 }  // namespace tw::python

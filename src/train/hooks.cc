@@ -117,12 +117,12 @@ class CheckpointSaver : public SessionRunHook {
 constexpr char kStepRateTag[] = "global_step/sec";
 
 // As TensorFlow's StepCounterHook: the rate is measured over global steps, between the
-// steps the timer triggers at (every `every_steps` global steps).
+// steps the timer triggers at (every `every_steps` global steps): StepRateCounter.
 class StepCounter : public SessionRunHook {
  public:
   StepCounter(int64_t every_steps, int64_t examples_per_step,
               std::shared_ptr<EventFileWriter> writer)
-      : timer_(SecondOrStepTimer::EverySteps(every_steps)),
+      : counter_(SecondOrStepTimer::EverySteps(every_steps)),
         examples_per_step_(examples_per_step),
         writer_(std::move(writer)) {}
   Status Begin(const HookContext& context) override {
@@ -133,37 +133,31 @@ class StepCounter : public SessionRunHook {
   Status AfterRun(const std::vector<Tensor>& values, RunContext*) override {
     // The value fetched with the step is from before its increment.
     const int64_t step = values[0].scalar<int64_t>() + 1;
-    ++local_steps_;
-    if (!timer_.ShouldTriggerForStep(step)) return OkStatus();
-    const std::optional<SecondOrStepTimer::Elapsed> elapsed = timer_.UpdateLastTriggeredStep(step);
-    const int64_t local_steps = std::exchange(local_steps_, 0);
-    if (!elapsed.has_value()) return OkStatus();
-    const double secs = std::max(absl::ToDoubleSeconds(elapsed->time), 1e-9);
-    const double global_rate = static_cast<double>(elapsed->steps) / secs;
+    const std::optional<StepRateCounter::Rate> rate = counter_.Record(step);
+    if (!rate.has_value()) return OkStatus();
     if (examples_per_step_ > 0) {
-      const double local_rate = static_cast<double>(local_steps) / secs;
+      const double local_rate = static_cast<double>(rate->local_steps) / rate->secs;
       Log().info("global step {}: {:.1f} global steps/s, {:.0f} examples/s on this worker", step,
-                 global_rate, local_rate * static_cast<double>(examples_per_step_));
+                 rate->global_steps_per_sec, local_rate * static_cast<double>(examples_per_step_));
     } else {
-      Log().info("global step {}: {:.1f} global steps/s", step, global_rate);
+      Log().info("global step {}: {:.1f} global steps/s", step, rate->global_steps_per_sec);
     }
     if (writer_ == nullptr) return OkStatus();
-    return writer_->AddScalar(kStepRateTag, static_cast<float>(global_rate), step);
+    return writer_->AddScalar(kStepRateTag, static_cast<float>(rate->global_steps_per_sec), step);
   }
 
  private:
-  SecondOrStepTimer timer_;
+  StepRateCounter counter_;
   const int64_t examples_per_step_;
   const std::shared_ptr<EventFileWriter> writer_;
   Output global_step_;
-  int64_t local_steps_ = 0;
 };
 
 class SummarySaver : public SessionRunHook {
  public:
   SummarySaver(Output summary, int64_t every_steps, std::shared_ptr<EventFileWriter> writer)
       : summary_(std::move(summary)),
-        timer_(SecondOrStepTimer::EverySteps(every_steps)),
+        schedule_(SecondOrStepTimer::EverySteps(every_steps)),
         writer_(std::move(writer)) {}
   Status Begin(const HookContext& context) override {
     if (!summary_.op().valid()) {
@@ -183,49 +177,42 @@ class SummarySaver : public SessionRunHook {
     return OkStatus();
   }
   std::vector<Output> BeforeRun() override {
-    // As TensorFlow's hook, the decision is made for the step expected next; the summary is
-    // fetched with the training step, so its values are the step's own.
-    requested_ = !next_step_.has_value() || timer_.ShouldTriggerForStep(*next_step_);
-    if (requested_) return {global_step_, summary_};
+    // The summary is fetched with the training step, so its values are the step's own.
+    if (schedule_.RequestSummary()) return {global_step_, summary_};
     return {global_step_};
   }
   Status AfterRun(const std::vector<Tensor>& values, RunContext*) override {
     int64_t step = values[0].scalar<int64_t>() + 1;
-    const bool first = !next_step_.has_value();
-    if (first || requested_) {
+    if (schedule_.NeedsExactStep()) {
       if (session_ == nullptr) {
         return errors::FailedPrecondition("SummarySaverHook: AfterRun before AfterCreateSession");
       }
-      // The value fetched with the step may be from before its increment: read it again.
       auto now = session_->Run({}, {global_step_});
       if (!now.ok()) return now.status();
       step = (*now)[0].scalar<int64_t>();
     }
-    if (first) {
+    if (values.size() > 1 && values[1].num_elements() != 1) {
+      return errors::InvalidArgument("SummarySaverHook: the summary tensor ", summary_.name(),
+                                     " has shape ", values[1].shape().DebugString(),
+                                     ", not one serialized Summary");
+    }
+    const SummarySchedule::Actions actions = schedule_.Record(step);
+    if (actions.session_start) {
       TW_RETURN_IF_ERROR(writer_->AddSessionLog(proto::SessionLog::START, step));
     }
-    if (requested_) {
-      if (values[1].num_elements() != 1) {
-        return errors::InvalidArgument("SummarySaverHook: the summary tensor ", summary_.name(),
-                                       " has shape ", values[1].shape().DebugString(),
-                                       ", not one serialized Summary");
-      }
-      timer_.UpdateLastTriggeredStep(step);
+    if (actions.summary) {
       TW_RETURN_IF_ERROR(writer_->AddSummary(values[1].scalar<std::string>(), step));
     }
-    next_step_ = step + 1;
     return OkStatus();
   }
   Status End(ClientSession&) override { return writer_->Flush(); }
 
  private:
   const Output summary_;
-  SecondOrStepTimer timer_;
+  SummarySchedule schedule_;
   const std::shared_ptr<EventFileWriter> writer_;
   Output global_step_;
   ClientSession* session_ = nullptr;
-  std::optional<int64_t> next_step_;
-  bool requested_ = false;
 };
 
 std::string ScalarString(const Tensor& t) {

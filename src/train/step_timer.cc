@@ -1,5 +1,8 @@
 #include "tensorweave/train/step_timer.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace tw::train {
 
 StatusOr<SecondOrStepTimer> SecondOrStepTimer::Create(std::optional<absl::Duration> every_secs,
@@ -31,5 +34,32 @@ std::optional<SecondOrStepTimer::Elapsed> SecondOrStepTimer::UpdateLastTriggered
 }
 
 void SecondOrStepTimer::Reset() { last_step_.reset(); }
+
+std::optional<StepRateCounter::Rate> StepRateCounter::Record(int64_t global_step) {
+  ++local_steps_;
+  if (!timer_.ShouldTriggerForStep(global_step)) return std::nullopt;
+  const std::optional<SecondOrStepTimer::Elapsed> elapsed =
+      timer_.UpdateLastTriggeredStep(global_step);
+  const int64_t local_steps = std::exchange(local_steps_, 0);
+  if (!elapsed.has_value()) return std::nullopt;
+  const double secs = std::max(absl::ToDoubleSeconds(elapsed->time), 1e-9);
+  return Rate{.global_steps_per_sec = static_cast<double>(elapsed->steps) / secs,
+              .local_steps = local_steps,
+              .secs = secs};
+}
+
+bool SummarySchedule::RequestSummary() {
+  requested_ = first_ || timer_.ShouldTriggerForStep(next_step_);
+  return requested_;
+}
+
+SummarySchedule::Actions SummarySchedule::Record(int64_t global_step) {
+  const Actions actions{.session_start = first_, .summary = requested_};
+  if (requested_) timer_.UpdateLastTriggeredStep(global_step);
+  first_ = false;
+  requested_ = false;
+  next_step_ = global_step + 1;
+  return actions;
+}
 
 }  // namespace tw::train

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "tensorweave/status.h"
@@ -50,6 +51,54 @@ class SecondOrStepTimer {
   std::optional<int64_t> every_steps_;
   std::optional<int64_t> last_step_;
   absl::Time last_time_;
+};
+
+// What TensorFlow's StepCounterHook measures, for the C++ hook and, bound, for Python's
+// tf.train.StepCounterHook: the global steps per second between the steps its timer
+// triggers at (the first trigger starts the clock), and the local steps run meanwhile.
+class StepRateCounter {
+ public:
+  explicit StepRateCounter(SecondOrStepTimer timer) : timer_(std::move(timer)) {}
+
+  struct Rate {
+    double global_steps_per_sec = 0;
+    int64_t local_steps = 0;  // steps this hook saw since the previous rate
+    double secs = 0;          // the time they took (at least 1 ns)
+  };
+  // After each step, with the global step it led to: the rate when the timer triggers.
+  std::optional<Rate> Record(int64_t global_step);
+
+ private:
+  SecondOrStepTimer timer_;
+  int64_t local_steps_ = 0;
+};
+
+// When TensorFlow's SummarySaverHook writes, for the C++ hook and, bound, for Python's: the
+// summary is fetched with the first step and with each step the timer triggers for (asked
+// about the step expected next); the first step is preceded by a SessionLog START; a written
+// step is the global step read again after the step ran.
+class SummarySchedule {
+ public:
+  explicit SummarySchedule(SecondOrStepTimer timer) : timer_(std::move(timer)) {}
+
+  // Before a step: whether to fetch the summary with it.
+  bool RequestSummary();
+  // After the step: whether what is written needs the global step read again (the value
+  // fetched with the step may be from before its increment).
+  bool NeedsExactStep() const { return first_ || requested_; }
+
+  struct Actions {
+    bool session_start = false;  // write SessionLog START at the step
+    bool summary = false;        // write the fetched summary at the step
+  };
+  // After the step, with its global step (read again when NeedsExactStep).
+  Actions Record(int64_t global_step);
+
+ private:
+  SecondOrStepTimer timer_;
+  bool first_ = true;
+  bool requested_ = false;
+  int64_t next_step_ = 0;
 };
 
 }  // namespace tw::train

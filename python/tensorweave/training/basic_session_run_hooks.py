@@ -158,7 +158,8 @@ class StepCounterHook(SessionRunHook):
                  summary_writer=None):
         if (every_n_steps is None) == (every_n_secs is None):
             raise ValueError("exactly one of every_n_steps and every_n_secs should be provided.")
-        self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
+        self._counter = _native.StepRateCounter(every_steps=every_n_steps,
+                                                every_secs=every_n_secs)
         self._output_dir = output_dir
         self._summary_writer = summary_writer
 
@@ -173,13 +174,11 @@ class StepCounterHook(SessionRunHook):
 
     def after_run(self, run_context, run_values):
         step = int(run_values.results) + 1
-        if self._timer.should_trigger_for_step(step):
-            secs, steps = self._timer.update_last_triggered_step(step)
-            if secs:
-                steps_per_sec = steps / secs
-                if self._summary_writer is not None:
-                    self._summary_writer._add_scalar(self._summary_tag, steps_per_sec, step)
-                _log.info("%s: %g", self._summary_tag, steps_per_sec)
+        steps_per_sec = self._counter.record(step)
+        if steps_per_sec is not None:
+            if self._summary_writer is not None:
+                self._summary_writer._add_scalar(self._summary_tag, steps_per_sec, step)
+            _log.info("%s: %g", self._summary_tag, steps_per_sec)
 
 
 class SummarySaverHook(SessionRunHook):
@@ -195,19 +194,18 @@ class SummarySaverHook(SessionRunHook):
         self._summary_writer = summary_writer
         self._output_dir = output_dir
         self._scaffold = scaffold
-        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+        self._schedule_args = dict(every_secs=save_secs, every_steps=save_steps)
+        _native.SummarySchedule(**self._schedule_args)  # TF's ValueError at construction
 
     def begin(self):
         if self._summary_writer is None and self._output_dir:
             self._summary_writer = FileWriterCache.get(self._output_dir)
-        self._next_step = None
+        self._schedule = _native.SummarySchedule(**self._schedule_args)
         self._global_step_tensor = _require_global_step("SummarySaverHook")
 
     def before_run(self, run_context):
-        self._request_summary = (self._next_step is None or
-                                 self._timer.should_trigger_for_step(self._next_step))
         requests = {"global_step": self._global_step_tensor}
-        if self._request_summary:
+        if self._schedule.request_summary():
             summary_op = self._get_summary_op()
             if summary_op is not None:
                 requests["summary"] = summary_op
@@ -217,16 +215,14 @@ class SummarySaverHook(SessionRunHook):
         if not self._summary_writer:
             return
         global_step = int(run_values.results["global_step"]) + 1
-        if self._next_step is None or self._request_summary:
-            # The value fetched with the step may be from before its update.
+        if self._schedule.needs_exact_step():
             global_step = int(run_context.session.run(self._global_step_tensor))
-        if self._next_step is None:
+        session_start, write_summary = self._schedule.record(global_step)
+        if session_start:
             self._summary_writer._add_session_start(global_step)
-        if self._request_summary:
-            self._timer.update_last_triggered_step(global_step)
+        if write_summary:
             for summary in run_values.results.get("summary", []):
                 self._summary_writer.add_summary(summary, global_step)
-        self._next_step = global_step + 1
 
     def end(self, session=None):
         if self._summary_writer:
