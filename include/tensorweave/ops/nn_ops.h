@@ -57,6 +57,42 @@ Output AvgPool(const Scope& scope, Input value, const PoolOptions& options = {})
 Output AvgPoolGrad(const Scope& scope, Input orig_input_shape, Input grad,
                    const PoolOptions& options = {});
 
+// ---- Batch normalization (src/ops/batch_norm_ops.cc) ----
+
+struct FusedBatchNormOptions {
+  float epsilon = 1e-4f;
+  std::string data_format = "NHWC";  // or "NCHW"
+  bool is_training = true;
+};
+
+struct FusedBatchNormOutputs {
+  Output y, batch_mean, batch_variance, reserve_space_1, reserve_space_2, reserve_space_3;
+};
+
+// Batch normalization of 4-D x per channel (a FusedBatchNormV3 node): y = (x - mean) *
+// rsqrt(variance + epsilon) * scale + offset. Training: the batch's mean and variance over
+// N, H, W (mean and variance inputs unused, may be empty); batch_variance is
+// Bessel-corrected, reserve_space_2 the biased variance. Inference: the given mean and
+// variance, passed through as batch_mean and batch_variance.
+FusedBatchNormOutputs FusedBatchNorm(const Scope& scope, Input x, Input scale, Input offset,
+                                     Input mean, Input variance,
+                                     const FusedBatchNormOptions& options = {});
+
+struct FusedBatchNormGradOutputs {
+  Output x_backprop, scale_backprop, offset_backprop;
+};
+// FusedBatchNorm's gradients (a FusedBatchNormGradV2 node) from y's gradient; the reserve
+// spaces are the forward op's (training) or its mean and variance inputs (inference).
+FusedBatchNormGradOutputs FusedBatchNormGrad(const Scope& scope, Input y_backprop, Input x,
+                                             Input scale, Input reserve_space_1,
+                                             Input reserve_space_2,
+                                             const FusedBatchNormOptions& options = {});
+// The same as a FusedBatchNormGradV3 node (reserve_space_3: the forward V3's last output).
+FusedBatchNormGradOutputs FusedBatchNormGradV3(const Scope& scope, Input y_backprop, Input x,
+                                               Input scale, Input reserve_space_1,
+                                               Input reserve_space_2, Input reserve_space_3,
+                                               const FusedBatchNormOptions& options = {});
+
 }  // namespace tw::ops
 
 #endif  // TENSORWEAVE_OPS_NN_OPS_H_
