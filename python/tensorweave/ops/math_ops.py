@@ -141,8 +141,9 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    with ops.name_scope(name, "clip_by_value"):
-        return minimum(maximum(t, clip_value_min), clip_value_max)
+    """TF's composition (ops/clip_ops.py): max(min(t, max), min)."""
+    from tensorweave.ops import clip_ops
+    return clip_ops.clip_by_value(t, clip_value_min, clip_value_max, name=name)
 
 
 def _reduction(op_type, default_name):

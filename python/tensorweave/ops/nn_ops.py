@@ -101,7 +101,5 @@ def in_top_k(predictions, targets, k, name=None):
 
 
 def l2_loss(t, name=None):
-    """sum(t ** 2) / 2."""
-    with ops.name_scope(name, "L2Loss", [t]) as scope:
-        t = convert_to_tensor(t)
-        return math_ops.multiply(math_ops.reduce_sum(math_ops.square(t)), 0.5, name=scope)
+    """sum(t ** 2) / 2: the L2Loss op (its gradient t * grad)."""
+    return raw_ops.L2Loss(t=t, name=name or "L2Loss")

@@ -26,6 +26,12 @@ from tensorweave.framework.tensor_shape import Dimension, TensorShape
 from tensorweave.ops import losses as _losses
 from tensorweave.ops import nn_conv as _nn_conv
 from tensorweave.ops import nn_ops as _nn
+from tensorweave.ops import nn_activations as _nn_act
+from tensorweave.ops.clip_ops import clip_by_global_norm, clip_by_norm, global_norm
+from tensorweave.ops.cwise_math import (ceil, cos, erf, floor, reciprocal, round,  # noqa: A004
+                                        rsqrt, sign, sin)
+from tensorweave.layers import dropout as _layers_dropout
+from tensorweave.training import learning_rate_decay as _lr_decay
 from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, ones_like, pad,
                                        placeholder, placeholder_with_default, reshape, shape,
                                        size, slice, stack, stop_gradient, unstack, where, zeros,
@@ -118,7 +124,11 @@ nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_so
                 conv2d=_nn_conv.conv2d, conv2d_transpose=_nn_conv.conv2d_transpose,
                 conv2d_backprop_input=_nn_conv.conv2d_backprop_input,
                 conv2d_backprop_filter=_nn_conv.conv2d_backprop_filter,
-                max_pool=_nn_conv.max_pool, avg_pool=_nn_conv.avg_pool)
+                max_pool=_nn_conv.max_pool, avg_pool=_nn_conv.avg_pool,
+                elu=_nn_act.elu, selu=_nn_act.selu, leaky_relu=_nn_act.leaky_relu,
+                relu6=_nn_act.relu6, softplus=_nn_act.softplus, softsign=_nn_act.softsign,
+                dropout=_nn_act.dropout,
+                weighted_cross_entropy_with_logits=_nn_act.weighted_cross_entropy_with_logits)
 math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=divide,
                   truediv=truediv, exp=exp, log=log, sqrt=sqrt, square=square, maximum=maximum,
                   minimum=minimum, equal=equal, not_equal=not_equal, less=less,
@@ -127,9 +137,17 @@ math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=
                   logical_and=logical_and, logical_or=logical_or, logical_not=logical_not,
                   logical_xor=logical_xor, reduce_sum=reduce_sum, reduce_mean=reduce_mean,
                   reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
-                  argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n)
+                  argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n,
+                  erf=erf, rsqrt=rsqrt, sign=sign, round=round, ceil=ceil, floor=floor,
+                  reciprocal=reciprocal, cos=cos, sin=sin, softplus=_nn_act.softplus,
+                  softsign=_nn_act.softsign)
 train = _namespace(
-    "train", ClusterSpec=_ClusterSpec, Server=_Server, ServerDef=_server_lib.ServerDef,
+    "train", exponential_decay=_lr_decay.exponential_decay,
+    piecewise_constant=_lr_decay.piecewise_constant,
+    polynomial_decay=_lr_decay.polynomial_decay,
+    inverse_time_decay=_lr_decay.inverse_time_decay,
+    natural_exp_decay=_lr_decay.natural_exp_decay, cosine_decay=_lr_decay.cosine_decay,
+    ClusterSpec=_ClusterSpec, Server=_Server, ServerDef=_server_lib.ServerDef,
     ClusterDef=_server_lib.ClusterDef, JobDef=_server_lib.JobDef,
     Optimizer=_optimizer.Optimizer,
     GradientDescentOptimizer=_optimizer.GradientDescentOptimizer,
@@ -183,7 +201,8 @@ layers = _namespace("layers", dense=_layers_core.dense, Dense=_layers_core.Dense
                     MaxPooling2D=_layers_conv.MaxPooling2D,
                     average_pooling2d=_layers_conv.average_pooling2d,
                     AveragePooling2D=_layers_conv.AveragePooling2D,
-                    flatten=_layers_conv.flatten, Flatten=_layers_conv.Flatten)
+                    flatten=_layers_conv.flatten, Flatten=_layers_conv.Flatten,
+                    dropout=_layers_dropout.dropout, Dropout=_layers_dropout.Dropout)
 initializers = _namespace(
     "initializers", zeros=zeros_initializer, ones=ones_initializer,
     constant=constant_initializer, random_uniform=random_uniform_initializer,
@@ -194,7 +213,8 @@ initializers = _namespace(
 keras = _namespace("keras", layers=_namespace(
     "keras.layers", Dense=_layers_core.Dense, Conv2D=_layers_conv.Conv2D,
     MaxPooling2D=_layers_conv.MaxPooling2D, MaxPool2D=_layers_conv.MaxPooling2D,
-    AveragePooling2D=_layers_conv.AveragePooling2D, Flatten=_layers_conv.Flatten),
+    AveragePooling2D=_layers_conv.AveragePooling2D, Flatten=_layers_conv.Flatten,
+    Dropout=_layers_dropout.Dropout),
     initializers=initializers)
 estimator = _namespace("estimator", RunConfig=_RunConfig, TaskType=_TaskType)
 contrib = _namespace(

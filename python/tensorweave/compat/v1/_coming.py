@@ -21,11 +21,11 @@ def _names(issue, text):
 # "namespace.name" (namespace "" for tf itself) -> issue.
 COMING = {}
 COMING.update(_names(30, """
-    .one_hot .tile .transpose .squeeze .expand_dims .split .strided_slice .boolean_mask
-    .clip_by_global_norm .clip_by_norm .global_norm .Print .print .gfile .metrics .image
-    .cumsum .range .reverse .reverse_sequence .gather_nd .scatter_nd .scatter_update
-    .scatter_add .scatter_sub .top_k .unique .broadcast_to .rank .sign .rsqrt .erf .round
-    .ceil .floor .reduce_any .reduce_all .reduce_logsumexp .argmin .count_nonzero
+    .one_hot .split .strided_slice .boolean_mask
+    .Print .print .gfile .metrics .image
+    .cumsum .reverse .reverse_sequence .gather_nd .scatter_nd .scatter_update
+    .scatter_add .scatter_sub .top_k .unique
+    .reduce_any .reduce_all .reduce_logsumexp .argmin .count_nonzero
     .segment_sum .unsorted_segment_sum .sparse_to_dense .SparseTensor .sparse_placeholder
     .check_numerics .Assert .assert_equal .to_double .diag .eye .matrix_diag .einsum
     .tensordot .norm .string_to_number .as_string
@@ -34,17 +34,15 @@ COMING.update(_names(30, """
     contrib.layers contrib.slim contrib.metrics contrib.framework.arg_scope
     nn.conv1d nn.conv3d nn.depthwise_conv2d
     nn.separable_conv2d nn.atrous_conv2d nn.max_pool_with_argmax
-    nn.dropout nn.batch_normalization nn.fused_batch_norm nn.moments nn.lrn
-    nn.local_response_normalization nn.l2_normalize nn.elu nn.selu nn.leaky_relu
-    nn.relu6 nn.softplus nn.softsign nn.top_k nn.embedding_lookup_sparse
-    nn.weighted_cross_entropy_with_logits nn.nce_loss nn.sampled_softmax_loss nn.crelu
+    nn.batch_normalization nn.fused_batch_norm nn.moments nn.lrn
+    nn.local_response_normalization nn.l2_normalize
+    nn.top_k nn.embedding_lookup_sparse
+    nn.nce_loss nn.sampled_softmax_loss nn.crelu
     nn.swish nn.log_poisson_loss nn.ctc_loss nn.pool nn.convolution
     layers.conv1d layers.conv3d layers.conv2d_transpose
     layers.separable_conv2d layers.max_pooling1d
-    layers.dropout layers.batch_normalization
-    layers.Dropout layers.BatchNormalization
-    train.exponential_decay train.piecewise_constant train.polynomial_decay
-    train.inverse_time_decay train.natural_exp_decay train.cosine_decay
+    layers.batch_normalization
+    layers.BatchNormalization
     train.export_meta_graph train.import_meta_graph train.ExponentialMovingAverage
     train.AdadeltaOptimizer train.FtrlOptimizer train.ProximalGradientDescentOptimizer
     train.ProximalAdagradOptimizer train.ProfilerHook train.write_graph
