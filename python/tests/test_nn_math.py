@@ -302,3 +302,36 @@ def test_schedule_follows_the_global_step_variable():
             got.append(sess.run(lr))
             sess.run(advance)
     np.testing.assert_allclose(got, [0.5, 0.25, 0.125])
+
+
+# ---- Softmax cross-entropy with dense labels: the op ----
+
+def test_softmax_cross_entropy_is_the_op_with_gradients():
+    logits_v = np.array([[1.0, 2.0, 3.0], [1000.0, 0.0, -1000.0]])
+    labels_v = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    logits, labels = tf.constant(logits_v), tf.constant(labels_v)
+    v2 = tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
+    v1 = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    assert v2.op.type == "SoftmaxCrossEntropyWithLogits"
+    assert v2.shape.as_list() == [2]
+    shifted = logits_v - logits_v.max(axis=1, keepdims=True)
+    log_softmax = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    want = -(labels_v * log_softmax).sum(axis=1)
+    g_logits, g_labels = tf.gradients(tf.reduce_sum(v2), [logits, labels])
+    got = run(v2, v1, g_logits, g_labels)
+    np.testing.assert_allclose(got[0], want, rtol=1e-12)
+    np.testing.assert_allclose(got[1], want, rtol=1e-12)
+    np.testing.assert_allclose(got[2], np.exp(log_softmax) - labels_v, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got[3], -log_softmax, rtol=1e-12)
+    assert tf.gradients(tf.reduce_sum(v1), labels) == [None]  # v1 stops the labels' gradient
+
+
+def test_softmax_cross_entropy_other_ranks():
+    logits_v = np.arange(24, dtype=np.float64).reshape(2, 3, 4) / 7
+    labels_v = np.full([2, 3, 4], 0.25)
+    loss = tf.nn.softmax_cross_entropy_with_logits_v2(labels=tf.constant(labels_v),
+                                                      logits=tf.constant(logits_v))
+    assert loss.shape.as_list() == [2, 3]
+    shifted = logits_v - logits_v.max(axis=-1, keepdims=True)
+    log_softmax = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(run(loss)[0], -(labels_v * log_softmax).sum(axis=-1), rtol=1e-12)

@@ -53,19 +53,44 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
 
 def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1,
                                          name=None, axis=None):
+    """-sum(labels * log_softmax(logits)) over the class axis (the last one): the
+    SoftmaxCrossEntropyWithLogits op on [batch, classes], other ranks flattened to it and
+    back, as TF; gradients reach the labels too."""
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits_v2` with named "
                          "arguments (labels=..., logits=..., ...)")
     axis = dim if axis is None else axis
-    with ops.name_scope(name, "softmax_cross_entropy_with_logits"):
-        labels = convert_to_tensor(labels)
-        logits = convert_to_tensor(logits, dtype=labels.dtype)
-        # -sum(labels * log_softmax(logits)) over the class axis (the last one).
-        return math_ops.negative(math_ops.reduce_sum(
-            math_ops.multiply(labels, log_softmax(logits, axis=axis)), axis=[-1]))
+    with ops.name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        labels = math_ops.cast(convert_to_tensor(labels, name="labels"), logits.dtype)
+        _last_axis_only(logits, axis, "softmax_cross_entropy_with_logits")
+        static = logits.shape
+        if static.ndims == 2:
+            cost, _ = raw_ops.SoftmaxCrossEntropyWithLogits(features=logits, labels=labels,
+                                                            name=scope)
+            return cost
+        from tensorweave.ops import array_ops
+        input_shape = array_ops.shape(logits)
+        flat_shape = array_ops.concat([[-1], input_shape[-1:]], 0)
+        cost, _ = raw_ops.SoftmaxCrossEntropyWithLogits(
+            features=array_ops.reshape(logits, flat_shape),
+            labels=array_ops.reshape(labels, flat_shape), name=scope)
+        cost = array_ops.reshape(cost, input_shape[:-1])
+        if static.ndims is not None:
+            cost.set_shape(static.as_list()[:-1])
+        return cost
 
 
-softmax_cross_entropy_with_logits = softmax_cross_entropy_with_logits_v2
+def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
+                                      name=None, axis=None):
+    """TF 1.x's deprecated form: as _v2, with no gradient into the labels."""
+    if _sentinel is not None:
+        raise ValueError("Only call `softmax_cross_entropy_with_logits` with named "
+                         "arguments (labels=..., logits=..., ...)")
+    with ops.name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as sg:
+        labels = raw_ops.StopGradient(input=labels, name="labels_stop_gradient")
+        return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, dim=dim,
+                                                    name=sg, axis=axis)
 sigmoid = math_ops.sigmoid
 tanh = math_ops.tanh
 
