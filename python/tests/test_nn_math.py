@@ -335,3 +335,15 @@ def test_softmax_cross_entropy_other_ranks():
     shifted = logits_v - logits_v.max(axis=-1, keepdims=True)
     log_softmax = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
     np.testing.assert_allclose(run(loss)[0], -(labels_v * log_softmax).sum(axis=-1), rtol=1e-12)
+
+
+def test_layers_take_the_new_activations_by_name():
+    x = tf.constant([[-1.0, 2.0]])
+    outs = [tf.layers.dense(x, 2, activation=name, kernel_initializer=tf.ones_initializer())
+            for name in ("elu", "selu", "softplus", "softsign")]
+    assert [o.op.type for o in outs] == ["Elu", "Selu", "Softplus", "Softsign"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run(outs)
+    np.testing.assert_allclose(got[0], [[1.0, 1.0]])
+    np.testing.assert_allclose(got[2], np.log1p(np.exp([[1.0, 1.0]])), rtol=1e-6)

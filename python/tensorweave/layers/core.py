@@ -7,12 +7,15 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import array_ops
 from tensorweave.ops import init_ops
 from tensorweave.ops import math_ops
+from tensorweave.ops import nn_activations
 from tensorweave.ops import nn_ops
 from tensorweave.ops import variable_scope as vs
 
 # The activations layers take by name.
 ACTIVATIONS = {"relu": nn_ops.relu, "softmax": nn_ops.softmax, "sigmoid": nn_ops.sigmoid,
-               "tanh": nn_ops.tanh, "linear": None}
+               "tanh": nn_ops.tanh, "linear": None, "elu": nn_activations.elu,
+               "selu": nn_activations.selu, "softplus": nn_activations.softplus,
+               "softsign": nn_activations.softsign}
 
 
 def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
@@ -20,6 +23,8 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
           bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
           bias_constraint=None, trainable=True, name=None, reuse=None):
     inputs = convert_to_tensor(inputs)
+    if isinstance(activation, str):  # as keras' activations.get
+        activation = ACTIVATIONS[activation]
     shape = inputs.shape
     if shape.ndims is None or shape.ndims < 2:
         raise ValueError("Input 0 of layer dense is incompatible with the layer: expected "
