@@ -347,3 +347,27 @@ def test_layers_take_the_new_activations_by_name():
         got = sess.run(outs)
     np.testing.assert_allclose(got[0], [[1.0, 1.0]])
     np.testing.assert_allclose(got[2], np.log1p(np.exp([[1.0, 1.0]])), rtol=1e-6)
+
+
+def test_dropout_with_a_fed_keep_prob_trains_as_kubeflows_mnist_does():
+    """kubeflow's monitored_training_session/mnist.py: dropout on a hidden layer with a
+    keep_prob placeholder (0.5 to train, 1.0 to evaluate), softmax cross-entropy, Adam."""
+    rng = np.random.RandomState(0)
+    data = rng.randn(64, 6).astype(np.float32)
+    labels = np.eye(3, dtype=np.float32)[(data[:, 0] > 0).astype(int) + (data[:, 1] > 1)]
+    x = tf.placeholder(tf.float32, [None, 6])
+    y_ = tf.placeholder(tf.float32, [None, 3])
+    w1 = tf.Variable(tf.truncated_normal([6, 32], stddev=0.3, seed=1))
+    w2 = tf.Variable(tf.truncated_normal([32, 3], stddev=0.3, seed=2))
+    keep_prob = tf.placeholder(tf.float32)
+    hidden = tf.nn.dropout(tf.nn.relu(tf.matmul(x, w1)), keep_prob, seed=3)
+    logits = tf.matmul(hidden, w2)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y_, logits=logits))
+    train = tf.train.AdamOptimizer(0.01).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before = sess.run(loss, {x: data, y_: labels, keep_prob: 1.0})
+        for _ in range(150):
+            sess.run(train, {x: data, y_: labels, keep_prob: 0.5})
+        after = sess.run(loss, {x: data, y_: labels, keep_prob: 1.0})
+    assert after < 0.5 * before
