@@ -247,6 +247,17 @@ saved_model = _namespace("saved_model", tag_constants=_tag_constants,
 dtypes = _dtypes
 get_logger = logging.get_logger
 
+# Normalization (ops/nn_norm.py, layers/normalization.py).
+from tensorweave.ops import nn_norm as _nn_norm  # noqa: E402
+from tensorweave.layers import normalization as _layers_norm  # noqa: E402
+nn.fused_batch_norm = _nn_norm.fused_batch_norm
+nn.batch_normalization = _nn_norm.batch_normalization
+nn.moments = _nn_norm.moments
+nn.l2_normalize = math.l2_normalize = _nn_norm.l2_normalize
+layers.batch_normalization = _layers_norm.batch_normalization
+layers.BatchNormalization = _layers_norm.BatchNormalization
+keras.layers.BatchNormalization = _layers_norm.KerasBatchNormalization
+
 import sys as _sys  # noqa: E402
 
 # `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.

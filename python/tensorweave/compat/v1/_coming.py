@@ -34,15 +34,13 @@ COMING.update(_names(30, """
     contrib.layers contrib.slim contrib.metrics contrib.framework.arg_scope
     nn.conv1d nn.conv3d nn.depthwise_conv2d
     nn.separable_conv2d nn.atrous_conv2d nn.max_pool_with_argmax
-    nn.batch_normalization nn.fused_batch_norm nn.moments nn.lrn
-    nn.local_response_normalization nn.l2_normalize
+    nn.lrn
+    nn.local_response_normalization
     nn.top_k nn.embedding_lookup_sparse
     nn.nce_loss nn.sampled_softmax_loss nn.crelu
     nn.swish nn.log_poisson_loss nn.ctc_loss nn.pool nn.convolution
     layers.conv1d layers.conv3d layers.conv2d_transpose
     layers.separable_conv2d layers.max_pooling1d
-    layers.batch_normalization
-    layers.BatchNormalization
     train.export_meta_graph train.import_meta_graph train.ExponentialMovingAverage
     train.AdadeltaOptimizer train.FtrlOptimizer train.ProximalGradientDescentOptimizer
     train.ProximalAdagradOptimizer train.ProfilerHook train.write_graph

@@ -1,0 +1,163 @@
+"""tf.nn's batch normalization (fused_batch_norm, batch_normalization, moments, l2_normalize)
+and tf.layers / tf.keras.layers' BatchNormalization over the C++ FusedBatchNormV3: values
+against numpy written here, TF's variable names, the moving averages that UPDATE_OPS move,
+and gradients against central differences."""
+
+import numpy as np
+import pytest
+
+import tensorweave.compat.v1 as tf
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    with tf.Graph().as_default():
+        yield
+
+
+def numpy_bn(x, mean, var, offset, scale, eps):
+    return (x - mean) / np.sqrt(var + eps) * scale + offset
+
+
+def test_fused_batch_norm_training_and_inference_match_numpy():
+    rng = np.random.RandomState(0)
+    x = rng.randn(3, 4, 5, 2).astype(np.float32) * 2 + 1
+    scale = np.array([0.5, 2.0], np.float32)
+    offset = np.array([0.1, -0.3], np.float32)
+    y, mean, var = tf.nn.fused_batch_norm(tf.constant(x), scale, offset, epsilon=0.001)
+    mean_in = np.array([0.2, -0.1], np.float32)
+    var_in = np.array([1.5, 0.7], np.float32)
+    y_inf, m_inf, v_inf = tf.nn.fused_batch_norm(tf.constant(x), scale, offset, mean=mean_in,
+                                                 variance=var_in, is_training=False)
+    assert y.shape.as_list() == [3, 4, 5, 2] and mean.shape.as_list() == [2]
+    with tf.Session() as sess:
+        got = sess.run([y, mean, var, y_inf, m_inf, v_inf])
+    n = x.size // 2
+    bm, bv = x.mean(axis=(0, 1, 2)), x.var(axis=(0, 1, 2))
+    np.testing.assert_allclose(got[0], numpy_bn(x, bm, bv, offset, scale, 0.001), atol=1e-5)
+    np.testing.assert_allclose(got[1], bm, rtol=1e-5)
+    np.testing.assert_allclose(got[2], bv * n / (n - 1), rtol=1e-5)  # Bessel, as TF
+    np.testing.assert_allclose(got[3], numpy_bn(x, mean_in, var_in, offset, scale, 0.001),
+                               atol=1e-5)
+    np.testing.assert_allclose(got[4], mean_in)
+    np.testing.assert_allclose(got[5], var_in)
+
+
+def test_fused_batch_norm_errors():
+    x = tf.constant(np.zeros((1, 2, 2, 2), np.float32))
+    with pytest.raises(ValueError, match="must be None if is_training is True"):
+        tf.nn.fused_batch_norm(x, [1.0, 1.0], [0.0, 0.0], mean=[0.0, 0.0])
+    with pytest.raises(ValueError, match="must be a 1D tensor when is_training is False"):
+        tf.nn.fused_batch_norm(x, [1.0, 1.0], [0.0, 0.0], is_training=False)
+    with pytest.raises(Exception, match="Dimensions must be equal, but are 2 and 3"):
+        tf.nn.fused_batch_norm(x, [1.0, 1.0, 1.0], [0.0, 0.0, 0.0])
+
+
+def test_batch_normalization_moments_and_l2_normalize_match_numpy():
+    rng = np.random.RandomState(1)
+    x = rng.randn(6, 3)
+    mean, var = tf.nn.moments(tf.constant(x), axes=[0])
+    mean_k, var_k = tf.nn.moments(tf.constant(x), axes=[0], keep_dims=True)
+    y = tf.nn.batch_normalization(tf.constant(x), mean, var,
+                                  offset=tf.constant([1.0, 2, 3], tf.float64),
+                                  scale=tf.constant([0.5, 1, 2.0], tf.float64),
+                                  variance_epsilon=1e-3)
+    no_affine = tf.nn.batch_normalization(tf.constant(x), mean, var, None, None, 1e-3)
+    unit = tf.nn.l2_normalize(tf.constant(x), axis=1)
+    assert mean.shape.as_list() == [3] and mean_k.shape.as_list() == [1, 3]
+    with tf.Session() as sess:
+        m, v, mk, vk, got, plain, u = sess.run([mean, var, mean_k, var_k, y, no_affine, unit])
+    np.testing.assert_allclose(m, x.mean(0))
+    np.testing.assert_allclose(v, x.var(0))
+    np.testing.assert_allclose(mk, x.mean(0, keepdims=True))
+    np.testing.assert_allclose(vk, x.var(0, keepdims=True))
+    np.testing.assert_allclose(got, numpy_bn(x, x.mean(0), x.var(0), [1, 2, 3], [0.5, 1, 2],
+                                             1e-3))
+    np.testing.assert_allclose(plain, numpy_bn(x, x.mean(0), x.var(0), 0, 1, 1e-3))
+    np.testing.assert_allclose(u, x / np.linalg.norm(x, axis=1, keepdims=True))
+
+
+def test_layer_variables_update_ops_and_moving_averages():
+    rng = np.random.RandomState(2)
+    x = rng.randn(4, 3, 3, 2).astype(np.float32) * 3 + 5
+    inputs = tf.placeholder(tf.float32, [None, 3, 3, 2])
+    train_out = tf.layers.batch_normalization(inputs, training=True)
+    test_out = tf.layers.batch_normalization(inputs, training=False, name="batch_normalization",
+                                             reuse=True)
+    names = sorted(v.name for v in tf.global_variables())
+    assert names == ["batch_normalization/beta:0", "batch_normalization/gamma:0",
+                     "batch_normalization/moving_mean:0", "batch_normalization/moving_variance:0"]
+    assert sorted(v.name for v in tf.trainable_variables()) == [
+        "batch_normalization/beta:0", "batch_normalization/gamma:0"]
+    update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    assert len(update_ops) == 2
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run(train_out, {inputs: x})
+        np.testing.assert_allclose(
+            got, numpy_bn(x, x.mean((0, 1, 2)), x.var((0, 1, 2)), 0, 1, 1e-3), atol=1e-4)
+        sess.run(update_ops, {inputs: x})
+        mm = sess.run("batch_normalization/moving_mean:0")
+        mv = sess.run("batch_normalization/moving_variance:0")
+        n = x.size // 2
+        np.testing.assert_allclose(mm, 0.01 * x.mean((0, 1, 2)), rtol=1e-5)
+        np.testing.assert_allclose(mv, 0.99 + 0.01 * x.var((0, 1, 2)) * n / (n - 1), rtol=1e-5)
+        np.testing.assert_allclose(sess.run(test_out, {inputs: x}),
+                                   numpy_bn(x, mm, mv, 0, 1, 1e-3), atol=1e-4)
+
+
+def test_training_as_a_bool_tensor_and_the_composite_path():
+    rng = np.random.RandomState(3)
+    x = rng.randn(5, 4)
+    training = tf.placeholder(tf.bool, [])
+    layer = tf.layers.BatchNormalization(momentum=0.9, center=False)
+    out = layer(tf.constant(x), training=training)
+    assert [v.name for v in layer.weights] == ["batch_normalization/gamma:0",
+                                               "batch_normalization/moving_mean:0",
+                                               "batch_normalization/moving_variance:0"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_allclose(sess.run(out, {training: False}),
+                                   numpy_bn(x, 0, 1, 0, 1, 1e-3))
+        sess.run(layer.updates, {training: False})  # decay 0: nothing moves
+        np.testing.assert_allclose(sess.run(layer.moving_mean), np.zeros(4))
+        np.testing.assert_allclose(sess.run(out, {training: True}),
+                                   numpy_bn(x, x.mean(0), x.var(0), 0, 1, 1e-3))
+        sess.run(layer.updates, {training: True})
+        np.testing.assert_allclose(sess.run(layer.moving_mean), 0.1 * x.mean(0))
+        np.testing.assert_allclose(sess.run(layer.moving_variance), 0.9 + 0.1 * x.var(0))
+
+
+def test_keras_layer_keeps_its_updates_out_of_update_ops():
+    layer = tf.keras.layers.BatchNormalization()
+    layer(tf.constant(np.ones((2, 2, 2, 3), np.float32)), training=True)
+    assert len(layer.updates) == 2
+    assert tf.get_collection(tf.GraphKeys.UPDATE_OPS) == []
+
+
+def numeric_gradient(sess, y, x_ph, x0, delta=1e-6):
+    grad = np.zeros_like(x0)
+    for i in range(x0.size):
+        step = np.zeros_like(x0)
+        step.flat[i] = delta
+        grad.flat[i] = (sess.run(y, {x_ph: x0 + step}) - sess.run(y, {x_ph: x0 - step})) / (
+            2 * delta)
+    return grad
+
+
+@pytest.mark.parametrize("is_training", [True, False])
+def test_fused_batch_norm_gradient_matches_central_differences(is_training):
+    rng = np.random.RandomState(4)
+    x0 = rng.randn(2, 2, 3, 2)
+    weights = tf.constant(rng.randn(2, 2, 3, 2))
+    x = tf.placeholder(tf.float64, [2, 2, 3, 2])
+    scale = tf.constant([0.7, 1.3], tf.float64)
+    offset = tf.constant([0.2, -0.4], tf.float64)
+    stats = {} if is_training else {"mean": tf.constant([0.1, -0.2], tf.float64),
+                                    "variance": tf.constant([0.8, 1.7], tf.float64)}
+    y, _, _ = tf.nn.fused_batch_norm(x, scale, offset, is_training=is_training, **stats)
+    loss = tf.reduce_sum(y * weights)
+    (dx,) = tf.gradients(loss, [x])
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(dx, {x: x0}), numeric_gradient(sess, loss, x, x0),
+                                   atol=1e-6)
