@@ -2,6 +2,7 @@
 #ifndef TENSORWEAVE_OPS_H_
 #define TENSORWEAVE_OPS_H_
 
+#include "tensorweave/ops/array_ops.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/io_ops.h"
 #include "tensorweave/ops/math_ops.h"

@@ -109,6 +109,63 @@ TEST(ReshapeOpTest, BadShapesAreInvalidArguments) {
   }
 }
 
+// ---- ExpandDims and Squeeze ----
+
+NodeBuilder ExpandDimsNode(DataType tdim = DT_INT32) {
+  return NodeBuilder("e", "ExpandDims").Attr("T", DT_FLOAT).Attr("Tdim", tdim).NumInputs(2);
+}
+NodeBuilder SqueezeNode(std::vector<int64_t> dims) {
+  return NodeBuilder("s", "Squeeze").Attr("T", DT_FLOAT).Attr("squeeze_dims", dims).NumInputs(1);
+}
+
+TEST(ExpandDimsOpTest, InsertsADimensionOfOneAsAView) {
+  Tensor in = Iota({2, 3});
+  for (const auto& [dim, shape] : std::vector<std::pair<int, TensorShape>>{
+           {0, {1, 2, 3}}, {1, {2, 1, 3}}, {2, {2, 3, 1}}, {-1, {2, 3, 1}}, {-3, {1, 2, 3}}}) {
+    auto out = RunOne(ExpandDimsNode(), {in, Tensor::Scalar<int32_t>(dim)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(*out, Iota(shape)) << dim;
+    EXPECT_TRUE(out->SharesBufferWith(in));
+  }
+  auto out = RunOne(ExpandDimsNode(DT_INT64), {Tensor::Scalar<float>(0), I64({0})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, Iota({1}));
+}
+
+TEST(ExpandDimsOpTest, BadDimsAreInvalidArguments) {
+  auto out = RunOne(ExpandDimsNode(), {Iota({2, 3}), Tensor::Scalar<int32_t>(3)});
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_EQ(Message(out), "node e: Tried to expand dim index 3 for tensor with 2 dimensions.");
+  out = RunOne(ExpandDimsNode(), {Iota({2, 3}), Tensor::Scalar<int32_t>(-4)});
+  EXPECT_EQ(Message(out), "node e: Tried to expand dim index -4 for tensor with 2 dimensions.");
+  out = RunOne(ExpandDimsNode(), {Iota({2, 3}), I32({0, 1})});
+  EXPECT_EQ(Message(out), "node e: 'dim' must be a tensor with a single value");
+}
+
+TEST(SqueezeOpTest, DropsTheListedOrEveryDimensionOfOne) {
+  Tensor in = Iota({1, 2, 1, 3, 1});
+  auto out = RunOne(SqueezeNode({}), {in});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, Iota({2, 3}));
+  EXPECT_TRUE(out->SharesBufferWith(in));
+  out = RunOne(SqueezeNode({2, -1}), {in});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, Iota({1, 2, 3}));
+  out = RunOne(SqueezeNode({}), {Iota({1, 1})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, Tensor::Scalar<float>(0));
+}
+
+TEST(SqueezeOpTest, BadDimsAreInvalidArguments) {
+  auto out = RunOne(SqueezeNode({1}), {Iota({1, 2})});
+  EXPECT_TRUE(IsInvalidArgument(out.status()));
+  EXPECT_EQ(Message(out), "node s: Can not squeeze dim[1], expected a dimension of 1, got 2");
+  out = RunOne(SqueezeNode({2}), {Iota({1, 2})});
+  EXPECT_EQ(Message(out), "node s: Tried to squeeze dim index 2 for tensor with 2 dimensions.");
+  out = RunOne(SqueezeNode({-3}), {Iota({1, 2})});
+  EXPECT_EQ(Message(out), "node s: Tried to squeeze dim index -3 for tensor with 2 dimensions.");
+}
+
 // ---- Builders ----
 
 TEST(ArrayBuilderTest, ReshapeAndFillMakeConstsForLiterals) {

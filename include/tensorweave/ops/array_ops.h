@@ -1,0 +1,41 @@
+// Graph-building functions for the array ops that move a tensor's elements into another
+// shape: transposes, tiles and broadcasts, added and removed dimensions of 1, splits,
+// reversals, sequences (Range, OneHot) and running sums. Each returns the node's output (or
+// outputs); errors are recorded in the scope (see scope.h). Type attributes are inferred
+// from the inputs; literal inputs such as {1, 0} become int32 Const nodes. Index inputs
+// (permutations, multiples, axes, shapes) may be int32 or int64. The kernels' errors, as
+// TensorFlow 1.x's, are InvalidArgument naming the node.
+#ifndef TENSORWEAVE_OPS_ARRAY_OPS_H_
+#define TENSORWEAVE_OPS_ARRAY_OPS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "tensorweave/scope.h"
+
+namespace tw::ops {
+
+// `x` with its dimensions permuted: output dimension k is input dimension perm[k] (`perm`
+// a vector holding each of 0 .. rank-1 once).
+Output Transpose(const Scope& scope, Input x, Input perm);
+// The permutation that undoes the permutation `x` (a vector): y[x[i]] = i.
+Output InvertPermutation(const Scope& scope, Input x);
+// `input` repeated multiples[d] times along each dimension d (`multiples` a vector of one
+// non-negative entry per dimension).
+Output Tile(const Scope& scope, Input input, Input multiples);
+// `input` broadcast (NumPy rules) to `shape` (a vector), which must be at least its rank.
+Output BroadcastTo(const Scope& scope, Input input, Input shape);
+// `input` with a dimension of 1 inserted at `axis` (a scalar in [-rank-1, rank]; negative
+// counts from the end of the output's dimensions).
+Output ExpandDims(const Scope& scope, Input input, Input axis);
+// `input` without the dimensions of size 1 listed in `axis` (negative counts from the end),
+// or without every dimension of size 1 when `axis` is empty.
+Output Squeeze(const Scope& scope, Input input, const std::vector<int64_t>& axis = {});
+
+// start, start + delta, ... up to but not including limit (scalars of one type: int32,
+// int64, float or double); delta must not be 0 and must point from start towards limit.
+Output Range(const Scope& scope, Input start, Input limit, Input delta);
+
+}  // namespace tw::ops
+
+#endif  // TENSORWEAVE_OPS_ARRAY_OPS_H_
