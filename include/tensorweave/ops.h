@@ -2,8 +2,10 @@
 #ifndef TENSORWEAVE_OPS_H_
 #define TENSORWEAVE_OPS_H_
 
+#include "tensorweave/ops/activation_ops.h"
 #include "tensorweave/ops/array_ops.h"
 #include "tensorweave/ops/basic_ops.h"
+#include "tensorweave/ops/cwise_math_ops.h"
 #include "tensorweave/ops/io_ops.h"
 #include "tensorweave/ops/math_ops.h"
 #include "tensorweave/ops/nn_ops.h"
