@@ -22,6 +22,7 @@
 #include "python/native/errors.h"
 #include "python/native/gil.h"
 #include "python/native/module.h"
+#include "tensorweave/train/checkpoint_directory.h"
 #include "tensorweave/train/session_policy.h"
 #include "tensorweave/train/step_timer.h"
 
@@ -114,6 +115,26 @@ void RetryWhileRecoverable(const py::function& attempt, double timeout_secs) {
   callbacks.ThrowIfError(status);
 }
 
+// The latest checkpoint of `checkpoint_dir`, waiting up to `max_wait_secs` for one and
+// looking again every `poll_secs`; None when none came. Ctrl-C ends the wait.
+py::object WaitForCheckpoint(const std::string& checkpoint_dir, double max_wait_secs,
+                             double poll_secs) {
+  PythonCallbacks callbacks;
+  StatusOr<std::string> path = WithoutGil([&] {
+    return train::WaitForCheckpoint(
+        [&]() -> StatusOr<std::string> {
+          TW_RETURN_IF_ERROR(callbacks.Call([] {
+            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+          }));
+          return train::LatestCheckpoint(checkpoint_dir);
+        },
+        DeadlineIn(max_wait_secs), absl::Seconds(poll_secs));
+  });
+  if (IsNotFound(path.status())) return py::none();
+  callbacks.ThrowIfError(path.status());
+  return py::str(*path);
+}
+
 const char* ChiefPreparationName(bool model_ready, bool has_checkpoint) {
   switch (train::ChooseChiefPreparation(model_ready, has_checkpoint)) {
     case train::ChiefPreparation::kKeepModel:
@@ -157,6 +178,8 @@ void BindSessionPolicy(py::module_& m) {
         py::arg("max_wait_secs"), py::arg("poll_secs"));
   m.def("retry_while_recoverable", &RetryWhileRecoverable, py::arg("attempt"),
         py::arg("timeout_secs"));
+  m.def("wait_for_checkpoint", &WaitForCheckpoint, py::arg("checkpoint_dir"),
+        py::arg("max_wait_secs"), py::arg("poll_secs"));
   py::class_<train::SecondOrStepTimer>(m, "SecondOrStepTimer")
       .def(py::init(&MakeTimer), py::arg("every_secs") = py::none(),
            py::arg("every_steps") = py::none())

@@ -3,6 +3,7 @@ SessionManager and MonitoredSession call it, so its rules hold in Python exactly
 keeps a model a ps task holds, waiting workers poll at the policy's interval, recoverable
 errors are retried with its backoff and everything else is raised unchanged."""
 
+import threading
 import time
 
 import numpy as np
@@ -113,3 +114,26 @@ def test_the_chief_keeps_the_model_a_server_still_holds(tmp_path):
             sess.close()
     finally:
         server.stop()
+
+
+def test_prepare_session_waits_for_a_checkpoint_that_appears(tmp_path):
+    # TF's wait_for_checkpoint=True: the chief waits (the policy's wait, in C++) until a
+    # checkpoint is there, then restores it; without a wait it initializes at once.
+    ckpt = str(tmp_path)
+    with tf.Graph().as_default():
+        w = tf.Variable([1.0, 2.0], name="w")
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(w.assign([5.0, 6.0]))
+            timer = threading.Timer(0.3, lambda: saver.save(sess, ckpt + "/model.ckpt"))
+            timer.start()
+            sm = tf.train.SessionManager(recovery_wait_secs=0.05)
+            start = time.monotonic()
+            restored = sm.prepare_session("", init_op=tf.global_variables_initializer(),
+                                          saver=saver, checkpoint_dir=ckpt,
+                                          wait_for_checkpoint=True, max_wait_secs=30)
+            timer.join()
+            assert time.monotonic() - start >= 0.25
+            np.testing.assert_array_equal(restored.run(w), [5.0, 6.0])
+            restored.close()
+    assert _native.wait_for_checkpoint(str(tmp_path / "empty"), 0.1, 0.02) is None

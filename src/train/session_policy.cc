@@ -58,4 +58,15 @@ Status RetryWhileRecoverable(const std::function<Status()>& attempt, absl::Time 
                                              absl::FormatDuration(timeout), ": "));
 }
 
+StatusOr<std::string> WaitForCheckpoint(const std::function<StatusOr<std::string>()>& latest,
+                                        absl::Time deadline, absl::Duration poll_interval) {
+  while (true) {
+    StatusOr<std::string> path = latest();
+    if (!IsNotFound(path.status())) return path;
+    const absl::Time now = absl::Now();
+    if (now >= deadline) return path;
+    absl::SleepFor(std::min(poll_interval, deadline - now));
+  }
+}
+
 }  // namespace tw::train

@@ -107,5 +107,40 @@ TEST(SessionPolicyTest, RetryGivesUpAtTheDeadlineWithTheLastError) {
   EXPECT_GE(attempts, 2);
 }
 
+// TF's wait_for_checkpoint: NotFound means "not yet", anything else is an answer.
+TEST(SessionPolicyTest, WaitForCheckpointAsksAgainUntilOneAppears) {
+  int asked = 0;
+  StatusOr<std::string> path = WaitForCheckpoint(
+      [&]() -> StatusOr<std::string> {
+        if (++asked < 3) return errors::NotFound("no checkpoint yet");
+        return std::string("/ckpt/model.ckpt-3");
+      },
+      absl::InfiniteFuture(), absl::Milliseconds(1));
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_EQ(*path, "/ckpt/model.ckpt-3");
+  EXPECT_EQ(asked, 3);
+}
+
+TEST(SessionPolicyTest, WaitForCheckpointGivesUpAtTheDeadlineOrAtAnotherError) {
+  int asked = 0;
+  StatusOr<std::string> none = WaitForCheckpoint(
+      [&]() -> StatusOr<std::string> {
+        ++asked;
+        return errors::NotFound("no checkpoint yet");
+      },
+      absl::Now() + absl::Milliseconds(50), absl::Milliseconds(5));
+  EXPECT_TRUE(IsNotFound(none.status()));
+  EXPECT_GE(asked, 2);
+  asked = 0;
+  StatusOr<std::string> bad = WaitForCheckpoint(
+      [&]() -> StatusOr<std::string> {
+        ++asked;
+        return errors::DataLoss("unreadable state file");
+      },
+      absl::InfiniteFuture(), absl::Milliseconds(1));
+  EXPECT_TRUE(IsDataLoss(bad.status()));
+  EXPECT_EQ(asked, 1);
+}
+
 }  // namespace
 }  // namespace tw::train

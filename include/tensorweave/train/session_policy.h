@@ -60,6 +60,13 @@ Status WaitForModelReady(const ReadinessProbe& probe, absl::Time waited_from, ab
 Status RetryWhileRecoverable(const std::function<Status()>& attempt, absl::Time deadline,
                              absl::Duration timeout);
 
+// TensorFlow's SessionManager(wait_for_checkpoint=True): `latest` (the latest checkpoint's
+// path, NotFound while there is none) is asked again every `poll_interval` until it answers
+// or `deadline` passes (then its last NotFound). Any other error of `latest` is returned
+// at once.
+StatusOr<std::string> WaitForCheckpoint(const std::function<StatusOr<std::string>()>& latest,
+                                        absl::Time deadline, absl::Duration poll_interval);
+
 }  // namespace tw::train
 
 #endif  // TENSORWEAVE_TRAIN_SESSION_POLICY_H_

@@ -9,13 +9,11 @@ TF's is 30 s) until the model is ready, logging every 10 s what they wait for, a
 that meets a restarted or lost task (AbortedError, UnavailableError) is retried in a new
 session."""
 
-import time
 
 from tensorweave import _native
 from tensorweave.client.session import Session
 from tensorweave.framework import ops
 from tensorweave.platform import tf_logging as logging
-from tensorweave.training import saver as saver_lib
 
 
 def _names(values):
@@ -56,11 +54,9 @@ class SessionManager:
                            wait_for_checkpoint, max_wait_secs):
         path = checkpoint_filename_with_path
         if path is None and checkpoint_dir:
-            path = saver_lib.latest_checkpoint(checkpoint_dir)
-            deadline = time.monotonic() + max_wait_secs
-            while path is None and wait_for_checkpoint and time.monotonic() < deadline:
-                time.sleep(self._recovery_wait_secs)
-                path = saver_lib.latest_checkpoint(checkpoint_dir)
+            path = _native.wait_for_checkpoint(
+                checkpoint_dir, max_wait_secs if wait_for_checkpoint else 0,
+                self._recovery_wait_secs)
         return path
 
     def _prepare(self, sess, model_ready, saver, path, init_op, init_feed_dict, init_fn):
