@@ -183,6 +183,13 @@ def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64
                           name=name or "ArgMax")
 
 
+def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    if axis is None:
+        axis = dimension if dimension is not None else 0
+    return raw_ops.ArgMin(input=input, dimension=axis, output_type=output_type,
+                          name=name or "ArgMin")
+
+
 # ---- Tensor operators ----
 def _reflect(fn):
     return lambda x, y: fn(y, x)

@@ -38,6 +38,16 @@ from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, one
                                        placeholder, placeholder_with_default, reshape, shape,
                                        size, slice, stack, stop_gradient, unstack, where, zeros,
                                        zeros_like)
+from tensorweave.ops import check_ops as _check_ops
+from tensorweave.ops.check_ops import (Assert, Print, assert_equal, assert_greater,
+                                       assert_greater_equal, assert_less, assert_less_equal,
+                                       assert_negative, assert_non_negative,
+                                       assert_non_positive, assert_none_equal, assert_positive,
+                                       assert_rank, check_numerics)
+from tensorweave.ops.index_ops import (boolean_mask, gather_nd, scatter_nd, segment_sum,
+                                       top_k as _top_k, unsorted_segment_sum)
+from tensorweave.ops.state_ops import (scatter_add, scatter_div, scatter_max, scatter_min,
+                                       scatter_mul, scatter_sub, scatter_update)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
 from tensorweave.ops.data_flow_ops import FIFOQueue, QueueBase
 from tensorweave.ops.gradients import gradients
@@ -63,6 +73,7 @@ from tensorweave.ops.math_ops import (abs, add, add_n, argmax, cast, clip_by_val
                                       reduce_max, reduce_mean, reduce_min, reduce_prod,
                                       reduce_sum, sigmoid, sqrt, square, subtract, tanh,
                                       to_float, to_int32, to_int64, truediv)
+from tensorweave.ops import math_ops as _math_ops
 from tensorweave.ops.random_ops import random_normal, random_uniform, truncated_normal
 from tensorweave.ops.variables import (Variable, all_variables, assign, assign_add, assign_sub,
                                        global_variables, global_variables_initializer,
@@ -248,6 +259,22 @@ saved_model = _namespace("saved_model", tag_constants=_tag_constants,
                          SERVING=_tag_constants.SERVING, TRAINING=_tag_constants.TRAINING)
 dtypes = _dtypes
 get_logger = logging.get_logger
+
+# Indexing, selection and checks (ops/index_ops.py, ops/check_ops.py, ops/state_ops.py).
+print = _check_ops.print_v2  # noqa: A001 (TF's name)
+argmin = _math_ops.argmin
+nn.top_k = _top_k
+for _name, _fn in [("top_k", _top_k), ("argmin", argmin), ("segment_sum", segment_sum),
+                   ("unsorted_segment_sum", unsorted_segment_sum)]:
+    setattr(math, _name, _fn)
+debugging = _namespace(
+    "debugging", Assert=Assert, check_numerics=check_numerics, assert_equal=assert_equal,
+    assert_none_equal=assert_none_equal, assert_less=assert_less,
+    assert_less_equal=assert_less_equal, assert_greater=assert_greater,
+    assert_greater_equal=assert_greater_equal, assert_positive=assert_positive,
+    assert_non_negative=assert_non_negative, assert_negative=assert_negative,
+    assert_non_positive=assert_non_positive, assert_rank=assert_rank)
+del _name, _fn
 
 # Normalization (ops/nn_norm.py, layers/normalization.py).
 from tensorweave.ops import nn_norm as _nn_norm  # noqa: E402

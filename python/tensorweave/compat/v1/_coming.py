@@ -21,13 +21,13 @@ def _names(issue, text):
 # "namespace.name" (namespace "" for tf itself) -> issue.
 COMING = {}
 COMING.update(_names(30, """
-    .one_hot .split .strided_slice .boolean_mask
-    .Print .print .gfile .metrics .image
-    .cumsum .reverse .reverse_sequence .gather_nd .scatter_nd .scatter_update
-    .scatter_add .scatter_sub .top_k .unique
-    .reduce_any .reduce_all .reduce_logsumexp .argmin .count_nonzero
-    .segment_sum .unsorted_segment_sum .sparse_to_dense .SparseTensor .sparse_placeholder
-    .check_numerics .Assert .assert_equal .to_double .diag .eye .matrix_diag .einsum
+    .one_hot .split .strided_slice
+    .gfile .metrics .image
+    .cumsum .reverse .reverse_sequence
+    .unique
+    .reduce_any .reduce_all .reduce_logsumexp .count_nonzero
+    .sparse_to_dense .SparseTensor .sparse_placeholder
+    .to_double .diag .eye .matrix_diag .einsum
     .tensordot .norm .string_to_number .as_string
     .substr .string_split .string_join .reduce_join .linspace .meshgrid .space_to_depth
     .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
@@ -36,7 +36,7 @@ COMING.update(_names(30, """
     nn.separable_conv2d nn.atrous_conv2d nn.max_pool_with_argmax
     nn.lrn
     nn.local_response_normalization
-    nn.top_k nn.embedding_lookup_sparse
+    nn.embedding_lookup_sparse
     nn.nce_loss nn.sampled_softmax_loss nn.crelu
     nn.swish nn.log_poisson_loss nn.ctc_loss nn.pool nn.convolution
     layers.conv1d layers.conv3d layers.conv2d_transpose
