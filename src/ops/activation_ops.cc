@@ -12,6 +12,7 @@
 #include "src/framework/op_kernel.h"
 #include "src/graph/gradient_registry.h"
 #include "src/ops/cwise.h"
+#include "src/ops/math_grad.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
@@ -250,6 +251,11 @@ TW_REGISTER_KERNEL("LeakyReluGrad", "CPU", ActivationGradOp<LeakyReluGradF>);
 
 // ---- Gradients ----
 
+// A scalar v of x's (floating-point) type.
+Output FloatConstLike(const Scope& scope, double v, const Output& x) {
+  return FloatConst(scope, v, x.type());
+}
+
 Status EluGradient(const Scope& scope, const ForwardOp& op,
                    const std::vector<Gradient>& grad_outputs, std::vector<Gradient>* grad_inputs) {
   (*grad_inputs)[0].dense = ops::EluGrad(scope, grad_outputs[0].dense, op.output(0));
@@ -299,6 +305,68 @@ Status SoftsignGradient(const Scope& scope, const ForwardOp& op,
   return OkStatus();
 }
 TW_REGISTER_GRADIENT("Softsign", SoftsignGradient);
+
+// ---- Gradients of the gradient ops (second derivatives), as TF ----
+
+// EluGrad(g, y) and SeluGrad(g, y): linear in g; in y, slope g where y < 0 (Elu: g * (y + 1),
+// Selu: g * (y + scale * alpha)) and 0 elsewhere.
+template <Output (*kGradOp)(const Scope&, Input, Input)>
+Status ExpGradGradient(const Scope& scope, const ForwardOp& op,
+                       const std::vector<Gradient>& grad_outputs,
+                       std::vector<Gradient>* grad_inputs) {
+  const Output& grad = grad_outputs[0].dense;
+  const Output& y = op.input(1);
+  (*grad_inputs)[0].dense = kGradOp(scope, grad, y);
+  if (op.needs_gradient(1)) {
+    const Output negative = ops::Less(scope, y, FloatConstLike(scope, 0, y));
+    (*grad_inputs)[1].dense =
+        ops::Select(scope, negative, ops::Mul(scope, grad, op.input(0)), ops::ZerosLike(scope, y));
+  }
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("EluGrad", ExpGradGradient<&ops::EluGrad>);
+TW_REGISTER_GRADIENT("SeluGrad", ExpGradGradient<&ops::SeluGrad>);
+
+// Relu6Grad and LeakyReluGrad: linear in the gradients, piecewise constant in the features.
+Status Relu6GradGradient(const Scope& scope, const ForwardOp& op,
+                         const std::vector<Gradient>& grad_outputs,
+                         std::vector<Gradient>* grad_inputs) {
+  (*grad_inputs)[0].dense = ops::Relu6Grad(scope, grad_outputs[0].dense, op.input(1));
+  (*grad_inputs)[1].dense = ops::ZerosLike(scope, op.input(1));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("Relu6Grad", Relu6GradGradient);
+
+Status LeakyReluGradGradient(const Scope& scope, const ForwardOp& op,
+                             const std::vector<Gradient>& grad_outputs,
+                             std::vector<Gradient>* grad_inputs) {
+  float alpha = 0.2f;
+  TW_RETURN_IF_ERROR(op.GetAttr("alpha", &alpha));
+  (*grad_inputs)[0].dense =
+      ops::LeakyReluGrad(scope, grad_outputs[0].dense, op.input(1), {.alpha = alpha});
+  (*grad_inputs)[1].dense = ops::ZerosLike(scope, op.input(1));
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("LeakyReluGrad", LeakyReluGradGradient);
+
+// SoftplusGrad(dy, x) = dy * sigmoid(x): in dy, SoftplusGrad again; in x,
+// dy * sigmoid'(x) = dy / (exp(-x) + 2 + exp(x)).
+Status SoftplusGradGradient(const Scope& scope, const ForwardOp& op,
+                            const std::vector<Gradient>& grad_outputs,
+                            std::vector<Gradient>* grad_inputs) {
+  const Output& grad = grad_outputs[0].dense;
+  const Output& dy = op.input(0);
+  const Output& x = op.input(1);
+  (*grad_inputs)[0].dense = ops::SoftplusGrad(scope, grad, x);
+  if (op.needs_gradient(1)) {
+    const Output denom =
+        ops::Add(scope, ops::Add(scope, ops::Exp(scope, ops::Neg(scope, x)), ops::Exp(scope, x)),
+                 FloatConstLike(scope, 2, x));
+    (*grad_inputs)[1].dense = ops::Div(scope, ops::Mul(scope, grad, dy), denom);
+  }
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("SoftplusGrad", SoftplusGradGradient);
 
 }  // namespace
 

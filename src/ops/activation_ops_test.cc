@@ -145,6 +145,30 @@ TEST(ActivationGradTest, MatchesNumeric) {
   ExpectGradient([](const Scope& s, const Output& x) { return ops::Softsign(s, x); }, KinkFree());
 }
 
+// The gradient ops' own gradients (second derivatives), in both inputs; the second input
+// away from the kinks.
+TEST(ActivationGradTest, GradOpsGradientsMatchNumeric) {
+  using Binary = Output (*)(const Scope&, Input, Input);
+  const Tensor g = testing::DistinctValues(TensorShape({2, 4}), 0.1);
+  for (Binary op :
+       {static_cast<Binary>(&ops::EluGrad), static_cast<Binary>(&ops::SeluGrad),
+        static_cast<Binary>(&ops::Relu6Grad), static_cast<Binary>(&ops::SoftplusGrad)}) {
+    Scope root = Scope::NewRootScope();
+    const Output a = ops::Placeholder(root, DT_DOUBLE);
+    const Output b = ops::Placeholder(root, DT_DOUBLE);
+    auto error = testing::MaxGradientError(root, {a, b}, {g, KinkFree()}, op(root, a, b));
+    ASSERT_TRUE(error.ok()) << error.status();
+    EXPECT_LT(*error, 1e-7);
+  }
+  Scope root = Scope::NewRootScope();
+  const Output a = ops::Placeholder(root, DT_DOUBLE);
+  const Output b = ops::Placeholder(root, DT_DOUBLE);
+  auto error = testing::MaxGradientError(root, {a, b}, {g, KinkFree()},
+                                         ops::LeakyReluGrad(root, a, b, {.alpha = 0.3f}));
+  ASSERT_TRUE(error.ok()) << error.status();
+  EXPECT_LT(*error, 1e-7);
+}
+
 // ---- SoftmaxCrossEntropyWithLogits ----
 
 TEST(SoftmaxCrossEntropyTest, HandComputedValuesAndLargeLogits) {

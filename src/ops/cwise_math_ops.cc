@@ -251,6 +251,23 @@ Status RsqrtGradient(const Scope& scope, const ForwardOp& op,
 }
 TW_REGISTER_GRADIENT("Rsqrt", RsqrtGradient);
 
+// RsqrtGrad(y, dy) = -0.5 * dy * y^3: in y, -1.5 * dy * y^2; in dy, RsqrtGrad again (as TF).
+Status RsqrtGradGradient(const Scope& scope, const ForwardOp& op,
+                         const std::vector<Gradient>& grad_outputs,
+                         std::vector<Gradient>* grad_inputs) {
+  const Output& grad = grad_outputs[0].dense;
+  const Output& y = op.input(0);
+  const Output& dy = op.input(1);
+  if (op.needs_gradient(0)) {
+    (*grad_inputs)[0].dense =
+        ops::Mul(scope, ops::Mul(scope, FloatConst(scope, -1.5, y.type()), grad),
+                 ops::Mul(scope, dy, ops::Square(scope, y)));
+  }
+  (*grad_inputs)[1].dense = ops::RsqrtGrad(scope, y, grad);
+  return OkStatus();
+}
+TW_REGISTER_GRADIENT("RsqrtGrad", RsqrtGradGradient);
+
 Status CosGrad(const Scope& scope, const ForwardOp& op, const std::vector<Gradient>& grad_outputs,
                std::vector<Gradient>* grad_inputs) {
   (*grad_inputs)[0].dense =

@@ -153,6 +153,8 @@ TEST(CwiseMathGradTest, MatchesNumeric) {
   ExpectGradient({mixed}, [](const Scope& s, const V& x) { return ops::Cos(s, x[0]); });
   ExpectGradient({mixed}, [](const Scope& s, const V& x) { return ops::Sin(s, x[0]); });
   ExpectGradient({mixed}, [](const Scope& s, const V& x) { return ops::L2Loss(s, x[0]); });
+  ExpectGradient({positive, mixed},
+                 [](const Scope& s, const V& x) { return ops::RsqrtGrad(s, x[0], x[1]); });
   ExpectGradient({mixed}, [](const Scope& s, const V& x) { return ops::Sign(s, x[0]); });
   // Scalar bounds and bounds of t's shape; no t sits on a bound.
   ExpectGradient({mixed, Tensor::Scalar(-1.0), Tensor::Scalar(1.0)},
