@@ -259,14 +259,57 @@ class IsVariableInitializedOp : public OpKernel {
 };
 TW_REGISTER_KERNEL("IsVariableInitialized", "CPU", IsVariableInitializedOp);
 
-// ---- ScatterAdd / ScatterUpdate ----
-template <bool kAdd>
+// ---- ScatterAdd / ScatterSub / ScatterMul / ScatterDiv / ScatterMax / ScatterMin /
+// ScatterUpdate ----
+enum class ScatterKind { kUpdate, kAdd, kSub, kMul, kDiv, kMax, kMin };
+
+template <typename T>
+std::make_unsigned_t<T> Unsigned(T v) {
+  return static_cast<std::make_unsigned_t<T>>(v);
+}
+
+// dst combined with the update u; integers wrap as the element-wise ops do.
+template <ScatterKind kKind, typename T>
+T Combine(T dst, T u) {
+  if constexpr (kKind == ScatterKind::kUpdate) {
+    return u;
+  } else if constexpr (kKind == ScatterKind::kAdd) {
+    return WrapAdd(dst, u);
+  } else if constexpr (kKind == ScatterKind::kSub) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(Unsigned(dst) - Unsigned(u));
+    return dst - u;
+  } else if constexpr (kKind == ScatterKind::kMul) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(Unsigned(dst) * Unsigned(u));
+    return dst * u;
+  } else if constexpr (kKind == ScatterKind::kDiv) {
+    // Checked before: no integer zero divisor; lowest / -1 wraps instead of trapping.
+    if constexpr (std::is_integral_v<T>) {
+      if (u == -1) return static_cast<T>(Unsigned(T(0)) - Unsigned(dst));
+    }
+    return dst / u;
+  } else if constexpr (kKind == ScatterKind::kMax) {
+    return std::max(dst, u);
+  } else {
+    return std::min(dst, u);
+  }
+}
+
+template <ScatterKind kKind>
 class ScatterOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& indices = ctx->input(1);
     const Tensor& updates = ctx->input(2);
+    if constexpr (kKind == ScatterKind::kDiv) {
+      const bool zero = Dispatch(TypeList<int32_t, int64_t>{}, updates.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        auto u = updates.flat<T>();
+        TW_OP_REQUIRES(ctx, std::find(u.begin(), u.end(), T(0)) == u.end(),
+                       errors::InvalidArgument("node ", name(), ": ScatterDiv by an integer zero"));
+      });
+      if (zero && !ctx->status().ok()) return;
+    }
     WithInitializedVariable(ctx, [&](VariableResource& var, const Tensor*) {
       Tensor* value = var.mutable_value();
       TW_OP_REQUIRES(ctx, value->rank() >= 1 && updates.dtype() == value->dtype(),
@@ -307,35 +350,41 @@ class ScatterOp : public OpKernel {
     for (size_t i = 0; i < idx.size(); ++i) {
       for (int64_t k = 0; k < row_size; ++k) {
         T& dst = v[idx[i] * row_size + k];
-        dst = kAdd ? WrapAdd(dst, u[i * row_size + k]) : u[i * row_size + k];
+        dst = Combine<kKind, T>(dst, u[i * row_size + k]);
       }
     }
   }
 };
 
-TW_REGISTER_OP("ScatterAdd")
-    .Input("resource: resource")
-    .Input("indices: Tindices")
-    .Input("updates: T")
-    .Output("output: T")
-    .Attr("T: {float, double, int32, int64}")
-    .Attr("Tindices: {int32, int64}")
-    .Attr("use_locking: bool = false")
-    .SetIsStateful()
-    .Doc("Adds updates to the variable's rows at indices.");
-TW_REGISTER_KERNEL("ScatterAdd", "CPU", ScatterOp<true>);
+// One definition per kind: the variable's rows at indices become f(row, update), in order
+// of the indices (a repeated index applies each update). Updates of one variable are always
+// serialized, so use_locking is kept only for TF graphs (its default as TF's).
+#define TW_SCATTER_OP(NAME, KIND, LOCKING, DOC) \
+  TW_REGISTER_OP(NAME)                          \
+      .Input("resource: resource")              \
+      .Input("indices: Tindices")               \
+      .Input("updates: T")                      \
+      .Output("output: T")                      \
+      .Attr("T: {float, double, int32, int64}") \
+      .Attr("Tindices: {int32, int64}")         \
+      .Attr("use_locking: bool = " LOCKING)     \
+      .SetIsStateful()                          \
+      .Doc(DOC);                                \
+  TW_REGISTER_KERNEL(NAME, "CPU", ScatterOp<ScatterKind::KIND>)
 
-TW_REGISTER_OP("ScatterUpdate")
-    .Input("resource: resource")
-    .Input("indices: Tindices")
-    .Input("updates: T")
-    .Output("output: T")
-    .Attr("T: {float, double, int32, int64}")
-    .Attr("Tindices: {int32, int64}")
-    .Attr("use_locking: bool = true")
-    .SetIsStateful()
-    .Doc("Writes updates into the variable's rows at indices.");
-TW_REGISTER_KERNEL("ScatterUpdate", "CPU", ScatterOp<false>);
+TW_SCATTER_OP("ScatterAdd", kAdd, "false", "Adds updates to the variable's rows at indices.");
+TW_SCATTER_OP("ScatterSub", kSub, "false",
+              "Subtracts updates from the variable's rows at indices.");
+TW_SCATTER_OP("ScatterMul", kMul, "false", "Multiplies the variable's rows at indices by updates.");
+TW_SCATTER_OP("ScatterDiv", kDiv, "false",
+              "Divides the variable's rows at indices by updates (an integer zero is an error).");
+TW_SCATTER_OP("ScatterMax", kMax, "false",
+              "The variable's rows at indices become max(row, update).");
+TW_SCATTER_OP("ScatterMin", kMin, "false",
+              "The variable's rows at indices become min(row, update).");
+TW_SCATTER_OP("ScatterUpdate", kUpdate, "true",
+              "Writes updates into the variable's rows at indices.");
+#undef TW_SCATTER_OP
 
 // ---- ResourceGather ----
 TW_REGISTER_OP("ResourceGather")
@@ -456,6 +505,11 @@ TW_NO_GRADIENT("AssignAdd");
 TW_NO_GRADIENT("AssignSub");
 TW_NO_GRADIENT("ScatterAdd");
 TW_NO_GRADIENT("ScatterUpdate");
+TW_NO_GRADIENT("ScatterSub");
+TW_NO_GRADIENT("ScatterMul");
+TW_NO_GRADIENT("ScatterDiv");
+TW_NO_GRADIENT("ScatterMax");
+TW_NO_GRADIENT("ScatterMin");
 
 }  // namespace
 
@@ -508,6 +562,21 @@ Output ScatterAdd(const Scope& scope, const Variable& var, Input indices, Input 
 }
 Output ScatterUpdate(const Scope& scope, const Variable& var, Input indices, Input updates) {
   return scope.AddNodeOutput("ScatterUpdate", {{var.handle}, {indices}, {updates}});
+}
+Output ScatterSub(const Scope& scope, const Variable& var, Input indices, Input updates) {
+  return scope.AddNodeOutput("ScatterSub", {{var.handle}, {indices}, {updates}});
+}
+Output ScatterMul(const Scope& scope, const Variable& var, Input indices, Input updates) {
+  return scope.AddNodeOutput("ScatterMul", {{var.handle}, {indices}, {updates}});
+}
+Output ScatterDiv(const Scope& scope, const Variable& var, Input indices, Input updates) {
+  return scope.AddNodeOutput("ScatterDiv", {{var.handle}, {indices}, {updates}});
+}
+Output ScatterMax(const Scope& scope, const Variable& var, Input indices, Input updates) {
+  return scope.AddNodeOutput("ScatterMax", {{var.handle}, {indices}, {updates}});
+}
+Output ScatterMin(const Scope& scope, const Variable& var, Input indices, Input updates) {
+  return scope.AddNodeOutput("ScatterMin", {{var.handle}, {indices}, {updates}});
 }
 Operation Group(const Scope& scope, const std::vector<Operation>& ops) {
   return scope.WithControlDependencies(ops).AddNode("NoOp", {});
