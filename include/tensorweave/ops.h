@@ -6,6 +6,7 @@
 #include "tensorweave/ops/array_ops.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/cwise_math_ops.h"
+#include "tensorweave/ops/index_ops.h"
 #include "tensorweave/ops/io_ops.h"
 #include "tensorweave/ops/math_ops.h"
 #include "tensorweave/ops/nn_ops.h"

@@ -313,8 +313,17 @@ TW_REGISTER_OP("ArgMax")
     .Attr("Tidx: {int32, int64} = int32")
     .Attr("output_type: {int32, int64} = int64")
     .Doc("Index of the largest element along a dimension (the first one on ties).");
+TW_REGISTER_OP("ArgMin")
+    .Input("input: T")
+    .Input("dimension: Tidx")
+    .Output("output: output_type")
+    .Attr("T: {float, double, int32, int64}")
+    .Attr("Tidx: {int32, int64} = int32")
+    .Attr("output_type: {int32, int64} = int64")
+    .Doc("Index of the smallest element along a dimension (the first one on ties).");
 
-template <typename T, typename Index>
+// kMin: ArgMin (the same walk, keeping the smallest).
+template <typename T, typename Index, bool kMin = false>
 void ArgMaxImpl(absl::Span<const T> in, int64_t outer, int64_t n, int64_t inner,
                 absl::Span<Index> out) {
   // Walk rows of the reduced dimension in memory order, keeping the best of each column.
@@ -327,7 +336,7 @@ void ArgMaxImpl(absl::Span<const T> in, int64_t outer, int64_t n, int64_t inner,
     for (int64_t k = 1; k < n; ++k) {
       const T* row = base + k * inner;
       for (int64_t i = 0; i < inner; ++i) {
-        if (row[i] > best[i]) {
+        if (kMin ? row[i] < best[i] : row[i] > best[i]) {
           best[i] = row[i];
           idx[i] = static_cast<Index>(k);
         }
@@ -336,6 +345,7 @@ void ArgMaxImpl(absl::Span<const T> in, int64_t outer, int64_t n, int64_t inner,
   }
 }
 
+template <bool kMin>
 class ArgMaxOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -355,7 +365,7 @@ class ArgMaxOp : public OpKernel {
     const int64_t n = input.dim(d);
     TW_OP_REQUIRES(
         ctx, n > 0,
-        errors::InvalidArgument("node ", name(), ": cannot take ArgMax along empty ", "dimension ",
+        errors::InvalidArgument("node ", name(), ": cannot take ", type_string(), " along empty ", "dimension ",
                                 d, " of shape ", input.shape().DebugString()));
     std::vector<int64_t> out_dims;
     int64_t outer = 1, inner = 1;
@@ -372,13 +382,14 @@ class ArgMaxOp : public OpKernel {
       using T = typename decltype(tag)::type;
       Dispatch(IndexTypes{}, output_type(0), [&](auto index_tag) {
         using Index = typename decltype(index_tag)::type;
-        ArgMaxImpl<T, Index>(input.flat<T>(), outer, n, inner, out->flat<Index>());
+        ArgMaxImpl<T, Index, kMin>(input.flat<T>(), outer, n, inner, out->flat<Index>());
       });
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
   }
 };
-TW_REGISTER_KERNEL("ArgMax", "CPU", ArgMaxOp);
+TW_REGISTER_KERNEL("ArgMax", "CPU", ArgMaxOp<false>);
+TW_REGISTER_KERNEL("ArgMin", "CPU", ArgMaxOp<true>);
 
 // ---- Gradients of the reductions ----
 
@@ -618,6 +629,7 @@ Status ProdGradient(const Scope& scope, const ForwardOp& op,
 TW_REGISTER_GRADIENT("Prod", ProdGradient);
 
 TW_NO_GRADIENT("ArgMax");
+TW_NO_GRADIENT("ArgMin");
 
 }  // namespace
 
@@ -657,6 +669,10 @@ Output ProdGrad(const Scope& scope, Input input, Input grad, Input axis) {
 }
 Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxOptions& options) {
   return scope.AddNodeOutput("ArgMax", {{input}, {dimension}},
+                             {{"output_type", MakeAttr(options.output_type)}});
+}
+Output ArgMin(const Scope& scope, Input input, Input dimension, const ArgMaxOptions& options) {
+  return scope.AddNodeOutput("ArgMin", {{input}, {dimension}},
                              {{"output_type", MakeAttr(options.output_type)}});
 }
 

@@ -215,6 +215,48 @@ TEST(VariableTest, ScatterAddAndUpdate) {
               HasSubstr("indices[0] = 3 is not in [0, 3) for variable table"));
 }
 
+// ScatterSub/Mul/Div/Max/Min: each kind on rows [1, 2] [3, 4] [5, 6], a repeated index
+// applying each of its updates.
+TEST(VariableTest, ScatterSubMulDivMaxMin) {
+  Scope root = Scope::NewRootScope();
+  auto v = ops::MakeVariable(root, "rows", DT_FLOAT, {3, 2});
+  auto i = ops::MakeVariable(root, "ints", DT_INT32, {2});
+  const Tensor start = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({3, 2}));
+  auto init = ops::Assign(root, v, start);
+  const Tensor idx = Tensor::FromVector<int32_t>({2, 0, 2});
+  const Tensor upd = Tensor::FromVector<float>({2, 2, 0.5, 8, 4, 1}, TensorShape({3, 2}));
+  struct Case {
+    Output out;
+    std::vector<float> want;
+  };
+  std::vector<Case> cases = {{ops::ScatterSub(root, v, idx, upd), {0.5, -6, 3, 4, -1, 3}},
+                             {ops::ScatterMul(root, v, idx, upd), {0.5, 16, 3, 4, 40, 12}},
+                             {ops::ScatterDiv(root, v, idx, upd), {2, 0.25, 3, 4, 0.625, 3}},
+                             {ops::ScatterMax(root, v, idx, upd), {1, 8, 3, 4, 5, 6}},
+                             {ops::ScatterMin(root, v, idx, upd), {0.5, 2, 3, 4, 2, 1}}};
+  auto bad = ops::ScatterMax(root, v, Tensor::FromVector<int64_t>({0, -1}),
+                             Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2})));
+  auto init_i = ops::Assign(root, i, Tensor::FromVector<int32_t>({7, -7}));
+  auto int_div = ops::ScatterDiv(root, i, Tensor::FromVector<int32_t>({0, 1}),
+                                 Tensor::FromVector<int32_t>({2, 2}));
+  auto zero = ops::ScatterDiv(root.WithOpName("zero"), i, Tensor::FromVector<int32_t>({0}),
+                              Tensor::FromVector<int32_t>({0}));
+  ClientSession s(root);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.out.op().name());
+    ASSERT_TRUE(s.Run({}, {init}).ok());
+    auto out = s.Run({}, {c.out});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0], Tensor::FromVector<float>(c.want, TensorShape({3, 2})));
+  }
+  EXPECT_THAT(std::string(s.Run({}, {bad}).status().message()),
+              HasSubstr("indices[1] = -1 is not in [0, 3) for variable rows"));
+  ASSERT_TRUE(s.Run({}, {init_i}).ok());
+  EXPECT_EQ((*s.Run({}, {int_div}))[0], Tensor::FromVector<int32_t>({3, -3}));
+  EXPECT_THAT(std::string(s.Run({}, {zero}).status().message()),
+              HasSubstr("node zero: ScatterDiv by an integer zero"));
+}
+
 TEST(VariableTest, OpsUsingAVariableAreColocatedWithIt) {
   Scope root = Scope::NewRootScope();
   auto v = ops::MakeVariable(root.WithDevice("/job:ps/task:0"), "v", DT_FLOAT, {});

@@ -110,6 +110,8 @@ struct ArgMaxOptions {
   DataType output_type = DT_INT64;  // DT_INT32 or DT_INT64
 };
 Output ArgMax(const Scope& scope, Input input, Input dimension, const ArgMaxOptions& options = {});
+// Index of the smallest element along the scalar `dimension` (first one on ties).
+Output ArgMin(const Scope& scope, Input input, Input dimension, const ArgMaxOptions& options = {});
 
 // ---- Neural-network ops (T: float, double) ----
 Output Relu(const Scope& scope, Input features);

@@ -47,6 +47,14 @@ Output VariableShape(const Scope& scope, const Variable& var, DataType out_type 
 // Adds `updates` to (or writes them into) the rows `indices` of the variable.
 Output ScatterAdd(const Scope& scope, const Variable& var, Input indices, Input updates);
 Output ScatterUpdate(const Scope& scope, const Variable& var, Input indices, Input updates);
+// The rows `indices` of the variable become row - update, row * update, row / update (an
+// integer zero divisor is InvalidArgument), max(row, update), min(row, update); a repeated
+// index applies each of its updates. Each returns the variable's new value.
+Output ScatterSub(const Scope& scope, const Variable& var, Input indices, Input updates);
+Output ScatterMul(const Scope& scope, const Variable& var, Input indices, Input updates);
+Output ScatterDiv(const Scope& scope, const Variable& var, Input indices, Input updates);
+Output ScatterMax(const Scope& scope, const Variable& var, Input indices, Input updates);
+Output ScatterMin(const Scope& scope, const Variable& var, Input indices, Input updates);
 // One node that runs after all of `ops` (e.g. every variable's initializer).
 Operation Group(const Scope& scope, const std::vector<Operation>& ops);
 
