@@ -547,16 +547,6 @@ TW_SHAPE_FNS(ShapeFromInput(0), "RandomUniform", "RandomStandardNormal", "Trunca
 
 TW_REGISTER_SHAPE_FN("MatMul", MatMulShape);
 TW_REGISTER_SHAPE_FN("BiasAdd", BiasAddShape);
-  const StaticShape& g = ctx->input(0);
-  if (!g) return OkStatus();
-  if (g->rank() < 2) {
-    return ctx->Error(absl::StrCat("Shape must be at least rank 2 but is rank ", g->rank()));
-  }
-  std::string format = "NHWC";
-  (void)GetNodeAttr(ctx->node(), "data_format", &format);
-  ctx->set_output(0, Make({g->dim(format == "NCHW" ? 1 : g->rank() - 1)}));
-  return OkStatus();
-});
 TW_REGISTER_SHAPE_FN("Reshape", ReshapeShape);
 TW_REGISTER_SHAPE_FN("ArgMax", ArgMaxShape);
 TW_REGISTER_SHAPE_FN("ArgMin", ArgMaxShape);  // ArgMin: like ArgMax
