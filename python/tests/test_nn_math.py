@@ -371,3 +371,23 @@ def test_dropout_with_a_fed_keep_prob_trains_as_kubeflows_mnist_does():
             sess.run(train, {x: data, y_: labels, keep_prob: 0.5})
         after = sess.run(loss, {x: data, y_: labels, keep_prob: 1.0})
     assert after < 0.5 * before
+
+
+def test_swish_crelu_and_log_poisson_loss():
+    v = np.array([[-1.5, 0.5], [2.0, -0.2]])
+    x = tf.constant(v)
+    targets = np.array([[0.0, 0.5], [3.0, 7.0]])
+    swish, crelu = tf.nn.swish(x), tf.nn.crelu(x)
+    assert crelu.shape.as_list() == [2, 4]
+    plain = tf.nn.log_poisson_loss(tf.constant(targets), x)
+    full = tf.nn.log_poisson_loss(tf.constant(targets), x, compute_full_loss=True)
+    got = run(swish, crelu, plain, full, tf.gradients(tf.reduce_sum(swish), x)[0])
+    sig = 1 / (1 + np.exp(-v))
+    np.testing.assert_allclose(got[0], v * sig, rtol=1e-12)
+    np.testing.assert_allclose(got[1], np.concatenate([np.maximum(v, 0), np.maximum(-v, 0)], -1))
+    base = np.exp(v) - v * targets
+    np.testing.assert_allclose(got[2], base, rtol=1e-12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stirling = targets * np.log(targets) - targets + 0.5 * np.log(2 * np.pi * targets)
+    np.testing.assert_allclose(got[3], base + np.where(targets <= 1, 0, stirling), rtol=1e-12)
+    np.testing.assert_allclose(got[4], sig * (1 + v * (1 - sig)), rtol=1e-12)

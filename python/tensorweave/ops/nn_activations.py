@@ -1,7 +1,8 @@
 """tf.nn activations beyond relu/sigmoid/tanh (elu, selu, leaky_relu, relu6, softplus,
-softsign: the ops of src/ops/activation_ops.cc), tf.nn.dropout and
-tf.nn.weighted_cross_entropy_with_logits, composed as TF 1.15 composes them."""
+softsign: the ops of src/ops/activation_ops.cc), tf.nn.dropout, swish, crelu,
+weighted_cross_entropy_with_logits and log_poisson_loss, composed as TF 1.15 composes them."""
 
+import math
 import numbers
 
 from tensorweave import raw_ops
@@ -121,3 +122,40 @@ def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None
             nn_ops.relu(math_ops.negative(logits)))
         return math_ops.add(math_ops.multiply(math_ops.subtract(1.0, labels), logits),
                             math_ops.multiply(log_weight, softplus_neg), name=scope)
+
+
+def swish(features):
+    """features * sigmoid(features) (TF 1.15's tf.nn.swish, composed of its ops)."""
+    features = convert_to_tensor(features, name="features")
+    return math_ops.multiply(features, math_ops.sigmoid(features))
+
+
+def crelu(features, name=None, axis=-1):
+    """relu of [features, -features] concatenated along axis."""
+    with ops.name_scope(name, "CRelu", [features]) as scope:
+        features = convert_to_tensor(features, name="features")
+        c = array_ops.concat([features, math_ops.negative(features)], axis, name=scope)
+        return nn_ops.relu(c)
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """exp(log_input) - log_input * targets; with compute_full_loss, plus Stirling's
+    approximation of log(targets!) where targets > 1 (TF's form)."""
+    with ops.name_scope(name, "log_poisson_loss", [targets, log_input]):
+        log_input = convert_to_tensor(log_input, name="log_input")
+        targets = convert_to_tensor(targets, dtype=log_input.dtype, name="targets")
+        if (log_input.shape.ndims is not None and targets.shape.ndims is not None and
+                not log_input.shape.is_compatible_with(targets.shape)):
+            raise ValueError("log_input and targets must have the same shape (%s vs %s)" %
+                             (log_input.shape, targets.shape))
+        result = math_ops.subtract(math_ops.exp(log_input),
+                                   math_ops.multiply(log_input, targets))
+        if compute_full_loss:
+            stirling = math_ops.add(
+                math_ops.subtract(math_ops.multiply(targets, math_ops.log(targets)), targets),
+                math_ops.multiply(0.5, math_ops.log(math_ops.multiply(2 * math.pi, targets))))
+            zeros = array_ops.zeros_like(targets)
+            small = math_ops.logical_and(math_ops.greater_equal(targets, 0.0),
+                                         math_ops.less_equal(targets, 1.0))
+            result = math_ops.add(result, array_ops.where(small, zeros, stirling))
+        return result

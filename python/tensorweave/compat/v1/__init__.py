@@ -141,7 +141,9 @@ nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_so
                 elu=_nn_act.elu, selu=_nn_act.selu, leaky_relu=_nn_act.leaky_relu,
                 relu6=_nn_act.relu6, softplus=_nn_act.softplus, softsign=_nn_act.softsign,
                 dropout=_nn_act.dropout,
-                weighted_cross_entropy_with_logits=_nn_act.weighted_cross_entropy_with_logits)
+                weighted_cross_entropy_with_logits=_nn_act.weighted_cross_entropy_with_logits,
+                swish=_nn_act.swish, crelu=_nn_act.crelu,
+                log_poisson_loss=_nn_act.log_poisson_loss)
 math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=divide,
                   truediv=truediv, exp=exp, log=log, sqrt=sqrt, square=square, maximum=maximum,
                   minimum=minimum, equal=equal, not_equal=not_equal, less=less,

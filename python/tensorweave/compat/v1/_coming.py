@@ -37,8 +37,8 @@ COMING.update(_names(30, """
     nn.lrn
     nn.local_response_normalization
     nn.embedding_lookup_sparse
-    nn.nce_loss nn.sampled_softmax_loss nn.crelu
-    nn.swish nn.log_poisson_loss nn.ctc_loss nn.pool nn.convolution
+    nn.nce_loss nn.sampled_softmax_loss
+    nn.ctc_loss nn.pool nn.convolution
     layers.conv1d layers.conv3d layers.conv2d_transpose
     layers.separable_conv2d layers.max_pooling1d
     train.export_meta_graph train.import_meta_graph train.ExponentialMovingAverage
