@@ -23,6 +23,7 @@ _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/]*$")
 class GraphKeys:
     GLOBAL_VARIABLES = "variables"
     LOCAL_VARIABLES = "local_variables"
+    METRIC_VARIABLES = "metric_variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     MODEL_VARIABLES = "model_variables"
     GLOBAL_STEP = "global_step"

@@ -86,6 +86,10 @@ class TensorShape:
         return TensorShape([a.value if a.value is not None else b.value
                             for a, b in zip(self._dims, other.dims)])
 
+    def assert_is_compatible_with(self, other):
+        if not self.is_compatible_with(other):
+            raise ValueError("Shapes %s and %s are incompatible" % (self, as_shape(other)))
+
     def assert_is_fully_defined(self):
         if not self.is_fully_defined():
             raise ValueError("Shape %s is not fully defined" % self)

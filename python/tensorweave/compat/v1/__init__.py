@@ -289,6 +289,18 @@ layers.batch_normalization = _layers_norm.batch_normalization
 layers.BatchNormalization = _layers_norm.BatchNormalization
 keras.layers.BatchNormalization = _layers_norm.KerasBatchNormalization
 
+# Streaming metrics (ops/metrics_impl.py).
+from tensorweave.ops import metrics_impl as _metrics  # noqa: E402
+metrics = _namespace(
+    "metrics", accuracy=_metrics.accuracy, mean=_metrics.mean, precision=_metrics.precision,
+    recall=_metrics.recall, auc=_metrics.auc, mean_iou=_metrics.mean_iou,
+    true_positives=_metrics.true_positives, false_positives=_metrics.false_positives,
+    true_negatives=_metrics.true_negatives, false_negatives=_metrics.false_negatives,
+    mean_absolute_error=_metrics.mean_absolute_error,
+    mean_squared_error=_metrics.mean_squared_error,
+    root_mean_squared_error=_metrics.root_mean_squared_error)
+confusion_matrix = math.confusion_matrix = _metrics.confusion_matrix
+
 import sys as _sys  # noqa: E402
 
 # `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.
@@ -303,6 +315,7 @@ for _path, _module in [("nn", nn), ("math", math), ("train", train), ("summary",
                        ("estimator", estimator), ("contrib", contrib),
                        ("contrib.learn", contrib.learn),
                        ("contrib.framework", contrib.framework), ("distribute", distribute),
-                       ("saved_model", saved_model), ("losses", losses), ("random", random)]:
+                       ("saved_model", saved_model), ("losses", losses), ("random", random),
+                       ("metrics", metrics)]:
     _coming.attach(_module, _path)
 del _path, _module

@@ -22,7 +22,7 @@ def _names(issue, text):
 COMING = {}
 COMING.update(_names(30, """
     .one_hot .split .strided_slice
-    .gfile .metrics .image
+    .gfile .image
     .cumsum .reverse .reverse_sequence
     .unique
     .reduce_any .reduce_all .reduce_logsumexp .count_nonzero
