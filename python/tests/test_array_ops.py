@@ -111,3 +111,48 @@ def test_gradient_through_broadcast_to_and_expand_dims():
     y = tf.reduce_sum(tf.broadcast_to(tf.expand_dims(x, 0), [3, 2, 4]))
     g, = tf.gradients(y, [x])
     assert run(g)[0].tolist() == [[12.0], [12.0]]
+
+
+def test_split_with_a_number_or_sizes():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    halves = tf.split(x, 2, axis=1)
+    sized = tf.split(x, [1, -1, 2], axis=0)
+    single = tf.split(x, 1)
+    assert [p.shape.as_list() for p in halves] == [[4, 3], [4, 3]]
+    assert [p.shape.as_list() for p in sized] == [[1, 6], [1, 6], [2, 6]]
+    assert isinstance(single, list) and len(single) == 1
+    got = run(*halves, *sized)
+    for a, b in zip(got, np.split(x, 2, axis=1) + np.split(x, [1, 2], axis=0)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="evenly divisible by 4 but is 6"):
+        tf.split(x, 4, axis=1)
+
+
+def test_one_hot_reverse_and_cumsum_match_numpy():
+    indices = np.array([[0, 2], [1, 5]])
+    hot = tf.one_hot(indices, 3)
+    hot_axis0 = tf.one_hot(indices, 3, on_value=7, off_value=-1, axis=0)
+    assert hot.dtype == tf.float32 and hot.shape.as_list() == [2, 2, 3]
+    assert hot_axis0.dtype == tf.int32 and hot_axis0.shape.as_list() == [3, 2, 2]
+    x = np.arange(12, dtype=np.float64).reshape(3, 4)
+    got = run(hot, hot_axis0, tf.reverse(x, [1]), tf.reverse_v2(x, [0, -1]),
+              tf.cumsum(x, axis=1), tf.cumsum(x, exclusive=True, reverse=True))
+    expected_hot = (indices[..., None] == np.arange(3)).astype(np.float32)  # 5 is off
+    np.testing.assert_array_equal(got[0], expected_hot)
+    np.testing.assert_array_equal(got[1], np.where(np.moveaxis(expected_hot, -1, 0) > 0, 7, -1))
+    np.testing.assert_array_equal(got[2], x[:, ::-1])
+    np.testing.assert_array_equal(got[3], x[::-1, ::-1])
+    np.testing.assert_array_equal(got[4], np.cumsum(x, axis=1))
+    rev = np.cumsum(x[::-1], axis=0)[::-1]
+    np.testing.assert_array_equal(got[5], rev - x)
+    with pytest.raises(TypeError, match="dtype"):
+        tf.one_hot(indices, 3, on_value=1.0, dtype=tf.int32)
+
+
+def test_gradients_through_split_and_cumsum():
+    x = tf.constant(np.arange(6, dtype=np.float64).reshape(2, 3))
+    a, b = tf.split(x, [2, 1], axis=1)
+    y = tf.reduce_sum(tf.cumsum(a, axis=1) * 2.0) + tf.reduce_sum(tf.reverse(b, [0]))
+    g, = tf.gradients(y, [x])
+    # cumsum over 2 columns: column 0 counts twice, column 1 once; times 2; b's gradient 1.
+    np.testing.assert_allclose(run(g)[0], [[4.0, 2.0, 1.0], [4.0, 2.0, 1.0]])

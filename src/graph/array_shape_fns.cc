@@ -1,5 +1,6 @@
 // The shape functions of the array ops that move elements into another shape
-// (src/ops/transpose_ops.cc, reshape_ops.cc's ExpandDims and Squeeze, sequence_ops.cc), after
+// (src/ops/transpose_ops.cc, reshape_ops.cc's ExpandDims and Squeeze, split_ops.cc,
+// sequence_ops.cc), after
 // TensorFlow's: constant permutations, multiples, axes and shapes give static shapes, and
 // inputs the kernel would refuse fail the node at construction with TF's message.
 #include <algorithm>
@@ -210,8 +211,104 @@ Status RangeShape(ShapeContext* ctx) {
   return OkStatus();
 }
 
+// The split axis (input `axis_input`, a constant) of a value of known `rank`, or -1.
+StatusOr<int> SplitAxis(ShapeContext* ctx, int axis_input, int rank) {
+  auto axis = ctx->constant_ints(axis_input);
+  if (!axis || axis->size() != 1) return -1;
+  const int64_t a = (*axis)[0];
+  if (a < -rank || a >= rank) {
+    return ctx->Error(absl::StrCat("-input rank(-", rank, ") <= split_dim < input rank (", rank,
+                                   "), but got ", a));
+  }
+  return static_cast<int>(a < 0 ? a + rank : a);
+}
+
+Status SplitShape(ShapeContext* ctx) {
+  const StaticShape& in = ctx->input(1);
+  if (!in) return OkStatus();
+  TW_ASSIGN_OR_RETURN(const int axis, SplitAxis(ctx, 0, in->rank()));
+  std::vector<int64_t> dims(static_cast<size_t>(in->rank()), kUnknown);
+  if (axis >= 0) {
+    dims = in->dims();
+    const int64_t n = ctx->num_outputs(), size = dims[axis];
+    if (size != kUnknown && size % n != 0) {
+      return ctx->Error(
+          absl::StrCat("Dimension size must be evenly divisible by ", n, " but is ", size));
+    }
+    if (size != kUnknown) dims[axis] = size / n;
+  }
+  for (int i = 0; i < ctx->num_outputs(); ++i) ctx->set_output(i, Make(dims));
+  return OkStatus();
+}
+
+Status SplitVShape(ShapeContext* ctx) {
+  const StaticShape& in = ctx->input(0);
+  if (!in) return OkStatus();
+  TW_ASSIGN_OR_RETURN(const int axis, SplitAxis(ctx, 2, in->rank()));
+  auto sizes = ctx->constant_ints(1);
+  if (axis < 0 || !sizes || static_cast<int>(sizes->size()) != ctx->num_outputs()) {
+    for (int i = 0; i < ctx->num_outputs(); ++i) ctx->set_output(i, UnknownDims(in->rank()));
+    return OkStatus();
+  }
+  const int64_t total = in->dim(axis);
+  int64_t determined = 0;
+  int unknown = -1;
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    if ((*sizes)[i] == -1) {
+      if (unknown != -1) return ctx->Error("Only one dimensions can have a value of -1");
+      unknown = static_cast<int>(i);
+    } else {
+      determined += (*sizes)[i];
+    }
+  }
+  if (total != kUnknown && ((unknown == -1 && determined != total) || determined > total)) {
+    return ctx->Error(absl::StrCat(
+        "Determined shape must either match input shape along split_dim exactly if fully "
+        "specified, or be less than the size of the input along split_dim if not fully "
+        "specified.  Got: ",
+        determined));
+  }
+  for (size_t i = 0; i < sizes->size(); ++i) {
+    std::vector<int64_t> dims = in->dims();
+    dims[axis] = static_cast<int>(i) == unknown
+                     ? (total == kUnknown ? kUnknown : total - determined)
+                     : (*sizes)[i];
+    ctx->set_output(static_cast<int>(i), Make(dims));
+  }
+  return OkStatus();
+}
+
+Status OneHotShape(ShapeContext* ctx) {
+  const StaticShape& indices = ctx->input(0);
+  if (!indices) return OkStatus();
+  int64_t axis = -1;
+  (void)GetNodeAttr(ctx->node(), "axis", &axis);
+  const int rank = indices->rank() + 1;
+  if (axis != -1 && (axis < 0 || axis >= rank)) {
+    return ctx->Error(
+        absl::StrCat("Expected axis to be -1 or between [0, ", rank, ").  But received: ", axis));
+  }
+  auto depth = ctx->constant_ints(1);
+  std::vector<int64_t> dims = indices->dims();
+  dims.insert(dims.begin() + (axis == -1 ? rank - 1 : axis),
+              depth && depth->size() == 1 ? (*depth)[0] : kUnknown);
+  ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
 }  // namespace
 
+TW_REGISTER_SHAPE_FN("Split", SplitShape);
+TW_REGISTER_SHAPE_FN("SplitV", SplitVShape);
+TW_REGISTER_SHAPE_FN("OneHot", OneHotShape);
+TW_REGISTER_SHAPE_FN("ReverseV2", [](ShapeContext* ctx) {
+  ctx->set_output(0, ctx->input(0));
+  return OkStatus();
+});
+TW_REGISTER_SHAPE_FN("Cumsum", [](ShapeContext* ctx) {
+  ctx->set_output(0, ctx->input(0));
+  return OkStatus();
+});
 TW_REGISTER_SHAPE_FN("Transpose", TransposeShape);
 TW_REGISTER_SHAPE_FN("InvertPermutation", [](ShapeContext* ctx) {
   ctx->set_output(0, ctx->input(0));

@@ -1,6 +1,6 @@
 // Numeric checks of the gradients of the array ops that move elements (transpose_ops.cc,
-// reshape_ops.cc's ExpandDims and Squeeze, sequence_ops.cc): each symbolic gradient against
-// central differences in double precision, with negative axes, dimensions of 1 and int64
+// reshape_ops.cc's ExpandDims and Squeeze, split_ops.cc, sequence_ops.cc): each symbolic gradient
+// against central differences in double precision, with negative axes, dimensions of 1 and int64
 // index inputs.
 #include <functional>
 #include <vector>
@@ -75,6 +75,50 @@ TEST(ArrayGradTest, BroadcastTo) {
         return ops::BroadcastTo(s, x, {2, 3});
       },
       {2, 3});
+}
+
+// The first piece, and the last scaled, so that both pieces' gradients are checked and
+// one piece's is sometimes missing.
+TEST(ArrayGradTest, SplitAndSplitV) {
+  ExpectGradient(
+      [](const Scope& s, const Output& x) {
+        auto pieces = ops::Split(s, 1, x, 3);
+        return ops::Add(s, pieces[0], ops::Mul(s, pieces[2], 2.0));
+      },
+      {2, 6});
+  ExpectGradient([](const Scope& s, const Output& x) { return ops::Split(s, -1, x, 2)[1]; },
+                 {2, 4});
+  ExpectGradient(
+      [](const Scope& s, const Output& x) {
+        auto pieces = ops::SplitV(s, x, Tensor::FromVector<int64_t>({1, -1}), 0, 2);
+        return ops::Sum(s, ops::Mul(s, pieces[1], pieces[1]), {0});
+      },
+      {3, 2});
+}
+
+TEST(ArrayGradTest, ReverseV2) {
+  ExpectGradient(
+      [](const Scope& s, const Output& x) {
+        return ops::ReverseV2(s, x, {0, -1});
+      },
+      {2, 3, 2});
+}
+
+TEST(ArrayGradTest, Cumsum) {
+  for (bool exclusive : {false, true}) {
+    for (bool reverse : {false, true}) {
+      ExpectGradient(
+          [&](const Scope& s, const Output& x) {
+            return ops::Cumsum(s, x, 1, {.exclusive = exclusive, .reverse = reverse});
+          },
+          {2, 3, 2});
+      ExpectGradient(
+          [&](const Scope& s, const Output& x) {
+            return ops::Cumsum(s, x, -1, {.exclusive = exclusive, .reverse = reverse});
+          },
+          {4});
+    }
+  }
 }
 
 }  // namespace

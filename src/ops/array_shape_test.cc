@@ -83,5 +83,31 @@ TEST(ArrayShapeTest, Range) {
               HasSubstr("Requires delta != 0"));
 }
 
+TEST(ArrayShapeTest, SplitOneHotReverseCumsum) {
+  Scope root = Scope::NewRootScope();
+  auto x = Ph(root, {2, 6, -1});
+  auto pieces = ops::Split(root, 1, x, 3);
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(ShapeOf(root, pieces[2]), "[2,2,?]");
+  auto v = ops::SplitV(root, x, Tensor::FromVector<int64_t>({1, -1}), -2, 2);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(ShapeOf(root, v[0]), "[2,1,?]");
+  EXPECT_EQ(ShapeOf(root, v[1]), "[2,5,?]");
+  auto indices = ops::Placeholder(root, DT_INT32, {.shape = std::vector<int64_t>{4, -1}});
+  EXPECT_EQ(ShapeOf(root, ops::OneHot(root, indices, 3, 1.0f, 0.0f)), "[4,?,3]");
+  EXPECT_EQ(ShapeOf(root, ops::OneHot(root, indices, 3, 1.0f, 0.0f, 1)), "[4,3,?]");
+  EXPECT_EQ(ShapeOf(root, ops::ReverseV2(root, x, {0})), "[2,6,?]");
+  EXPECT_EQ(ShapeOf(root, ops::Cumsum(root, x, 0)), "[2,6,?]");
+  ASSERT_TRUE(root.ok()) << root.status();
+  EXPECT_THAT(Failure([](const Scope& s) {
+                ops::Split(s.WithOpName("bad"), 1, Ph(s, {2, 5}), 2);
+              }),
+              HasSubstr("Dimension size must be evenly divisible by 2 but is 5"));
+  EXPECT_THAT(Failure([](const Scope& s) {
+                ops::Split(s.WithOpName("bad"), 2, Ph(s, {2, 5}), 2);
+              }),
+              HasSubstr("-input rank(-2) <= split_dim < input rank (2), but got 2"));
+}
+
 }  // namespace
 }  // namespace tw

@@ -36,6 +36,29 @@ Output Squeeze(const Scope& scope, Input input, const std::vector<int64_t>& axis
 // int64, float or double); delta must not be 0 and must point from start towards limit.
 Output Range(const Scope& scope, Input start, Input limit, Input delta);
 
+// `value` cut along dimension `axis` (an int32 scalar; negative counts from the end) into
+// `num_split` pieces of equal size. Empty when the node failed to build.
+std::vector<Output> Split(const Scope& scope, Input axis, Input value, int num_split);
+// `value` cut along `axis` into pieces of the sizes `size_splits` (a vector of num_split
+// entries, one of which may be -1 for the rest). Empty when the node failed to build.
+std::vector<Output> SplitV(const Scope& scope, Input value, Input size_splits, Input axis,
+                           int num_split);
+
+// A new dimension of size `depth` (an int32 scalar) at `axis` (-1: last) holding `on_value`
+// where it equals `indices` (uint8, int32 or int64) and `off_value` (a scalar of on_value's
+// type) elsewhere; indices outside [0, depth) give only off_value.
+Output OneHot(const Scope& scope, Input indices, Input depth, Input on_value, Input off_value,
+              int axis = -1);
+// `tensor` with the dimensions listed in `axis` (a vector; negative counts from the end)
+// walked backwards.
+Output ReverseV2(const Scope& scope, Input tensor, Input axis);
+struct CumsumOptions {
+  bool exclusive = false;  // each sum leaves out its own element (the first sum is 0)
+  bool reverse = false;    // sum from the end of the dimension
+};
+// Running sums of `x` (float, double, int32, int64) along `axis` (a scalar).
+Output Cumsum(const Scope& scope, Input x, Input axis, const CumsumOptions& options = {});
+
 }  // namespace tw::ops
 
 #endif  // TENSORWEAVE_OPS_ARRAY_OPS_H_

@@ -1,6 +1,7 @@
 """TF 1.x's array ops that move a tensor's elements into another shape, over the C++ ops
-(src/ops/transpose_ops.cc, reshape_ops.cc, sequence_ops.cc): tf.transpose, tf.tile,
-tf.broadcast_to, tf.expand_dims, tf.squeeze, tf.range and tf.rank, with TF's signatures,
+(src/ops/transpose_ops.cc, reshape_ops.cc, split_ops.cc, sequence_ops.cc): tf.transpose,
+tf.tile, tf.broadcast_to, tf.expand_dims, tf.squeeze, tf.split, tf.reverse, tf.one_hot,
+tf.cumsum, tf.range and tf.rank, with TF's signatures,
 defaults and argument errors. The kernels and shape functions hold the behaviour; this module
 only maps TF's Python arguments onto the ops' inputs and attributes."""
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from tensorweave import raw_ops
 from tensorweave.framework import dtypes
+from tensorweave.framework import op_def_library
 from tensorweave.framework import ops
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 
@@ -96,3 +98,61 @@ def _range_rank(dtype):
         raise TypeError("range: start, limit and delta must be int32, int64, float32 or "
                         "float64, got %s" % dtype.name)
     return _RANGE_ORDER.index(dtype)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    """A list of the pieces of `value` along `axis`: `num_or_size_splits` equal ones (an
+    int), or pieces of the listed sizes (one may be -1: the rest of the dimension)."""
+    if isinstance(num_or_size_splits, (int, np.integer)) and not isinstance(
+            num_or_size_splits, bool):
+        op = op_def_library.apply_op("Split", name=name, split_dim=axis, value=value,
+                                     num_split=int(num_or_size_splits))
+        return list(op.outputs)
+    sizes = convert_to_tensor(num_or_size_splits)
+    if num is None:
+        if sizes.shape.ndims != 1 or sizes.shape[0].value is None:
+            raise ValueError("Cannot infer num from shape %s" % sizes.shape)
+        num = sizes.shape[0].value
+    op = op_def_library.apply_op("SplitV", name=name, value=value, size_splits=sizes,
+                                 split_dim=axis, num_split=int(num))
+    return list(op.outputs)
+
+
+def reverse(tensor, axis, name=None):
+    """`tensor` with the dimensions in `axis` (a list; negative counts from the end)
+    reversed: TF 1.x's tf.reverse, which is tf.reverse_v2."""
+    return raw_ops.ReverseV2(tensor=tensor, axis=axis, name=name or "ReverseV2")
+
+
+reverse_v2 = reverse
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """on_value (1) where a new dimension of size `depth` at `axis` (default last) equals
+    `indices`, off_value (0) elsewhere; the type is dtype, else on/off_value's, else float32.
+    Indices outside [0, depth) give a row of off_value."""
+    with ops.name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        given = [convert_to_tensor(v) for v in (on_value, off_value) if v is not None]
+        for v, what in zip(given, ("on_value", "off_value")):
+            if dtype is not None and v.dtype != dtypes.as_dtype(dtype):
+                raise TypeError("dtype {0} of {1} does not match dtype parameter {2}".format(
+                    v.dtype, what, dtypes.as_dtype(dtype)))
+        if len(given) == 2 and given[0].dtype != given[1].dtype:
+            raise TypeError("dtype {0} of on_value does not match dtype {1} of off_value".format(
+                given[0].dtype, given[1].dtype))
+        if dtype is None:
+            dtype = given[0].dtype if given else dtypes.float32
+        dtype = dtypes.as_dtype(dtype)
+        on = convert_to_tensor(1 if on_value is None else on_value, dtype=dtype, name="on_value")
+        off = convert_to_tensor(0 if off_value is None else off_value, dtype=dtype,
+                                name="off_value")
+        return raw_ops.OneHot(indices=indices, depth=convert_to_tensor(depth, dtype=dtypes.int32),
+                              on_value=on, off_value=off, axis=-1 if axis is None else axis,
+                              name=scope)
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):  # noqa: A002
+    """Running sums of `x` along `axis`: from the end when `reverse`, each without its own
+    element when `exclusive`."""
+    return raw_ops.Cumsum(x=x, axis=axis, exclusive=exclusive, reverse=reverse,
+                          name=name or "Cumsum")

@@ -32,8 +32,9 @@ from tensorweave.ops.cwise_math import (ceil, cos, erf, floor, reciprocal, round
                                         rsqrt, sign, sin)
 from tensorweave.layers import dropout as _layers_dropout
 from tensorweave.training import learning_rate_decay as _lr_decay
-from tensorweave.ops.array_transforms import (broadcast_to, expand_dims, range,  # noqa: A004
-                                               rank, squeeze, tile, transpose)
+from tensorweave.ops.array_transforms import (broadcast_to, cumsum, expand_dims,
+                                               one_hot, range, rank, reverse,  # noqa: A004
+                                               reverse_v2, split, squeeze, tile, transpose)
 from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, ones_like, pad,
                                        placeholder, placeholder_with_default, reshape, shape,
                                        size, slice, stack, stop_gradient, unstack, where, zeros,

@@ -21,9 +21,9 @@ def _names(issue, text):
 # "namespace.name" (namespace "" for tf itself) -> issue.
 COMING = {}
 COMING.update(_names(30, """
-    .one_hot .split .strided_slice
+    .strided_slice
     .gfile .image
-    .cumsum .reverse .reverse_sequence
+    .reverse_sequence
     .unique
     .reduce_any .reduce_all .reduce_logsumexp .count_nonzero
     .sparse_to_dense .SparseTensor .sparse_placeholder
