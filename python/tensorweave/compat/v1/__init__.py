@@ -302,6 +302,20 @@ metrics = _namespace(
     root_mean_squared_error=_metrics.root_mean_squared_error)
 confusion_matrix = math.confusion_matrix = _metrics.confusion_matrix
 
+# Files (platform/gfile.py): tf.gfile's TF 1.x names and tf.io.gfile's.
+from tensorweave.platform import gfile as _gfile  # noqa: E402
+gfile = _namespace(
+    "gfile", GFile=_gfile.GFile, Open=_gfile.Open, FastGFile=_gfile.FastGFile,
+    Exists=_gfile.Exists, IsDirectory=_gfile.IsDirectory, ListDirectory=_gfile.ListDirectory,
+    MkDir=_gfile.MkDir, MakeDirs=_gfile.MakeDirs, Remove=_gfile.Remove,
+    DeleteRecursively=_gfile.DeleteRecursively, Rename=_gfile.Rename, Copy=_gfile.Copy,
+    Glob=_gfile.Glob, Stat=_gfile.Stat, Walk=_gfile.Walk)
+io = _namespace("io", gfile=_namespace(
+    "io.gfile", GFile=_gfile.GFile, exists=_gfile.exists, isdir=_gfile.isdir,
+    listdir=_gfile.listdir, mkdir=_gfile.mkdir, makedirs=_gfile.makedirs,
+    remove=_gfile.remove, rmtree=_gfile.rmtree, rename=_gfile.rename, copy=_gfile.copy,
+    glob=_gfile.glob, stat=_gfile.stat, walk=_gfile.walk))
+
 import sys as _sys  # noqa: E402
 
 # `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.
@@ -317,6 +331,6 @@ for _path, _module in [("nn", nn), ("math", math), ("train", train), ("summary",
                        ("contrib.learn", contrib.learn),
                        ("contrib.framework", contrib.framework), ("distribute", distribute),
                        ("saved_model", saved_model), ("losses", losses), ("random", random),
-                       ("metrics", metrics)]:
+                       ("metrics", metrics), ("io", io)]:
     _coming.attach(_module, _path)
 del _path, _module

@@ -22,7 +22,7 @@ def _names(issue, text):
 COMING = {}
 COMING.update(_names(30, """
     .strided_slice
-    .gfile .image
+    .image
     .reverse_sequence
     .unique
     .reduce_any .reduce_all .reduce_logsumexp .count_nonzero
@@ -51,7 +51,10 @@ COMING.update(_names(31, """
     .data .decode_raw .decode_csv .parse_example .parse_single_example
     .FixedLenFeature .VarLenFeature .FixedLenSequenceFeature .TFRecordReader
     .TextLineReader .FixedLengthRecordReader .WholeFileReader .RandomShuffleQueue
-    .PaddingFIFOQueue .PriorityQueue .python_io .io .read_file
+    .PaddingFIFOQueue .PriorityQueue .python_io .read_file
+    io.TFRecordWriter io.tf_record_iterator io.TFRecordOptions io.parse_example
+    io.parse_single_example io.FixedLenFeature io.VarLenFeature io.FixedLenSequenceFeature
+    io.decode_raw io.decode_csv io.read_file io.write_file
     train.string_input_producer train.input_producer train.range_input_producer
     train.slice_input_producer train.batch train.shuffle_batch train.batch_join
     train.shuffle_batch_join train.Example train.Features train.Feature
