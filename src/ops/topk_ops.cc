@@ -45,8 +45,8 @@ struct RanksBefore {
   }
 };
 
-// The top k of `rows` rows of n: partial selection per row (nth_element, then sorting the
-// k selected), O(n + k log k) a row rather than a full sort.
+// The top k of `rows` rows of n, per row without a full sort: a heap of the k best for a
+// small k (O(n log k)), else nth_element and a sort of the k selected (O(n + k log k)).
 template <typename T>
 void TopKRows(const T* in, int64_t rows, int64_t n, int64_t k, T* values, int32_t* indices) {
   std::vector<int32_t> order(static_cast<size_t>(n));
@@ -65,8 +65,13 @@ void TopKRows(const T* in, int64_t rows, int64_t n, int64_t k, T* values, int32_
       continue;
     }
     std::iota(order.begin(), order.end(), 0);
-    if (k < n) std::nth_element(order.begin(), order.begin() + (k - 1), order.end(), before);
-    std::sort(order.begin(), order.begin() + k, before);
+    if (k * 16 <= n) {
+      // Small k: a heap of the k best, most elements rejected by one comparison.
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    } else {
+      if (k < n) std::nth_element(order.begin(), order.begin() + (k - 1), order.end(), before);
+      std::sort(order.begin(), order.begin() + k, before);
+    }
     for (int64_t j = 0; j < k; ++j) {
       idx[j] = order[j];
       v[j] = row[order[j]];
