@@ -203,3 +203,11 @@ def test_tf_print_writes_tensors_as_tf_print_does(capfd):
         y = tf.identity(1.0)
     run(y)
     assert capfd.readouterr().out == "done!"
+
+
+def test_assert_equal_on_two_differing_constants_fails_at_once():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="fail"):
+        tf.assert_equal(tf.constant([1, 2]), tf.constant([1, 3]), message="fail")
+    same = tf.assert_equal(tf.constant([1, 2]), [1, 2])
+    assert isinstance(same, tf.Operation)
+    run(same)

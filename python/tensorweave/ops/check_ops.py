@@ -78,7 +78,23 @@ def _all(condition):
     return math_ops.equal(math_ops.reduce_sum(false), 0)
 
 
-def _binary_assert(symbol, compare, default_name):
+def _constant_value(t):
+    """The value of a Const tensor (numpy), else None."""
+    return t.op.get_attr("value") if isinstance(t, ops.Tensor) and t.op.type == "Const" else None
+
+
+def _assert_static(data):
+    """As TF's assert_equal on two constants that differ: InvalidArgumentError now, its
+    message the data (constants by value), one a line."""
+    from tensorweave import errors
+    lines = []
+    for d in data:
+        value = _constant_value(d) if isinstance(d, ops.Tensor) else d
+        lines.append(str(value if value is not None else d))
+    raise errors.InvalidArgumentError(None, None, "\n".join(lines))
+
+
+def _binary_assert(symbol, compare, default_name, static_compare=None):
     def assert_fn(x, y, data=None, summarize=None, message=None, name=None):
         with ops.name_scope(name, default_name):
             x = convert_to_tensor(x, name="x")
@@ -87,6 +103,10 @@ def _binary_assert(symbol, compare, default_name):
                 data = [message or "",
                         "Condition x %s y did not hold element-wise:" % symbol,
                         "x (%s) = " % x.name, x, "y (%s) = " % y.name, y]
+            x_static, y_static = _constant_value(x), _constant_value(y)
+            if static_compare is not None and x_static is not None and y_static is not None:
+                if not np.all(static_compare(x_static, y_static)):
+                    _assert_static(data)
             return Assert(_all(compare(x, y)), data, summarize=summarize)
     assert_fn.__name__ = default_name
     return assert_fn
@@ -99,7 +119,8 @@ def _math(fn_name):
     return call
 
 
-assert_equal = _binary_assert("==", _math("equal"), "assert_equal")
+# Only assert_equal checks two constants at once, as TF 1.15's.
+assert_equal = _binary_assert("==", _math("equal"), "assert_equal", np.equal)
 assert_none_equal = _binary_assert("!=", _math("not_equal"), "assert_none_equal")
 assert_less = _binary_assert("<", _math("less"), "assert_less")
 assert_less_equal = _binary_assert("<=", _math("less_equal"), "assert_less_equal")
