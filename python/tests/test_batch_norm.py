@@ -161,3 +161,20 @@ def test_fused_batch_norm_gradient_matches_central_differences(is_training):
     with tf.Session() as sess:
         np.testing.assert_allclose(sess.run(dx, {x: x0}), numeric_gradient(sess, loss, x, x0),
                                    atol=1e-6)
+
+
+def test_bias_add_nchw_and_its_gradient():
+    x = np.arange(24, dtype=np.float64).reshape(2, 3, 2, 2)
+    b = np.array([10.0, 20.0, 30.0])
+    value = tf.constant(x)
+    bias = tf.constant(b)
+    y = tf.nn.bias_add(value, bias, data_format="NCHW")
+    y_last = tf.nn.bias_add(tf.constant(x.reshape(2, 2, 2, 3)), bias, data_format="NHWC")
+    db = tf.gradients(tf.reduce_sum(y * y), [bias])[0]
+    with tf.Session() as sess:
+        got, last, grad = sess.run([y, y_last, db])
+    np.testing.assert_allclose(got, x + b.reshape(1, 3, 1, 1))
+    np.testing.assert_allclose(last, x.reshape(2, 2, 2, 3) + b)
+    np.testing.assert_allclose(grad, (2 * (x + b.reshape(1, 3, 1, 1))).sum(axis=(0, 2, 3)))
+    with pytest.raises(ValueError, match="data_format must be of the form"):
+        tf.nn.bias_add(value, bias, data_format="CHWN")

@@ -91,18 +91,25 @@ Status MatMulShape(ShapeContext* ctx) {
   return OkStatus();
 }
 
+// The bias runs along the last dimension, or dimension 1 for data_format NCHW (TF).
 Status BiasAddShape(ShapeContext* ctx) {
   const StaticShape& value = ctx->input(0);
   const StaticShape& bias = ctx->input(1);
-  if (value && bias && value->rank() >= 1 && bias->rank() == 1) {
+  if (value && value->rank() < 2) {
+    return ctx->Error(absl::StrCat("Shape must be at least rank 2 but is rank ", value->rank()));
+  }
+  if (value && bias && bias->rank() == 1) {
+    std::string format = "NHWC";
+    (void)GetNodeAttr(ctx->node(), "data_format", &format);
+    const int axis = format == "NCHW" ? 1 : value->rank() - 1;
     int64_t merged = kUnknown;
-    const int64_t last = value->dim(value->rank() - 1);
-    if (!MergeDim(last, bias->dim(0), &merged)) {
+    const int64_t channels = value->dim(axis);
+    if (!MergeDim(channels, bias->dim(0), &merged)) {
       return ctx->Error(
-          absl::StrCat("Dimensions must be equal, but are ", last, " and ", bias->dim(0)));
+          absl::StrCat("Dimensions must be equal, but are ", channels, " and ", bias->dim(0)));
     }
     std::vector<int64_t> dims = value->dims();
-    dims.back() = merged;
+    dims[axis] = merged;
     ctx->set_output(0, Make(dims));
     return OkStatus();
   }
@@ -547,6 +554,17 @@ TW_SHAPE_FNS(ShapeFromInput(0), "RandomUniform", "RandomStandardNormal", "Trunca
 
 TW_REGISTER_SHAPE_FN("MatMul", MatMulShape);
 TW_REGISTER_SHAPE_FN("BiasAdd", BiasAddShape);
+TW_REGISTER_SHAPE_FN("BiasAddGrad", [](ShapeContext* ctx) {
+  const StaticShape& g = ctx->input(0);
+  if (!g) return OkStatus();
+  if (g->rank() < 2) {
+    return ctx->Error(absl::StrCat("Shape must be at least rank 2 but is rank ", g->rank()));
+  }
+  std::string format = "NHWC";
+  (void)GetNodeAttr(ctx->node(), "data_format", &format);
+  ctx->set_output(0, Make({g->dim(format == "NCHW" ? 1 : g->rank() - 1)}));
+  return OkStatus();
+});
 TW_REGISTER_SHAPE_FN("Reshape", ReshapeShape);
 TW_REGISTER_SHAPE_FN("ArgMax", ArgMaxShape);
 TW_REGISTER_SHAPE_FN("ArgMin", ArgMaxShape);  // ArgMin: like ArgMax

@@ -3,6 +3,7 @@
 // gradients (with their helper ops ReluGrad, SigmoidGrad, TanhGrad, BiasAddGrad) and
 // graph-building functions.
 #include <cmath>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -349,37 +350,82 @@ TW_REGISTER_OP("TanhGrad")
 TW_REGISTER_KERNEL("TanhGrad", "CPU", SameShapeBinaryOp<TanhGradF>);
 
 // ---- BiasAdd and BiasAddGrad ----
+// data_format "NHWC": the bias runs along the last dimension; "NCHW": along dimension 1 (TF's
+// CPU kernels, any rank >= 2). The value is viewed as [outer, channels, inner] with inner 1
+// for NHWC, so both formats are one loop over contiguous runs.
+struct BiasLayout {
+  int64_t outer = 0, channels = 0, inner = 0;
+};
+
+class BiasKernel : public OpKernel {
+ public:
+  explicit BiasKernel(OpKernelConstruction* c) : OpKernel(c) {
+    std::string format = "NHWC";
+    if (c->GetAttr("data_format", &format).ok() && format != "NHWC" && format != "NCHW") {
+      c->SetStatus(errors::InvalidArgument("node ", name(), ": Invalid data format"));
+    }
+    nchw_ = format == "NCHW";
+  }
+
+ protected:
+  StatusOr<BiasLayout> Layout(const TensorShape& value) const {
+    if (value.rank() < 2) {
+      return errors::InvalidArgument("node ", name(),
+                                     ": Input tensor must be at least 2D: ", value.DebugString());
+    }
+    const int axis = nchw_ ? 1 : value.rank() - 1;
+    BiasLayout l;
+    l.channels = value.dim(axis);
+    l.outer = 1;
+    l.inner = 1;
+    for (int i = 0; i < axis; ++i) l.outer *= value.dim(i);
+    for (int i = axis + 1; i < value.rank(); ++i) l.inner *= value.dim(i);
+    return l;
+  }
+  bool nchw_ = false;
+};
+
 TW_REGISTER_OP("BiasAdd")
     .Input("value: T")
     .Input("bias: T")
     .Output("output: T")
     .Attr("T: {float, double}")
-    .Doc("value + bias, bias a vector added along value's last dimension.");
+    .Attr("data_format: string = 'NHWC'")
+    .Doc(
+        "value + bias, bias a vector added along value's channel dimension (last for NHWC, "
+        "1 for NCHW).");
 
-class BiasAddOp : public OpKernel {
+class BiasAddOp : public BiasKernel {
  public:
-  using OpKernel::OpKernel;
+  using BiasKernel::BiasKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& value = ctx->input(0);
     const Tensor& bias = ctx->input(1);
-    TW_OP_REQUIRES(
-        ctx, value.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == value.dim(value.rank() - 1),
-        errors::InvalidArgument("node ", name(), ": BiasAdd needs a bias vector as ",
-                                "long as value's last dimension, got value ",
-                                value.shape().DebugString(), " and bias ",
-                                bias.shape().DebugString()));
+    auto l = Layout(value.shape());
+    TW_OP_REQUIRES_OK(ctx, l.status());
+    TW_OP_REQUIRES(ctx, bias.rank() == 1 && bias.dim(0) == l->channels,
+                   errors::InvalidArgument("node ", name(), ": BiasAdd needs a bias vector as ",
+                                           "long as value's channel dimension, got value ",
+                                           value.shape().DebugString(), " and bias ",
+                                           bias.shape().DebugString()));
     Tensor* out = nullptr;
     TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, value.shape(), &out));
-    const int64_t cols = bias.dim(0);
     if (out->num_elements() == 0) return;
-    const int64_t rows = value.num_elements() / cols;
     const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const ConstArray<T> b(bias.flat<T>().data(), cols);
+      const T* b = bias.flat<T>().data();
       const T* in = value.flat<T>().data();
       T* o = out->flat<T>().data();
-      for (int64_t r = 0; r < rows; ++r) {
-        MutArray<T>(o + r * cols, cols) = ConstArray<T>(in + r * cols, cols) + b;
+      const int64_t c = l->channels, inner = l->inner;
+      for (int64_t r = 0; r < l->outer; ++r) {
+        if (inner == 1) {
+          MutArray<T>(o + r * c, c) = ConstArray<T>(in + r * c, c) + ConstArray<T>(b, c);
+          continue;
+        }
+        for (int64_t k = 0; k < c; ++k) {
+          const int64_t at = (r * c + k) * inner;
+          MutArray<T>(o + at, inner) = ConstArray<T>(in + at, inner) + b[k];
+        }
       }
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
@@ -391,28 +437,36 @@ TW_REGISTER_OP("BiasAddGrad")
     .Input("out_backprop: T")
     .Output("output: T")
     .Attr("T: {float, double}")
-    .Doc("The sum of out_backprop over every dimension but the last: BiasAdd's bias gradient.");
+    .Attr("data_format: string = 'NHWC'")
+    .Doc(
+        "The sum of out_backprop over every dimension but the channels': BiasAdd's bias "
+        "gradient.");
 
-class BiasAddGradOp : public OpKernel {
+class BiasAddGradOp : public BiasKernel {
  public:
-  using OpKernel::OpKernel;
+  using BiasKernel::BiasKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& g = ctx->input(0);
-    TW_OP_REQUIRES(ctx, g.rank() >= 1,
-                   errors::InvalidArgument("node ", name(), ": BiasAddGrad needs at least one ",
-                                           "dimension, got shape ", g.shape().DebugString()));
-    const int64_t cols = g.dim(g.rank() - 1);
+    auto l = Layout(g.shape());
+    TW_OP_REQUIRES_OK(ctx, l.status());
     Tensor* out = nullptr;
-    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({cols}), &out));
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({l->channels}), &out));
     const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      MutArray<T> o(out->flat<T>().data(), cols);
+      const int64_t c = l->channels, inner = l->inner;
+      MutArray<T> o(out->flat<T>().data(), c);
       o.setZero();
-      if (cols == 0) return;
-      const int64_t rows = g.num_elements() / cols;
+      if (c == 0 || inner == 0) return;
       const T* in = g.flat<T>().data();
       // Row by row, so the additions run along contiguous memory in vector lanes.
-      for (int64_t r = 0; r < rows; ++r) o += ConstArray<T>(in + r * cols, cols);
+      for (int64_t r = 0; r < l->outer; ++r) {
+        if (inner == 1) {
+          o += ConstArray<T>(in + r * c, c);
+          continue;
+        }
+        for (int64_t k = 0; k < c; ++k)
+          o[k] += ConstArray<T>(in + (r * c + k) * inner, inner).sum();
+      }
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
   }
@@ -487,8 +541,10 @@ Status BiasAddGradient(const Scope& scope, const ForwardOp& op,
                        const std::vector<Gradient>& grad_outputs,
                        std::vector<Gradient>* grad_inputs) {
   (*grad_inputs)[0] = grad_outputs[0];
+  std::string format = "NHWC";
+  (void)op.GetAttr("data_format", &format);  // absent in graphs from before the attr
   if (op.needs_gradient(1))
-    (*grad_inputs)[1].dense = ops::BiasAddGrad(scope, grad_outputs[0].dense);
+    (*grad_inputs)[1].dense = ops::BiasAddGrad(scope, grad_outputs[0].dense, format);
   return OkStatus();
 }
 TW_REGISTER_GRADIENT("BiasAdd", BiasAddGradient);
@@ -518,11 +574,13 @@ Output SigmoidGrad(const Scope& scope, Input y, Input dy) {
 Output TanhGrad(const Scope& scope, Input y, Input dy) {
   return scope.AddNodeOutput("TanhGrad", {{y}, {dy}});
 }
-Output BiasAdd(const Scope& scope, Input value, Input bias) {
-  return scope.AddNodeOutput("BiasAdd", {{value}, {bias}});
+Output BiasAdd(const Scope& scope, Input value, Input bias, const std::string& data_format) {
+  return scope.AddNodeOutput("BiasAdd", {{value}, {bias}},
+                             {{"data_format", MakeAttr(data_format)}});
 }
-Output BiasAddGrad(const Scope& scope, Input out_backprop) {
-  return scope.AddNodeOutput("BiasAddGrad", {{out_backprop}});
+Output BiasAddGrad(const Scope& scope, Input out_backprop, const std::string& data_format) {
+  return scope.AddNodeOutput("BiasAddGrad", {{out_backprop}},
+                             {{"data_format", MakeAttr(data_format)}});
 }
 
 SoftmaxCrossEntropyOutputs SparseSoftmaxCrossEntropyWithLogits(const Scope& scope, Input features,

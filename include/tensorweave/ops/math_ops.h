@@ -8,6 +8,8 @@
 #ifndef TENSORWEAVE_OPS_MATH_OPS_H_
 #define TENSORWEAVE_OPS_MATH_OPS_H_
 
+#include <string>
+
 #include "tensorweave/scope.h"
 
 namespace tw::ops {
@@ -124,10 +126,13 @@ Output ReluGrad(const Scope& scope, Input gradients, Input activations);
 Output SigmoidGrad(const Scope& scope, Input y, Input dy);
 Output TanhGrad(const Scope& scope, Input y, Input dy);
 
-// `value` plus the vector `bias`, added along the last dimension; and its gradient with
-// respect to the bias, the sum of `out_backprop` over every dimension but the last.
-Output BiasAdd(const Scope& scope, Input value, Input bias);
-Output BiasAddGrad(const Scope& scope, Input out_backprop);
+// `value` plus the vector `bias`, added along the channel dimension (the last for
+// data_format "NHWC", dimension 1 for "NCHW"; value of rank >= 2); and its gradient with
+// respect to the bias, the sum of `out_backprop` over every dimension but the channels'.
+Output BiasAdd(const Scope& scope, Input value, Input bias,
+               const std::string& data_format = "NHWC");
+Output BiasAddGrad(const Scope& scope, Input out_backprop,
+                   const std::string& data_format = "NHWC");
 
 // Over the last dimension; numerically stable for large logits.
 Output Softmax(const Scope& scope, Input logits);

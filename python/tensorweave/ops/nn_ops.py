@@ -33,7 +33,16 @@ def log_softmax(logits, axis=None, name=None, dim=None):
 
 
 def bias_add(value, bias, data_format=None, name=None):
-    return raw_ops.BiasAdd(value=value, bias=bias, name=name or "BiasAdd")
+    """value + bias along the channels: the last dimension (data_format None or "N...C")
+    or dimension 1 ("NC..."), as TF."""
+    if data_format is None or (data_format.startswith("N") and data_format.endswith("C")):
+        data_format = "NHWC"
+    elif data_format.startswith("NC"):
+        data_format = "NCHW"
+    else:
+        raise ValueError("data_format must be of the form `N...C` or `NC...`")
+    return raw_ops.BiasAdd(value=value, bias=bias, data_format=data_format,
+                           name=name or "BiasAdd")
 
 
 def xw_plus_b(x, weights, biases, name=None):
