@@ -85,21 +85,61 @@ class ActivationGradOp : public OpKernel {
   Functor f_;
 };
 
+// ---- Vectorized selects ----
+// Eigen's select() does not vectorize in the Eigen this builds against; these binary functors
+// do (compare and blend lanes) and keep a NaN x as TF's kernels do (comparisons are false).
+
+// x < 0 ? v : x.
+template <typename T>
+struct NegativeSelectOp {
+  T operator()(const T& x, const T& v) const { return x < T(0) ? v : x; }
+  template <typename Packet>
+  Packet packetOp(const Packet& x, const Packet& v) const {
+    namespace ei = Eigen::internal;
+    return ei::pselect(ei::pcmp_lt(x, ei::pzero(x)), v, x);
+  }
+};
+// x > 0 ? x : v.
+template <typename T>
+struct PositiveSelectOp {
+  T operator()(const T& x, const T& v) const { return x > T(0) ? x : v; }
+  template <typename Packet>
+  Packet packetOp(const Packet& x, const Packet& v) const {
+    namespace ei = Eigen::internal;
+    return ei::pselect(ei::pcmp_lt(ei::pzero(x), x), x, v);
+  }
+};
+
+}  // namespace
+}  // namespace tw
+
+template <typename T>
+struct Eigen::internal::functor_traits<tw::NegativeSelectOp<T>> {
+  enum { Cost = 2 * NumTraits<T>::AddCost, PacketAccess = packet_traits<T>::HasCmp };
+};
+template <typename T>
+struct Eigen::internal::functor_traits<tw::PositiveSelectOp<T>> {
+  enum { Cost = 2 * NumTraits<T>::AddCost, PacketAccess = packet_traits<T>::HasCmp };
+};
+
+namespace tw {
+namespace {
+
 // ---- Forward functors ----
 
 struct EluF : NoAttrs {
   using NoAttrs::NoAttrs;
   template <typename T>
   void Apply(ConstArray<T> x, MutArray<T> y) const {
-    y = (x < T(0)).select(x.exp() - T(1), x);
+    y = x.binaryExpr(x.exp() - T(1), NegativeSelectOp<T>());
   }
 };
 struct SeluF : NoAttrs {
   using NoAttrs::NoAttrs;
   template <typename T>
   void Apply(ConstArray<T> x, MutArray<T> y) const {
-    const T scale(kSeluScale), scale_alpha(kSeluScale * kSeluAlpha);
-    y = (x < T(0)).select(scale_alpha * (x.exp() - T(1)), scale * x);
+    const T scale(kSeluScale), alpha(kSeluAlpha);
+    y = scale * x.binaryExpr(alpha * (x.exp() - T(1)), NegativeSelectOp<T>());
   }
 };
 // Reads the attr alpha (TF: float = 0.2).
@@ -111,7 +151,7 @@ struct LeakyReluF : LeakyAlpha {
   using LeakyAlpha::LeakyAlpha;
   template <typename T>
   void Apply(ConstArray<T> x, MutArray<T> y) const {
-    y = (x > T(0)).select(x, x * T(alpha));
+    y = x.binaryExpr(x * T(alpha), PositiveSelectOp<T>());
   }
 };
 struct Relu6F : NoAttrs {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,17 @@ TEST(ActivationOpsTest, SoftplusIncludingExtremes) {
 
 TEST(ActivationOpsTest, Softsign) {
   ExpectValues(RunOp("Softsign", {Xs()}), {-2.0 / 3, -0.5 / 1.5, 0, 0.5 / 1.5, 0.75, 7.0 / 8});
+}
+
+// The vectorized selects keep NaN, as TF's kernels (a false comparison takes x).
+TEST(ActivationOpsTest, NaNStaysNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* op : {"Elu", "Selu", "LeakyRelu"}) {
+    auto y = RunOp(op, {Tensor::FromVector<float>({nan, -1, 2, nan, 0, 3, -4, nan, 5})});
+    ASSERT_TRUE(y.ok()) << y.status();
+    for (int i : {0, 3, 7}) EXPECT_TRUE(std::isnan(y->flat<float>()[i])) << op << " " << i;
+    EXPECT_FALSE(std::isnan(y->flat<float>()[1])) << op;
+  }
 }
 
 TEST(ActivationOpsTest, GradOpsByHand) {
