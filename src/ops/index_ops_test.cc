@@ -353,5 +353,34 @@ TEST(PrintV2OpTest, WritesToTheStreamAndRejectsOthers) {
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("Unknown output stream: nowhere"));
 }
 
+// ---- Shape functions (src/graph/index_shape_fns.cc) ----
+
+std::string ShapeOf(const Scope& scope, const Output& o) {
+  std::optional<TensorShape> s = scope.InferredShape(o);
+  return s ? s->DebugString() : "?";
+}
+
+TEST(IndexShapeFnTest, StaticShapesAndErrors) {
+  Scope root = Scope::NewRootScope();
+  auto x = ops::Placeholder(root, DT_FLOAT, {.shape = std::vector<int64_t>{4, -1, 3}});
+  auto idx = ops::Placeholder(root, DT_INT32, {.shape = std::vector<int64_t>{5, 2}});
+  EXPECT_EQ(ShapeOf(root, ops::GatherNd(root, x, idx)), "[5,3]");
+  EXPECT_EQ(ShapeOf(root, ops::ScatterNd(root, idx, Vec<float>({1, 2, 3, 4, 5}), {6, 7})), "[6,7]");
+  auto top = ops::TopK(root, x, 2);
+  EXPECT_EQ(ShapeOf(root, top.values), "[4,?,2]");
+  EXPECT_EQ(ShapeOf(root, top.indices), "[4,?,2]");
+  EXPECT_EQ(ShapeOf(root, ops::SegmentSum(root, x, I32({0, 0, 1, 1}))), "[?,?,3]");
+  EXPECT_EQ(ShapeOf(root, ops::UnsortedSegmentSum(root, x, I32({0, 0, 1, 1}), 7)), "[7,?,3]");
+  EXPECT_EQ(ShapeOf(root, ops::ArgMin(root, x, 2)), "[4,?]");
+  EXPECT_EQ(ShapeOf(root, ops::CheckNumerics(root, x, "m")), "[4,?,3]");
+  ASSERT_TRUE(root.ok()) << root.status();
+  Scope bad = Scope::NewRootScope();
+  auto bad_x = ops::Placeholder(bad, DT_FLOAT, {.shape = std::vector<int64_t>{4, -1, 3}});
+  ops::GatherNd(bad, bad_x, Tensor::FromVector<int32_t>({0, 0, 0, 0}, {1, 4}));
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("indices.shape[-1] must be <= params.rank, but saw indices shape: [1,4] "
+                        "and params shape: [4,?,3]"));
+}
+
 }  // namespace
 }  // namespace tw
