@@ -316,6 +316,22 @@ io = _namespace("io", gfile=_namespace(
     remove=_gfile.remove, rmtree=_gfile.rmtree, rename=_gfile.rename, copy=_gfile.copy,
     glob=_gfile.glob, stat=_gfile.stat, walk=_gfile.walk))
 
+# tf.contrib.layers, tf.contrib.slim's layers and arg_scope (layers/contrib_layers.py,
+# framework/arg_scope.py).
+from tensorweave.layers import contrib_layers as _contrib_layers  # noqa: E402
+from tensorweave.framework import arg_scope as _arg_scope  # noqa: E402
+_CONTRIB_LAYERS = {name: getattr(_contrib_layers, name) for name in (
+    "fully_connected", "conv2d", "convolution2d", "max_pool2d", "avg_pool2d", "flatten",
+    "dropout", "batch_norm", "xavier_initializer", "xavier_initializer_conv2d",
+    "variance_scaling_initializer", "l1_regularizer", "l2_regularizer", "sum_regularizer",
+    "apply_regularization")}
+contrib.layers = _namespace("contrib.layers", **_CONTRIB_LAYERS)
+contrib.framework.arg_scope = _arg_scope.arg_scope
+contrib.framework.add_arg_scope = _arg_scope.add_arg_scope
+contrib.framework.current_arg_scope = _arg_scope.current_arg_scope
+contrib.slim = _namespace("contrib.slim", arg_scope=_arg_scope.arg_scope,
+                          add_arg_scope=_arg_scope.add_arg_scope, **_CONTRIB_LAYERS)
+
 import sys as _sys  # noqa: E402
 
 # `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.

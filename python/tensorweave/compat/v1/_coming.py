@@ -31,7 +31,7 @@ COMING.update(_names(30, """
     .tensordot .norm .string_to_number .as_string
     .substr .string_split .string_join .reduce_join .linspace .meshgrid .space_to_depth
     .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
-    contrib.layers contrib.slim contrib.metrics contrib.framework.arg_scope
+    contrib.metrics
     nn.conv1d nn.conv3d nn.depthwise_conv2d
     nn.separable_conv2d nn.atrous_conv2d nn.max_pool_with_argmax
     nn.lrn
