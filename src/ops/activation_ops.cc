@@ -162,15 +162,21 @@ struct Relu6F : NoAttrs {
   }
 };
 // log(1 + exp(x)) as TF computes it: x itself where exp(x) would swamp the 1, exp(x) where
-// log1p(exp(x)) == exp(x) to the type's precision, log1p(exp(x)) between.
+// log1p(exp(x)) == exp(x) to the type's precision, log1p(exp(x)) between. exp and log1p run
+// vectorized over the whole array (one temporary); the branches only pick lanes.
 struct SoftplusF : NoAttrs {
   using NoAttrs::NoAttrs;
   template <typename T>
   void Apply(ConstArray<T> x, MutArray<T> y) const {
     const T threshold = std::log(std::numeric_limits<T>::epsilon()) + T(2);
+    const Eigen::Array<T, Eigen::Dynamic, 1> e = x.exp();
+    y = e.log1p();
     for (Eigen::Index i = 0; i < x.size(); ++i) {
-      const T v = x[i];
-      y[i] = v > -threshold ? v : v < threshold ? std::exp(v) : std::log1p(std::exp(v));
+      if (x[i] > -threshold) {
+        y[i] = x[i];
+      } else if (x[i] < threshold) {
+        y[i] = e[i];
+      }
     }
   }
 };
