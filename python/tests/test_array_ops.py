@@ -156,3 +156,19 @@ def test_gradients_through_split_and_cumsum():
     g, = tf.gradients(y, [x])
     # cumsum over 2 columns: column 0 counts twice, column 1 once; times 2; b's gradient 1.
     np.testing.assert_allclose(run(g)[0], [[4.0, 2.0, 1.0], [4.0, 2.0, 1.0]])
+
+
+def test_pad_reflect_and_symmetric_match_numpy_with_gradient():
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    paddings = [[1, 1], [2, 2]]
+    reflect = tf.pad(x, paddings, mode="REFLECT")
+    symmetric = tf.pad(x, paddings, mode="symmetric")
+    assert reflect.shape.as_list() == [4, 7]
+    got = run(reflect, symmetric)
+    np.testing.assert_array_equal(got[0], np.pad(x, paddings, mode="reflect"))
+    np.testing.assert_array_equal(got[1], np.pad(x, paddings, mode="symmetric"))
+    with pytest.raises(ValueError, match="Unknown padding mode: WRAP"):
+        tf.pad(x, paddings, mode="wrap")
+    v = tf.constant(x)
+    g, = tf.gradients(tf.reduce_sum(tf.pad(v, [[0, 0], [1, 1]], mode="SYMMETRIC")), [v])
+    np.testing.assert_array_equal(run(g)[0], [[2, 1, 2], [2, 1, 2]])

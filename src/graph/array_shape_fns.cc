@@ -1,6 +1,6 @@
 // The shape functions of the array ops that move elements into another shape
 // (src/ops/transpose_ops.cc, reshape_ops.cc's ExpandDims and Squeeze, split_ops.cc,
-// sequence_ops.cc), after
+// sequence_ops.cc, mirror_pad_ops.cc), after
 // TensorFlow's: constant permutations, multiples, axes and shapes give static shapes, and
 // inputs the kernel would refuse fail the node at construction with TF's message.
 #include <algorithm>
@@ -296,8 +296,38 @@ Status OneHotShape(ShapeContext* ctx) {
   return OkStatus();
 }
 
+// MirrorPad (sign +1) and MirrorPadGrad (sign -1): each dimension grown or shrunk by its
+// constant paddings.
+ShapeFn MirrorPadShape(int64_t sign) {
+  return [sign](ShapeContext* ctx) {
+    const StaticShape& in = ctx->input(0);
+    auto paddings = ctx->constant_ints(1);
+    const StaticShape& p = ctx->input(1);
+    if (p && (p->rank() != 2 || (p->dim(1) != kUnknown && p->dim(1) != 2))) {
+      return ctx->Error(
+          absl::StrCat("paddings must be a matrix with 2 columns: ", StaticShapeString(p)));
+    }
+    if (in && p && p->dim(0) != kUnknown && p->dim(0) != in->rank()) {
+      return ctx->Error(absl::StrCat("Dimension must be ", in->rank(), " but is ", p->dim(0)));
+    }
+    if (!in) return OkStatus();
+    std::vector<int64_t> dims = in->dims();
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!paddings || paddings->size() != 2 * dims.size()) {
+        dims[d] = kUnknown;
+      } else if (dims[d] != kUnknown) {
+        dims[d] += sign * ((*paddings)[2 * d] + (*paddings)[2 * d + 1]);
+      }
+    }
+    ctx->set_output(0, Make(dims));
+    return OkStatus();
+  };
+}
+
 }  // namespace
 
+TW_REGISTER_SHAPE_FN("MirrorPad", MirrorPadShape(1));
+TW_REGISTER_SHAPE_FN("MirrorPadGrad", MirrorPadShape(-1));
 TW_REGISTER_SHAPE_FN("Split", SplitShape);
 TW_REGISTER_SHAPE_FN("SplitV", SplitVShape);
 TW_REGISTER_SHAPE_FN("OneHot", OneHotShape);

@@ -121,5 +121,18 @@ TEST(ArrayGradTest, Cumsum) {
   }
 }
 
+TEST(ArrayGradTest, MirrorPadAndItsGradient) {
+  for (const char* mode : {"REFLECT", "SYMMETRIC"}) {
+    SCOPED_TRACE(mode);
+    const Tensor paddings = Tensor::FromVector<int32_t>({1, 2, 2, 0}, {2, 2});
+    ExpectGradient(
+        [&](const Scope& s, const Output& x) { return ops::MirrorPad(s, x, paddings, mode); },
+        {3, 3});
+    ExpectGradient(
+        [&](const Scope& s, const Output& x) { return ops::MirrorPadGrad(s, x, paddings, mode); },
+        {6, 5});
+  }
+}
+
 }  // namespace
 }  // namespace tw

@@ -109,5 +109,15 @@ TEST(ArrayShapeTest, SplitOneHotReverseCumsum) {
               HasSubstr("-input rank(-2) <= split_dim < input rank (2), but got 2"));
 }
 
+TEST(ArrayShapeTest, MirrorPad) {
+  Scope root = Scope::NewRootScope();
+  auto x = Ph(root, {3, -1});
+  const Tensor paddings = Tensor::FromVector<int32_t>({1, 2, 0, 1}, {2, 2});
+  EXPECT_EQ(ShapeOf(root, ops::MirrorPad(root, x, paddings, "REFLECT")), "[6,?]");
+  EXPECT_EQ(ShapeOf(root, ops::MirrorPadGrad(root, Ph(root, {6, 4}), paddings, "REFLECT")),
+            "[3,3]");
+  ASSERT_TRUE(root.ok()) << root.status();
+}
+
 }  // namespace
 }  // namespace tw

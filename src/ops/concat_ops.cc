@@ -1,6 +1,6 @@
 // Array ops that join tensors along an axis and take them apart again: Concat (with
-// ConcatOffset, where each piece starts, for its gradient), Pack and Unpack. Coming here:
-// Split, Concat's inverse. Definitions, CPU kernels, gradients and graph-building functions
+// ConcatOffset, where each piece starts, for its gradient), Pack and Unpack. Split, Concat's
+// inverse, is in split_ops.cc. Definitions, CPU kernels, gradients and graph-building functions
 // (declared in tensorweave/ops/basic_ops.h).
 //
 // The kernels are written once as templates over the C++ element type and dispatched on the

@@ -1,4 +1,4 @@
-// Array ops that make a tensor from a few scalars: Fill. Coming here: Range and OneHot.
+// Array ops that make a tensor from a few scalars: Fill. Range and OneHot are in sequence_ops.cc.
 // Definitions, CPU kernels, gradients and graph-building functions (declared in
 // tensorweave/ops/basic_ops.h).
 //

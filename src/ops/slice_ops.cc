@@ -1,5 +1,5 @@
 // Array ops on a box of a tensor: Slice takes one out, Pad surrounds one with zeros (each is
-// the other's gradient). Coming here: Reverse. StridedSlice has its own file
+// the other's gradient); MirrorPad is in mirror_pad_ops.cc. StridedSlice has its own file
 // (strided_slice_ops.cc). Definitions, CPU kernels, gradients and graph-building functions
 // (declared in tensorweave/ops/basic_ops.h).
 //

@@ -9,6 +9,7 @@
 #define TENSORWEAVE_OPS_ARRAY_OPS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tensorweave/scope.h"
@@ -58,6 +59,14 @@ struct CumsumOptions {
 };
 // Running sums of `x` (float, double, int32, int64) along `axis` (a scalar).
 Output Cumsum(const Scope& scope, Input x, Input axis, const CumsumOptions& options = {});
+
+// `input` surrounded by mirror images of its edges: `paddings` [rank, 2] holds the elements
+// added before and after each dimension; `mode` "REFLECT" (the edge element is not repeated:
+// at most dim-1 on a side) or "SYMMETRIC" (it is: at most dim).
+Output MirrorPad(const Scope& scope, Input input, Input paddings, const std::string& mode);
+// MirrorPad's gradient: `input` shaped like MirrorPad's output folded back onto its input's
+// shape, each mirrored element added to the one it copied.
+Output MirrorPadGrad(const Scope& scope, Input input, Input paddings, const std::string& mode);
 
 }  // namespace tw::ops
 

@@ -130,7 +130,15 @@ def gather(params, indices, validate_indices=None, name=None, axis=0):
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
-    if mode.upper() != "CONSTANT" or constant_values != 0:
+    """`tensor` surrounded by zeros (CONSTANT) or by mirror images of its edges (REFLECT
+    without the edge element, SYMMETRIC with it; the MirrorPad op); mode in any case."""
+    mode = mode.upper()
+    if mode in ("REFLECT", "SYMMETRIC"):
+        return raw_ops.MirrorPad(input=tensor, paddings=paddings, mode=mode,
+                                 name=name or "MirrorPad")
+    if mode != "CONSTANT":
+        raise ValueError("Unknown padding mode: %s" % mode)
+    if constant_values != 0:
         raise NotImplementedError("pad: only mode='CONSTANT' with zeros is supported")
     return raw_ops.Pad(input=tensor, paddings=paddings, name=name or "Pad")
 
