@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "src/framework/attr_value.h"
 #include "src/graph/shape_inference.h"
 
 namespace tw {
@@ -84,7 +85,25 @@ Status SameAsInput0(ShapeContext* ctx) {
   return OkStatus();
 }
 
+// The variable updates return the variable's new value: the shape it was declared with.
+Status VariableValueShape(ShapeContext* ctx) {
+  const proto::NodeDef& producer = ctx->input_node(0);
+  PartialShape shape;
+  if (producer.op() == "Variable" && GetNodeAttr(producer, "shape", &shape).ok() &&
+      !shape.unknown_rank) {
+    ctx->set_output(0, Make(shape.dims));
+  }
+  return OkStatus();
+}
+
 TW_REGISTER_SHAPE_FN("GatherNd", GatherNdShape);
+[[maybe_unused]] const bool kVariableUpdateShapes = [] {
+  for (const char* op : {"ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
+                         "ScatterMax", "ScatterMin"}) {
+    internal::ShapeFnRegistrar registrar(op, VariableValueShape);
+  }
+  return true;
+}();
 TW_REGISTER_SHAPE_FN("ScatterNd", [](ShapeContext* ctx) {
   ctx->set_output(0, ctx->input_as_shape(2));
   return OkStatus();

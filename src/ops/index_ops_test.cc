@@ -13,6 +13,7 @@
 #include "src/ops/array_test_util.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/math_ops.h"
+#include "tensorweave/ops/state_ops.h"
 #include "tensorweave/session.h"
 #include "testing/kernel_test_fixture.h"
 
@@ -373,6 +374,8 @@ TEST(IndexShapeFnTest, StaticShapesAndErrors) {
   EXPECT_EQ(ShapeOf(root, ops::UnsortedSegmentSum(root, x, I32({0, 0, 1, 1}), 7)), "[7,?,3]");
   EXPECT_EQ(ShapeOf(root, ops::ArgMin(root, x, 2)), "[4,?]");
   EXPECT_EQ(ShapeOf(root, ops::CheckNumerics(root, x, "m")), "[4,?,3]");
+  auto v = ops::MakeVariable(root, "v", DT_FLOAT, {3, 2});
+  EXPECT_EQ(ShapeOf(root, ops::ScatterMin(root, v, I32({0}), Floats({1, 2}, {1, 2}))), "[3,2]");
   ASSERT_TRUE(root.ok()) << root.status();
   Scope bad = Scope::NewRootScope();
   auto bad_x = ops::Placeholder(bad, DT_FLOAT, {.shape = std::vector<int64_t>{4, -1, 3}});
