@@ -95,6 +95,17 @@ TEST(CwiseMathOpsTest, ReciprocalRsqrtErf) {
       Tensor::FromVector<double>({-12, 2}));
 }
 
+// Float Erf is Eigen's vectorized approximation: within a few float ulps of std::erf.
+TEST(CwiseMathOpsTest, FloatErfIsAccurate) {
+  std::vector<float> x;
+  for (int i = -400; i <= 400; ++i) x.push_back(static_cast<float>(i) / 80);
+  auto y = RunOp("Erf", {Tensor::FromVector<float>(x)});
+  ASSERT_TRUE(y.ok()) << y.status();
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_NEAR(y->flat<float>()[i], std::erf(static_cast<double>(x[i])), 3e-7) << x[i];
+  }
+}
+
 TEST(CwiseMathOpsTest, ClipByValueScalarAndTensorBounds) {
   const Tensor t = Tensor::FromVector<float>({-3, -1, 0, 2, 5}, {5});
   ExpectEq(RunOp("ClipByValue", {t, Tensor::Scalar(-1.5f), Tensor::Scalar(2.5f)}),
