@@ -211,3 +211,19 @@ def test_assert_equal_on_two_differing_constants_fails_at_once():
     same = tf.assert_equal(tf.constant([1, 2]), [1, 2])
     assert isinstance(same, tf.Operation)
     run(same)
+
+
+def test_gradients_of_top_k_segment_sum_and_scatter_nd():
+    x = tf.constant([[1.0, 5.0, 3.0], [9.0, 0.0, 4.0]])
+    values, _ = tf.nn.top_k(x, 2)
+    data = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    seg = tf.segment_sum(data, [0, 0, 1])
+    upd = tf.constant([2.0, 3.0])
+    scattered = tf.scatter_nd([[1], [1]], upd, [3])
+    grads = tf.gradients(tf.reduce_sum(values * [[1.0, 2.0], [3.0, 4.0]]), x) + \
+        tf.gradients(tf.reduce_sum(seg * [[1.0, 2.0], [3.0, 4.0]]), data) + \
+        tf.gradients(tf.reduce_sum(scattered * [1.0, 5.0, 7.0]), upd)
+    gx, gdata, gupd = run(*grads)
+    np.testing.assert_allclose(gx, [[0, 1, 2], [3, 0, 4]])
+    np.testing.assert_allclose(gdata, [[1, 2], [1, 2], [3, 4]])
+    np.testing.assert_allclose(gupd, [5, 5])
