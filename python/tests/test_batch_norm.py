@@ -178,3 +178,58 @@ def test_bias_add_nchw_and_its_gradient():
     np.testing.assert_allclose(grad, (2 * (x + b.reshape(1, 3, 1, 1))).sum(axis=(0, 2, 3)))
     with pytest.raises(ValueError, match="data_format must be of the form"):
         tf.nn.bias_add(value, bias, data_format="CHWN")
+
+
+def numpy_depthwise(x, f, stride, top, left, out_h, out_w, dilation=1):
+    n, h, w, c = x.shape
+    kh, kw, _, m = f.shape
+    out = np.zeros((n, out_h, out_w, c * m))
+    for i in range(out_h):
+        for j in range(out_w):
+            for a in range(kh):
+                for b in range(kw):
+                    r, col = i * stride - top + a * dilation, j * stride - left + b * dilation
+                    if 0 <= r < h and 0 <= col < w:
+                        out[:, i, j, :] += (x[:, r, col, :, None] * f[a, b]).reshape(n, c * m)
+    return out
+
+
+def test_depthwise_and_separable_conv2d_match_numpy():
+    rng = np.random.RandomState(5)
+    x = rng.randn(2, 6, 5, 3)
+    f = rng.randn(3, 3, 3, 2)
+    pw = rng.randn(1, 1, 6, 4)
+    ft = tf.constant(f)
+    same = tf.nn.depthwise_conv2d(tf.constant(x), ft, [1, 2, 2, 1], "SAME")
+    valid = tf.nn.depthwise_conv2d_native(tf.constant(x), tf.constant(f), [1, 1, 1, 1], "VALID")
+    dilated = tf.nn.depthwise_conv2d(tf.constant(x), tf.constant(f), [1, 1, 1, 1], "VALID",
+                                     rate=[2, 1])
+    sep = tf.nn.separable_conv2d(tf.constant(x), tf.constant(f), tf.constant(pw), [1, 1, 1, 1],
+                                 "VALID")
+    assert same.shape.as_list() == [2, 3, 3, 6]
+    assert sep.shape.as_list() == [2, 4, 3, 4]
+    df = tf.gradients(tf.reduce_sum(same), [ft])[0]
+    with tf.Session() as sess:
+        s, v, d, sp, grad = sess.run([same, valid, dilated, sep, df])
+    np.testing.assert_allclose(s, numpy_depthwise(x, f, 2, 0, 1, 3, 3), atol=1e-12)
+    np.testing.assert_allclose(v, numpy_depthwise(x, f, 1, 0, 0, 4, 3), atol=1e-12)
+    want_d = np.zeros((2, 2, 3, 6))
+    for i in range(2):
+        for j in range(3):
+            for a in range(3):
+                for b in range(3):
+                    want_d[:, i, j, :] += (x[:, i + 2 * a, j + b, :, None] * f[a, b]).reshape(2, 6)
+    np.testing.assert_allclose(d, want_d, atol=1e-12)
+    np.testing.assert_allclose(sp, numpy_depthwise(x, f, 1, 0, 0, 4, 3) @ pw[0, 0], atol=1e-12)
+    # d sum(out) / d f[a, b, c, m]: the sum of the inputs each tap meets.
+    want_grad = np.zeros_like(f)
+    for a in range(3):
+        for b in range(3):
+            for i in range(3):
+                for j in range(3):
+                    r, col = 2 * i + a, 2 * j - 1 + b  # SAME: top 0, left 1
+                    if 0 <= r < 6 and 0 <= col < 5:
+                        want_grad[a, b] += x[:, r, col, :].sum(axis=0)[:, None]
+    np.testing.assert_allclose(grad, want_grad, atol=1e-12)
+    with pytest.raises(ValueError, match="strides > 1 not supported"):
+        tf.nn.depthwise_conv2d(tf.constant(x), tf.constant(f), [1, 2, 2, 1], "SAME", rate=2)

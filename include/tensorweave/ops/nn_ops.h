@@ -93,6 +93,27 @@ FusedBatchNormGradOutputs FusedBatchNormGradV3(const Scope& scope, Input y_backp
                                                Input reserve_space_2, Input reserve_space_3,
                                                const FusedBatchNormOptions& options = {});
 
+// ---- Depthwise convolution (src/ops/depthwise_conv_ops.cc) ----
+
+struct DepthwiseConv2dOptions {
+  std::vector<int64_t> strides = {1, 1, 1, 1};
+  std::string padding = "VALID";  // "SAME" or "VALID"
+  std::vector<int64_t> dilations = {1, 1, 1, 1};
+  std::string data_format = "NHWC";  // NHWC only on CPU, as TF
+};
+
+// input [batch, h, w, in_c] with filter [kh, kw, in_c, M]: each input channel c convolved
+// with its own M filters, output channel c * M + m: [batch, out_h, out_w, in_c * M].
+Output DepthwiseConv2dNative(const Scope& scope, Input input, Input filter,
+                             const DepthwiseConv2dOptions& options = {});
+// Its gradients with respect to the input (shape `input_sizes`, int32) and the filter.
+Output DepthwiseConv2dNativeBackpropInput(const Scope& scope, Input input_sizes, Input filter,
+                                          Input out_backprop,
+                                          const DepthwiseConv2dOptions& options = {});
+Output DepthwiseConv2dNativeBackpropFilter(const Scope& scope, Input input, Input filter_sizes,
+                                           Input out_backprop,
+                                           const DepthwiseConv2dOptions& options = {});
+
 }  // namespace tw::ops
 
 #endif  // TENSORWEAVE_OPS_NN_OPS_H_

@@ -289,6 +289,10 @@ nn.l2_normalize = math.l2_normalize = _nn_norm.l2_normalize
 layers.batch_normalization = _layers_norm.batch_normalization
 layers.BatchNormalization = _layers_norm.BatchNormalization
 keras.layers.BatchNormalization = _layers_norm.KerasBatchNormalization
+from tensorweave.ops import nn_depthwise as _nn_depthwise  # noqa: E402
+nn.depthwise_conv2d = _nn_depthwise.depthwise_conv2d
+nn.depthwise_conv2d_native = _nn_depthwise.depthwise_conv2d_native
+nn.separable_conv2d = _nn_depthwise.separable_conv2d
 
 # Streaming metrics (ops/metrics_impl.py).
 from tensorweave.ops import metrics_impl as _metrics  # noqa: E402

@@ -32,8 +32,8 @@ COMING.update(_names(30, """
     .substr .string_split .string_join .reduce_join .linspace .meshgrid .space_to_depth
     .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
     contrib.metrics
-    nn.conv1d nn.conv3d nn.depthwise_conv2d
-    nn.separable_conv2d nn.atrous_conv2d nn.max_pool_with_argmax
+    nn.conv1d nn.conv3d
+    nn.atrous_conv2d nn.max_pool_with_argmax
     nn.lrn
     nn.local_response_normalization
     nn.embedding_lookup_sparse
