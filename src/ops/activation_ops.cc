@@ -110,6 +110,38 @@ struct PositiveSelectOp {
   }
 };
 
+// The gradient ops' blend, from (v, g): g * (a * v + b) where v < 0 (or v > 0 when
+// `positive`), else g * c. EluGrad: a = b = c = 1; SeluGrad: a = 1, b = scale * alpha,
+// c = scale; LeakyReluGrad: positive, a = 0, b = 1, c = alpha. NaN v takes the else branch.
+template <typename T>
+struct GradBlendOp {
+  bool positive;
+  T a, b, c;
+  T operator()(const T& v, const T& g) const {
+    return (positive ? v > T(0) : v < T(0)) ? g * (a * v + b) : g * c;
+  }
+  template <typename Packet>
+  Packet packetOp(const Packet& v, const Packet& g) const {
+    namespace ei = Eigen::internal;
+    const Packet mask = positive ? ei::pcmp_lt(ei::pzero(v), v) : ei::pcmp_lt(v, ei::pzero(v));
+    const Packet in =
+        ei::pmul(g, ei::padd(ei::pmul(ei::pset1<Packet>(a), v), ei::pset1<Packet>(b)));
+    return ei::pselect(mask, in, ei::pmul(g, ei::pset1<Packet>(c)));
+  }
+};
+// Relu6Grad from (x, g): g where 0 < x < 6, else 0.
+template <typename T>
+struct Relu6GradOp {
+  T operator()(const T& x, const T& g) const { return x > T(0) && x < T(6) ? g : T(0); }
+  template <typename Packet>
+  Packet packetOp(const Packet& x, const Packet& g) const {
+    namespace ei = Eigen::internal;
+    const Packet inside =
+        ei::pand(ei::pcmp_lt(ei::pzero(x), x), ei::pcmp_lt(x, ei::pset1<Packet>(T(6))));
+    return ei::pand(inside, g);
+  }
+};
+
 }  // namespace
 }  // namespace tw
 
@@ -120,6 +152,14 @@ struct Eigen::internal::functor_traits<tw::NegativeSelectOp<T>> {
 template <typename T>
 struct Eigen::internal::functor_traits<tw::PositiveSelectOp<T>> {
   enum { Cost = 2 * NumTraits<T>::AddCost, PacketAccess = packet_traits<T>::HasCmp };
+};
+template <typename T>
+struct Eigen::internal::functor_traits<tw::GradBlendOp<T>> {
+  enum { Cost = 4 * NumTraits<T>::MulCost, PacketAccess = packet_traits<T>::HasCmp };
+};
+template <typename T>
+struct Eigen::internal::functor_traits<tw::Relu6GradOp<T>> {
+  enum { Cost = 3 * NumTraits<T>::AddCost, PacketAccess = packet_traits<T>::HasCmp };
 };
 
 namespace tw {
@@ -195,7 +235,7 @@ struct EluGradF : NoAttrs {
   using NoAttrs::NoAttrs;
   template <typename T>
   void Apply(ConstArray<T> g, ConstArray<T> y, MutArray<T> out) const {
-    out = (y < T(0)).select(g * (y + T(1)), g);
+    out = y.binaryExpr(g, GradBlendOp<T>{false, T(1), T(1), T(1)});
   }
 };
 // From the outputs y: g * scale where y >= 0, g * (y + scale * alpha) where y < 0.
@@ -204,7 +244,7 @@ struct SeluGradF : NoAttrs {
   template <typename T>
   void Apply(ConstArray<T> g, ConstArray<T> y, MutArray<T> out) const {
     const T scale(kSeluScale), scale_alpha(kSeluScale * kSeluAlpha);
-    out = (y < T(0)).select(g * (y + scale_alpha), g * scale);
+    out = y.binaryExpr(g, GradBlendOp<T>{false, T(1), scale_alpha, scale});
   }
 };
 // From the features x: g where x > 0, g * alpha elsewhere.
@@ -212,7 +252,7 @@ struct LeakyReluGradF : LeakyAlpha {
   using LeakyAlpha::LeakyAlpha;
   template <typename T>
   void Apply(ConstArray<T> g, ConstArray<T> x, MutArray<T> out) const {
-    out = (x > T(0)).select(g, g * T(alpha));
+    out = x.binaryExpr(g, GradBlendOp<T>{true, T(0), T(1), T(alpha)});
   }
 };
 // g where 0 < x < 6, else 0 (x may be Relu6's input or output).
@@ -220,7 +260,7 @@ struct Relu6GradF : NoAttrs {
   using NoAttrs::NoAttrs;
   template <typename T>
   void Apply(ConstArray<T> g, ConstArray<T> x, MutArray<T> out) const {
-    out = (x > T(0) && x < T(6)).select(g, T(0));
+    out = x.binaryExpr(g, Relu6GradOp<T>());
   }
 };
 // g * sigmoid(x).
