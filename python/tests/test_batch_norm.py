@@ -233,3 +233,20 @@ def test_depthwise_and_separable_conv2d_match_numpy():
     np.testing.assert_allclose(grad, want_grad, atol=1e-12)
     with pytest.raises(ValueError, match="strides > 1 not supported"):
         tf.nn.depthwise_conv2d(tf.constant(x), tf.constant(f), [1, 2, 2, 1], "SAME", rate=2)
+
+
+def test_lrn_matches_numpy_and_has_a_gradient():
+    rng = np.random.RandomState(6)
+    x = rng.randn(2, 2, 3, 6)
+    t = tf.constant(x)
+    y = tf.nn.lrn(t, depth_radius=2, bias=2.0, alpha=0.5, beta=0.75)
+    same = tf.nn.local_response_normalization(t)
+    grad = tf.gradients(tf.reduce_sum(y), [t])[0]
+    with tf.Session() as sess:
+        got, default, g = sess.run([y, same, grad])
+    sq = x * x
+    sums = np.stack([sq[..., max(0, d - 2):d + 3].sum(-1) for d in range(6)], axis=-1)
+    np.testing.assert_allclose(got, x / (2.0 + 0.5 * sums) ** 0.75, rtol=1e-12)
+    all_sums = np.stack([sq[..., max(0, d - 5):d + 6].sum(-1) for d in range(6)], axis=-1)
+    np.testing.assert_allclose(default, x / np.sqrt(1.0 + all_sums), rtol=1e-12)
+    assert g.shape == x.shape

@@ -114,6 +114,21 @@ Output DepthwiseConv2dNativeBackpropFilter(const Scope& scope, Input input, Inpu
                                            Input out_backprop,
                                            const DepthwiseConv2dOptions& options = {});
 
+// ---- Local response normalization (src/ops/lrn_ops.cc) ----
+
+struct LrnOptions {
+  int64_t depth_radius = 5;
+  float bias = 1.0f;
+  float alpha = 1.0f;
+  float beta = 0.5f;
+};
+// input [batch, h, w, depth] / (bias + alpha * sqr_sum)^beta, sqr_sum the sum of the
+// squares of input[..., d - depth_radius .. d + depth_radius] inside the depth.
+Output LRN(const Scope& scope, Input input, const LrnOptions& options = {});
+// LRN's gradient from input_grads (the output's gradient), the input and the output.
+Output LRNGrad(const Scope& scope, Input input_grads, Input input_image, Input output_image,
+               const LrnOptions& options = {});
+
 }  // namespace tw::ops
 
 #endif  // TENSORWEAVE_OPS_NN_OPS_H_

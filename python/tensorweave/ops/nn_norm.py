@@ -85,3 +85,13 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
         inv = _rsqrt(math_ops.maximum(square_sum, constant(epsilon, dtype=x.dtype)))
         return math_ops.multiply(x, inv, name=scope)
 
+
+
+def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5,  # noqa: A002
+                                 name=None):
+    """input / (bias + alpha * sum of squares over depth[d - r .. d + r])^beta (the LRN op)."""
+    return raw_ops.LRN(input=input, depth_radius=int(depth_radius), bias=float(bias),
+                       alpha=float(alpha), beta=float(beta), name=name or "LRN")
+
+
+lrn = local_response_normalization

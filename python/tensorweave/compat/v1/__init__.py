@@ -293,6 +293,8 @@ from tensorweave.ops import nn_depthwise as _nn_depthwise  # noqa: E402
 nn.depthwise_conv2d = _nn_depthwise.depthwise_conv2d
 nn.depthwise_conv2d_native = _nn_depthwise.depthwise_conv2d_native
 nn.separable_conv2d = _nn_depthwise.separable_conv2d
+nn.lrn = _nn_norm.lrn
+nn.local_response_normalization = _nn_norm.local_response_normalization
 
 # Streaming metrics (ops/metrics_impl.py).
 from tensorweave.ops import metrics_impl as _metrics  # noqa: E402

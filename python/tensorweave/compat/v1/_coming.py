@@ -34,8 +34,6 @@ COMING.update(_names(30, """
     contrib.metrics
     nn.conv1d nn.conv3d
     nn.atrous_conv2d nn.max_pool_with_argmax
-    nn.lrn
-    nn.local_response_normalization
     nn.embedding_lookup_sparse
     nn.nce_loss nn.sampled_softmax_loss
     nn.ctc_loss nn.pool nn.convolution
