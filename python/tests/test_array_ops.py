@@ -26,6 +26,7 @@ def test_transpose_matches_numpy_with_static_shapes():
     assert reversed_.shape.as_list() == [4, 3, 2]
     assert permuted.shape.as_list() == [3, 2, 4]
     assert permuted.op.name == "t"
+    assert tf.transpose(x, conjugate=True).shape.as_list() == [4, 3, 2]  # real: no conjugate
     unknown = tf.placeholder(tf.int64)
     dynamic = tf.transpose(unknown)
     with tf.Session() as sess:
@@ -136,7 +137,7 @@ def test_one_hot_reverse_and_cumsum_match_numpy():
     assert hot_axis0.dtype == tf.int32 and hot_axis0.shape.as_list() == [3, 2, 2]
     x = np.arange(12, dtype=np.float64).reshape(3, 4)
     got = run(hot, hot_axis0, tf.reverse(x, [1]), tf.reverse_v2(x, [0, -1]),
-              tf.cumsum(x, axis=1), tf.cumsum(x, exclusive=True, reverse=True))
+              tf.math.cumsum(x, axis=1), tf.cumsum(x, exclusive=True, reverse=True))
     expected_hot = (indices[..., None] == np.arange(3)).astype(np.float32)  # 5 is off
     np.testing.assert_array_equal(got[0], expected_hot)
     np.testing.assert_array_equal(got[1], np.where(np.moveaxis(expected_hot, -1, 0) > 0, 7, -1))

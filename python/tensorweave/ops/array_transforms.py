@@ -36,10 +36,11 @@ def rank(input, name=None):  # noqa: A002 (TF's name)
 
 def transpose(a, perm=None, name="transpose", conjugate=False):
     """`a` with its dimensions permuted by `perm`; the dimensions reversed when it is None."""
-    if conjugate:
-        raise NotImplementedError("transpose: conjugate=True needs complex conjugation, which "
-                                  "tensorweave does not have")
     a = convert_to_tensor(a)
+    if conjugate and a.dtype.is_complex:
+        # TF conjugates complex elements; for real ones conjugate changes nothing.
+        raise NotImplementedError("transpose: conjugate=True of a complex tensor needs "
+                                  "ConjugateTranspose, which tensorweave does not have")
     if perm is None:
         ndims = a.shape.ndims
         if ndims is not None:

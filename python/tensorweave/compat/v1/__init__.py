@@ -157,6 +157,7 @@ math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=
                   erf=erf, rsqrt=rsqrt, sign=sign, round=round, ceil=ceil, floor=floor,
                   reciprocal=reciprocal, cos=cos, sin=sin, softplus=_nn_act.softplus,
                   softsign=_nn_act.softsign)
+math.cumsum = cumsum  # the array transforms TF 1.x also has under tf.math
 train = _namespace(
     "train", exponential_decay=_lr_decay.exponential_decay,
     piecewise_constant=_lr_decay.piecewise_constant,
