@@ -24,7 +24,7 @@ PUBLIC = [
     (r"tensorweave/(status|types)\.h$", "base"),
     (r"tensorweave/(tensor|tensor_shape)\.h$", "core"),
     (r"tensorweave/(cluster_spec|device_name|run_config|tls)\.h$", "cluster"),
-    (r"tensorweave/(scope|gradient)\.h$", "graph"),
+    (r"tensorweave/(scope|gradient|graph_import)\.h$", "graph"),
     (r"tensorweave/(ops|ops/.*)\.h$", "ops"),
     (r"tensorweave/summary\.h$", "summary"),
     (r"tensorweave/session\.h$", "runtime"),

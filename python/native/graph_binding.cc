@@ -20,6 +20,7 @@
 #include "src/framework/attr_value.h"
 #include "src/framework/op_def.h"
 #include "tensorweave/device_name.h"
+#include "tensorweave/graph_import.h"
 #include "tensorweave/scope.h"
 #include "tensorweave/train/gradients.h"
 
@@ -323,6 +324,21 @@ class Graph {
     building_ = root_.WithControlDependencies(deps);
   }
   // The serialized GraphDef (tw.proto.GraphDef) built so far.
+  // tw::ImportGraphDef of serialized GraphDef bytes under `prefix`; `input_map` maps the
+  // graph's tensor names to ("node", index) outputs here. Call ImportNodesSince after.
+  void ImportGraphDef(const py::bytes& graph_def, const std::string& prefix,
+                      const std::map<std::string, std::pair<std::string, int>>& input_map) {
+    proto::GraphDef def;
+    if (!def.ParseFromString(std::string(graph_def))) {
+      ThrowIfError(errors::InvalidArgument("the graph_def is not a serialized GraphDef"));
+    }
+    std::map<std::string, Output> mapped;
+    for (const auto& [name, source] : input_map) {
+      mapped.emplace(name, Output(Find(source.first), source.second));
+    }
+    ThrowIfError(tw::ImportGraphDef(scope(), def, prefix, mapped));
+  }
+
   py::bytes SerializedGraphDef() const {
     return py::bytes(ValueOrThrow(root_.ToGraphDef()).SerializeAsString());
   }
@@ -369,6 +385,8 @@ void BindGraph(py::module_& m) {
            py::arg("attrs"), py::arg("device"), py::arg("control_inputs"), py::arg("colocate_with"))
       .def("graph_def", &Graph::SerializedGraphDef)
       .def("import_nodes_since", &Graph::ImportNodesSince, py::arg("first"))
+      .def("import_graph_def", &Graph::ImportGraphDef, py::arg("graph_def"), py::arg("prefix"),
+           py::arg("input_map"))
       .def("set_building_control_dependencies", &Graph::SetBuildingControlDependencies,
            py::arg("names"))
       .def("gradients", &Graph::Gradients, py::arg("ys"), py::arg("xs"), py::arg("grad_ys"),

@@ -548,9 +548,12 @@ class Graph:
     def seed(self, value):
         self._seed = value
 
-    def as_graph_def(self):
-        """The graph as serialized tw.proto.GraphDef bytes."""
-        return self._native.graph_def()
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The graph as a GraphDef protocol buffer (tensorweave's GraphDef)."""
+        from tensorweave.protobuf import graph_pb2
+        graph_def = graph_pb2.GraphDef()
+        graph_def.ParseFromString(self._native.graph_def())
+        return graph_def
 
     def as_default(self):
         return _default_graph_stack.get_controller(self)

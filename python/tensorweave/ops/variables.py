@@ -94,6 +94,23 @@ class Variable:
             graph.add_to_collection(key, self)
         return self
 
+    @classmethod
+    def _from_imported(cls, handle_op, initializer_op, snapshot, trainable):
+        """A Variable over nodes an imported graph brought (import_meta_graph): the
+        `Variable` node, its Assign and its ReadVariable `snapshot`."""
+        self = cls.__new__(cls)
+        self._handle = handle_op.outputs[0]
+        self._handle_op = handle_op
+        handle_op._variable = self
+        self._dtype = snapshot.dtype
+        self._shape = snapshot.get_shape()
+        self._initial_value = None
+        self._initializer_op = initializer_op
+        self._snapshot = snapshot
+        self._trainable = trainable
+        self._graph = handle_op.graph
+        return self
+
     # ---- identity ----
     @property
     def name(self):

@@ -339,6 +339,18 @@ contrib.framework.current_arg_scope = _arg_scope.current_arg_scope
 contrib.slim = _namespace("contrib.slim", arg_scope=_arg_scope.arg_scope,
                           add_arg_scope=_arg_scope.add_arg_scope, **_CONTRIB_LAYERS)
 
+# Graphs in and out (framework/importer.py, training/meta_graph.py).
+from tensorweave.framework import importer as _importer  # noqa: E402
+from tensorweave.training import meta_graph as _meta_graph  # noqa: E402
+from tensorweave.protobuf import graph_pb2 as _graph_pb2  # noqa: E402
+import_graph_def = _importer.import_graph_def
+GraphDef, NodeDef = _graph_pb2.GraphDef, _graph_pb2.NodeDef
+MetaGraphDef = _meta_graph.MetaGraphDef
+train.export_meta_graph = _meta_graph.export_meta_graph
+train.import_meta_graph = _meta_graph.import_meta_graph
+train.write_graph = _meta_graph.write_graph
+io.write_graph = _meta_graph.write_graph
+
 import sys as _sys  # noqa: E402
 
 # `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.

@@ -39,9 +39,9 @@ COMING.update(_names(30, """
     nn.ctc_loss nn.pool nn.convolution
     layers.conv1d layers.conv3d layers.conv2d_transpose
     layers.separable_conv2d layers.max_pooling1d
-    train.export_meta_graph train.import_meta_graph train.ExponentialMovingAverage
+    train.ExponentialMovingAverage
     train.AdadeltaOptimizer train.FtrlOptimizer train.ProximalGradientDescentOptimizer
-    train.ProximalAdagradOptimizer train.ProfilerHook train.write_graph
+    train.ProximalAdagradOptimizer train.ProfilerHook
     summary.image summary.audio summary.text summary.tensor_summary
     .graph_util
     """))
