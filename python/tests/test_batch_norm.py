@@ -250,3 +250,28 @@ def test_lrn_matches_numpy_and_has_a_gradient():
     all_sums = np.stack([sq[..., max(0, d - 5):d + 6].sum(-1) for d in range(6)], axis=-1)
     np.testing.assert_allclose(default, x / np.sqrt(1.0 + all_sums), rtol=1e-12)
     assert g.shape == x.shape
+
+
+def test_layer_over_axis_1_and_the_unfused_path_agree_with_numpy():
+    rng = np.random.RandomState(7)
+    x = rng.randn(3, 4, 2, 5).astype(np.float32)
+    nchw = tf.layers.batch_normalization(tf.constant(x), axis=1, training=True, name="nchw")
+    unfused = tf.layers.batch_normalization(tf.constant(x), axis=1, training=True, fused=False,
+                                            name="unfused")
+    ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    assert len(ops) == 4
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        a, b = sess.run([nchw, unfused])
+        sess.run(ops)
+        fused_var = sess.run("nchw/moving_variance:0")
+        plain_var = sess.run("unfused/moving_variance:0")
+    mean = x.mean(axis=(0, 2, 3)).reshape(1, 4, 1, 1)
+    var = x.var(axis=(0, 2, 3)).reshape(1, 4, 1, 1)
+    want = (x - mean) / np.sqrt(var + 1e-3)
+    np.testing.assert_allclose(a, want, atol=1e-5)
+    np.testing.assert_allclose(b, want, atol=1e-5)
+    n = x.size // 4
+    # The fused path follows the Bessel-corrected variance, the composite one the biased.
+    np.testing.assert_allclose(fused_var, 0.99 + 0.01 * var.ravel() * n / (n - 1), rtol=1e-5)
+    np.testing.assert_allclose(plain_var, 0.99 + 0.01 * var.ravel(), rtol=1e-5)

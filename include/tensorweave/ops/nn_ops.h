@@ -1,11 +1,13 @@
-// Convolutional networks' ops: 2-D convolution and pooling over NHWC images, with their
-// gradient ops (tw::Gradients uses them; they are also what Conv2DTranspose builds on).
+// Convolutional networks' ops: 2-D convolution (also depthwise) and pooling over NHWC
+// images, batch normalization and local response normalization, with their gradient ops
+// (tw::Gradients uses them; they are also what Conv2DTranspose builds on).
 //
 //   auto y = ops::Conv2D(scope, images, filter, {.strides = {1, 2, 2, 1}, .padding = "SAME"});
 //   auto p = ops::MaxPool(scope, y, {.ksize = {1, 2, 2, 1}, .strides = {1, 2, 2, 1}});
 //
-// As TF on CPU: NHWC only (data_format "NCHW" is refused with TF's message); strides,
-// dilations and ksize are NHWC lists with 1 for the batch and the depth.
+// As TF on CPU: the window ops take NHWC only (data_format "NCHW" is refused with TF's
+// message); strides, dilations and ksize are NHWC lists with 1 for the batch and the depth.
+// FusedBatchNorm takes NHWC and NCHW.
 #ifndef TENSORWEAVE_OPS_NN_OPS_H_
 #define TENSORWEAVE_OPS_NN_OPS_H_
 
