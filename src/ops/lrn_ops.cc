@@ -4,6 +4,7 @@
 //   output = input / (bias + alpha * sqr_sum)^beta.
 // Definitions, CPU kernels, shape functions, the gradient and graph builders. Each pixel's
 // channels are contiguous; the window sums are running sums along them (O(depth) a pixel).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -23,16 +24,30 @@ struct LrnParams {
   double bias = 1, alpha = 1, beta = 0.5;
 };
 
-// out[d] = sum of in[d - r .. d + r] inside [0, depth), for one pixel.
+// out[d] = sum of in[d - r .. d + r] inside [0, depth), for one pixel; `prefix` is scratch
+// space kept across pixels (no allocation per pixel).
 template <typename T>
-void WindowSums(const T* in, int64_t depth, int64_t r, std::vector<double>* out) {
-  std::vector<double> prefix(static_cast<size_t>(depth + 1), 0.0);
-  for (int64_t d = 0; d < depth; ++d) prefix[d + 1] = prefix[d] + static_cast<double>(in[d]);
+void WindowSums(const T* in, int64_t depth, int64_t r, std::vector<double>* prefix,
+                std::vector<double>* out) {
+  prefix->resize(static_cast<size_t>(depth + 1));
+  (*prefix)[0] = 0.0;
+  for (int64_t d = 0; d < depth; ++d) (*prefix)[d + 1] = (*prefix)[d] + static_cast<double>(in[d]);
   out->resize(static_cast<size_t>(depth));
   for (int64_t d = 0; d < depth; ++d) {
     const int64_t lo = std::max<int64_t>(0, d - r), hi = std::min<int64_t>(depth, d + r + 1);
-    (*out)[d] = prefix[hi] - prefix[lo];
+    (*out)[d] = (*prefix)[hi] - (*prefix)[lo];
   }
+}
+
+// norm^-beta, with TF's fast paths for the usual betas (0.5, 0.75, 1) instead of pow.
+inline double NegativePower(double norm, double beta) {
+  if (beta == 0.5) return 1.0 / std::sqrt(norm);
+  if (beta == 0.75) {
+    const double r = 1.0 / std::sqrt(norm);
+    return r * std::sqrt(r);
+  }
+  if (beta == 1.0) return 1.0 / norm;
+  return std::pow(norm, -beta);
 }
 
 class LrnKernel : public OpKernel {
@@ -88,14 +103,14 @@ class LrnOp : public LrnKernel {
       const T* in = x.flat<T>().data();
       T* o = out->flat<T>().data();
       std::vector<T> sq(static_cast<size_t>(depth));
-      std::vector<double> sums;
+      std::vector<double> sums, prefix;
       for (int64_t r = 0; r < rows; ++r) {
         const T* px = in + r * depth;
         for (int64_t d = 0; d < depth; ++d) sq[d] = px[d] * px[d];
-        WindowSums(sq.data(), depth, p_.radius, &sums);
+        WindowSums(sq.data(), depth, p_.radius, &prefix, &sums);
         for (int64_t d = 0; d < depth; ++d) {
           o[r * depth + d] =
-              static_cast<T>(px[d] * std::pow(p_.bias + p_.alpha * sums[d], -p_.beta));
+              static_cast<T>(px[d] * NegativePower(p_.bias + p_.alpha * sums[d], p_.beta));
         }
       }
     });
@@ -139,18 +154,18 @@ class LrnGradOp : public LrnKernel {
       using T = typename decltype(tag)::type;
       const int64_t depth = x.dim(3), rows = x.num_elements() / depth;
       std::vector<double> sq(static_cast<size_t>(depth)), t(static_cast<size_t>(depth));
-      std::vector<double> norm_pow(static_cast<size_t>(depth)), sums, tsums;
+      std::vector<double> norm_pow(static_cast<size_t>(depth)), sums, tsums, prefix;
       for (int64_t r = 0; r < rows; ++r) {
         const T* px = x.flat<T>().data() + r * depth;
         const T* g = dy.flat<T>().data() + r * depth;
         for (int64_t d = 0; d < depth; ++d) sq[d] = static_cast<double>(px[d]) * px[d];
-        WindowSums(sq.data(), depth, p_.radius, &sums);
+        WindowSums(sq.data(), depth, p_.radius, &prefix, &sums);
         for (int64_t d = 0; d < depth; ++d) {
           const double norm = p_.bias + p_.alpha * sums[d];
-          norm_pow[d] = std::pow(norm, -p_.beta);
+          norm_pow[d] = NegativePower(norm, p_.beta);
           t[d] = static_cast<double>(g[d]) * px[d] * norm_pow[d] / norm;
         }
-        WindowSums(t.data(), depth, p_.radius, &tsums);
+        WindowSums(t.data(), depth, p_.radius, &prefix, &tsums);
         T* o = out->flat<T>().data() + r * depth;
         for (int64_t d = 0; d < depth; ++d) {
           o[d] = static_cast<T>(g[d] * norm_pow[d] - 2 * p_.alpha * p_.beta * px[d] * tsums[d]);
