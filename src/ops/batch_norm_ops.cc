@@ -1,7 +1,8 @@
 // Batch normalization over 4-D images: FusedBatchNorm (and TF's V2 and V3 names, V3 with
-// its extra reserve_space_3 output) and FusedBatchNormGrad (V2, V3), in training form (the
-// statistics of the batch) and inference form (the given mean and variance). Definitions,
-// CPU kernels, shape functions, the gradient and graph builders.
+// its extra reserve_space_3 output), in training form (the statistics of the batch) and
+// inference form (the given mean and variance). Definitions, the CPU kernel, the shape
+// functions of FusedBatchNorm and FusedBatchNormGrad (batch_norm_grad_ops.cc), the
+// gradient and graph builders.
 //
 // As TF's CPU kernels: the statistics are over N, H and W for each channel; in training
 // batch_variance is Bessel-corrected (n / (n - 1)) while reserve_space_2, which the
@@ -17,77 +18,13 @@
 #include "src/framework/op_kernel.h"
 #include "src/graph/gradient_registry.h"
 #include "src/graph/shape_inference.h"
+#include "src/ops/batch_norm.h"
 #include "src/ops/cwise.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/nn_ops.h"
 
 namespace tw {
-namespace {
-
-template <typename T>
-using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
-
-// x's layout: rows of C channels (NHWC), or the same after a transpose (NCHW).
-struct BnShape {
-  int64_t n = 0, c = 0, hw = 0;  // batch, channels, height * width
-  bool nchw = false;
-  int64_t rows() const { return n * hw; }
-};
-
-// [N, C, HW] -> [N, HW, C] (to_nhwc) or back.
-template <typename T>
-void Transpose(const BnShape& s, const T* in, T* out, bool to_nhwc) {
-  for (int64_t b = 0; b < s.n; ++b) {
-    const int64_t base = b * s.c * s.hw;
-    for (int64_t ch = 0; ch < s.c; ++ch) {
-      for (int64_t p = 0; p < s.hw; ++p) {
-        if (to_nhwc) {
-          out[base + p * s.c + ch] = in[base + ch * s.hw + p];
-        } else {
-          out[base + ch * s.hw + p] = in[base + p * s.c + ch];
-        }
-      }
-    }
-  }
-}
-
-// Channels-last view of a tensor: the data itself (NHWC) or a transposed copy (NCHW).
-template <typename T>
-const T* ChannelsLast(const BnShape& s, const Tensor& t, std::vector<T>* copy) {
-  if (!s.nchw) return t.flat<T>().data();
-  copy->resize(static_cast<size_t>(s.rows() * s.c));
-  Transpose(s, t.flat<T>().data(), copy->data(), /*to_nhwc=*/true);
-  return copy->data();
-}
-
-// Per-channel sums of rows of x (and of (x - mean)^2 when `mean` is given).
-template <typename T>
-Vec<T> ChannelSums(const BnShape& s, const T* x, const Vec<T>* mean) {
-  Vec<T> sum = Vec<T>::Zero(s.c);
-  for (int64_t r = 0; r < s.rows(); ++r) {
-    if (mean == nullptr) {
-      sum += ConstArray<T>(x + r * s.c, s.c);
-    } else {
-      sum += (ConstArray<T>(x + r * s.c, s.c) - *mean).square();
-    }
-  }
-  return sum;
-}
-
-// y = x * a + b per channel, written in y's layout.
-template <typename T>
-void ScaleShift(const BnShape& s, const T* x, const Vec<T>& a, const Vec<T>& b, T* y) {
-  std::vector<T> tmp;
-  T* out = y;
-  if (s.nchw) {
-    tmp.resize(static_cast<size_t>(s.rows() * s.c));
-    out = tmp.data();
-  }
-  for (int64_t r = 0; r < s.rows(); ++r) {
-    MutArray<T>(out + r * s.c, s.c) = ConstArray<T>(x + r * s.c, s.c) * a + b;
-  }
-  if (s.nchw) Transpose(s, out, y, /*to_nhwc=*/false);
-}
+namespace batch_norm {
 
 Status ReadFormat(const OpKernel& k, std::string* format) {
   TW_RETURN_IF_ERROR(GetNodeAttr(k.def(), "data_format", format));
@@ -97,7 +34,6 @@ Status ReadFormat(const OpKernel& k, std::string* format) {
   return OkStatus();
 }
 
-// Checks x (4-D) and the per-channel vectors named in `vectors` (1-D, C entries).
 StatusOr<BnShape> MakeBnShape(const OpKernel& k, bool nchw, const Tensor& x,
                               const std::vector<std::pair<const char*, const Tensor*>>& vectors) {
   if (x.rank() != 4) {
@@ -135,22 +71,46 @@ Status CheckTypes(const OpKernel& k) {
   return OkStatus();
 }
 
-class BatchNormKernel : public OpKernel {
- public:
-  explicit BatchNormKernel(OpKernelConstruction* c) : OpKernel(c) {
-    c->SetStatus(c->GetAttr("epsilon", &epsilon_));
-    c->SetStatus(c->GetAttr("is_training", &is_training_));
-    std::string format;
-    c->SetStatus(ReadFormat(*this, &format));
-    nchw_ = format == "NCHW";
-  }
-  bool IsExpensive() const override { return true; }
+}  // namespace batch_norm
 
- protected:
-  float epsilon_ = 1e-4f;
-  bool is_training_ = true;
-  bool nchw_ = false;
-};
+namespace {
+
+using batch_norm::BatchNormKernel;
+using batch_norm::BnShape;
+using batch_norm::ChannelsLast;
+using batch_norm::CheckTypes;
+using batch_norm::MakeBnShape;
+using batch_norm::Transpose;
+using batch_norm::Vec;
+
+// Per-channel sums of rows of x (and of (x - mean)^2 when `mean` is given).
+template <typename T>
+Vec<T> ChannelSums(const BnShape& s, const T* x, const Vec<T>* mean) {
+  Vec<T> sum = Vec<T>::Zero(s.c);
+  for (int64_t r = 0; r < s.rows(); ++r) {
+    if (mean == nullptr) {
+      sum += ConstArray<T>(x + r * s.c, s.c);
+    } else {
+      sum += (ConstArray<T>(x + r * s.c, s.c) - *mean).square();
+    }
+  }
+  return sum;
+}
+
+// y = x * a + b per channel, written in y's layout.
+template <typename T>
+void ScaleShift(const BnShape& s, const T* x, const Vec<T>& a, const Vec<T>& b, T* y) {
+  std::vector<T> tmp;
+  T* out = y;
+  if (s.nchw) {
+    tmp.resize(static_cast<size_t>(s.rows() * s.c));
+    out = tmp.data();
+  }
+  for (int64_t r = 0; r < s.rows(); ++r) {
+    MutArray<T>(out + r * s.c, s.c) = ConstArray<T>(x + r * s.c, s.c) * a + b;
+  }
+  if (s.nchw) Transpose(s, out, y, /*to_nhwc=*/false);
+}
 
 TW_REGISTER_OP("FusedBatchNorm")
     .Input("x: T")
@@ -277,154 +237,6 @@ class FusedBatchNormOp : public BatchNormKernel {
 TW_REGISTER_KERNEL("FusedBatchNorm", "CPU", FusedBatchNormOp);
 TW_REGISTER_KERNEL("FusedBatchNormV2", "CPU", FusedBatchNormOp);
 TW_REGISTER_KERNEL("FusedBatchNormV3", "CPU", FusedBatchNormOp);
-
-// ---- FusedBatchNormGrad ----
-
-TW_REGISTER_OP("FusedBatchNormGrad")
-    .Input("y_backprop: T")
-    .Input("x: T")
-    .Input("scale: T")
-    .Input("reserve_space_1: T")
-    .Input("reserve_space_2: T")
-    .Output("x_backprop: T")
-    .Output("scale_backprop: T")
-    .Output("offset_backprop: T")
-    .Output("reserve_space_3: T")
-    .Output("reserve_space_4: T")
-    .Attr("T: {float, double}")
-    .Attr("epsilon: float = 0.0001")
-    .Attr("data_format: string = 'NHWC'")
-    .Attr("is_training: bool = true")
-    .Doc(
-        "FusedBatchNorm's gradients for x, scale and offset; reserve_space_1 and 2 are the "
-        "forward op's (training) or its given mean and variance (inference).");
-
-TW_REGISTER_OP("FusedBatchNormGradV2")
-    .Input("y_backprop: T")
-    .Input("x: T")
-    .Input("scale: U")
-    .Input("reserve_space_1: U")
-    .Input("reserve_space_2: U")
-    .Output("x_backprop: T")
-    .Output("scale_backprop: U")
-    .Output("offset_backprop: U")
-    .Output("reserve_space_3: U")
-    .Output("reserve_space_4: U")
-    .Attr("T: {float, double}")
-    .Attr("U: {float, double}")
-    .Attr("epsilon: float = 0.0001")
-    .Attr("data_format: string = 'NHWC'")
-    .Attr("is_training: bool = true")
-    .Doc("FusedBatchNormV2's gradients.");
-
-TW_REGISTER_OP("FusedBatchNormGradV3")
-    .Input("y_backprop: T")
-    .Input("x: T")
-    .Input("scale: U")
-    .Input("reserve_space_1: U")
-    .Input("reserve_space_2: U")
-    .Input("reserve_space_3: U")
-    .Output("x_backprop: T")
-    .Output("scale_backprop: U")
-    .Output("offset_backprop: U")
-    .Output("reserve_space_4: U")
-    .Output("reserve_space_5: U")
-    .Attr("T: {float, double}")
-    .Attr("U: {float, double}")
-    .Attr("epsilon: float = 0.0001")
-    .Attr("data_format: string = 'NHWC'")
-    .Attr("is_training: bool = true")
-    .Doc("FusedBatchNormV3's gradients (reserve_space_3 is unused on CPU).");
-
-// With xc = x - mean and inv = rsqrt(var + eps), per channel:
-//   offset_backprop = sum(dy), scale_backprop = sum(dy * xc) * inv;
-//   training:  dx = scale * inv * (dy - sum(dy) / n - xc * sum(dy * xc) * inv^2 / n)
-//   inference: dx = scale * inv * dy
-// each dx an affine function of (dy, x) per channel: dx = k1 * dy + k2 * x + k3.
-class FusedBatchNormGradOp : public BatchNormKernel {
- public:
-  using BatchNormKernel::BatchNormKernel;
-  void Compute(OpKernelContext* ctx) override {
-    TW_OP_REQUIRES_OK(ctx, CheckTypes(*this));
-    const Tensor& dy = ctx->input(0);
-    const Tensor& x = ctx->input(1);
-    TW_OP_REQUIRES(ctx, dy.rank() == 4,
-                   errors::InvalidArgument("node ", name(), ": input must be 4-dimensional",
-                                           dy.shape().DebugString()));
-    TW_OP_REQUIRES(ctx, dy.shape() == x.shape(),
-                   errors::InvalidArgument("node ", name(),
-                                           ": x and y_backprop must have same shape, but x has "
-                                           "shape ",
-                                           x.shape().DebugString(), " and y_backprop has shape ",
-                                           dy.shape().DebugString()));
-    auto s = MakeBnShape(*this, nchw_, x,
-                         {{"scale", &ctx->input(2)},
-                          {"reserve_space_1", &ctx->input(3)},
-                          {"reserve_space_2", &ctx->input(4)}});
-    TW_OP_REQUIRES_OK(ctx, s.status());
-    Tensor* out[5] = {};
-    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &out[0]));
-    for (int i = 1; i < 3; ++i) {
-      TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape({s->c}), &out[i]));
-    }
-    for (int i = 3; i < 5; ++i) {
-      TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape({0}), &out[i]));
-    }
-    const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      Compute<T>(ctx, *s, out);
-    });
-    if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
-  }
-
- private:
-  template <typename T>
-  void Compute(OpKernelContext* ctx, const BnShape& s, Tensor* const* out) {
-    std::vector<T> dy_copy, x_copy;
-    const T* dy = ChannelsLast(s, ctx->input(0), &dy_copy);
-    const T* x = ChannelsLast(s, ctx->input(1), &x_copy);
-    const ConstArray<T> scale(ctx->input(2).flat<T>().data(), s.c);
-    const ConstArray<T> mean(ctx->input(3).flat<T>().data(), s.c);
-    const ConstArray<T> var(ctx->input(4).flat<T>().data(), s.c);
-    const Vec<T> inv = (var + static_cast<T>(epsilon_)).rsqrt();
-    Vec<T> sum_dy = Vec<T>::Zero(s.c), sum_dy_xc = Vec<T>::Zero(s.c);
-    for (int64_t r = 0; r < s.rows(); ++r) {
-      const ConstArray<T> g(dy + r * s.c, s.c);
-      sum_dy += g;
-      sum_dy_xc += g * (ConstArray<T>(x + r * s.c, s.c) - mean);
-    }
-    MutArray<T>(out[1]->flat<T>().data(), s.c) = sum_dy_xc * inv;
-    MutArray<T>(out[2]->flat<T>().data(), s.c) = sum_dy;
-    const Vec<T> k1 = scale * inv;
-    Vec<T> k2 = Vec<T>::Zero(s.c), k3 = Vec<T>::Zero(s.c);
-    if (is_training_ && s.rows() > 0) {
-      const T n = static_cast<T>(s.rows());
-      k2 = -k1 * sum_dy_xc * inv.square() / n;
-      k3 = -k1 * sum_dy / n - k2 * mean;
-    }
-    ScaleShift2(s, dy, x, k1, k2, k3, out[0]->flat<T>().data());
-  }
-
-  // dx = k1 * dy + k2 * x + k3 per channel, written in dx's layout.
-  template <typename T>
-  static void ScaleShift2(const BnShape& s, const T* dy, const T* x, const Vec<T>& k1,
-                          const Vec<T>& k2, const Vec<T>& k3, T* dx) {
-    std::vector<T> tmp;
-    T* out = dx;
-    if (s.nchw) {
-      tmp.resize(static_cast<size_t>(s.rows() * s.c));
-      out = tmp.data();
-    }
-    for (int64_t r = 0; r < s.rows(); ++r) {
-      MutArray<T>(out + r * s.c, s.c) =
-          ConstArray<T>(dy + r * s.c, s.c) * k1 + ConstArray<T>(x + r * s.c, s.c) * k2 + k3;
-    }
-    if (s.nchw) Transpose(s, out, dx, /*to_nhwc=*/false);
-  }
-};
-TW_REGISTER_KERNEL("FusedBatchNormGrad", "CPU", FusedBatchNormGradOp);
-TW_REGISTER_KERNEL("FusedBatchNormGradV2", "CPU", FusedBatchNormGradOp);
-TW_REGISTER_KERNEL("FusedBatchNormGradV3", "CPU", FusedBatchNormGradOp);
 
 // ---- Shape functions ----
 
