@@ -141,6 +141,11 @@ class PyOptimizer {
     return py::make_tuple(op.name(), VariablesMade(slots));
   }
 
+  // The learning rate of the updates built next: output `ref` ("node", index) of `graph`.
+  void SetLearningRate(const py::object& graph, const std::pair<std::string, int>& ref) {
+    optimizer_->SetLearningRate(Output(GraphNode(graph, ref.first), ref.second));
+  }
+
   std::string name() const { return optimizer_->name(); }
   train::Optimizer* get() { return optimizer_.get(); }
 
@@ -308,6 +313,7 @@ void BindTrain(py::module_& m) {
   py::class_<PyOptimizer>(m, "Optimizer")
       .def(py::init(&MakeOptimizer), py::arg("kind"), py::arg("params"), py::arg("use_locking"))
       .def_property_readonly("name", &PyOptimizer::name)
+      .def("set_learning_rate", &PyOptimizer::SetLearningRate, py::arg("graph"), py::arg("ref"))
       .def("apply_gradients", &PyOptimizer::ApplyGradients, py::arg("graph"), py::arg("grads"),
            py::arg("vars"), py::arg("global_step"), py::arg("device"));
   py::class_<PySyncReplicas>(m, "SyncReplicas")

@@ -142,7 +142,43 @@ def test_errors_as_tf():
         tf.train.GradientDescentOptimizer(0.1).minimize(c * 2.0, var_list=[v])
     with pytest.raises(ValueError, match="initial_accumulator_value must be positive"):
         tf.train.AdagradOptimizer(0.1, initial_accumulator_value=0.0)
-    with pytest.raises(TypeError, match="learning_rate must be a Python number"):
-        tf.train.GradientDescentOptimizer(tf.constant(0.1))
+    with pytest.raises(TypeError, match="momentum must be a Python number"):
+        tf.train.MomentumOptimizer(0.1, tf.constant(0.9))
     with pytest.raises(ValueError, match="No gradients provided for any variable"):
         tf.train.GradientDescentOptimizer(0.1).apply_gradients([(None, v)])
+
+
+def test_a_decayed_learning_rate_tensor_drives_every_optimizer():
+    # TF's optimizers take the learning rate as a tensor (here exponential_decay of the
+    # global step) or a callable returning one; each step uses that step's rate.
+    for make in (lambda lr: tf.train.GradientDescentOptimizer(lr),
+                 lambda lr: tf.train.MomentumOptimizer(lr, 0.0),
+                 lambda lr: tf.train.AdagradOptimizer(lambda: lr),
+                 lambda lr: tf.train.AdamOptimizer(lr),
+                 lambda lr: tf.train.RMSPropOptimizer(lr)):
+        with tf.Graph().as_default():
+            step = tf.train.get_or_create_global_step()
+            lr = tf.train.exponential_decay(0.1, step, decay_steps=1, decay_rate=0.5)
+            w = tf.Variable([1.0, 2.0], name="w")
+            loss = tf.reduce_sum(w * w)
+            train = make(lr).minimize(loss, global_step=step)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                before = sess.run(w)
+                rates = []
+                for _ in range(3):
+                    rates.append(sess.run(lr))
+                    sess.run(train)
+                assert sess.run(step) == 3
+                assert not np.allclose(sess.run(w), before)
+            np.testing.assert_allclose(rates, [0.1, 0.05, 0.025], rtol=1e-6)
+    with tf.Graph().as_default():
+        w = tf.Variable([1.0], name="w")
+        opt = tf.train.GradientDescentOptimizer(tf.constant(0.5))
+        train = opt.minimize(tf.reduce_sum(w * w))
+        with tf.Session() as sess:
+            sess.run(w.initializer)
+            sess.run(train)
+            np.testing.assert_allclose(sess.run(w), [0.0])  # 1 - 0.5 * 2
+    with pytest.raises(TypeError, match="learning_rate"):
+        tf.train.GradientDescentOptimizer("fast")

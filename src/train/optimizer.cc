@@ -135,6 +135,12 @@ ops::Variable Optimizer::Slot(const ops::Variable& var, const std::string& slot_
   return slot;
 }
 
+Input Optimizer::LearningRate(const Scope& scope, const ops::Variable& var, float constant) const {
+  if (!learning_rate_tensor_) return ScalarLike(var, constant);
+  const Output& lr = *learning_rate_tensor_;
+  return lr.type() == var.dtype ? lr : ops::Cast(scope, lr, var.dtype);
+}
+
 namespace {
 
 class GradientDescent : public Optimizer {
@@ -145,13 +151,13 @@ class GradientDescent : public Optimizer {
  protected:
   Operation ApplyDense(const Scope& s, const ops::Variable& var, const Output& grad,
                        ModelVariables*) override {
-    return ops::ApplyGradientDescent(s, var, ScalarLike(var, lr_), grad,
+    return ops::ApplyGradientDescent(s, var, LearningRate(s, var, lr_), grad,
                                      {.use_locking = options_.use_locking});
   }
   Operation ApplySparse(const Scope& s, const ops::Variable& var, const IndexedSlices& grad,
                         ModelVariables*) override {
-    return ops::SparseApplyGradientDescent(s, var, ScalarLike(var, lr_), grad.values, grad.indices,
-                                           {.use_locking = options_.use_locking});
+    return ops::SparseApplyGradientDescent(s, var, LearningRate(s, var, lr_), grad.values,
+                                           grad.indices, {.use_locking = options_.use_locking});
   }
   // Subtracting each piece of a repeated row is subtracting their sum: no summing first, as
   // TensorFlow's GradientDescentOptimizer skips it.
@@ -176,14 +182,14 @@ class Momentum : public Optimizer {
   Operation ApplyDense(const Scope& s, const ops::Variable& var, const Output& grad,
                        ModelVariables* variables) override {
     ops::Variable accum = Slot(var, name(), 0.0f, variables);
-    return ops::ApplyMomentum(s, var, accum, ScalarLike(var, lr_), grad, ScalarLike(var, momentum_),
-                              Options());
+    return ops::ApplyMomentum(s, var, accum, LearningRate(s, var, lr_), grad,
+                              ScalarLike(var, momentum_), Options());
   }
   Operation ApplySparse(const Scope& s, const ops::Variable& var, const IndexedSlices& grad,
                         ModelVariables* variables) override {
     ops::Variable accum = Slot(var, name(), 0.0f, variables);
-    return ops::SparseApplyMomentum(s, var, accum, ScalarLike(var, lr_), grad.values, grad.indices,
-                                    ScalarLike(var, momentum_), Options());
+    return ops::SparseApplyMomentum(s, var, accum, LearningRate(s, var, lr_), grad.values,
+                                    grad.indices, ScalarLike(var, momentum_), Options());
   }
 
  private:
@@ -204,14 +210,14 @@ class Adagrad : public Optimizer {
   Operation ApplyDense(const Scope& s, const ops::Variable& var, const Output& grad,
                        ModelVariables* variables) override {
     ops::Variable accum = Slot(var, name(), initial_, variables);
-    return ops::ApplyAdagrad(s, var, accum, ScalarLike(var, lr_), grad,
+    return ops::ApplyAdagrad(s, var, accum, LearningRate(s, var, lr_), grad,
                              {.use_locking = options_.use_locking});
   }
   Operation ApplySparse(const Scope& s, const ops::Variable& var, const IndexedSlices& grad,
                         ModelVariables* variables) override {
     ops::Variable accum = Slot(var, name(), initial_, variables);
-    return ops::SparseApplyAdagrad(s, var, accum, ScalarLike(var, lr_), grad.values, grad.indices,
-                                   {.use_locking = options_.use_locking});
+    return ops::SparseApplyAdagrad(s, var, accum, LearningRate(s, var, lr_), grad.values,
+                                   grad.indices, {.use_locking = options_.use_locking});
   }
 
  private:
@@ -232,8 +238,9 @@ class Adam : public Optimizer {
     ops::Variable m = Slot(var, "Adam", 0.0f, variables);
     ops::Variable v = Slot(var, "Adam_1", 0.0f, variables);
     return ops::ApplyAdam(s, var, m, v, Read(s, *beta1_power_, var), Read(s, *beta2_power_, var),
-                          ScalarLike(var, lr_), ScalarLike(var, beta1_), ScalarLike(var, beta2_),
-                          ScalarLike(var, epsilon_), grad, {.use_locking = options_.use_locking});
+                          LearningRate(s, var, lr_), ScalarLike(var, beta1_),
+                          ScalarLike(var, beta2_), ScalarLike(var, epsilon_), grad,
+                          {.use_locking = options_.use_locking});
   }
   Operation ApplySparse(const Scope& s, const ops::Variable& var, const IndexedSlices& grad,
                         ModelVariables* variables) override {
@@ -241,7 +248,7 @@ class Adam : public Optimizer {
     ops::Variable m = Slot(var, "Adam", 0.0f, variables);
     ops::Variable v = Slot(var, "Adam_1", 0.0f, variables);
     return ops::SparseApplyAdam(s, var, m, v, Read(s, *beta1_power_, var),
-                                Read(s, *beta2_power_, var), ScalarLike(var, lr_),
+                                Read(s, *beta2_power_, var), LearningRate(s, var, lr_),
                                 ScalarLike(var, beta1_), ScalarLike(var, beta2_),
                                 ScalarLike(var, epsilon_), grad.values, grad.indices,
                                 {.use_locking = options_.use_locking});
@@ -289,16 +296,16 @@ class RMSProp : public Optimizer {
   Operation ApplyDense(const Scope& s, const ops::Variable& var, const Output& grad,
                        ModelVariables* variables) override {
     auto [ms, mom] = Slots(var, variables);
-    return ops::ApplyRMSProp(s, var, ms, mom, ScalarLike(var, lr_), ScalarLike(var, decay_),
+    return ops::ApplyRMSProp(s, var, ms, mom, LearningRate(s, var, lr_), ScalarLike(var, decay_),
                              ScalarLike(var, momentum_), ScalarLike(var, epsilon_), grad,
                              {.use_locking = options_.use_locking});
   }
   Operation ApplySparse(const Scope& s, const ops::Variable& var, const IndexedSlices& grad,
                         ModelVariables* variables) override {
     auto [ms, mom] = Slots(var, variables);
-    return ops::SparseApplyRMSProp(s, var, ms, mom, ScalarLike(var, lr_), ScalarLike(var, decay_),
-                                   ScalarLike(var, momentum_), ScalarLike(var, epsilon_),
-                                   grad.values, grad.indices,
+    return ops::SparseApplyRMSProp(s, var, ms, mom, LearningRate(s, var, lr_),
+                                   ScalarLike(var, decay_), ScalarLike(var, momentum_),
+                                   ScalarLike(var, epsilon_), grad.values, grad.indices,
                                    {.use_locking = options_.use_locking});
   }
 

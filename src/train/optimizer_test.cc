@@ -84,6 +84,38 @@ TEST(OptimizerTest, OneGradientDescentStepIsHandComputed) {
   EXPECT_NEAR((*out)[1].scalar<float>(), 0.45f, 1e-6);
 }
 
+// A learning-rate tensor replaces the constant: the same step as above with a fed rate of
+// 0.1 (the optimizer's own 5.0 unused), and the rate of a double variable cast to double.
+TEST(OptimizerTest, ALearningRateTensorIsUsedInsteadOfTheConstant) {
+  Regression r;
+  auto optimizer = GradientDescentOptimizer(5.0f);
+  auto rate = ops::Placeholder(r.root.WithOpName("rate"), DT_FLOAT);
+  optimizer->SetLearningRate(rate);
+  auto train = optimizer->Minimize(r.root, r.loss, &r.vars, r.step);
+  ASSERT_TRUE(train.ok()) << train.status();
+  ClientSession s(r.root);
+  ASSERT_TRUE(s.Run({}, {}, {r.vars.InitOp(r.root)}).ok());
+  ASSERT_TRUE(s.Run({{rate, Tensor::Scalar(0.1f)}}, {}, {*train}).ok());
+  auto out = s.Run({}, {ops::ReadVariable(r.root, r.w), ops::ReadVariable(r.root, r.b)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NEAR((*out)[0].flat<float>()[0], 0.95f, 1e-6);
+  EXPECT_NEAR((*out)[1].scalar<float>(), 0.45f, 1e-6);
+
+  Scope root = Scope::NewRootScope();
+  ModelVariables vars;
+  ops::Variable d = vars.Add(root, "d", DT_DOUBLE, {}, Tensor::Scalar<double>(1.0));
+  auto sgd = GradientDescentOptimizer(1.0f);
+  sgd->SetLearningRate(ops::Const(root, Tensor::Scalar(0.25f)));
+  auto step = sgd->Minimize(root, ops::Square(root, ops::ReadVariable(root, d)), &vars);
+  ASSERT_TRUE(step.ok()) << step.status();
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {}, {vars.InitOp(root)}).ok());
+  ASSERT_TRUE(session.Run({}, {}, {*step}).ok());
+  auto value = session.Run({}, {ops::ReadVariable(root, d)});
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_DOUBLE_EQ((*value)[0].scalar<double>(), 0.5);  // 1 - 0.25 * 2
+}
+
 // The variable of `vars` named `name`.
 ops::Variable Named(const ModelVariables& vars, const std::string& name) {
   for (const ModelVariable& v : vars.all()) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensorweave/ops/state_ops.h"
@@ -56,7 +57,16 @@ class Optimizer {
 
   virtual std::string name() const = 0;
 
+  // The learning rate of the updates built from now on: the scalar tensor `lr` (cast to
+  // each variable's dtype), e.g. a rate decayed with the global step
+  // (tf.train.exponential_decay), instead of the number the optimizer was made with, as
+  // TensorFlow's optimizers take either.
+  void SetLearningRate(Output lr) { learning_rate_tensor_ = std::move(lr); }
+
  protected:
+  // The learning rate for `var`'s update: the tensor set, or `constant` in var's dtype.
+  Input LearningRate(const Scope& scope, const ops::Variable& var, float constant) const;
+
   // Creates the slots of `var` (once) and returns the update op for a dense or sparse
   // gradient. `scope` is colocated with the variable.
   virtual Operation ApplyDense(const Scope& scope, const ops::Variable& var, const Output& grad,
@@ -87,6 +97,7 @@ class Optimizer {
 
  private:
   std::vector<std::pair<std::string, ops::Variable>> slots_;  // "<var>/<slot>" -> slot
+  std::optional<Output> learning_rate_tensor_;
   Scope slot_scope_ = Scope::NewRootScope();
 };
 

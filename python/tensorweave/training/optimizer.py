@@ -31,8 +31,17 @@ def _gradient_spec(grad):
 def _number(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError("%s must be a Python number here, got %r: tensors as hyper-parameters "
-                        "are not supported (docs/python.md)" % (name, value))
+                        "other than the learning rate are not supported (docs/python.md)"
+                        % (name, value))
     return float(value)
+
+
+def _learning_rate(value):
+    """A Python number, or (as TF takes) a scalar tensor, a variable, or a callable that
+    returns one when the updates are built (a rate decayed with the global step)."""
+    if callable(value) or isinstance(value, ops.Tensor) or hasattr(value, "_as_graph_element"):
+        return value
+    return _number("learning_rate", value)
 
 
 class Optimizer:
@@ -58,8 +67,20 @@ class Optimizer:
     def _native_optimizer(self):
         """The C++ optimizer, made at the first use; it keeps the slots between calls."""
         if self._native is None:
-            self._native = _native.Optimizer(self._kind, self._params(), bool(self._use_locking))
+            params = self._params()
+            if not isinstance(params["learning_rate"], float):
+                params["learning_rate"] = 0.0  # a tensor: set at each apply_gradients
+            self._native = _native.Optimizer(self._kind, params, bool(self._use_locking))
         return self._native
+
+    def _learning_rate_tensor(self):
+        """The learning rate as a tensor when it is not a number (TF's _prepare)."""
+        value = self._params()["learning_rate"]
+        if isinstance(value, float):
+            return None
+        if callable(value) and not hasattr(value, "_as_graph_element"):
+            value = value()
+        return convert_to_tensor(value, name="learning_rate")
 
     def _params(self):
         raise NotImplementedError
@@ -101,7 +122,12 @@ class Optimizer:
             if not isinstance(global_step, variables_lib.Variable):
                 raise TypeError("global_step must be a tf.Variable, got %r" % (global_step,))
             step = _variable_spec(global_step)
+        with graph.name_scope(None), graph.name_scope(name or self._name):
+            learning_rate = self._learning_rate_tensor()
         with graph.name_scope(None), graph._native_building(name or self._name) as device:
+            if learning_rate is not None:
+                self._native_optimizer().set_learning_rate(graph._native,
+                                                           learning_rate._native_ref)
             op_name, made = self._native_optimizer().apply_gradients(
                 graph._native, [_gradient_spec(g) for g, _ in grads_and_vars],
                 [_variable_spec(v) for _, v in grads_and_vars], step, device)
@@ -151,7 +177,7 @@ class GradientDescentOptimizer(Optimizer):
 
     def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
         super().__init__(use_locking, name)
-        self._learning_rate = _number("learning_rate", learning_rate)
+        self._learning_rate = _learning_rate(learning_rate)
 
     def _params(self):
         return {"learning_rate": self._learning_rate}
@@ -164,7 +190,7 @@ class MomentumOptimizer(Optimizer):
     def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
                  use_nesterov=False):
         super().__init__(use_locking, name)
-        self._learning_rate = _number("learning_rate", learning_rate)
+        self._learning_rate = _learning_rate(learning_rate)
         self._momentum = _number("momentum", momentum)
         self._use_nesterov = bool(use_nesterov)
 
@@ -183,7 +209,7 @@ class AdagradOptimizer(Optimizer):
             raise ValueError("initial_accumulator_value must be positive: %s" %
                              initial_accumulator_value)
         super().__init__(use_locking, name)
-        self._learning_rate = _number("learning_rate", learning_rate)
+        self._learning_rate = _learning_rate(learning_rate)
         self._initial = _number("initial_accumulator_value", initial_accumulator_value)
 
     def _params(self):
@@ -197,7 +223,7 @@ class AdamOptimizer(Optimizer):
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08,
                  use_locking=False, name="Adam"):
         super().__init__(use_locking, name)
-        self._hyper = {"learning_rate": _number("learning_rate", learning_rate),
+        self._hyper = {"learning_rate": _learning_rate(learning_rate),
                        "beta1": _number("beta1", beta1), "beta2": _number("beta2", beta2),
                        "epsilon": _number("epsilon", epsilon)}
 
@@ -214,7 +240,7 @@ class RMSPropOptimizer(Optimizer):
         if centered:
             raise NotImplementedError("RMSPropOptimizer: centered=True is not supported")
         super().__init__(use_locking, name)
-        self._hyper = {"learning_rate": _number("learning_rate", learning_rate),
+        self._hyper = {"learning_rate": _learning_rate(learning_rate),
                        "decay": _number("decay", decay),
                        "momentum": _number("momentum", momentum),
                        "epsilon": _number("epsilon", epsilon)}
