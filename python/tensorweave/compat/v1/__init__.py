@@ -350,6 +350,10 @@ train.export_meta_graph = _meta_graph.export_meta_graph
 train.import_meta_graph = _meta_graph.import_meta_graph
 train.write_graph = _meta_graph.write_graph
 io.write_graph = _meta_graph.write_graph
+from tensorweave.framework import graph_util as _graph_util  # noqa: E402
+graph_util = _namespace(
+    "graph_util", convert_variables_to_constants=_graph_util.convert_variables_to_constants,
+    extract_sub_graph=_graph_util.extract_sub_graph)
 
 import sys as _sys  # noqa: E402
 

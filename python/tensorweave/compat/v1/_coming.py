@@ -43,7 +43,6 @@ COMING.update(_names(30, """
     train.AdadeltaOptimizer train.FtrlOptimizer train.ProximalGradientDescentOptimizer
     train.ProximalAdagradOptimizer train.ProfilerHook
     summary.image summary.audio summary.text summary.tensor_summary
-    .graph_util
     """))
 COMING.update(_names(31, """
     .data .decode_raw .decode_csv .parse_example .parse_single_example
