@@ -544,10 +544,10 @@ TW_SHAPE_FNS(BroadcastShapes, "Add", "Sub", "Mul", "Div", "Maximum", "Minimum", 
              "Less", "LessEqual", "Greater", "GreaterEqual", "FloorDiv", "FloorMod", "Pow",
              "LogicalAnd", "LogicalOr");
 // More element-wise math and activations (cwise_math_ops.cc, activation_ops.cc).
-TW_SHAPE_FNS(SameAs(0), "Floor", "Ceil", "Round", "Sign", "Reciprocal", "Rsqrt", "Cos",
-             "Sin", "Erf", "RsqrtGrad", "ClipByValue", "Elu", "Selu", "LeakyRelu", "Relu6",
-             "Softplus", "Softsign", "EluGrad", "SeluGrad", "LeakyReluGrad", "Relu6Grad",
-             "SoftplusGrad", "SoftsignGrad");
+TW_SHAPE_FNS(SameAs(0), "Floor", "Ceil", "Round", "Sign", "Reciprocal", "Rsqrt", "Cos", "Sin",
+             "Erf", "RsqrtGrad", "ClipByValue", "Elu", "Selu", "LeakyRelu", "Relu6", "Softplus",
+             "Softsign", "EluGrad", "SeluGrad", "LeakyReluGrad", "Relu6Grad", "SoftplusGrad",
+             "SoftsignGrad");
 TW_REGISTER_SHAPE_FN("L2Loss", ScalarShape);
 TW_SHAPE_FNS(ReductionShape, "Sum", "Mean", "Max", "Min", "Prod");
 TW_SHAPE_FNS(ShapeFromInput(0), "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "Fill");

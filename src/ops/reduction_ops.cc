@@ -365,8 +365,8 @@ class ArgMaxOp : public OpKernel {
     const int64_t n = input.dim(d);
     TW_OP_REQUIRES(
         ctx, n > 0,
-        errors::InvalidArgument("node ", name(), ": cannot take ", type_string(), " along empty ", "dimension ",
-                                d, " of shape ", input.shape().DebugString()));
+        errors::InvalidArgument("node ", name(), ": cannot take ", type_string(), " along empty ",
+                                "dimension ", d, " of shape ", input.shape().DebugString()));
     std::vector<int64_t> out_dims;
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < rank; ++i) {

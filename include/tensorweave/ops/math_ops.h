@@ -131,8 +131,7 @@ Output TanhGrad(const Scope& scope, Input y, Input dy);
 // respect to the bias, the sum of `out_backprop` over every dimension but the channels'.
 Output BiasAdd(const Scope& scope, Input value, Input bias,
                const std::string& data_format = "NHWC");
-Output BiasAddGrad(const Scope& scope, Input out_backprop,
-                   const std::string& data_format = "NHWC");
+Output BiasAddGrad(const Scope& scope, Input out_backprop, const std::string& data_format = "NHWC");
 
 // Over the last dimension; numerically stable for large logits.
 Output Softmax(const Scope& scope, Input logits);
