@@ -1,13 +1,16 @@
 // Helpers the array op families' kernels share (reshape_ops.cc, fill_ops.cc, concat_ops.cc,
-// slice_ops.cc, gather_scatter_ops.cc): reading index inputs and writing them in messages.
+// slice_ops.cc, gather_scatter_ops.cc), and the convolutions' backprop kernels: reading index
+// and shape inputs and writing them in messages.
 #ifndef TENSORWEAVE_SRC_OPS_ARRAY_UTIL_H_
 #define TENSORWEAVE_SRC_OPS_ARRAY_UTIL_H_
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "tensorweave/status.h"
 #include "tensorweave/tensor.h"
 
 namespace tw::internal {
@@ -21,6 +24,24 @@ inline std::vector<int64_t> IndexValues(const Tensor& t) {
   }
   auto f = t.flat<int64_t>();
   return std::vector<int64_t>(f.begin(), f.end());
+}
+
+// A 4-D shape given as an int32 or int64 tensor (the convolution backprops' input_sizes and
+// filter_sizes): InvalidArgument naming `node` and `what` unless it has 4 entries, all >= 0.
+inline StatusOr<TensorShape> ShapeFromSizesInput(std::string_view node, const Tensor& t,
+                                                 const char* what) {
+  if (t.rank() != 1 || t.num_elements() != 4) {
+    return errors::InvalidArgument("node ", node, ": ", what, " must be a vector of 4 ",
+                                   "dimensions, got shape ", t.shape().DebugString());
+  }
+  const std::vector<int64_t> dims = IndexValues(t);
+  for (int64_t d : dims) {
+    if (d < 0) {
+      return errors::InvalidArgument("node ", node, ": ", what, " has a negative ",
+                                     "dimension: ", t.DebugString());
+    }
+  }
+  return TensorShape::Create(dims);
 }
 
 // "[2,3]" for error messages about shape or index vectors.

@@ -15,6 +15,7 @@
 #include "src/framework/op_kernel.h"
 #include "src/graph/conv_geometry.h"
 #include "src/graph/gradient_registry.h"
+#include "src/ops/array_util.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/nn_ops.h"
@@ -200,27 +201,6 @@ void ConvBackpropFilter(const ConvShape& s, const T* input, const T* out_grad, T
   }
 }
 
-// A shape given as a tensor (the backprop ops' input_sizes / filter_sizes): int32 or int64,
-// 4 non-negative entries.
-StatusOr<TensorShape> ShapeFromInput(const OpKernel& k, const Tensor& t, const char* what) {
-  if (t.rank() != 1 || t.num_elements() != 4) {
-    return errors::InvalidArgument("node ", k.name(), ": ", what, " must be a vector of 4 ",
-                                   "dimensions, got shape ", t.shape().DebugString());
-  }
-  std::vector<int64_t> dims;
-  Dispatch(TypeList<int32_t, int64_t>{}, t.dtype(), [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    for (I v : t.flat<I>()) dims.push_back(static_cast<int64_t>(v));
-  });
-  for (int64_t d : dims) {
-    if (d < 0) {
-      return errors::InvalidArgument("node ", k.name(), ": ", what, " has a negative ",
-                                     "dimension: ", t.DebugString());
-    }
-  }
-  return TensorShape::Create(dims);
-}
-
 // The common part of the three kernels: the attributes, read once.
 class ConvKernel : public OpKernel {
  public:
@@ -300,7 +280,7 @@ class Conv2DBackpropInputOp : public ConvKernel {
  public:
   using ConvKernel::ConvKernel;
   void Compute(OpKernelContext* ctx) override {
-    auto input_shape = ShapeFromInput(*this, ctx->input(0), "input_sizes");
+    auto input_shape = internal::ShapeFromSizesInput(name(), ctx->input(0), "input_sizes");
     TW_OP_REQUIRES_OK(ctx, input_shape.status());
     const Tensor& filter = ctx->input(1);
     const Tensor& out_grad = ctx->input(2);
@@ -340,7 +320,7 @@ class Conv2DBackpropFilterOp : public ConvKernel {
   using ConvKernel::ConvKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
-    auto filter_shape = ShapeFromInput(*this, ctx->input(1), "filter_sizes");
+    auto filter_shape = internal::ShapeFromSizesInput(name(), ctx->input(1), "filter_sizes");
     TW_OP_REQUIRES_OK(ctx, filter_shape.status());
     const Tensor& out_grad = ctx->input(2);
     auto s = MakeConvShape(*this, attrs_, input.shape(), *filter_shape);

@@ -19,6 +19,7 @@
 #include "src/graph/gradient_registry.h"
 #include "src/graph/shape_inference.h"
 #include "src/ops/cwise.h"
+#include "src/ops/array_util.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/nn_ops.h"
@@ -142,26 +143,6 @@ void DepthwiseBackpropFilter(const DepthwiseShape& s, const T* in, const T* dy, 
   });
 }
 
-// A shape given as an int32 or int64 tensor of 4 non-negative entries.
-StatusOr<TensorShape> ShapeFromInput(const OpKernel& k, const Tensor& t, const char* what) {
-  if (t.rank() != 1 || t.num_elements() != 4) {
-    return errors::InvalidArgument("node ", k.name(), ": ", what, " must be a vector of 4 ",
-                                   "dimensions, got shape ", t.shape().DebugString());
-  }
-  std::vector<int64_t> dims;
-  Dispatch(TypeList<int32_t, int64_t>{}, t.dtype(), [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    for (I v : t.flat<I>()) dims.push_back(static_cast<int64_t>(v));
-  });
-  for (int64_t d : dims) {
-    if (d < 0) {
-      return errors::InvalidArgument("node ", k.name(), ": ", what, " has a negative ",
-                                     "dimension: ", t.DebugString());
-    }
-  }
-  return TensorShape::Create(dims);
-}
-
 class DepthwiseKernel : public OpKernel {
  public:
   explicit DepthwiseKernel(OpKernelConstruction* c) : OpKernel(c) {
@@ -235,7 +216,7 @@ class DepthwiseBackpropInputOp : public DepthwiseKernel {
  public:
   using DepthwiseKernel::DepthwiseKernel;
   void Compute(OpKernelContext* ctx) override {
-    auto input_shape = ShapeFromInput(*this, ctx->input(0), "input_sizes");
+    auto input_shape = internal::ShapeFromSizesInput(name(), ctx->input(0), "input_sizes");
     TW_OP_REQUIRES_OK(ctx, input_shape.status());
     const Tensor& filter = ctx->input(1);
     const Tensor& dy = ctx->input(2);
@@ -272,7 +253,7 @@ class DepthwiseBackpropFilterOp : public DepthwiseKernel {
   using DepthwiseKernel::DepthwiseKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
-    auto filter_shape = ShapeFromInput(*this, ctx->input(1), "filter_sizes");
+    auto filter_shape = internal::ShapeFromSizesInput(name(), ctx->input(1), "filter_sizes");
     TW_OP_REQUIRES_OK(ctx, filter_shape.status());
     const Tensor& dy = ctx->input(2);
     auto s = MakeDepthwiseShape(*this, attrs_, input.shape(), *filter_shape);
