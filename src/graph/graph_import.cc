@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "src/framework/op_def.h"
+#include "src/graph/graph.h"
 
 namespace tw {
 namespace {
@@ -11,19 +12,6 @@ namespace {
 std::string Prefixed(std::string_view prefix, std::string_view name) {
   if (prefix.empty()) return std::string(name);
   return internal::StrCatAny(prefix, "/", name);
-}
-
-// "node:k" or "node" as (node, k).
-std::pair<std::string, int> ParseTensorName(const std::string& name) {
-  const size_t colon = name.rfind(':');
-  if (colon == std::string::npos) return {name, 0};
-  int index = 0;
-  for (size_t i = colon + 1; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9' || index > 100000) return {name, -1};
-    index = index * 10 + (name[i] - '0');
-  }
-  if (colon + 1 == name.size()) return {name, -1};
-  return {name.substr(0, colon), index};
 }
 
 // How many of the node's data inputs the op's input argument takes.
@@ -106,11 +94,13 @@ class Importer {
   }
 
   StatusOr<Output> Resolve(const proto::NodeDef& node, const std::string& input) const {
-    auto [source, index] = ParseTensorName(input);
-    if (index < 0) {
+    StatusOr<TensorId> id = TensorId::Parse(input);
+    if (!id.ok() || id->index < 0) {
       return errors::InvalidArgument("node '", node.name(), "' has an input '", input,
                                      "' that is not a tensor name");
     }
+    const std::string& source = id->node;
+    const int index = id->index;
     const std::string key = source + ":" + std::to_string(index);
     if (auto it = input_map_.find(key); it != input_map_.end()) return it->second;
     if (index == 0) {
