@@ -19,6 +19,7 @@
 #include "python/native/tensor_numpy.h"
 #include "src/framework/attr_value.h"
 #include "src/framework/op_def.h"
+#include "src/graph/graph.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/graph_import.h"
 #include "tensorweave/scope.h"
@@ -375,9 +376,20 @@ Operation GraphNode(const py::handle& graph, const std::string& name) {
   return graph.cast<const Graph&>().Find(name);
 }
 
+// The nodes of serialized GraphDef bytes that `targets` need (PruneForStep with no feeds
+// or fetches), in their order, as serialized bytes: tf.graph_util.extract_sub_graph.
+py::bytes ExtractSubGraph(const py::bytes& graph_def, const std::vector<std::string>& targets) {
+  proto::GraphDef def;
+  if (!def.ParseFromString(std::string(graph_def))) {
+    ThrowIfError(errors::InvalidArgument("the graph_def is not a serialized GraphDef"));
+  }
+  return py::bytes(ValueOrThrow(PruneForStep(def, {}, {}, targets)).SerializeAsString());
+}
+
 void BindGraph(py::module_& m) {
   m.def("op_defs", &OpDefs, "Every registered op definition, as dicts.");
   m.def("canonical_device", &CanonicalDevice);
+  m.def("extract_sub_graph", &ExtractSubGraph, py::arg("graph_def"), py::arg("targets"));
   m.def("merge_devices", &MergeDevices);
   py::class_<Graph>(m, "Graph")
       .def(py::init<>())

@@ -9,35 +9,27 @@ into a Const of the same name, so every node that used the value is unchanged, a
 
 import numpy as np
 
+from tensorweave import _native
 from tensorweave.framework import dtypes
 from tensorweave.protobuf import graph_pb2
 from tensorweave.protobuf import tensor_pb2
 
 
-def _node_name(input_name):
-    return input_name[1:] if input_name.startswith("^") else input_name.split(":")[0]
-
-
 def extract_sub_graph(graph_def, dest_nodes):
     """The nodes `dest_nodes` need (themselves and everything they depend on, through data
-    and control inputs), in their original order."""
+    and control inputs), in their original order: the runtime's own pruning of a step's
+    graph (PruneForStep), with TF's errors."""
     if not isinstance(graph_def, graph_pb2.GraphDef):
         raise TypeError("graph_def must be a graph_pb2.GraphDef proto.")
     if isinstance(dest_nodes, str):
         raise TypeError("dest_nodes must be a list.")
-    by_name = {node.name: node for node in graph_def.node}
+    names = {node.name for node in graph_def.node}
     for name in dest_nodes:
-        if name not in by_name:
+        if name not in names:
             raise AssertionError("%s is not in graph" % name)
-    keep, pending = set(), list(dest_nodes)
-    while pending:
-        name = pending.pop()
-        if name in keep:
-            continue
-        keep.add(name)
-        pending.extend(_node_name(i) for i in by_name[name].input)
     out = graph_pb2.GraphDef()
-    out.node.extend(node for node in graph_def.node if node.name in keep)
+    out.ParseFromString(_native.extract_sub_graph(graph_def.SerializeToString(),
+                                                  list(dest_nodes)))
     return out
 
 
@@ -67,7 +59,7 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names,
     for node in needed.node:
         if node.op != "ReadVariable" or not node.input:
             continue
-        source = _node_name(node.input[0])
+        source = node.input[0].split(":")[0]
         if by_name.get(source) is None or by_name[source].op != "Variable":
             continue
         if variable_names_whitelist is not None and source not in variable_names_whitelist:
