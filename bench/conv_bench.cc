@@ -69,6 +69,24 @@ void BM_Conv2DBackpropFilterKernel(benchmark::State& state) {
       c);
 }
 
+// MaxPoolGrad of the MNIST net's first pooling (64 x 28x28x32, 2x2, stride 2), against a
+// copy of the same bytes (the least any kernel reading its input does).
+void BM_MaxPoolGradKernel(benchmark::State& state) {
+  const Tensor x = Random({64, 28, 28, 32}, 1);
+  const Tensor pooled = Random({64, 14, 14, 32}, 2);
+  proto::NodeDef node;
+  node.set_name("pool_grad");
+  node.set_op("MaxPoolGrad");
+  for (int i = 0; i < 3; ++i) node.add_input("in:" + std::to_string(i));
+  (*node.mutable_attr())["T"] = MakeAttr(DT_FLOAT);
+  (*node.mutable_attr())["ksize"] = MakeAttr(std::vector<int64_t>{1, 2, 2, 1});
+  (*node.mutable_attr())["strides"] = MakeAttr(std::vector<int64_t>{1, 2, 2, 1});
+  (*node.mutable_attr())["padding"] = MakeAttr("VALID");
+  bench::RunKernel(state, node, {x, pooled, pooled});
+  state.SetBytesProcessed(state.iterations() * x.num_elements() * 4);
+}
+BENCHMARK(BM_MaxPoolGradKernel)->Unit(benchmark::kMillisecond);
+
 // The baseline: the convolution's matrix product, patches given.
 void BM_EquivalentEigenProduct(benchmark::State& state) {
   const ConvCase& c = kCases[state.range(0)];

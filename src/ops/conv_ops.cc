@@ -13,6 +13,7 @@
 
 #include "Eigen/Core"
 #include "src/framework/op_kernel.h"
+#include "src/framework/parallel_for.h"
 #include "src/graph/conv_geometry.h"
 #include "src/graph/gradient_registry.h"
 #include "src/ops/array_util.h"
@@ -114,13 +115,25 @@ void ForEachTapRun(const ConvShape& s, int64_t pixel, F&& fn) {
   }
 }
 
-// The patch rows of pixels [begin, end) into `cols` ([end - begin, patch_size]).
+// Whether every tap of output pixel `pixel`'s window lies inside the image.
+bool WindowInside(const ConvShape& s, int64_t pixel) {
+  const int64_t ow = pixel % s.out_w;
+  const int64_t oh = (pixel / s.out_w) % s.out_h;
+  const int64_t top = oh * s.attrs.stride[0] - s.pad_top;
+  const int64_t left = ow * s.attrs.stride[1] - s.pad_left;
+  return top >= 0 && left >= 0 && top + (s.k_h - 1) * s.attrs.dilation[0] < s.in_h &&
+         left + (s.k_w - 1) * s.attrs.dilation[1] < s.in_w;
+}
+
+// The patch rows of pixels [begin, end) into `cols` ([end - begin, patch_size]). Only the
+// rows of windows that reach into the padding are zeroed first: the others are copied
+// over whole.
 template <typename T>
 void Im2Col(const ConvShape& s, const T* input, int64_t begin, int64_t end, T* cols) {
-  std::fill(cols, cols + (end - begin) * s.patch_size(), T(0));
   for (int64_t p = begin; p < end; ++p) {
     const T* image = input + (p / (s.out_h * s.out_w)) * s.in_h * s.in_w * s.in_c;
     T* row = cols + (p - begin) * s.patch_size();
+    if (!WindowInside(s, p)) std::fill(row, row + s.patch_size(), T(0));
     if (s.attrs.dilation[1] == 1) {
       // One copy per filter row: with few channels a copy per tap would cost more than
       // the product itself.
@@ -150,55 +163,102 @@ void Col2ImAdd(const ConvShape& s, const T* cols, int64_t begin, int64_t end, T*
   }
 }
 
+// A thread's patch-matrix buffer, kept between kernels: a fresh 4 MB buffer per block
+// would be fresh pages from the kernel, faulted in and zeroed on every step.
+template <typename T>
+std::vector<T>& Scratch() {
+  thread_local std::vector<T> buffer;
+  return buffer;
+}
+
 int64_t BlockPixels(const ConvShape& s) {
   return std::max<int64_t>(1, kPatchBlockElements / std::max<int64_t>(1, s.patch_size()));
+}
+
+// Below this many multiply-adds a shard is not worth a thread's wake-up (~10 us).
+constexpr int64_t kMinShardMultiplyAdds = int64_t{1} << 21;
+
+// The fewest output pixels (or images, with `per_image`) worth a shard of their own.
+int64_t MinShard(const ConvShape& s, bool per_image = false) {
+  int64_t per_unit = std::max<int64_t>(1, s.patch_size() * s.out_c);
+  if (per_image) per_unit *= std::max<int64_t>(1, s.out_h * s.out_w);
+  return std::max<int64_t>(1, kMinShardMultiplyAdds / per_unit);
 }
 
 template <typename T>
 using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// out[pixels, out_c] = patches(input) * filter.
+// out[pixels, out_c] = patches(input) * filter, the pixels split across the device's
+// threads (each shard lays out and multiplies its own blocks).
 template <typename T>
-void ConvForward(const ConvShape& s, const T* input, const T* filter, T* out) {
+void ConvForward(DeviceBase* device, const ConvShape& s, const T* input, const T* filter, T* out) {
   Eigen::Map<const RowMatrix<T>> f(filter, s.patch_size(), s.out_c);
-  std::vector<T> cols;
-  for (int64_t begin = 0; begin < s.pixels(); begin += BlockPixels(s)) {
-    const int64_t end = std::min(s.pixels(), begin + BlockPixels(s));
-    cols.resize(static_cast<size_t>((end - begin) * s.patch_size()));
-    Im2Col(s, input, begin, end, cols.data());
-    Eigen::Map<const RowMatrix<T>> patches(cols.data(), end - begin, s.patch_size());
-    Eigen::Map<RowMatrix<T>>(out + begin * s.out_c, end - begin, s.out_c).noalias() = patches * f;
-  }
+  ParallelFor(device, s.pixels(), MinShard(s), [&](int64_t first, int64_t last) {
+    std::vector<T>& cols = Scratch<T>();
+    for (int64_t begin = first; begin < last; begin += BlockPixels(s)) {
+      const int64_t end = std::min(last, begin + BlockPixels(s));
+      cols.resize(static_cast<size_t>((end - begin) * s.patch_size()));
+      Im2Col(s, input, begin, end, cols.data());
+      Eigen::Map<const RowMatrix<T>> patches(cols.data(), end - begin, s.patch_size());
+      Eigen::Map<RowMatrix<T>>(out + begin * s.out_c, end - begin, s.out_c).noalias() = patches * f;
+    }
+  });
 }
 
-// input_grad = col2im(out_grad * filter^T).
+// input_grad = col2im(out_grad * filter^T), the images split across the device's threads
+// (a pixel's patch adds onto its own image only, so shards write disjoint images).
 template <typename T>
-void ConvBackpropInput(const ConvShape& s, const T* filter, const T* out_grad, T* input_grad) {
-  std::fill(input_grad, input_grad + s.batch * s.in_h * s.in_w * s.in_c, T(0));
+void ConvBackpropInput(DeviceBase* device, const ConvShape& s, const T* filter, const T* out_grad,
+                       T* input_grad) {
   Eigen::Map<const RowMatrix<T>> f(filter, s.patch_size(), s.out_c);
-  RowMatrix<T> cols;
-  for (int64_t begin = 0; begin < s.pixels(); begin += BlockPixels(s)) {
-    const int64_t end = std::min(s.pixels(), begin + BlockPixels(s));
-    Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
-    cols.noalias() = dy * f.transpose();
-    Col2ImAdd(s, cols.data(), begin, end, input_grad);
-  }
+  const int64_t image_pixels = s.out_h * s.out_w;
+  const int64_t image_size = s.in_h * s.in_w * s.in_c;
+  ParallelFor(
+      device, s.batch, MinShard(s, /*per_image=*/true),
+      [&](int64_t first_image, int64_t last_image) {
+        std::fill(input_grad + first_image * image_size, input_grad + last_image * image_size,
+                  T(0));
+        std::vector<T>& scratch = Scratch<T>();
+        const int64_t last = last_image * image_pixels;
+        for (int64_t begin = first_image * image_pixels; begin < last; begin += BlockPixels(s)) {
+          const int64_t end = std::min(last, begin + BlockPixels(s));
+          Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
+          scratch.resize(static_cast<size_t>((end - begin) * s.patch_size()));
+          Eigen::Map<RowMatrix<T>> cols(scratch.data(), end - begin, s.patch_size());
+          cols.noalias() = dy * f.transpose();
+          Col2ImAdd(s, scratch.data(), begin, end, input_grad);
+        }
+      });
 }
 
-// filter_grad = patches(input)^T * out_grad, summed over the blocks.
+// filter_grad = patches(input)^T * out_grad, summed over the blocks; each shard of the
+// pixels sums into its own matrix (the first into filter_grad), added up at the end.
 template <typename T>
-void ConvBackpropFilter(const ConvShape& s, const T* input, const T* out_grad, T* filter_grad) {
+void ConvBackpropFilter(DeviceBase* device, const ConvShape& s, const T* input, const T* out_grad,
+                        T* filter_grad) {
+  const int64_t shards = ParallelShards(device, s.pixels(), MinShard(s));
+  std::vector<RowMatrix<T>> partial(static_cast<size_t>(shards - 1));
+  ParallelForShards(device, s.pixels(), MinShard(s), [&](int shard, int64_t first, int64_t last) {
+    T* sum = filter_grad;
+    if (shard > 0) {
+      RowMatrix<T>& mine = partial[static_cast<size_t>(shard - 1)];
+      mine.resize(s.patch_size(), s.out_c);
+      sum = mine.data();
+    }
+    Eigen::Map<RowMatrix<T>> df(sum, s.patch_size(), s.out_c);
+    df.setZero();
+    std::vector<T>& cols = Scratch<T>();
+    for (int64_t begin = first; begin < last; begin += BlockPixels(s)) {
+      const int64_t end = std::min(last, begin + BlockPixels(s));
+      cols.resize(static_cast<size_t>((end - begin) * s.patch_size()));
+      Im2Col(s, input, begin, end, cols.data());
+      Eigen::Map<const RowMatrix<T>> patches(cols.data(), end - begin, s.patch_size());
+      Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
+      df.noalias() += patches.transpose() * dy;
+    }
+  });
   Eigen::Map<RowMatrix<T>> df(filter_grad, s.patch_size(), s.out_c);
-  df.setZero();
-  std::vector<T> cols;
-  for (int64_t begin = 0; begin < s.pixels(); begin += BlockPixels(s)) {
-    const int64_t end = std::min(s.pixels(), begin + BlockPixels(s));
-    cols.resize(static_cast<size_t>((end - begin) * s.patch_size()));
-    Im2Col(s, input, begin, end, cols.data());
-    Eigen::Map<const RowMatrix<T>> patches(cols.data(), end - begin, s.patch_size());
-    Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
-    df.noalias() += patches.transpose() * dy;
-  }
+  for (const RowMatrix<T>& p : partial) df += p;
 }
 
 // The common part of the three kernels: the attributes, read once.
@@ -254,7 +314,8 @@ class Conv2DOp : public ConvKernel {
     if (out->num_elements() == 0) return;
     const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ConvForward(*s, input.flat<T>().data(), filter.flat<T>().data(), out->flat<T>().data());
+      ConvForward(ctx->device(), *s, input.flat<T>().data(), filter.flat<T>().data(),
+                  out->flat<T>().data());
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
   }
@@ -292,7 +353,7 @@ class Conv2DBackpropInputOp : public ConvKernel {
     if (out->num_elements() == 0) return;
     const bool known = Dispatch(FloatTypes{}, input_type(1), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ConvBackpropInput(*s, filter.flat<T>().data(), out_grad.flat<T>().data(),
+      ConvBackpropInput(ctx->device(), *s, filter.flat<T>().data(), out_grad.flat<T>().data(),
                         out->flat<T>().data());
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(1)));
@@ -331,7 +392,7 @@ class Conv2DBackpropFilterOp : public ConvKernel {
     if (out->num_elements() == 0) return;
     const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ConvBackpropFilter(*s, input.flat<T>().data(), out_grad.flat<T>().data(),
+      ConvBackpropFilter(ctx->device(), *s, input.flat<T>().data(), out_grad.flat<T>().data(),
                          out->flat<T>().data());
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));

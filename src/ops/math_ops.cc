@@ -18,6 +18,7 @@
 #include "Eigen/Core"
 #include "absl/strings/str_join.h"
 #include "src/framework/op_kernel.h"
+#include "src/framework/parallel_for.h"
 #include "src/graph/gradient_registry.h"
 #include "src/ops/cwise.h"
 #include "src/ops/cwise_binary.h"
@@ -215,9 +216,33 @@ TW_REGISTER_OP("MatMul")
     .Attr("T: " TW_NUMERIC)
     .Doc("Matrix product of a and b, each optionally transposed first.");
 
+// Below this many multiply-adds a shard is not worth a thread's wake-up (~10 us).
+constexpr int64_t kMinShardMultiplyAdds = int64_t{1} << 21;
+
+// out = lhs * rhs, split across the device's threads along the longer of the result's
+// two sides: each shard multiplies a band of lhs's rows (or rhs's columns) by the whole
+// of the other operand, so shards write disjoint parts of `out`.
+template <typename Lhs, typename Rhs, typename Out>
+void ParallelProduct(DeviceBase* device, const Lhs& lhs, const Rhs& rhs, Out& out) {
+  const int64_t m = out.rows(), n = out.cols(), k = lhs.cols();
+  if (m >= n) {
+    ParallelFor(device, m, kMinShardMultiplyAdds / std::max<int64_t>(1, n * k),
+                [&](int64_t begin, int64_t end) {
+                  out.middleRows(begin, end - begin).noalias() =
+                      lhs.middleRows(begin, end - begin) * rhs;
+                });
+  } else {
+    ParallelFor(device, n, kMinShardMultiplyAdds / std::max<int64_t>(1, m * k),
+                [&](int64_t begin, int64_t end) {
+                  out.middleCols(begin, end - begin).noalias() =
+                      lhs * rhs.middleCols(begin, end - begin);
+                });
+  }
+}
+
 template <typename T>
-void MatMulImpl(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b, int64_t inner,
-                Tensor* out) {
+void MatMulImpl(DeviceBase* device, const Tensor& a, const Tensor& b, bool transpose_a,
+                bool transpose_b, int64_t inner, Tensor* out) {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Eigen::Map<const Matrix> ma(a.flat<T>().data(), a.dim(0), a.dim(1));
   Eigen::Map<const Matrix> mb(b.flat<T>().data(), b.dim(0), b.dim(1));
@@ -226,15 +251,16 @@ void MatMulImpl(const Tensor& a, const Tensor& b, bool transpose_a, bool transpo
     mc.setZero();
     return;
   }
-  // noalias: the output is a fresh buffer, so Eigen need not evaluate into a temporary.
+  // noalias (in ParallelProduct): the output is a fresh buffer, so Eigen need not evaluate
+  // into a temporary.
   if (!transpose_a && !transpose_b) {
-    mc.noalias() = ma * mb;
+    ParallelProduct(device, ma, mb, mc);
   } else if (transpose_a && !transpose_b) {
-    mc.noalias() = ma.transpose() * mb;
+    ParallelProduct(device, ma.transpose(), mb, mc);
   } else if (!transpose_a && transpose_b) {
-    mc.noalias() = ma * mb.transpose();
+    ParallelProduct(device, ma, mb.transpose(), mc);
   } else {
-    mc.noalias() = ma.transpose() * mb.transpose();
+    ParallelProduct(device, ma.transpose(), mb.transpose(), mc);
   }
 }
 
@@ -269,7 +295,7 @@ class MatMulOp : public OpKernel {
     if (out->num_elements() == 0) return;
     const bool known = Dispatch(NumericTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      MatMulImpl<T>(a, b, transpose_a_, transpose_b_, k, out);
+      MatMulImpl<T>(ctx->device(), a, b, transpose_a_, transpose_b_, k, out);
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
   }

@@ -9,6 +9,7 @@
 
 #include "Eigen/Core"
 #include "src/framework/op_kernel.h"
+#include "src/framework/parallel_for.h"
 #include "src/graph/conv_geometry.h"
 #include "src/graph/gradient_registry.h"
 #include "src/ops/type_dispatch.h"
@@ -57,26 +58,35 @@ Window WindowAt(const PoolShape& s, int64_t oh, int64_t ow) {
           std::max<int64_t>(left, 0), std::min(left + s.attrs.window[1], s.in_w)};
 }
 
-// Calls fn(image_offset, out_offset, window) for every output pixel; offsets are in elements
-// of the first channel.
+// Below this many element visits a shard of images is not worth a thread's wake-up.
+constexpr int64_t kMinShardVisits = int64_t{1} << 20;
+
+// Calls fn(image_offset, out_offset, window) for every output pixel, the images split
+// across the device's threads (a pixel's window lies in its own image, so shards read and
+// write disjoint images); offsets are in elements of the first channel.
 template <typename F>
-void ForEachOutputPixel(const PoolShape& s, F&& fn) {
-  for (int64_t n = 0; n < s.batch; ++n) {
-    const int64_t image = n * s.in_h * s.in_w * s.depth;
-    for (int64_t oh = 0; oh < s.out_h; ++oh) {
-      for (int64_t ow = 0; ow < s.out_w; ++ow) {
-        fn(image, ((n * s.out_h + oh) * s.out_w + ow) * s.depth, WindowAt(s, oh, ow));
-      }
-    }
-  }
+void ForEachOutputPixel(DeviceBase* device, const PoolShape& s, F&& fn) {
+  const int64_t visits_per_image =
+      std::max<int64_t>(1, s.out_h * s.out_w * s.attrs.window[0] * s.attrs.window[1] * s.depth);
+  ParallelFor(device, s.batch, kMinShardVisits / visits_per_image,
+              [&](int64_t first, int64_t last) {
+                for (int64_t n = first; n < last; ++n) {
+                  const int64_t image = n * s.in_h * s.in_w * s.depth;
+                  for (int64_t oh = 0; oh < s.out_h; ++oh) {
+                    for (int64_t ow = 0; ow < s.out_w; ++ow) {
+                      fn(image, ((n * s.out_h + oh) * s.out_w + ow) * s.depth, WindowAt(s, oh, ow));
+                    }
+                  }
+                }
+              });
 }
 
 template <typename T>
 using Vector = Eigen::Array<T, Eigen::Dynamic, 1>;
 
 template <typename T>
-void MaxPoolForward(const PoolShape& s, const T* in, T* out) {
-  ForEachOutputPixel(s, [&](int64_t image, int64_t o, const Window& w) {
+void MaxPoolForward(DeviceBase* device, const PoolShape& s, const T* in, T* out) {
+  ForEachOutputPixel(device, s, [&](int64_t image, int64_t o, const Window& w) {
     Eigen::Map<Vector<T>> best(out + o, s.depth);
     best.setConstant(std::numeric_limits<T>::lowest());
     for (int64_t r = w.r0; r < w.r1; ++r) {
@@ -88,31 +98,42 @@ void MaxPoolForward(const PoolShape& s, const T* in, T* out) {
   });
 }
 
-// Each output pixel's gradient goes to the first element of its window holding the max.
+// Each output pixel's gradient goes to the first element of its window holding the max,
+// which the forward pass left in `pooled` (MaxPoolGrad's orig_output): walking the window
+// in row-major order with the channels innermost, the first element equal to its channel's
+// max is where that channel's gradient goes (a NaN max: the first NaN, as a search that
+// starts from the window's first element would pick it). The window is read first and
+// written after: stores into the gradient between loads of the input would make every
+// load wait on them (the two buffers are alike in their low address bits).
 template <typename T>
-void MaxPoolBackward(const PoolShape& s, const T* in, const T* grad, T* in_grad) {
+void MaxPoolBackward(DeviceBase* device, const PoolShape& s, const T* in, const T* pooled,
+                     const T* grad, T* in_grad) {
   std::fill(in_grad, in_grad + s.batch * s.in_h * s.in_w * s.depth, T(0));
-  ForEachOutputPixel(s, [&](int64_t image, int64_t o, const Window& w) {
-    for (int64_t d = 0; d < s.depth; ++d) {
-      int64_t arg = -1;
-      T best = std::numeric_limits<T>::lowest();
-      for (int64_t r = w.r0; r < w.r1; ++r) {
-        for (int64_t c = w.c0; c < w.c1; ++c) {
-          const int64_t i = image + (r * s.in_w + c) * s.depth + d;
-          if (arg < 0 || in[i] > best) {
-            best = in[i];
-            arg = i;
-          }
+  ForEachOutputPixel(device, s, [&](int64_t image, int64_t o, const Window& w) {
+    thread_local std::vector<int64_t> where;  // per channel: the max's offset, or -1
+    where.assign(static_cast<size_t>(s.depth), -1);
+    int64_t* __restrict found = where.data();
+    const T* __restrict max = pooled + o;
+    for (int64_t r = w.r0; r < w.r1; ++r) {
+      for (int64_t c = w.c0; c < w.c1; ++c) {
+        const int64_t at = image + (r * s.in_w + c) * s.depth;
+        const T* __restrict x = in + at;
+        for (int64_t d = 0; d < s.depth; ++d) {
+          // Bitwise, not short-circuit, operators: no branch to mispredict.
+          const bool hit = (x[d] == max[d]) | ((x[d] != x[d]) & (max[d] != max[d]));
+          found[d] = (hit & (found[d] < 0)) ? at + d : found[d];
         }
       }
-      if (arg >= 0) in_grad[arg] += grad[o + d];
+    }
+    for (int64_t d = 0; d < s.depth; ++d) {
+      if (found[d] >= 0) in_grad[found[d]] += grad[o + d];
     }
   });
 }
 
 template <typename T>
-void AvgPoolForward(const PoolShape& s, const T* in, T* out) {
-  ForEachOutputPixel(s, [&](int64_t image, int64_t o, const Window& w) {
+void AvgPoolForward(DeviceBase* device, const PoolShape& s, const T* in, T* out) {
+  ForEachOutputPixel(device, s, [&](int64_t image, int64_t o, const Window& w) {
     Eigen::Map<Vector<T>> sum(out + o, s.depth);
     sum.setZero();
     for (int64_t r = w.r0; r < w.r1; ++r) {
@@ -126,9 +147,9 @@ void AvgPoolForward(const PoolShape& s, const T* in, T* out) {
 }
 
 template <typename T>
-void AvgPoolBackward(const PoolShape& s, const T* grad, T* in_grad) {
+void AvgPoolBackward(DeviceBase* device, const PoolShape& s, const T* grad, T* in_grad) {
   std::fill(in_grad, in_grad + s.batch * s.in_h * s.in_w * s.depth, T(0));
-  ForEachOutputPixel(s, [&](int64_t image, int64_t o, const Window& w) {
+  ForEachOutputPixel(device, s, [&](int64_t image, int64_t o, const Window& w) {
     const int64_t count = (w.r1 - w.r0) * (w.c1 - w.c0);
     if (count == 0) return;
     const Vector<T> share = Eigen::Map<const Vector<T>>(grad + o, s.depth) / static_cast<T>(count);
@@ -189,9 +210,9 @@ class PoolOp : public PoolKernel {
     const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kMax) {
-        MaxPoolForward(*s, input.flat<T>().data(), out->flat<T>().data());
+        MaxPoolForward(ctx->device(), *s, input.flat<T>().data(), out->flat<T>().data());
       } else {
-        AvgPoolForward(*s, input.flat<T>().data(), out->flat<T>().data());
+        AvgPoolForward(ctx->device(), *s, input.flat<T>().data(), out->flat<T>().data());
       }
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
@@ -220,11 +241,17 @@ class MaxPoolGradOp : public PoolKernel {
     auto s = MakePoolShape(*this, attrs_, input.shape());
     TW_OP_REQUIRES_OK(ctx, s.status());
     TW_OP_REQUIRES_OK(ctx, CheckGrad(*s, grad));
+    const Tensor& pooled = ctx->input(1);
+    TW_OP_REQUIRES(ctx, pooled.shape() == grad.shape(),
+                   errors::InvalidArgument("node ", name(), ": orig_output has shape ",
+                                           pooled.shape().DebugString(), ", but the pooling's ",
+                                           "output is ", grad.shape().DebugString()));
     Tensor* out = nullptr;
     TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, input.shape(), &out));
     const bool known = Dispatch(FloatTypes{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      MaxPoolBackward(*s, input.flat<T>().data(), grad.flat<T>().data(), out->flat<T>().data());
+      MaxPoolBackward(ctx->device(), *s, input.flat<T>().data(), pooled.flat<T>().data(),
+                      grad.flat<T>().data(), out->flat<T>().data());
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(0)));
   }
@@ -277,7 +304,7 @@ class AvgPoolGradOp : public PoolKernel {
     TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *input_shape, &out));
     const bool known = Dispatch(FloatTypes{}, input_type(1), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      AvgPoolBackward(*s, grad.flat<T>().data(), out->flat<T>().data());
+      AvgPoolBackward(ctx->device(), *s, grad.flat<T>().data(), out->flat<T>().data());
     });
     if (!known) ctx->SetStatus(UnsupportedType(*this, input_type(1)));
   }

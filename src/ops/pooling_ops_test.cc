@@ -73,6 +73,49 @@ TEST(PoolGradientTest, MaxPoolRoutesToTheFirstMaximum) {
   EXPECT_EQ((*out)[0], Tensor::FromVector<float>({3, 0, 0, 0}, {1, 2, 2, 1}));
 }
 
+TEST(PoolGradientTest, MaxPoolRoutesOnlyWhereTheWindowsMaxIs) {
+  // Overlapping 2x2 windows (stride 1) over [[1, 7, 7], [2, 3, 7]]: both windows' max is
+  // 7, and in both the first 7 (row-major) takes the gradient, so it gets both.
+  Scope root = Scope::NewRootScope();
+  const ops::PoolOptions options{.ksize = {1, 2, 2, 1}, .strides = {1, 1, 1, 1}};
+  auto x = ops::Const(root, Tensor::FromVector<float>({1, 7, 7, 2, 3, 7}, {1, 2, 3, 1}));
+  auto dy = ops::Const(root, Tensor::FromVector<float>({10, 100}, {1, 1, 2, 1}));
+  auto dx = ops::MaxPoolGrad(root, x, ops::MaxPool(root, x, options), dy, options);
+  // A NaN max (as orig_output says) is matched by the window's first NaN.
+  auto nan_x = ops::Const(root, Tensor::FromVector<float>({1, 7, 7, 2, 3, NAN}, {1, 2, 3, 1}));
+  auto nan_max = ops::Const(root, Tensor::FromVector<float>({7, NAN}, {1, 1, 2, 1}));
+  auto nan_dx = ops::MaxPoolGrad(root, nan_x, nan_max, dy, options);
+  ClientSession session(root);
+  auto out = session.Run({}, {dx, nan_dx});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<float>({0, 110, 0, 0, 0, 0}, {1, 2, 3, 1}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<float>({0, 10, 0, 0, 0, 100}, {1, 2, 3, 1}));
+}
+
+// Pools big enough that the kernels split their images across threads give the results of
+// a one-thread session (which runs them unsplit).
+TEST(PoolTest, KernelsSplitAcrossThreadsGiveTheOneThreadResults) {
+  const Tensor x = testing::DistinctValues({32, 32, 32, 32});
+  auto run = [&](int threads) -> StatusOr<std::vector<Tensor>> {
+    Scope root = Scope::NewRootScope();
+    const ops::PoolOptions options{
+        .ksize = {1, 3, 3, 1}, .strides = {1, 2, 2, 1}, .padding = "SAME"};
+    auto xc = ops::Const(root, x);
+    auto mx = ops::MaxPool(root, xc, options);
+    auto avg = ops::AvgPool(root, xc, options);
+    auto dmx = ops::MaxPoolGrad(root, xc, mx, mx, options);
+    auto davg = ops::AvgPoolGrad(root, ops::Shape(root, xc), avg, options);
+    TW_RETURN_IF_ERROR(root.status());
+    ClientSession session(root, {.num_threads = threads});
+    return session.Run({}, {mx, avg, dmx, davg});
+  };
+  auto split = run(4);
+  ASSERT_TRUE(split.ok()) << split.status();
+  auto whole = run(1);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  for (size_t i = 0; i < split->size(); ++i) EXPECT_EQ((*split)[i], (*whole)[i]) << "output " << i;
+}
+
 void ExpectPoolGradient(bool max, const ops::PoolOptions& options, const TensorShape& shape) {
   Scope root = Scope::NewRootScope();
   auto x = ops::Placeholder(root, DT_DOUBLE);
