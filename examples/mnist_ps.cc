@@ -5,6 +5,8 @@
 //   mnist_ps --ps_hosts=localhost:2222 --worker_hosts=localhost:2223,localhost:2224
 //            --job_name=worker --task_index=0     (one such command per task)
 //
+// --model=conv trains TF's deep-MNIST conv net (examples/mnist_model.h) with Adam instead of the MLP.
+//
 // ps tasks serve the model's variables until the chief stops the cluster. Workers (and a
 // chief task, if the cluster has one) each read their own shard of the training set,
 // reshuffled every epoch, and train with a MonitoredTrainingSession: asynchronously with
@@ -40,7 +42,10 @@ namespace {
 struct Flags {
   int64_t max_steps = 3000;
   int64_t batch_size = 100;
-  float learning_rate = 0.1f;
+  std::string model = "mlp";  // or "conv": MnistArchitecture
+  std::string optimizer;      // "adagrad" or "adam"; empty: the model's (adagrad, adam)
+  float learning_rate = 0;    // 0: the model's (0.1 for the MLP, 0.001 for the conv net)
+  float keep_prob = 0.5f;     // the conv net's dropout while training
   std::string data_dir = DefaultFashionMnistDir();
   std::string checkpoint_dir;
   bool sync = false;
@@ -73,10 +78,11 @@ int Fail(const std::string& what, const Status& s) { return Fail(While(what, s))
 
 constexpr char kDoneQueue[] = "mnist_ps_workers_done";
 
-// Accuracy of the model on the whole test set, in batches.
+// Accuracy of the model on the whole test set, in batches (of 500: the conv net's first
+// layer makes 100 KB of activations per image).
 StatusOr<double> Evaluate(ClientSession& session, const MnistModel& model,
                           const ImageDataset& test) {
-  constexpr int64_t kEvalBatch = 2000;
+  constexpr int64_t kEvalBatch = 500;
   int64_t correct = 0;
   for (int64_t begin = 0; begin < test.size; begin += kEvalBatch) {
     TW_ASSIGN_OR_RETURN(Batch batch,
@@ -154,9 +160,17 @@ Status BuildTraining(const RunConfig& config, Server& server, const Flags& flags
   auto setter = train::ReplicaDeviceSetter(cluster, {.worker_device = role.worker_device});
   if (!setter.ok()) return While("device setter", setter.status());
   const Scope model_scope = g->root.WithDeviceFunction(*setter);
-  g->model = BuildMnistModel(model_scope, &g->variables, {.seed = flags.seed});
+  const bool conv = flags.model == "conv";
+  g->model =
+      BuildMnistModel(model_scope, &g->variables,
+                      {.architecture = conv ? MnistArchitecture::kConv : MnistArchitecture::kMlp,
+                       .seed = flags.seed});
   const MnistModel& model = g->model;
-  auto optimizer = train::AdagradOptimizer(flags.learning_rate);
+  const std::string optimizer_name =
+      flags.optimizer.empty() ? (conv ? "adam" : "adagrad") : flags.optimizer;
+  const float learning_rate = flags.learning_rate > 0 ? flags.learning_rate : (conv ? 1e-3f : 0.1f);
+  auto optimizer = optimizer_name == "adam" ? train::AdamOptimizer(learning_rate)
+                                            : train::AdagradOptimizer(learning_rate);
   // TensorBoard's curves, computed with the training step on this worker.
   g->summary = ops::MergeSummary(
       model_scope.WithOpName("summaries"),
@@ -227,8 +241,11 @@ StatusOr<Progress> Train(train::MonitoredTrainingSession& session, BatchIterator
   while (!session.ShouldStop()) {
     auto batch = batches.Next(flags.batch_size);
     if (!batch.ok()) return While("reading a batch", batch.status());
-    auto out = session.Run({{model.images, batch->images}, {model.labels, batch->labels}},
-                           {model.loss, model.accuracy, model.step}, {g.train_op});
+    ClientSession::FeedList feed = {{model.images, batch->images}, {model.labels, batch->labels}};
+    if (model.keep_prob.op().valid()) {
+      feed.emplace_back(model.keep_prob, Tensor::Scalar<float>(flags.keep_prob));
+    }
+    auto out = session.Run(feed, {model.loss, model.accuracy, model.step}, {g.train_op});
     if (!out.ok()) {
       // Synchronous training ends by closing the token queue: a worker waiting for a token
       // then learns that training is over.
@@ -369,8 +386,20 @@ int Main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--batch_size", flags.batch_size, "examples per step and worker")
       ->check(CLI::PositiveNumber);
-  app.add_option("--learning_rate", flags.learning_rate, "Adagrad's learning rate")
+  app.add_option("--model", flags.model,
+                 "mlp (784-256-10) or conv (TF's deep MNIST: two 5x5 conv and pool layers, "
+                 "dense 1024 with dropout, dense 10)")
+      ->check(CLI::IsMember({"mlp", "conv"}));
+  app.add_option("--optimizer", flags.optimizer,
+                 "adagrad or adam (default: adagrad for mlp, "
+                 "adam for conv)")
+      ->check(CLI::IsMember({"adagrad", "adam"}));
+  app.add_option("--learning_rate", flags.learning_rate,
+                 "the optimizer's learning rate (default: 0.1 for mlp, 0.001 for conv)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--keep_prob", flags.keep_prob,
+                 "conv: the probability that dropout keeps a unit while training")
+      ->check(CLI::Range(0.0f, 1.0f).description("in (0, 1]"));
   app.add_option("--data_dir", flags.data_dir, "where the Fashion-MNIST .gz files are");
   app.add_option("--checkpoint_dir", flags.checkpoint_dir,
                  "checkpoints (none when empty); give it to the ps tasks too: each task's "

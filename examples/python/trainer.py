@@ -1,5 +1,7 @@
 # The seeds' parameter-server trainer, as the seed writes it, with its model filled in: the
-# MLP of examples/mnist_ps (784-256-10, ReLU, softmax cross-entropy) on Fashion-MNIST.
+# MLP of examples/mnist_ps (784-256-10, ReLU, softmax cross-entropy) on Fashion-MNIST, or
+# with --model=conv TF's classic "deep MNIST" conv net in tf.layers (conv 5x5x32, pool,
+# conv 5x5x64, pool, dense 1024, dropout, dense 10; Adam), as mnist_ps --model=conv.
 # Changed from the seed: the import line, the data loading, flags for the model and the
 # run (--max_steps, --checkpoint_dir, ...), and the cluster read from TF_CONFIG when the
 # host flags are not given (as under `tw launch` or a Kubeflow TFJob). The chief
@@ -50,10 +52,47 @@ def dense(x, units, name, activation=None):
     return activation(y) if activation else y
 
 
+def conv_net(images, training):
+  """TF's deep-MNIST model in tf.layers: logits of `images` ([batch, 784])."""
+  x = tf.reshape(images, [-1, 28, 28, 1])
+  bias = tf.constant_initializer(0.1)  # no ReLU unit starts dead
+  x = tf.layers.conv2d(x, 32, 5, padding="same", activation=tf.nn.relu,
+                       bias_initializer=bias, name="conv1")
+  x = tf.layers.max_pooling2d(x, 2, 2, padding="same")
+  x = tf.layers.conv2d(x, 64, 5, padding="same", activation=tf.nn.relu,
+                       bias_initializer=bias, name="conv2")
+  x = tf.layers.max_pooling2d(x, 2, 2, padding="same")
+  x = tf.reshape(x, [-1, 7 * 7 * 64])
+  x = tf.layers.dense(x, 1024, activation=tf.nn.relu, bias_initializer=bias, name="dense")
+  x = tf.layers.dropout(x, rate=1.0 - FLAGS.keep_prob, training=training)
+  return tf.layers.dense(x, 10, name="softmax")
+
+
+class TestAccuracyHook(tf.train.SessionRunHook):
+  """Evaluates the test set in batches when training ends (a whole-set feed would hold the
+  conv net's activations of 10,000 images at once)."""
+
+  def __init__(self, correct, images, labels, test_images, test_labels, batch_size=500):
+    self._correct, self._images, self._labels = correct, images, labels
+    self._test_images = test_images.reshape(-1, 784).astype(np.float32) / 255.0
+    self._test_labels = test_labels.astype(np.int32)
+    self._batch_size = batch_size
+    self.accuracy = None
+
+  def end(self, session):
+    hits = 0
+    for begin in range(0, len(self._test_labels), self._batch_size):
+      end = begin + self._batch_size
+      hits += session.run(self._correct, {self._images: self._test_images[begin:end],
+                                          self._labels: self._test_labels[begin:end]})
+    self.accuracy = hits / len(self._test_labels)
+
+
 def main(_):
   tf.logging.set_verbosity(tf.logging.INFO)  # checkpoints saved and restored, recoveries
   cluster, job_name, task_index = cluster_from_flags_or_tf_config()
   num_workers = cluster.num_tasks("worker")
+  conv = FLAGS.model == "conv"
 
   # Create and start a server for the local task.
   server = tf.train.Server(cluster,
@@ -77,19 +116,28 @@ def main(_):
       # Build model...
       images = tf.placeholder(tf.float32, [None, 784], name="images")
       labels = tf.placeholder(tf.int32, [None], name="labels")
-      hidden = dense(images, FLAGS.hidden_units, "hidden", activation=tf.nn.relu)
-      logits = dense(hidden, 10, "softmax")
+      training = tf.placeholder_with_default(False, [], name="training")
+      if conv:
+        logits = conv_net(images, training)
+      else:
+        hidden = dense(images, FLAGS.hidden_units, "hidden", activation=tf.nn.relu)
+        logits = dense(hidden, 10, "softmax")
       loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
           labels=labels, logits=logits))
-      accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1, output_type=tf.int32),
-                                                 labels), tf.float32))
+      hits = tf.equal(tf.argmax(logits, 1, output_type=tf.int32), labels)
+      accuracy = tf.reduce_mean(tf.cast(hits, tf.float32))
+      correct = tf.reduce_sum(tf.cast(hits, tf.int32))
       global_step = tf.contrib.framework.get_or_create_global_step()
       # TensorBoard's curves (a summary is tagged by its name scope, so the tensors above
       # keep their default names: an op named "loss" would make this tag "loss_1").
       tf.summary.scalar("loss", loss)
       tf.summary.scalar("accuracy", accuracy)
 
-      optimizer = tf.train.AdagradOptimizer(FLAGS.learning_rate)
+      learning_rate = FLAGS.learning_rate or (0.001 if conv else 0.1)
+      if (FLAGS.optimizer or ("adam" if conv else "adagrad")) == "adam":
+        optimizer = tf.train.AdamOptimizer(learning_rate)
+      else:
+        optimizer = tf.train.AdagradOptimizer(learning_rate)
       if FLAGS.sync:
         optimizer = tf.train.SyncReplicasOptimizer(
             optimizer, replicas_to_aggregate=num_workers, total_num_replicas=num_workers)
@@ -102,9 +150,7 @@ def main(_):
     if FLAGS.sync:
       hooks.append(optimizer.make_session_run_hook(is_chief))
     # The chief evaluates the test set when training ends.
-    test_feed = {images: test_images.reshape(-1, 784).astype(np.float32) / 255.0,
-                 labels: test_labels.astype(np.int32)}
-    evaluation = tf.train.FinalOpsHook(accuracy, test_feed)
+    evaluation = TestAccuracyHook(correct, images, labels, test_images, test_labels)
 
     # Only the ps tasks and this worker: the other workers may have finished already.
     config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % task_index])
@@ -129,7 +175,8 @@ def main(_):
         # mon_sess.run handles AbortedError in case of preempted PS.
         batch_images, batch_labels = next(batches)
         _, step, batch_loss = mon_sess.run(
-            [train_op, global_step, loss], {images: batch_images, labels: batch_labels})
+            [train_op, global_step, loss],
+            {images: batch_images, labels: batch_labels, training: True})
         local_step += 1
         last = (time.time(), step)
         first = first or last
@@ -141,7 +188,7 @@ def main(_):
       print("trained %d global steps in %.1f s: %.0f examples/s (all workers)" % (
           last[1] - first[1], last[0] - first[0], examples / (last[0] - first[0])), flush=True)
     if is_chief:
-      print("test accuracy: %.4f" % evaluation.final_ops_values, flush=True)
+      print("test accuracy: %.4f" % evaluation.accuracy, flush=True)
       # The ps tasks serve until asked to stop (TF's never stopped); workers that finished
       # first are gone already, which stop_cluster reports as unavailable.
       try:
@@ -167,7 +214,13 @@ if __name__ == "__main__":
   parser.add_argument("--checkpoint_dir", type=str, default="/tmp/train_logs")
   parser.add_argument("--max_steps", type=int, default=12000)
   parser.add_argument("--batch_size", type=int, default=100)
-  parser.add_argument("--learning_rate", type=float, default=0.1)
+  parser.add_argument("--model", choices=["mlp", "conv"], default="mlp")
+  parser.add_argument("--optimizer", choices=["adagrad", "adam"], default=None,
+                      help="default: adagrad for mlp, adam for conv")
+  parser.add_argument("--learning_rate", type=float, default=None,
+                      help="default: 0.1 for mlp, 0.001 for conv")
+  parser.add_argument("--keep_prob", type=float, default=0.5,
+                      help="conv: the probability that dropout keeps a unit while training")
   parser.add_argument("--hidden_units", type=int, default=256)
   parser.add_argument("--save_every", type=int, default=4000)
   parser.add_argument("--log_every", type=int, default=1000)

@@ -197,6 +197,9 @@ def test_layers_dropout_training_flag():
     on = tf.layers.dropout(x, rate=0.4, training=True, seed=2)
     training = tf.placeholder(tf.bool, [])
     switch = tf.layers.Dropout(0.4, seed=2)(x, training=training)
+    # A training tensor keeps the static shape, so a dense layer can follow.
+    assert switch.shape.as_list() == [100, 20]
+    assert tf.layers.dense(switch, 3).shape.as_list() == [100, 3]
     keras = tf.keras.layers.Dropout(0.4)(x)
     got_off, got_on, got_keras = run(off, on, keras)
     np.testing.assert_array_equal(got_off, np.ones([100, 20]))

@@ -262,6 +262,12 @@ Output Placeholder(const Scope& scope, DataType dtype, const PlaceholderOptions&
   return scope.AddNodeOutput("Placeholder", {}, attrs);
 }
 
+Output PlaceholderWithDefault(const Scope& scope, Input default_value,
+                              const std::vector<int64_t>& shape) {
+  return scope.AddNodeOutput("PlaceholderWithDefault", {{default_value}},
+                             {{"shape", MakeAttr(PartialShape::Of(shape))}});
+}
+
 Output Identity(const Scope& scope, Input input) {
   return scope.AddNodeOutput("Identity", {{input}});
 }

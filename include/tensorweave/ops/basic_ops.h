@@ -18,6 +18,10 @@ struct PlaceholderOptions {
   std::optional<std::vector<int64_t>> shape;  // nullopt: any shape
 };
 Output Placeholder(const Scope& scope, DataType dtype, const PlaceholderOptions& options = {});
+// `default_value`, unless a value is fed; a fed value must have `shape` (-1 dimensions
+// unknown), which is also the output's static shape (TF's tf.placeholder_with_default).
+Output PlaceholderWithDefault(const Scope& scope, Input default_value,
+                              const std::vector<int64_t>& shape);
 Output Identity(const Scope& scope, Input input);
 // `input`, through which gradients do not flow: a path to it ends there.
 Output StopGradient(const Scope& scope, Input input);

@@ -37,8 +37,10 @@ class Dropout:
             # branches are computed and a Select picks one (same values; the random draw
             # happens either way).
             training = convert_to_tensor(training)
-            return raw_ops.Select(condition=training, t=self._dropped(inputs),
-                                  e=array_ops.identity(inputs), name="Select")
+            picked = raw_ops.Select(condition=training, t=self._dropped(inputs),
+                                    e=array_ops.identity(inputs), name="Select")
+            picked.set_shape(inputs.shape)  # as a cond's merge of two same-shaped branches
+            return picked
 
     apply = __call__
 
