@@ -398,6 +398,31 @@ Status MergeInputShapes(ShapeContext* ctx, bool per_dimension_message, StaticSha
   return OkStatus();
 }
 
+// Select: t and e must agree; what either knows is the output's (a scalar condition picks
+// one whole, a vector or same-shaped one picks elements, the shape is theirs either way).
+Status SelectShape(ShapeContext* ctx) {
+  StaticShape merged = ctx->input(1);
+  const StaticShape& e = ctx->input(2);
+  if (merged && e) {
+    if (merged->rank() != e->rank()) {
+      return ctx->Error(
+          absl::StrCat("Shapes must be equal rank, but are ", merged->rank(), " and ", e->rank()));
+    }
+    std::vector<int64_t> dims = merged->dims();
+    for (int d = 0; d < e->rank(); ++d) {
+      if (!MergeDim(dims[d], e->dim(d), &dims[d])) {
+        return ctx->Error(absl::StrCat("Dimension ", d, " in both shapes must be equal, but are ",
+                                       merged->dim(d), " and ", e->dim(d)));
+      }
+    }
+    merged = Make(dims);
+  } else if (!merged) {
+    merged = e;
+  }
+  ctx->set_output(0, merged);
+  return OkStatus();
+}
+
 Status PackShape(ShapeContext* ctx) {
   StaticShape merged;
   TW_RETURN_IF_ERROR(MergeInputShapes(ctx, /*per_dimension_message=*/true, &merged));
@@ -521,7 +546,7 @@ TW_REGISTER_SHAPE_FN("StopGradient", SameAs(0));
 TW_REGISTER_SHAPE_FN("Cast", SameAs(0));
 TW_REGISTER_SHAPE_FN("ZerosLike", SameAs(0));
 TW_REGISTER_SHAPE_FN("OnesLike", SameAs(0));
-TW_REGISTER_SHAPE_FN("Select", SameAs(1));
+TW_REGISTER_SHAPE_FN("Select", SelectShape);
 TW_REGISTER_SHAPE_FN("Assign", SameAs(1));  // its value
 TW_REGISTER_SHAPE_FN("AssignAdd", SameAs(1));
 TW_REGISTER_SHAPE_FN("AssignSub", SameAs(1));

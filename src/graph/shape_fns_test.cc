@@ -45,6 +45,22 @@ TEST(ShapeFnsTest, ElementWiseOpsBroadcast) {
                         "'Add') with input shapes: [3], [2]."));
 }
 
+TEST(ShapeFnsTest, SelectKnowsWhatEitherBranchKnows) {
+  Scope root = Scope::NewRootScope();
+  auto flag = ops::Placeholder(root, DT_BOOL, {.shape = std::vector<int64_t>{}});
+  auto known = ops::Placeholder(root, DT_FLOAT, {.shape = std::vector<int64_t>{100, -1}});
+  auto wide = ops::Placeholder(root, DT_FLOAT, {.shape = std::vector<int64_t>{-1, 20}});
+  auto unknown = ops::Placeholder(root, DT_FLOAT);
+  EXPECT_EQ(ShapeOf(root, ops::Select(root, flag, unknown, known)), "[100,?]");
+  EXPECT_EQ(ShapeOf(root, ops::Select(root, flag, known, unknown)), "[100,?]");
+  EXPECT_EQ(ShapeOf(root, ops::Select(root, flag, known, wide)), "[100,20]");
+  ASSERT_TRUE(root.ok()) << root.status();
+  auto narrow = ops::Placeholder(root, DT_FLOAT, {.shape = std::vector<int64_t>{100, 3}});
+  ops::Select(root.WithOpName("pick"), flag, wide, narrow);
+  EXPECT_THAT(std::string(root.status().message()),
+              HasSubstr("Dimension 1 in both shapes must be equal, but are 20 and 3"));
+}
+
 TEST(ShapeFnsTest, MatMulChecksTheInnerDimensions) {
   Scope root = Scope::NewRootScope();
   auto a = ops::Placeholder(root, DT_FLOAT, {.shape = std::vector<int64_t>{-1, 784}});
