@@ -15,33 +15,47 @@ namespace {
 constexpr int kPixels = 28 * 28;
 constexpr int kClasses = 10;
 
-// A layer's weights (of `shape`, fan-in the product of all but the last dimension) and
+// How a layer's weights start.
+enum class Init {
+  kScaledNormal,  // truncated normal scaled by 1/sqrt(fan-in): the MLP's
+  kGlorot,        // uniform in +-sqrt(6 / (fan-in + fan-out)): tf.layers' default, the conv net's
+};
+
+// A layer's weights (of `shape`: HWIO for a convolution, [in, out] for a dense layer) and
 // biases; `layer` names them ("hidden/weights", ...).
 struct Layer {
   ops::Variable weights, biases;
 };
 
 Layer MakeLayer(const Scope& scope, train::ModelVariables* variables, const std::string& layer,
-                const std::vector<int64_t>& shape, float bias, int64_t seed) {
+                const std::vector<int64_t>& shape, Init init, float bias, int64_t seed) {
   const Scope s = scope.NewSubScope(layer);
-  int64_t fan_in = 1, size = 1;
+  int64_t size = 1;
   std::vector<int32_t> dims;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i + 1 < shape.size()) fan_in *= shape[i];
-    size *= shape[i];
-    dims.push_back(static_cast<int32_t>(shape[i]));
+  for (int64_t d : shape) {
+    size *= d;
+    dims.push_back(static_cast<int32_t>(d));
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
-  Output init = ops::Mul(
-      s,
-      ops::TruncatedNormal(
-          s, ops::Const(s, Tensor::FromVector<int32_t>(dims, {static_cast<int64_t>(dims.size())})),
-          {.seed = seed, .seed2 = seed == 0 ? 0 : size}),
-      scale);
-  const int out = dims.back();
+  // A convolution's window counts towards both fans, as in TF's initializers.
+  const int64_t out = shape.back();
+  const int64_t fan_in = size / out;
+  const int64_t fan_out = size / shape[shape.size() - 2];
+  const Output dims_tensor =
+      ops::Const(s, Tensor::FromVector<int32_t>(dims, {static_cast<int64_t>(dims.size())}));
+  const ops::RandomOptions random{.seed = seed, .seed2 = seed == 0 ? 0 : size};
+  Output initial;
+  if (init == Init::kScaledNormal) {
+    initial = ops::Mul(s, ops::TruncatedNormal(s, dims_tensor, random),
+                       1.0f / std::sqrt(static_cast<float>(fan_in)));
+  } else {
+    const float limit = std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
+    initial =
+        ops::Sub(s, ops::Mul(s, ops::RandomUniform(s, dims_tensor, random), 2 * limit), limit);
+  }
+  const int out_units = static_cast<int>(out);
   return Layer{
-      .weights = variables->Add(s, "weights", DT_FLOAT, shape, init),
-      .biases = variables->Add(s, "biases", DT_FLOAT, {out}, ops::Fill(s, {out}, bias)),
+      .weights = variables->Add(s, "weights", DT_FLOAT, shape, initial),
+      .biases = variables->Add(s, "biases", DT_FLOAT, {out}, ops::Fill(s, {out_units}, bias)),
   };
 }
 
@@ -74,16 +88,20 @@ Output Logits(const Scope& scope, train::ModelVariables* variables,
               const MnistModelOptions& options, MnistModel* m) {
   const int64_t seed = options.seed;
   if (options.architecture == MnistArchitecture::kMlp) {
-    const Layer hidden =
-        MakeLayer(scope, variables, "hidden", {kPixels, options.hidden_units}, 0.0f, seed);
-    const Layer softmax =
-        MakeLayer(scope, variables, "softmax", {options.hidden_units, kClasses}, 0.0f, seed);
+    const Layer hidden = MakeLayer(scope, variables, "hidden", {kPixels, options.hidden_units},
+                                   Init::kScaledNormal, 0.0f, seed);
+    const Layer softmax = MakeLayer(scope, variables, "softmax", {options.hidden_units, kClasses},
+                                    Init::kScaledNormal, 0.0f, seed);
     return Dense(scope, softmax, ops::Relu(scope, Dense(scope, hidden, m->images)));
   }
-  const Layer conv1 = MakeLayer(scope, variables, "conv1", {5, 5, 1, 32}, 0.1f, seed);
-  const Layer conv2 = MakeLayer(scope, variables, "conv2", {5, 5, 32, 64}, 0.1f, seed);
-  const Layer dense = MakeLayer(scope, variables, "dense", {7 * 7 * 64, 1024}, 0.1f, seed);
-  const Layer softmax = MakeLayer(scope, variables, "softmax", {1024, kClasses}, 0.0f, seed);
+  const Layer conv1 =
+      MakeLayer(scope, variables, "conv1", {5, 5, 1, 32}, Init::kGlorot, 0.1f, seed);
+  const Layer conv2 =
+      MakeLayer(scope, variables, "conv2", {5, 5, 32, 64}, Init::kGlorot, 0.1f, seed);
+  const Layer dense =
+      MakeLayer(scope, variables, "dense", {7 * 7 * 64, 1024}, Init::kGlorot, 0.1f, seed);
+  const Layer softmax =
+      MakeLayer(scope, variables, "softmax", {1024, kClasses}, Init::kGlorot, 0.0f, seed);
   m->keep_prob =
       ops::PlaceholderWithDefault(scope.WithOpName("keep_prob"), 1.0f, std::vector<int64_t>{});
   const Output images = ops::Reshape(scope, m->images, {-1, 28, 28, 1});

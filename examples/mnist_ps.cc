@@ -5,7 +5,8 @@
 //   mnist_ps --ps_hosts=localhost:2222 --worker_hosts=localhost:2223,localhost:2224
 //            --job_name=worker --task_index=0     (one such command per task)
 //
-// --model=conv trains TF's deep-MNIST conv net (examples/mnist_model.h) with Adam instead of the MLP.
+// --model=conv trains TF's deep-MNIST conv net (examples/mnist_model.h) instead of the MLP,
+// with Adam and a learning rate halved every two epochs.
 //
 // ps tasks serve the model's variables until the chief stops the cluster. Workers (and a
 // chief task, if the cluster has one) each read their own shard of the training set,
@@ -31,6 +32,7 @@
 #include "examples/example_server.h"
 #include "examples/fashion_mnist.h"
 #include "examples/mnist_model.h"
+#include "tensorweave/ops/cwise_math_ops.h"
 #include "tensorweave/tensorweave.h"
 #include "tensorweave/train/device_setter.h"
 #include "tensorweave/train/monitored_session.h"
@@ -44,7 +46,9 @@ struct Flags {
   int64_t batch_size = 100;
   std::string model = "mlp";  // or "conv": MnistArchitecture
   std::string optimizer;      // "adagrad" or "adam"; empty: the model's (adagrad, adam)
-  float learning_rate = 0;    // 0: the model's (0.1 for the MLP, 0.001 for the conv net)
+  float learning_rate = 0;    // 0: the model's (0.1 for the MLP, 0.002 for the conv net)
+  int64_t decay_steps = -1;   // halve the learning rate every so many global steps;
+                              // -1: the model's (never for the MLP, 600 for the conv net)
   float keep_prob = 0.5f;     // the conv net's dropout while training
   std::string data_dir = DefaultFashionMnistDir();
   std::string checkpoint_dir;
@@ -171,6 +175,14 @@ Status BuildTraining(const RunConfig& config, Server& server, const Flags& flags
   const float learning_rate = flags.learning_rate > 0 ? flags.learning_rate : (conv ? 1e-3f : 0.1f);
   auto optimizer = optimizer_name == "adam" ? train::AdamOptimizer(learning_rate)
                                             : train::AdagradOptimizer(learning_rate);
+  const int64_t decay_steps = flags.decay_steps >= 0 ? flags.decay_steps : (conv ? 1200 : 0);
+  if (decay_steps > 0) {  // tf.train.exponential_decay(rate 0.5, staircase=True)
+    const Output epochs =
+        ops::Floor(model_scope, ops::Div(model_scope, ops::Cast(model_scope, model.step, DT_FLOAT),
+                                         static_cast<float>(decay_steps)));
+    optimizer->SetLearningRate(ops::Mul(model_scope.WithOpName("learning_rate"), learning_rate,
+                                        ops::Pow(model_scope, 0.5f, epochs)));
+  }
   // TensorBoard's curves, computed with the training step on this worker.
   g->summary = ops::MergeSummary(
       model_scope.WithOpName("summaries"),
@@ -397,6 +409,10 @@ int Main(int argc, char** argv) {
   app.add_option("--learning_rate", flags.learning_rate,
                  "the optimizer's learning rate (default: 0.1 for mlp, 0.001 for conv)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--decay_steps", flags.decay_steps,
+                 "halve the learning rate every so many global steps (0: never; default: "
+                 "never for mlp, 1200 (two epochs of batches of 100) for conv)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--keep_prob", flags.keep_prob,
                  "conv: the probability that dropout keeps a unit while training")
       ->check(CLI::Range(0.0f, 1.0f).description("in (0, 1]"));

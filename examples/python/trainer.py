@@ -1,7 +1,8 @@
 # The seeds' parameter-server trainer, as the seed writes it, with its model filled in: the
 # MLP of examples/mnist_ps (784-256-10, ReLU, softmax cross-entropy) on Fashion-MNIST, or
 # with --model=conv TF's classic "deep MNIST" conv net in tf.layers (conv 5x5x32, pool,
-# conv 5x5x64, pool, dense 1024, dropout, dense 10; Adam), as mnist_ps --model=conv.
+# conv 5x5x64, pool, dense 1024, dropout, dense 10; Adam, the learning rate halved every
+# two epochs), as mnist_ps --model=conv.
 # Changed from the seed: the import line, the data loading, flags for the model and the
 # run (--max_steps, --checkpoint_dir, ...), and the cluster read from TF_CONFIG when the
 # host flags are not given (as under `tw launch` or a Kubeflow TFJob). The chief
@@ -134,6 +135,10 @@ def main(_):
       tf.summary.scalar("accuracy", accuracy)
 
       learning_rate = FLAGS.learning_rate or (0.001 if conv else 0.1)
+      decay_steps = FLAGS.decay_steps if FLAGS.decay_steps is not None else (1200 if conv else 0)
+      if decay_steps:
+        learning_rate = tf.train.exponential_decay(learning_rate, global_step, decay_steps, 0.5,
+                                                   staircase=True)
       if (FLAGS.optimizer or ("adam" if conv else "adagrad")) == "adam":
         optimizer = tf.train.AdamOptimizer(learning_rate)
       else:
@@ -219,6 +224,9 @@ if __name__ == "__main__":
                       help="default: adagrad for mlp, adam for conv")
   parser.add_argument("--learning_rate", type=float, default=None,
                       help="default: 0.1 for mlp, 0.001 for conv")
+  parser.add_argument("--decay_steps", type=int, default=None,
+                      help="halve the learning rate every so many global steps (0: never; "
+                           "default: never for mlp, 1200 for conv)")
   parser.add_argument("--keep_prob", type=float, default=0.5,
                       help="conv: the probability that dropout keeps a unit while training")
   parser.add_argument("--hidden_units", type=int, default=256)
