@@ -188,20 +188,29 @@ int64_t MinShard(const ConvShape& s, bool per_image = false) {
 template <typename T>
 using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// Lays out the patch rows of pixels [first, last) block by block in this thread's scratch
+// buffer and calls fn(begin, end, patches) with each block's [end - begin, patch_size]
+// matrix.
+template <typename T, typename F>
+void ForEachPatchBlock(const ConvShape& s, const T* input, int64_t first, int64_t last, F&& fn) {
+  std::vector<T>& cols = Scratch<T>();
+  for (int64_t begin = first; begin < last; begin += BlockPixels(s)) {
+    const int64_t end = std::min(last, begin + BlockPixels(s));
+    cols.resize(static_cast<size_t>((end - begin) * s.patch_size()));
+    Im2Col(s, input, begin, end, cols.data());
+    fn(begin, end, Eigen::Map<const RowMatrix<T>>(cols.data(), end - begin, s.patch_size()));
+  }
+}
+
 // out[pixels, out_c] = patches(input) * filter, the pixels split across the device's
 // threads (each shard lays out and multiplies its own blocks).
 template <typename T>
 void ConvForward(DeviceBase* device, const ConvShape& s, const T* input, const T* filter, T* out) {
   Eigen::Map<const RowMatrix<T>> f(filter, s.patch_size(), s.out_c);
   ParallelFor(device, s.pixels(), MinShard(s), [&](int64_t first, int64_t last) {
-    std::vector<T>& cols = Scratch<T>();
-    for (int64_t begin = first; begin < last; begin += BlockPixels(s)) {
-      const int64_t end = std::min(last, begin + BlockPixels(s));
-      cols.resize(static_cast<size_t>((end - begin) * s.patch_size()));
-      Im2Col(s, input, begin, end, cols.data());
-      Eigen::Map<const RowMatrix<T>> patches(cols.data(), end - begin, s.patch_size());
+    ForEachPatchBlock(s, input, first, last, [&](int64_t begin, int64_t end, const auto& patches) {
       Eigen::Map<RowMatrix<T>>(out + begin * s.out_c, end - begin, s.out_c).noalias() = patches * f;
-    }
+    });
   });
 }
 
@@ -247,15 +256,10 @@ void ConvBackpropFilter(DeviceBase* device, const ConvShape& s, const T* input, 
     }
     Eigen::Map<RowMatrix<T>> df(sum, s.patch_size(), s.out_c);
     df.setZero();
-    std::vector<T>& cols = Scratch<T>();
-    for (int64_t begin = first; begin < last; begin += BlockPixels(s)) {
-      const int64_t end = std::min(last, begin + BlockPixels(s));
-      cols.resize(static_cast<size_t>((end - begin) * s.patch_size()));
-      Im2Col(s, input, begin, end, cols.data());
-      Eigen::Map<const RowMatrix<T>> patches(cols.data(), end - begin, s.patch_size());
+    ForEachPatchBlock(s, input, first, last, [&](int64_t begin, int64_t end, const auto& patches) {
       Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
       df.noalias() += patches.transpose() * dy;
-    }
+    });
   });
   Eigen::Map<RowMatrix<T>> df(filter_grad, s.patch_size(), s.out_c);
   for (const RowMatrix<T>& p : partial) df += p;
