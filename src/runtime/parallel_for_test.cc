@@ -65,9 +65,10 @@ TEST(ParallelForTest, UsesThePoolsThreadsWhenTheyAreFree) {
 }
 
 TEST(ParallelForTest, RunsEverythingOnTheCallerWhenThePoolIsBusy) {
-  auto device = MakeDevice(2);
+  // Declared before the device, so that its threads are joined before these go.
   absl::Notification release;
   absl::BlockingCounter pool_blocked(2);
+  auto device = MakeDevice(2);
   for (int i = 0; i < 2; ++i) {
     device->Schedule([&] {
       pool_blocked.DecrementCount();
@@ -89,9 +90,9 @@ TEST(ParallelForTest, RunsEverythingOnTheCallerWhenThePoolIsBusy) {
 TEST(ParallelForTest, NestedWaitsOnATwoThreadPoolDoNotDeadlock) {
   // Two kernels on the pool's two threads, each splitting its work: neither may wait for a
   // helper queued behind the other kernel.
-  auto device = MakeDevice(2);
   std::atomic<int64_t> units{0};
   absl::BlockingCounter kernels_done(2);
+  auto device = MakeDevice(2);  // joined before the counters above go
   for (int kernel = 0; kernel < 2; ++kernel) {
     device->Schedule([&] {
       for (int round = 0; round < 200; ++round) {
