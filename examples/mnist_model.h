@@ -36,9 +36,9 @@ struct MnistModelOptions {
 
 // Builds the model's variables (the MLP's weights with truncated-normal values scaled by
 // 1/sqrt(fan-in), the conv net's Glorot-uniform as tf.layers makes them; zero biases, 0.1
-// for the conv net's ReLU layers so that no unit starts dead; and the global step) into `variables`, and the forward pass.
-// The variables follow `scope`'s device functions (a replica device setter puts them on
-// the ps tasks).
+// for the conv net's ReLU layers so that no unit starts dead; and the global step) into
+// `variables`, and the forward pass. The variables follow `scope`'s device functions (a replica
+// device setter puts them on the ps tasks).
 MnistModel BuildMnistModel(const Scope& scope, train::ModelVariables* variables,
                            const MnistModelOptions& options = {});
 
