@@ -37,10 +37,9 @@ class Dropout:
             # branches are computed and a Select picks one (same values; the random draw
             # happens either way).
             training = convert_to_tensor(training)
-            picked = raw_ops.Select(condition=training, t=self._dropped(inputs),
-                                    e=array_ops.identity(inputs), name="Select")
-            picked.set_shape(inputs.shape)  # as a cond's merge of two same-shaped branches
-            return picked
+            # Select's shape function merges its branches: the result keeps the input's shape.
+            return raw_ops.Select(condition=training, t=self._dropped(inputs),
+                                  e=array_ops.identity(inputs), name="Select")
 
     apply = __call__
 
