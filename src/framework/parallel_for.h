@@ -21,6 +21,10 @@
 
 namespace tw {
 
+// Below this many multiply-adds (or comparable element operations) a shard is not worth
+// a thread's wake-up (~10 us): kernels size their min_shard from it.
+inline constexpr int64_t kMinShardMultiplyAdds = int64_t{1} << 21;
+
 // How many shards ParallelFor makes of `total` units on `device`: one per pool thread, but
 // none smaller than `min_shard` units (so small work stays on the calling thread), and at
 // least 1. Kernels that keep per-shard state (partial sums) size it with this.

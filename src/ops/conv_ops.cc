@@ -175,9 +175,6 @@ int64_t BlockPixels(const ConvShape& s) {
   return std::max<int64_t>(1, kPatchBlockElements / std::max<int64_t>(1, s.patch_size()));
 }
 
-// Below this many multiply-adds a shard is not worth a thread's wake-up (~10 us).
-constexpr int64_t kMinShardMultiplyAdds = int64_t{1} << 21;
-
 // The fewest output pixels (or images, with `per_image`) worth a shard of their own.
 int64_t MinShard(const ConvShape& s, bool per_image = false) {
   int64_t per_unit = std::max<int64_t>(1, s.patch_size() * s.out_c);

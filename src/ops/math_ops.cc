@@ -216,9 +216,6 @@ TW_REGISTER_OP("MatMul")
     .Attr("T: " TW_NUMERIC)
     .Doc("Matrix product of a and b, each optionally transposed first.");
 
-// Below this many multiply-adds a shard is not worth a thread's wake-up (~10 us).
-constexpr int64_t kMinShardMultiplyAdds = int64_t{1} << 21;
-
 // out = lhs * rhs, split across the device's threads along the longer of the result's
 // two sides: each shard multiplies a band of lhs's rows (or rhs's columns) by the whole
 // of the other operand, so shards write disjoint parts of `out`.

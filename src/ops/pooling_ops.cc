@@ -58,9 +58,6 @@ Window WindowAt(const PoolShape& s, int64_t oh, int64_t ow) {
           std::max<int64_t>(left, 0), std::min(left + s.attrs.window[1], s.in_w)};
 }
 
-// Below this many element visits a shard of images is not worth a thread's wake-up.
-constexpr int64_t kMinShardVisits = int64_t{1} << 20;
-
 // Calls fn(image_offset, out_offset, window) for every output pixel, the images split
 // across the device's threads (a pixel's window lies in its own image, so shards read and
 // write disjoint images); offsets are in elements of the first channel.
@@ -68,7 +65,7 @@ template <typename F>
 void ForEachOutputPixel(DeviceBase* device, const PoolShape& s, F&& fn) {
   const int64_t visits_per_image =
       std::max<int64_t>(1, s.out_h * s.out_w * s.attrs.window[0] * s.attrs.window[1] * s.depth);
-  ParallelFor(device, s.batch, kMinShardVisits / visits_per_image,
+  ParallelFor(device, s.batch, kMinShardMultiplyAdds / visits_per_image,
               [&](int64_t first, int64_t last) {
                 for (int64_t n = first; n < last; ++n) {
                   const int64_t image = n * s.in_h * s.in_w * s.depth;

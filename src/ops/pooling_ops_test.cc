@@ -95,7 +95,7 @@ TEST(PoolGradientTest, MaxPoolRoutesOnlyWhereTheWindowsMaxIs) {
 // Pools big enough that the kernels split their images across threads give the results of
 // a one-thread session (which runs them unsplit).
 TEST(PoolTest, KernelsSplitAcrossThreadsGiveTheOneThreadResults) {
-  const Tensor x = testing::DistinctValues({32, 32, 32, 32});
+  const Tensor x = testing::DistinctValues({64, 32, 32, 32});
   auto run = [&](int threads) -> StatusOr<std::vector<Tensor>> {
     Scope root = Scope::NewRootScope();
     const ops::PoolOptions options{
