@@ -1,8 +1,8 @@
-// Conv2D and its filter gradient: the CPU kernels (made through the kernel registry and run
-// with an OpKernelContext, as the executor does) against one Eigen matrix product of the
-// same size as the convolution's, [pixels, kh*kw*in_c] x [kh*kw*in_c, out_c], with the
-// patches already laid out: the arithmetic alone, so the ratio is what im2col, its blocks
-// and the kernel layer cost on top. Shapes: the two convolutions of the MNIST conv net
+// Conv2D and its two gradients: the CPU kernels (made through the kernel registry and run
+// with an OpKernelContext, as the executor does, one thread; floats run on oneDNN) against
+// one Eigen matrix product of the same size as the convolution's, [pixels, kh*kw*in_c] x
+// [kh*kw*in_c, out_c], with the patches already laid out: the arithmetic alone, which is
+// what the im2col kernels can at best reach. Shapes: the two convolutions of the MNIST conv net
 // (batch 64) and a 3x3 residual block's (batch 8, 56 x 56 x 64).
 //
 //   conv_bench --benchmark_min_time=0.5
@@ -69,6 +69,16 @@ void BM_Conv2DBackpropFilterKernel(benchmark::State& state) {
       c);
 }
 
+void BM_Conv2DBackpropInputKernel(benchmark::State& state) {
+  const ConvCase& c = kCases[state.range(0)];
+  RunKernel(
+      state, "Conv2DBackpropInput",
+      {Tensor::FromVector<int32_t>({static_cast<int32_t>(c.batch), static_cast<int32_t>(c.size),
+                                    static_cast<int32_t>(c.size), static_cast<int32_t>(c.in_c)}),
+       Random({c.k, c.k, c.in_c, c.out_c}, 2), Random({c.batch, c.size, c.size, c.out_c}, 3)},
+      c);
+}
+
 // MaxPoolGrad of the MNIST net's first pooling (64 x 28x28x32, 2x2, stride 2), against a
 // copy of the same bytes (the least any kernel reading its input does).
 void BM_MaxPoolGradKernel(benchmark::State& state) {
@@ -107,6 +117,7 @@ void BM_EquivalentEigenProduct(benchmark::State& state) {
 
 BENCHMARK(BM_EquivalentEigenProduct)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Conv2DKernel)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Conv2DBackpropInputKernel)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Conv2DBackpropFilterKernel)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 
 }  // namespace

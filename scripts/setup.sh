@@ -34,6 +34,7 @@ build_packages=(
   zlib1g-dev libyaml-cpp-dev
   libssl-dev  # src/rpc/grpc_tls.cc: a server checks its TLS certificate and key at start
   libcpp-httplib-dev  # src/rpc/metrics_endpoint.cc: the tasks' Prometheus endpoints
+  libdnnl-dev ocl-icd-opencl-dev  # src/ops/onednn_conv.cc: oneDNN (its CMake config wants OpenCL's)
   python3 pybind11-dev python3-dev python3-numpy  # python/: the extension
   python3-absl  # python/: tf.app.flags and tf.app.run are absl's, as in TF 1.x
   python3-protobuf  # python/: tf.train.ServerDef and ClusterDef are protocol buffers

@@ -3,12 +3,14 @@
 // and Conv2DBackpropFilter. Definitions, CPU kernels, the gradient and graph builders; the
 // window arithmetic is src/graph/conv_geometry.h, shared with the shape functions.
 //
-// The kernels lower the convolution to matrix products (im2col): the windows of a block of
-// output pixels become the rows of a patch matrix [pixels, kh*kw*in_c], which multiplied by
-// the filter, an HWIO tensor that is already the matrix [kh*kw*in_c, out_c], gives the
-// block's output. Blocks keep the patch matrix near kPatchBlockElements, whatever the image.
+// Float convolutions run on oneDNN's kernels (onednn_conv.h). The others, and what oneDNN
+// declines, are lowered to matrix products (im2col): the windows of a block of output pixels
+// become the rows of a patch matrix [pixels, kh*kw*in_c], which multiplied by the filter,
+// an HWIO tensor that is already the matrix [kh*kw*in_c, out_c], gives the block's output.
+// Blocks keep the patch matrix near kPatchBlockElements, whatever the image.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "Eigen/Core"
@@ -17,6 +19,7 @@
 #include "src/graph/conv_geometry.h"
 #include "src/graph/gradient_registry.h"
 #include "src/ops/array_util.h"
+#include "src/ops/onednn_conv.h"
 #include "src/ops/type_dispatch.h"
 #include "tensorweave/ops/basic_ops.h"
 #include "tensorweave/ops/nn_ops.h"
@@ -199,64 +202,138 @@ void ForEachPatchBlock(const ConvShape& s, const T* input, int64_t first, int64_
   }
 }
 
-// out[pixels, out_c] = patches(input) * filter, the pixels split across the device's
-// threads (each shard lays out and multiplies its own blocks).
+// ---- im2col + Eigen: doubles, and what oneDNN has no fast kernel for ----
+
+// out[pixels, out_c] = patches(input) * filter for output pixels [first, last).
 template <typename T>
-void ConvForward(DeviceBase* device, const ConvShape& s, const T* input, const T* filter, T* out) {
+void ForwardPixels(const ConvShape& s, const T* input, const T* filter, int64_t first, int64_t last,
+                   T* out) {
   Eigen::Map<const RowMatrix<T>> f(filter, s.patch_size(), s.out_c);
-  ParallelFor(device, s.pixels(), MinShard(s), [&](int64_t first, int64_t last) {
-    ForEachPatchBlock(s, input, first, last, [&](int64_t begin, int64_t end, const auto& patches) {
-      Eigen::Map<RowMatrix<T>>(out + begin * s.out_c, end - begin, s.out_c).noalias() = patches * f;
-    });
+  ForEachPatchBlock(s, input, first, last, [&](int64_t begin, int64_t end, const auto& patches) {
+    Eigen::Map<RowMatrix<T>>(out + begin * s.out_c, end - begin, s.out_c).noalias() = patches * f;
   });
 }
 
-// input_grad = col2im(out_grad * filter^T), the images split across the device's threads
-// (a pixel's patch adds onto its own image only, so shards write disjoint images).
+// input_grad = col2im(out_grad * filter^T) for images [first_image, last_image) (a pixel's
+// patch adds onto its own image only).
 template <typename T>
-void ConvBackpropInput(DeviceBase* device, const ConvShape& s, const T* filter, const T* out_grad,
-                       T* input_grad) {
+void BackpropInputImages(const ConvShape& s, const T* filter, const T* out_grad,
+                         int64_t first_image, int64_t last_image, T* input_grad) {
   Eigen::Map<const RowMatrix<T>> f(filter, s.patch_size(), s.out_c);
   const int64_t image_pixels = s.out_h * s.out_w;
   const int64_t image_size = s.in_h * s.in_w * s.in_c;
-  ParallelFor(
-      device, s.batch, MinShard(s, /*per_image=*/true),
-      [&](int64_t first_image, int64_t last_image) {
-        std::fill(input_grad + first_image * image_size, input_grad + last_image * image_size,
-                  T(0));
-        std::vector<T>& scratch = Scratch<T>();
-        const int64_t last = last_image * image_pixels;
-        for (int64_t begin = first_image * image_pixels; begin < last; begin += BlockPixels(s)) {
-          const int64_t end = std::min(last, begin + BlockPixels(s));
-          Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
-          scratch.resize(static_cast<size_t>((end - begin) * s.patch_size()));
-          Eigen::Map<RowMatrix<T>> cols(scratch.data(), end - begin, s.patch_size());
-          cols.noalias() = dy * f.transpose();
-          Col2ImAdd(s, scratch.data(), begin, end, input_grad);
-        }
-      });
+  std::fill(input_grad + first_image * image_size, input_grad + last_image * image_size, T(0));
+  std::vector<T>& scratch = Scratch<T>();
+  const int64_t last = last_image * image_pixels;
+  for (int64_t begin = first_image * image_pixels; begin < last; begin += BlockPixels(s)) {
+    const int64_t end = std::min(last, begin + BlockPixels(s));
+    Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
+    scratch.resize(static_cast<size_t>((end - begin) * s.patch_size()));
+    Eigen::Map<RowMatrix<T>> cols(scratch.data(), end - begin, s.patch_size());
+    cols.noalias() = dy * f.transpose();
+    Col2ImAdd(s, scratch.data(), begin, end, input_grad);
+  }
 }
 
-// filter_grad = patches(input)^T * out_grad, summed over the blocks; each shard of the
-// pixels sums into its own matrix (the first into filter_grad), added up at the end.
+// sum = patches(input)^T * out_grad over output pixels [first, last).
+template <typename T>
+void BackpropFilterPixels(const ConvShape& s, const T* input, const T* out_grad, int64_t first,
+                          int64_t last, T* sum) {
+  Eigen::Map<RowMatrix<T>> df(sum, s.patch_size(), s.out_c);
+  df.setZero();
+  ForEachPatchBlock(s, input, first, last, [&](int64_t begin, int64_t end, const auto& patches) {
+    Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
+    df.noalias() += patches.transpose() * dy;
+  });
+}
+
+// ---- The kernels' drivers: oneDNN for floats, split by images; im2col otherwise ----
+
+// The convolution of `images` of `s`'s images, as onednn_conv.h takes it.
+onednn::ConvGeometry GeometryOf(const ConvShape& s, int64_t images) {
+  return {.batch = images,
+          .in_h = s.in_h,
+          .in_w = s.in_w,
+          .in_c = s.in_c,
+          .k_h = s.k_h,
+          .k_w = s.k_w,
+          .out_c = s.out_c,
+          .out_h = s.out_h,
+          .out_w = s.out_w,
+          .stride_h = s.attrs.stride[0],
+          .stride_w = s.attrs.stride[1],
+          .dilation_h = s.attrs.dilation[0],
+          .dilation_w = s.attrs.dilation[1],
+          .pad_top = s.pad_top,
+          .pad_left = s.pad_left};
+}
+
+int64_t InputImageSize(const ConvShape& s) { return s.in_h * s.in_w * s.in_c; }
+int64_t OutputImageSize(const ConvShape& s) { return s.out_h * s.out_w * s.out_c; }
+int64_t ImagePixels(const ConvShape& s) { return s.out_h * s.out_w; }
+
+// Floats go to oneDNN a shard of whole images at a time (each shard on one thread); a shard
+// oneDNN declines is computed by im2col. Doubles (which oneDNN has no kernels for) split
+// by output pixels, which keeps a single large image parallel.
+template <typename T>
+void ConvForward(DeviceBase* device, const ConvShape& s, const T* input, const T* filter, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    ParallelFor(device, s.batch, MinShard(s, /*per_image=*/true), [&](int64_t first, int64_t last) {
+      if (onednn::ConvForward(GeometryOf(s, last - first), input + first * InputImageSize(s),
+                              filter, out + first * OutputImageSize(s))) {
+        return;
+      }
+      ForwardPixels(s, input, filter, first * ImagePixels(s), last * ImagePixels(s), out);
+    });
+  } else {
+    ParallelFor(device, s.pixels(), MinShard(s), [&](int64_t first, int64_t last) {
+      ForwardPixels(s, input, filter, first, last, out);
+    });
+  }
+}
+
+template <typename T>
+void ConvBackpropInput(DeviceBase* device, const ConvShape& s, const T* filter, const T* out_grad,
+                       T* input_grad) {
+  ParallelFor(device, s.batch, MinShard(s, /*per_image=*/true), [&](int64_t first, int64_t last) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (onednn::ConvBackwardData(GeometryOf(s, last - first), filter,
+                                   out_grad + first * OutputImageSize(s),
+                                   input_grad + first * InputImageSize(s))) {
+        return;
+      }
+    }
+    BackpropInputImages(s, filter, out_grad, first, last, input_grad);
+  });
+}
+
+// Each shard sums its images' (or pixels') share into its own matrix, the first into
+// filter_grad; the partial sums are added up at the end.
 template <typename T>
 void ConvBackpropFilter(DeviceBase* device, const ConvShape& s, const T* input, const T* out_grad,
                         T* filter_grad) {
-  const int64_t shards = ParallelShards(device, s.pixels(), MinShard(s));
+  constexpr bool by_images = std::is_same_v<T, float>;
+  const int64_t units = by_images ? s.batch : s.pixels();
+  const int64_t min_shard = MinShard(s, /*per_image=*/by_images);
+  const int64_t shards = ParallelShards(device, units, min_shard);
   std::vector<RowMatrix<T>> partial(static_cast<size_t>(shards - 1));
-  ParallelForShards(device, s.pixels(), MinShard(s), [&](int shard, int64_t first, int64_t last) {
+  ParallelForShards(device, units, min_shard, [&](int shard, int64_t first, int64_t last) {
     T* sum = filter_grad;
     if (shard > 0) {
       RowMatrix<T>& mine = partial[static_cast<size_t>(shard - 1)];
       mine.resize(s.patch_size(), s.out_c);
       sum = mine.data();
     }
-    Eigen::Map<RowMatrix<T>> df(sum, s.patch_size(), s.out_c);
-    df.setZero();
-    ForEachPatchBlock(s, input, first, last, [&](int64_t begin, int64_t end, const auto& patches) {
-      Eigen::Map<const RowMatrix<T>> dy(out_grad + begin * s.out_c, end - begin, s.out_c);
-      df.noalias() += patches.transpose() * dy;
-    });
+    if constexpr (by_images) {
+      if (onednn::ConvBackwardWeights(GeometryOf(s, last - first),
+                                      input + first * InputImageSize(s),
+                                      out_grad + first * OutputImageSize(s), sum)) {
+        return;
+      }
+      first *= ImagePixels(s);
+      last *= ImagePixels(s);
+    }
+    BackpropFilterPixels(s, input, out_grad, first, last, sum);
   });
   Eigen::Map<RowMatrix<T>> df(filter_grad, s.patch_size(), s.out_c);
   for (const RowMatrix<T>& p : partial) df += p;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -89,49 +90,138 @@ struct ConvCase {
 
 class Conv2DAgainstDefinitionTest : public ::testing::TestWithParam<ConvCase> {};
 
+// The case's options, and the padding at its output's top and left and its output's size.
+struct Window {
+  ops::Conv2DOptions options;
+  int64_t top = 0, left = 0, out_h = 0, out_w = 0;
+};
+
+Window WindowOf(const ConvCase& c) {
+  Window w;
+  w.options = {.strides = {1, c.stride, c.stride, 1},
+               .padding = c.padding,
+               .dilations = {1, c.dilation, c.dilation, 1}};
+  const int64_t eff_h = (c.kh - 1) * c.dilation + 1, eff_w = (c.kw - 1) * c.dilation + 1;
+  if (std::string(c.padding) == "VALID") {
+    w.out_h = (c.h - eff_h) / c.stride + 1;
+    w.out_w = (c.w - eff_w) / c.stride + 1;
+  } else if (std::string(c.padding) == "SAME") {
+    w.out_h = (c.h + c.stride - 1) / c.stride;
+    w.out_w = (c.w + c.stride - 1) / c.stride;
+    w.top = std::max<int64_t>(0, (w.out_h - 1) * c.stride + eff_h - c.h) / 2;
+    w.left = std::max<int64_t>(0, (w.out_w - 1) * c.stride + eff_w - c.w) / 2;
+  } else {
+    w.options.explicit_paddings = {0, 0, c.pad_top, c.pad_bottom, c.pad_left, c.pad_right, 0, 0};
+    w.out_h = (c.h + c.pad_top + c.pad_bottom - eff_h) / c.stride + 1;
+    w.out_w = (c.w + c.pad_left + c.pad_right - eff_w) / c.stride + 1;
+    w.top = c.pad_top;
+    w.left = c.pad_left;
+  }
+  return w;
+}
+
 TEST_P(Conv2DAgainstDefinitionTest, MatchesTheDirectLoop) {
   const ConvCase& c = GetParam();
   const Tensor x = Values({2, c.h, c.w, 3}, 0.1);
   const Tensor f = Values({c.kh, c.kw, 3, 4}, 0.7);
-  ops::Conv2DOptions options{.strides = {1, c.stride, c.stride, 1},
-                             .padding = c.padding,
-                             .dilations = {1, c.dilation, c.dilation, 1}};
-  const int64_t eff_h = (c.kh - 1) * c.dilation + 1, eff_w = (c.kw - 1) * c.dilation + 1;
-  int64_t out_h, out_w, top = 0, left = 0;
-  if (std::string(c.padding) == "VALID") {
-    out_h = (c.h - eff_h) / c.stride + 1;
-    out_w = (c.w - eff_w) / c.stride + 1;
-  } else if (std::string(c.padding) == "SAME") {
-    out_h = (c.h + c.stride - 1) / c.stride;
-    out_w = (c.w + c.stride - 1) / c.stride;
-    top = std::max<int64_t>(0, (out_h - 1) * c.stride + eff_h - c.h) / 2;
-    left = std::max<int64_t>(0, (out_w - 1) * c.stride + eff_w - c.w) / 2;
-  } else {
-    options.explicit_paddings = {0, 0, c.pad_top, c.pad_bottom, c.pad_left, c.pad_right, 0, 0};
-    out_h = (c.h + c.pad_top + c.pad_bottom - eff_h) / c.stride + 1;
-    out_w = (c.w + c.pad_left + c.pad_right - eff_w) / c.stride + 1;
-    top = c.pad_top;
-    left = c.pad_left;
-  }
-  auto y = RunConv(x, f, options);
+  const Window w = WindowOf(c);
+  auto y = RunConv(x, f, w.options);
   ASSERT_TRUE(y.ok()) << y.status();
-  ExpectNear(*y, DirectConv(x, f, c.stride, c.dilation, top, left, out_h, out_w));
+  ExpectNear(*y, DirectConv(x, f, c.stride, c.dilation, w.top, w.left, w.out_h, w.out_w));
 }
 
-INSTANTIATE_TEST_SUITE_P(Windows, Conv2DAgainstDefinitionTest,
-                         ::testing::Values(ConvCase{"valid", 5, 6, 3, 2, 1, 1, "VALID"},
-                                           ConvCase{"valid_stride2", 7, 7, 3, 3, 2, 1, "VALID"},
-                                           ConvCase{"same", 5, 6, 3, 3, 1, 1, "SAME"},
-                                           ConvCase{"same_stride2_even", 6, 8, 3, 3, 2, 1, "SAME"},
-                                           ConvCase{"same_stride3", 7, 5, 2, 2, 3, 1, "SAME"},
-                                           ConvCase{"dilated_valid", 9, 9, 3, 3, 1, 2, "VALID"},
-                                           ConvCase{"dilated_same", 8, 7, 3, 2, 1, 3, "SAME"},
-                                           ConvCase{"explicit", 5, 5, 3, 3, 2, 1, "EXPLICIT", 1, 2,
-                                                    0, 3},
-                                           ConvCase{"one_by_one", 4, 4, 1, 1, 1, 1, "VALID"}),
+const ConvCase kWindowCases[] = {
+    {"valid", 5, 6, 3, 2, 1, 1, "VALID"},
+    {"valid_stride2", 7, 7, 3, 3, 2, 1, "VALID"},
+    {"same", 5, 6, 3, 3, 1, 1, "SAME"},
+    {"same_stride2_even", 6, 8, 3, 3, 2, 1, "SAME"},
+    {"same_stride3", 7, 5, 2, 2, 3, 1, "SAME"},
+    {"dilated_valid", 9, 9, 3, 3, 1, 2, "VALID"},
+    {"dilated_same", 8, 7, 3, 2, 1, 3, "SAME"},
+    {"explicit", 5, 5, 3, 3, 2, 1, "EXPLICIT", 1, 2, 0, 3},
+    {"one_by_one", 4, 4, 1, 1, 1, 1, "VALID"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Windows, Conv2DAgainstDefinitionTest, ::testing::ValuesIn(kWindowCases),
                          [](const ::testing::TestParamInfo<ConvCase>& param_info) {
                            return std::string(param_info.param.name);
                          });
+
+// Float convolutions run on oneDNN's kernels, or on im2col's for what oneDNN declines (one
+// input channel's input gradient, a failed call); doubles always on im2col's, checked above
+// against the definition and below against central differences. So the float ops must give
+// the double ops' results: the forward pass and both gradients, every window, with one
+// input channel and with many, on one thread and split across four.
+struct FloatCase {
+  ConvCase window;
+  int64_t batch, in_c, out_c;
+};
+
+class Conv2DFloatTest : public ::testing::TestWithParam<std::tuple<FloatCase, int>> {};
+
+Tensor ToFloat(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.num_elements()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(t.flat<double>()[i]);
+  return Tensor::FromVector<float>(v, t.shape());
+}
+
+// y, input gradient and filter gradient of the case, computed in x's type.
+StatusOr<std::vector<Tensor>> ConvAndGradients(const Tensor& x, const Tensor& f, const Tensor& dy,
+                                               const ops::Conv2DOptions& options, int threads) {
+  Scope root = Scope::NewRootScope();
+  auto xc = ops::Const(root, x);
+  auto fc = ops::Const(root, f);
+  auto dyc = ops::Const(root, dy);
+  auto y = ops::Conv2D(root, xc, fc, options);
+  auto dx = ops::Conv2DBackpropInput(root, ops::Shape(root, xc), fc, dyc, options);
+  auto df = ops::Conv2DBackpropFilter(root, xc, ops::Shape(root, fc), dyc, options);
+  TW_RETURN_IF_ERROR(root.status());
+  ClientSession session(root, {.num_threads = threads});
+  return session.Run({}, {y, dx, df});
+}
+
+TEST_P(Conv2DFloatTest, GivesTheDoubleKernelsResults) {
+  const auto& [c, threads] = GetParam();
+  const Window w = WindowOf(c.window);
+  const Tensor x = Values({c.batch, c.window.h, c.window.w, c.in_c}, 0.1);
+  const Tensor f = Values({c.window.kh, c.window.kw, c.in_c, c.out_c}, 0.7);
+  const Tensor dy = Values({c.batch, w.out_h, w.out_w, c.out_c}, 2.3);
+  auto want = ConvAndGradients(x, f, dy, w.options, threads);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto got = ConvAndGradients(ToFloat(x), ToFloat(f), ToFloat(dy), w.options, threads);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const char* names[] = {"output", "input gradient", "filter gradient"};
+  for (size_t out = 0; out < 3; ++out) {
+    ASSERT_EQ((*got)[out].shape(), (*want)[out].shape()) << names[out];
+    for (int64_t i = 0; i < (*got)[out].num_elements(); ++i) {
+      const double expected = (*want)[out].flat<double>()[i];
+      ASSERT_NEAR((*got)[out].flat<float>()[i], expected, 1e-4 * std::max(1.0, std::abs(expected)))
+          << names[out] << " element " << i;
+    }
+  }
+}
+
+std::vector<FloatCase> FloatCases() {
+  std::vector<FloatCase> cases;
+  for (const ConvCase& window : kWindowCases) {
+    cases.push_back({window, 2, 1, 4});   // one input channel, as an image model's first layer
+    cases.push_back({window, 3, 16, 8});  // many: oneDNN's blocked kernels all through
+  }
+  // Big enough that every kernel splits its images across threads.
+  cases.push_back({{"split", 12, 12, 3, 3, 1, 1, "SAME"}, 8, 16, 32});
+  return cases;
+}
+
+std::string FloatCaseName(const ::testing::TestParamInfo<std::tuple<FloatCase, int>>& info) {
+  const FloatCase& c = std::get<0>(info.param);
+  return std::string(c.window.name) + "_in" + std::to_string(c.in_c) + "_threads" +
+         std::to_string(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Windows, Conv2DFloatTest,
+                         ::testing::Combine(::testing::ValuesIn(FloatCases()),
+                                            ::testing::Values(1, 4)),
+                         FloatCaseName);
 
 TEST(Conv2DTest, LargeImagesAreComputedInBlocksWithTheSameResult) {
   // 1 x 70 x 70 x 16 with a 5x5 filter: 400-element patches over 4900 pixels, more than
