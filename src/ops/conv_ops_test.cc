@@ -267,6 +267,29 @@ TEST(Conv2DTest, KernelsSplitAcrossThreadsGiveTheOneThreadResults) {
   }
 }
 
+}  // namespace
+}  // namespace tw
+
+// libgomp's, the OpenMP runtime oneDNN runs on (see src/ops/onednn_conv.cc).
+extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int threads);
+
+namespace tw {
+namespace {
+
+// oneDNN runs each call on one OpenMP thread; the calling thread, which may be a program's
+// own and run another OpenMP library too, gets its setting back. A one-thread session runs
+// the kernels here, on the test's thread.
+TEST(Conv2DTest, LeavesTheCallingThreadsOpenMpSettingAsItWas) {
+  omp_set_num_threads(3);
+  const Tensor x = ToFloat(Values({4, 10, 10, 16}, 0.2));
+  const Tensor f = ToFloat(Values({3, 3, 16, 16}, 0.5));
+  const Tensor dy = ToFloat(Values({4, 10, 10, 16}, 0.8));
+  auto out = ConvAndGradients(x, f, dy, {.padding = "SAME"}, /*threads=*/1);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(omp_get_max_threads(), 3);
+}
+
 void ExpectConvGradients(const ops::Conv2DOptions& options, const TensorShape& x_shape,
                          const TensorShape& f_shape) {
   Scope root = Scope::NewRootScope();

@@ -14,8 +14,9 @@
 #include "oneapi/dnnl/dnnl.hpp"
 #include "src/base/logging.h"
 
-// OpenMP's own call, from libgomp, the runtime Debian's oneDNN is built on (declared here
+// OpenMP's own calls, from libgomp, the runtime Debian's oneDNN is built on (declared here
 // rather than through <omp.h>: clang's omp.h belongs to its own runtime, libomp).
+extern "C" int omp_get_max_threads();
 extern "C" void omp_set_num_threads(int threads);
 
 namespace tw::onednn {
@@ -48,13 +49,24 @@ dnnl::engine& Engine() {
   return engine;
 }
 
-// The calling thread's stream; oneDNN is told, once per thread, to use this thread alone.
 dnnl::stream& ThreadStream() {
-  thread_local bool one_thread = (omp_set_num_threads(1), true);
-  (void)one_thread;
   thread_local dnnl::stream stream(Engine());
   return stream;
 }
+
+// While alive, the calling thread's OpenMP regions (oneDNN's) have one thread; the thread's
+// own setting comes back after, since it may be a program's thread that another OpenMP
+// library (PyTorch, say) also runs on.
+class OneOpenMpThread {
+ public:
+  OneOpenMpThread() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneOpenMpThread() { omp_set_num_threads(saved_); }
+  OneOpenMpThread(const OneOpenMpThread&) = delete;
+  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
+
+ private:
+  int saved_;
+};
 
 // Scratch memory a thread keeps between calls: the convolution's and the reorder's
 // scratchpads, and the blocked filter.
@@ -230,8 +242,9 @@ memory PlanWeights(const Plan& plan, float* user) {
 // call is computed again by the caller, and said once in the log.
 template <typename Body>
 bool Guarded(const char* what, Body&& body) {
+  // Plans are made here too: oneDNN sizes a kernel's work split by the threads it has then.
+  OneOpenMpThread one_thread;
   try {
-    ThreadStream();  // first: plans made on this thread are sized for one thread
     return body();
   } catch (const dnnl::error& e) {
     static std::atomic<bool> said{false};
