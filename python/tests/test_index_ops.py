@@ -227,3 +227,38 @@ def test_gradients_of_top_k_segment_sum_and_scatter_nd():
     np.testing.assert_allclose(gx, [[0, 1, 2], [3, 0, 4]])
     np.testing.assert_allclose(gdata, [[1, 2], [1, 2], [3, 4]])
     np.testing.assert_allclose(gupd, [5, 5])
+
+
+def test_unique_in_order_of_first_appearance():
+    x = np.array([4, 1, 4, 7, 1, 1, 9], dtype=np.int64)
+    y, idx = tf.unique(x, out_idx=tf.int64)
+    assert y.shape.as_list() == [None] and idx.shape.as_list() == [7]
+    assert idx.dtype == tf.int64
+    yv, iv = run(y, idx)
+    np.testing.assert_array_equal(yv, [4, 1, 7, 9])
+    np.testing.assert_array_equal(yv[iv], x)
+    words = tf.unique(tf.constant([b"b", b"a", b"b"]))
+    assert run(words.y)[0].tolist() == [b"b", b"a"]
+    assert tf.math.unique is tf.unique
+    with pytest.raises(ValueError, match="rank 1"):
+        tf.unique(tf.zeros([2, 2]))
+
+
+def test_strided_slice_with_every_mask_matches_numpy():
+    x = np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6)
+    cases = [
+        (dict(begin=[1, 0, 0], end=[3, 5, 6], strides=[1, 2, 1]), x[1:3, 0:5:2, 0:6]),
+        (dict(begin=[0, 4, 5], end=[0, 0, 0], strides=[1, -1, -2], begin_mask=1, end_mask=7),
+         x[:, 4::-1, 5::-2]),
+        (dict(begin=[2, 1], end=[3, 2], strides=[1, 1], shrink_axis_mask=1), x[2, 1:2]),
+        (dict(begin=[0, 1], end=[0, 3], strides=[1, 1], ellipsis_mask=1), x[..., 1:3]),
+        (dict(begin=[0, 1], end=[0, 2], strides=[1, 1], new_axis_mask=1), x[np.newaxis, 1:2]),
+    ]
+    for kwargs, want in cases:
+        got = tf.strided_slice(x, **kwargs)
+        assert got.shape.as_list() == list(want.shape), kwargs
+        np.testing.assert_array_equal(run(got)[0], want)
+    # strides default to ones; tensors work as bounds
+    begin = tf.placeholder(tf.int32, [3])
+    got = tf.strided_slice(x, begin, [4, 5, 6])
+    np.testing.assert_array_equal(run(got, feed_dict={begin: [1, 2, 3]})[0], x[1:, 2:, 3:])

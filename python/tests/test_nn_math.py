@@ -394,3 +394,45 @@ def test_swish_crelu_and_log_poisson_loss():
         stirling = targets * np.log(targets) - targets + 0.5 * np.log(2 * np.pi * targets)
     np.testing.assert_allclose(got[3], base + np.where(targets <= 1, 0, stirling), rtol=1e-12)
     np.testing.assert_allclose(got[4], sig * (1 + v * (1 - sig)), rtol=1e-12)
+
+
+def test_logical_reductions_logsumexp_and_count_nonzero():
+    with tf.Graph().as_default():
+        b = np.array([[True, False, True], [True, True, True]])
+        x = np.array([[1000.0, 1000.0, -2.0], [-np.inf, 0.5, 3.0]], dtype=np.float32)
+        fetches = [tf.reduce_all(b, axis=1), tf.reduce_any(b, 0, keepdims=True),
+                   tf.reduce_any(tf.zeros([0], tf.bool)), tf.reduce_all(b),
+                   tf.reduce_logsumexp(x, axis=1), tf.reduce_logsumexp(x, keepdims=True),
+                   tf.count_nonzero(np.array([[0, 3, 0], [1, 2, 0]])),
+                   tf.count_nonzero(b, axis=0, dtype=tf.int32),
+                   tf.math.reduce_logsumexp(tf.fill([2], -np.inf))]
+        assert fetches[5].shape.as_list() == [1, 1]
+        with tf.Session() as sess:
+            out = sess.run(fetches)
+    np.testing.assert_array_equal(out[0], [False, True])
+    np.testing.assert_array_equal(out[1], [[True, True, True]])
+    assert not out[2] and not out[3]
+    with np.errstate(over="ignore"):
+        want = [1000 + np.log(2 + np.exp(-1002.0)),
+                3.0 + np.log(np.exp(0.5 - 3.0) + 1.0)]
+    np.testing.assert_allclose(out[4], want, rtol=1e-6)  # no overflow at 1000
+    np.testing.assert_allclose(out[5], [[1000 + np.log(2)]], rtol=1e-6)
+    assert out[6] == 3 and out[6].dtype == np.int64
+    np.testing.assert_array_equal(out[7], [2, 1, 2])
+    assert out[8] == -np.inf  # every entry -inf: -inf, not NaN
+
+
+def test_random_shuffle_is_seeded_by_the_graph_seed():
+    def shuffled():
+        with tf.Graph().as_default():
+            tf.set_random_seed(3)
+            rows = tf.random.shuffle(np.arange(20).reshape(10, 2))
+            with tf.Session() as sess:
+                return sess.run(rows), sess.run(rows)
+
+    (a1, a2), (b1, _) = shuffled(), shuffled()
+    np.testing.assert_array_equal(a1, b1)  # the same seeds, the same order
+    assert not np.array_equal(a1, a2)  # the next run continues the sequence
+    assert sorted(a1[:, 0].tolist()) == list(range(0, 20, 2))
+    np.testing.assert_array_equal(a1[:, 1], a1[:, 0] + 1)  # rows move whole
+    assert tf.random_shuffle is tf.random.shuffle

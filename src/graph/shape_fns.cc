@@ -574,8 +574,9 @@ TW_SHAPE_FNS(SameAs(0), "Floor", "Ceil", "Round", "Sign", "Reciprocal", "Rsqrt",
              "Softsign", "EluGrad", "SeluGrad", "LeakyReluGrad", "Relu6Grad", "SoftplusGrad",
              "SoftsignGrad");
 TW_REGISTER_SHAPE_FN("L2Loss", ScalarShape);
-TW_SHAPE_FNS(ReductionShape, "Sum", "Mean", "Max", "Min", "Prod");
+TW_SHAPE_FNS(ReductionShape, "Sum", "Mean", "Max", "Min", "Prod", "All", "Any");
 TW_SHAPE_FNS(ShapeFromInput(0), "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "Fill");
+TW_SHAPE_FNS(SameAs(0), "RandomShuffle");
 
 TW_REGISTER_SHAPE_FN("MatMul", MatMulShape);
 TW_REGISTER_SHAPE_FN("BiasAdd", BiasAddShape);

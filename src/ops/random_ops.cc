@@ -1,7 +1,9 @@
-// Random ops: RandomUniform, RandomStandardNormal, TruncatedNormal. Definitions, CPU kernels
-// and graph-building functions (declared in tensorweave/ops/random_ops.h).
+// Random ops: RandomUniform, RandomStandardNormal, TruncatedNormal, RandomShuffle.
+// Definitions, CPU kernels and graph-building functions (declared in
+// tensorweave/ops/random_ops.h).
 #include "tensorweave/ops/random_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -10,30 +12,35 @@
 
 #include "absl/synchronization/mutex.h"
 #include "src/framework/op_kernel.h"
+#include "src/ops/element_move.h"
 
 namespace tw {
 namespace {
 
 enum class Distribution { kUniform, kNormal, kTruncatedNormal };
 
+// Seeds a node's generator from its seed and seed2 attributes, TF's rule: both 0 means
+// fresh randomness each time the kernel is made; otherwise the pair fixes the sequence.
+void SeedFromAttrs(OpKernelConstruction* c, std::mt19937_64* engine) {
+  int64_t seed = 0, seed2 = 0;
+  c->SetStatus(c->GetAttr("seed", &seed));
+  c->SetStatus(c->GetAttr("seed2", &seed2));
+  if (seed == 0 && seed2 == 0) {
+    std::random_device entropy;
+    engine->seed((static_cast<uint64_t>(entropy()) << 32) | entropy());
+  } else {
+    std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                           static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)};
+    engine->seed(sequence);
+  }
+}
+
 // One generator per node, advanced by every run; Compute may run concurrently for
 // overlapping steps, hence the mutex.
 template <Distribution kDistribution>
 class RandomOp : public OpKernel {
  public:
-  explicit RandomOp(OpKernelConstruction* c) : OpKernel(c) {
-    int64_t seed = 0, seed2 = 0;
-    c->SetStatus(c->GetAttr("seed", &seed));
-    c->SetStatus(c->GetAttr("seed2", &seed2));
-    if (seed == 0 && seed2 == 0) {
-      std::random_device entropy;
-      engine_.seed((static_cast<uint64_t>(entropy()) << 32) | entropy());
-    } else {
-      std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                             static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)};
-      engine_.seed(sequence);
-    }
-  }
+  explicit RandomOp(OpKernelConstruction* c) : OpKernel(c) { SeedFromAttrs(c, &engine_); }
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& shape_t = ctx->input(0);
@@ -101,6 +108,52 @@ TW_RANDOM_OP("TruncatedNormal",
              "Normal random values, mean 0, standard deviation 1, redrawn beyond 2 deviations.");
 TW_REGISTER_KERNEL("TruncatedNormal", "CPU", RandomOp<Distribution::kTruncatedNormal>);
 
+TW_REGISTER_OP("RandomShuffle")
+    .Input("value: T")
+    .Output("output: T")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("T: type")
+    .SetIsStateful()
+    .Doc("value with its first dimension in a random order (each row moves whole).");
+
+// Draws the permutation under the node's lock (one generator per node, as above), then
+// moves rows, which needs no lock.
+class RandomShuffleOp : public OpKernel {
+ public:
+  explicit RandomShuffleOp(OpKernelConstruction* c) : OpKernel(c) { SeedFromAttrs(c, &engine_); }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& value = ctx->input(0);
+    const int64_t rows = value.rank() == 0 ? 1 : value.dim(0);
+    if (rows <= 1) {  // a scalar or one row: TF passes the input through
+      ctx->set_output(0, value);
+      return;
+    }
+    std::vector<int64_t> order(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) order[static_cast<size_t>(i)] = i;
+    {
+      absl::MutexLock lock(&mu_);
+      std::shuffle(order.begin(), order.end(), engine_);
+    }
+    Tensor* out = nullptr;
+    TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, value.shape(), &out));
+    const int64_t row_size = value.num_elements() / rows;
+    internal::DispatchMove(value.dtype(), [&]<typename M>() {
+      const M* in = internal::Elements<M>(value);
+      M* dst = internal::Elements<M>(out);
+      for (int64_t i = 0; i < rows; ++i) {
+        std::copy_n(in + order[static_cast<size_t>(i)] * row_size, row_size, dst + i * row_size);
+      }
+    });
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::mt19937_64 engine_ ABSL_GUARDED_BY(mu_);
+};
+TW_REGISTER_KERNEL("RandomShuffle", "CPU", RandomShuffleOp);
+
 AttrMap RandomAttrs(const ops::RandomOptions& o) {
   return {{"dtype", MakeAttr(o.dtype)}, {"seed", MakeAttr(o.seed)}, {"seed2", MakeAttr(o.seed2)}};
 }
@@ -117,6 +170,10 @@ Output RandomNormal(const Scope& scope, Input shape, const RandomOptions& option
 }
 Output TruncatedNormal(const Scope& scope, Input shape, const RandomOptions& options) {
   return scope.AddNodeOutput("TruncatedNormal", {{shape}}, RandomAttrs(options));
+}
+Output RandomShuffle(const Scope& scope, Input value, int64_t seed, int64_t seed2) {
+  return scope.AddNodeOutput("RandomShuffle", {{value}},
+                             {{"seed", MakeAttr(seed)}, {"seed2", MakeAttr(seed2)}});
 }
 
 }  // namespace ops

@@ -1,6 +1,9 @@
 #include "tensorweave/ops/random_ops.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -68,6 +71,47 @@ TEST(RandomOpsTest, SeedsFixTheSequenceAndRunsContinueIt) {
   EXPECT_EQ(a[1], b[1]);
   EXPECT_NE(a[0], a[1]);
   EXPECT_NE(a[0], c[0]);
+}
+
+// RandomShuffle moves whole rows: the result is a permutation of the input's rows, seeds
+// fix it, and it works on strings as on numbers.
+TEST(RandomOpsTest, ShuffleMovesWholeRowsAndSeedsFixTheOrder) {
+  std::vector<int32_t> values;
+  for (int32_t i = 0; i < 50 * 3; ++i) values.push_back(i);
+  const Tensor rows = Tensor::FromVector<int32_t>(values, {50, 3});
+  auto shuffle = [&](int64_t seed) {
+    Scope root = Scope::NewRootScope();
+    auto out = ops::RandomShuffle(root, ops::Const(root, rows), seed, 5);
+    ClientSession s(root);
+    return (*s.Run({}, {out}))[0];
+  };
+  const Tensor a = shuffle(11), b = shuffle(11), c = shuffle(12);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_NE(a, rows);
+  ASSERT_EQ(a.shape(), rows.shape());
+  std::vector<bool> seen(50, false);
+  for (int64_t r = 0; r < 50; ++r) {
+    const int32_t first = a.flat<int32_t>()[r * 3];
+    ASSERT_EQ(first % 3, 0) << "row " << r << " does not start a source row";
+    EXPECT_EQ(a.flat<int32_t>()[r * 3 + 1], first + 1);
+    EXPECT_EQ(a.flat<int32_t>()[r * 3 + 2], first + 2);
+    EXPECT_FALSE(seen[static_cast<size_t>(first / 3)]) << "row " << first / 3 << " twice";
+    seen[static_cast<size_t>(first / 3)] = true;
+  }
+
+  Scope root = Scope::NewRootScope();
+  auto words = ops::RandomShuffle(
+      root, ops::Const(root, Tensor::FromVector<std::string>({"a", "b", "c", "d"})), 3, 4);
+  auto scalar = ops::RandomShuffle(root, ops::Const(root, Tensor::Scalar<float>(2.5f)), 3, 4);
+  ClientSession s(root);
+  auto out = s.Run({}, {words, scalar});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<std::string> sorted((*out)[0].flat<std::string>().begin(),
+                                  (*out)[0].flat<std::string>().end());
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ((*out)[1].scalar<float>(), 2.5f);
 }
 
 TEST(RandomOpsTest, BadShapesAreNamed) {

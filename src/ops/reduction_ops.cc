@@ -1,4 +1,5 @@
-// Reduction ops: Sum, Mean, Max, Min and Prod over a set of axes, and ArgMax along one
+// Reduction ops: Sum, Mean, Max, Min and Prod over a set of axes (All and Any over bools),
+// and ArgMax along one
 // dimension. Definitions, CPU kernels, graph-building functions, and the gradients of the
 // reductions (with their helper ops SumGrad, MeanGrad, MaxGrad (for Max and Min), ProdGrad).
 #include <algorithm>
@@ -182,6 +183,20 @@ struct ProdReducer {
   }
 };
 
+// All (kAll) and Any over bools: true and false when empty, as in TensorFlow.
+template <bool kAll>
+struct LogicalReducer {
+  static bool Identity() { return kAll; }
+  static bool Combine(bool acc, bool x) { return kAll ? acc && x : acc || x; }
+  static bool ReduceRun(const bool* p, int64_t n) {
+    auto is_true = [](bool b) { return b; };
+    return kAll ? std::all_of(p, p + n, is_true) : std::any_of(p, p + n, is_true);
+  }
+  static void CombineRun(bool* acc, const bool* p, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) acc[j] = Combine(acc[j], p[j]);
+  }
+};
+
 // Calls fn(in_offset, out_offset, run, inner_reduced) for each run of `run` contiguous
 // input elements (of `total`), in order: the run folds into output element out_offset when
 // inner_reduced, else element-wise into the run at out_offset.
@@ -223,7 +238,7 @@ void Reduce(const ReductionPlan& plan, absl::Span<const T> in, absl::Span<T> out
                   });
 }
 
-enum class ReductionKind { kSum, kMean, kMax, kMin, kProd };
+enum class ReductionKind { kSum, kMean, kMax, kMin, kProd, kAll, kAny };
 
 // The reducer of each kind; Mean sums, then divides.
 template <ReductionKind kKind, typename T>
@@ -241,6 +256,15 @@ struct ReducerFor<ReductionKind::kMin, T> {
 template <typename T>
 struct ReducerFor<ReductionKind::kProd, T> {
   using type = ProdReducer<T>;
+};
+
+template <typename T>
+struct ReducerFor<ReductionKind::kAll, T> {
+  using type = LogicalReducer<true>;
+};
+template <typename T>
+struct ReducerFor<ReductionKind::kAny, T> {
+  using type = LogicalReducer<false>;
 };
 
 template <ReductionKind kKind>
@@ -261,7 +285,9 @@ class ReductionOp : public OpKernel {
     }
     Tensor* out = nullptr;
     TW_OP_REQUIRES_OK(ctx, ctx->allocate_output(0, plan.output_shape, &out));
-    const bool known = Dispatch(NumericTypes{}, input_type(0), [&](auto tag) {
+    constexpr bool kLogical = kKind == ReductionKind::kAll || kKind == ReductionKind::kAny;
+    using Types = std::conditional_t<kLogical, TypeList<bool>, NumericTypes>;
+    const bool known = Dispatch(Types{}, input_type(0), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Reducer = typename ReducerFor<kKind, T>::type;
       auto o = out->flat<T>();
@@ -303,6 +329,20 @@ TW_REDUCTION_OP("Max", kMax, "Maximum over the axes; -inf (or the lowest integer
 TW_REDUCTION_OP("Min", kMin, "Minimum over the axes; +inf (or the highest integer) when empty.");
 TW_REDUCTION_OP("Prod", kProd, "Product over the axes; integers wrap; 1 when empty.");
 #undef TW_REDUCTION_OP
+
+#define TW_LOGICAL_REDUCTION_OP(NAME, KIND, DOC) \
+  TW_REGISTER_OP(NAME)                           \
+      .Input("input: bool")                      \
+      .Input("axis: Tidx")                       \
+      .Output("output: bool")                    \
+      .Attr("keep_dims: bool = false")           \
+      .Attr("Tidx: {int32, int64} = int32")      \
+      .Doc(DOC);                                 \
+  TW_REGISTER_KERNEL(NAME, "CPU", ReductionOp<ReductionKind::KIND>)
+
+TW_LOGICAL_REDUCTION_OP("All", kAll, "Logical and over the axes; true when empty.");
+TW_LOGICAL_REDUCTION_OP("Any", kAny, "Logical or over the axes; false when empty.");
+#undef TW_LOGICAL_REDUCTION_OP
 
 // ---- ArgMax ----
 TW_REGISTER_OP("ArgMax")
@@ -628,6 +668,8 @@ Status ProdGradient(const Scope& scope, const ForwardOp& op,
 }
 TW_REGISTER_GRADIENT("Prod", ProdGradient);
 
+TW_NO_GRADIENT("All");
+TW_NO_GRADIENT("Any");
 TW_NO_GRADIENT("ArgMax");
 TW_NO_GRADIENT("ArgMin");
 
@@ -653,6 +695,14 @@ Output Min(const Scope& scope, Input input, Input axis, const ReduceOptions& opt
 }
 Output Prod(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
   return scope.AddNodeOutput("Prod", {{input}, {axis}},
+                             {{"keep_dims", MakeAttr(options.keep_dims)}});
+}
+Output All(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
+  return scope.AddNodeOutput("All", {{input}, {axis}},
+                             {{"keep_dims", MakeAttr(options.keep_dims)}});
+}
+Output Any(const Scope& scope, Input input, Input axis, const ReduceOptions& options) {
+  return scope.AddNodeOutput("Any", {{input}, {axis}},
                              {{"keep_dims", MakeAttr(options.keep_dims)}});
 }
 Output SumGrad(const Scope& scope, Input grad, Input input_shape, Input axis) {

@@ -141,6 +141,43 @@ TEST(MaxOpTest, ValuesKeepDimsAndEmpty) {
   EXPECT_TRUE(std::isnan(with_nan->scalar<float>()));
 }
 
+StatusOr<Tensor> RunLogical(const std::string& op, const Tensor& input, const Tensor& axis,
+                            bool keep_dims = false) {
+  KernelTest t;
+  auto out = t.Run(
+      NodeBuilder("r", op).Attr("Tidx", axis.dtype()).Attr("keep_dims", keep_dims).NumInputs(2),
+      {input, axis});
+  if (!out.ok()) return out.status();
+  return (*out)[0];
+}
+
+TEST(LogicalReductionTest, AllAndAnyOverAxesKeepDimsAndEmpty) {
+  // [[T, F, T], [T, T, T]]
+  const Tensor x = Tensor::FromVector<bool>({true, false, true, true, true, true}, {2, 3});
+  auto all_rows = RunLogical("All", x, Tensor::Scalar<int32_t>(1));
+  ASSERT_TRUE(all_rows.ok()) << all_rows.status();
+  EXPECT_EQ(*all_rows, Tensor::FromVector<bool>({false, true}));
+  auto all_cols = RunLogical("All", x, Tensor::Scalar<int64_t>(0), /*keep_dims=*/true);
+  ASSERT_TRUE(all_cols.ok()) << all_cols.status();
+  EXPECT_EQ(*all_cols, Tensor::FromVector<bool>({true, false, true}, {1, 3}));
+  auto any_all = RunLogical("Any", x, Tensor::FromVector<int32_t>({0, 1}));
+  ASSERT_TRUE(any_all.ok()) << any_all.status();
+  EXPECT_TRUE(any_all->scalar<bool>());
+  const Tensor none = Tensor::FromVector<bool>({false, false, false, false, false, false}, {2, 3});
+  auto any_rows = RunLogical("Any", none, Tensor::Scalar<int32_t>(-1));
+  ASSERT_TRUE(any_rows.ok()) << any_rows.status();
+  EXPECT_EQ(*any_rows, Tensor::FromVector<bool>({false, false}));
+  // As TF: over nothing, All is true and Any false.
+  const Tensor empty(DT_BOOL, TensorShape({0}));
+  auto all_empty = RunLogical("All", empty, Tensor::Scalar<int32_t>(0));
+  auto any_empty = RunLogical("Any", empty, Tensor::Scalar<int32_t>(0));
+  ASSERT_TRUE(all_empty.ok() && any_empty.ok());
+  EXPECT_TRUE(all_empty->scalar<bool>());
+  EXPECT_FALSE(any_empty->scalar<bool>());
+  auto bad = RunLogical("Any", x, Tensor::Scalar<int32_t>(2));
+  EXPECT_TRUE(IsInvalidArgument(bad.status())) << bad.status();
+}
+
 TEST(MinOpTest, ValuesKeepDimsAndAxes) {
   const Tensor x = Tensor::FromVector<float>({1, 9, 3, 4, -5, 6}, {2, 3});
   auto cols = RunReduce("Min", x, Tensor::Scalar<int32_t>(0), true);

@@ -94,6 +94,9 @@ Output Mean(const Scope& scope, Input input, Input axis, const ReduceOptions& op
 Output Max(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 Output Min(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 Output Prod(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+// Logical and (All) and or (Any) of a bool `input` over the axes; true and false when empty.
+Output All(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
+Output Any(const Scope& scope, Input input, Input axis, const ReduceOptions& options = {});
 
 // Gradients of the reductions (T: float, double): the gradient `grad` of
 // Sum/Mean/Max/Min/Prod(input, axis) (shaped with or without keep_dims) spread back over an

@@ -22,6 +22,8 @@ Output RandomUniform(const Scope& scope, Input shape, const RandomOptions& optio
 Output RandomNormal(const Scope& scope, Input shape, const RandomOptions& options = {});
 // Normal with mean 0 and standard deviation 1, values beyond 2 standard deviations redrawn.
 Output TruncatedNormal(const Scope& scope, Input shape, const RandomOptions& options = {});
+// `value` with its first dimension in a random order; seeds as RandomOptions'.
+Output RandomShuffle(const Scope& scope, Input value, int64_t seed = 0, int64_t seed2 = 0);
 
 }  // namespace tw::ops
 

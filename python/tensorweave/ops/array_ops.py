@@ -192,6 +192,26 @@ def _slice_helper(tensor, key):
                                     **masks)
 
 
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                  new_axis_mask=0, shrink_axis_mask=0, var=None, name=None):
+    """tf.strided_slice: the StridedSlice op with its masks as given (what `tensor[...]`
+    builds from a subscript); `strides` defaults to ones. `var` (TF's sliced-assign hook)
+    is accepted and unused, as TF's graph-mode op does."""
+    with ops.name_scope(name, "StridedSlice", [input_, begin, end]) as scope:
+        begin = _index_vector(list(begin), "begin") if isinstance(begin, (list, builtins.tuple)) \
+            else convert_to_tensor(begin, name="begin")
+        end = _index_vector(list(end), "end") if isinstance(end, (list, builtins.tuple)) \
+            else convert_to_tensor(end, name="end")
+        if strides is None:
+            strides = ones_like(begin, name="strides")
+        elif isinstance(strides, (list, builtins.tuple)):
+            strides = _index_vector(list(strides), "strides")
+        return raw_ops.StridedSlice(input=input_, begin=begin, end=end, strides=strides,
+                                    begin_mask=begin_mask, end_mask=end_mask,
+                                    ellipsis_mask=ellipsis_mask, new_axis_mask=new_axis_mask,
+                                    shrink_axis_mask=shrink_axis_mask, name=scope)
+
+
 def _is_index(k):
     if isinstance(k, bool):
         return False

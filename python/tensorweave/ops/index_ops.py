@@ -1,6 +1,8 @@
 """Indexing and selection with TF 1.x's names and signatures: gather_nd, scatter_nd, top_k,
-segment sums and boolean_mask, over the C++ ops (src/ops/gather_nd_ops.cc, topk_ops.cc,
-segment_ops.cc, gather_scatter_ops.cc)."""
+unique, segment sums and boolean_mask, over the C++ ops (src/ops/gather_nd_ops.cc,
+topk_ops.cc, selection_ops.cc, segment_ops.cc, gather_scatter_ops.cc)."""
+
+import collections
 
 from tensorweave import raw_ops
 from tensorweave.framework import dtypes
@@ -28,6 +30,17 @@ def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 (TF's names)
                                      k=convert_to_tensor(k, dtype=dtypes.int32),
                                      sorted=sorted, name=name or "TopKV2")
     return values, indices
+
+
+UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])
+
+
+def unique(x, out_idx=dtypes.int32, name=None):
+    """(y, idx): the distinct entries of the vector x in order of first appearance, and for
+    each entry of x its position in y (x == gather(y, idx))."""
+    y, idx = raw_ops.Unique(x=convert_to_tensor(x), out_idx=dtypes.as_dtype(out_idx),
+                            name=name or "Unique")
+    return UniqueOutput(y, idx)
 
 
 def segment_sum(data, segment_ids, name=None):

@@ -174,6 +174,39 @@ reduce_mean = _reduction("Mean", "Mean")
 reduce_max = _reduction("Max", "Max")
 reduce_min = _reduction("Min", "Min")
 reduce_prod = _reduction("Prod", "Prod")
+reduce_all = _reduction("All", "All")
+reduce_any = _reduction("Any", "Any")
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
+                     keep_dims=None):
+    """log(sum(exp(x))) over the axes, as TF computes it: the largest finite entry is taken
+    out before exp (no overflow) and added back, its gradient stopped."""
+    from tensorweave.ops import array_ops
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    if axis is None:
+        axis = reduction_indices
+    with ops.name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
+        x = convert_to_tensor(input_tensor)
+        raw_max = reduce_max(x, axis, keepdims=True)
+        finite = less(abs(raw_max), float("inf"))
+        my_max = array_ops.stop_gradient(
+            array_ops.where(finite, raw_max, array_ops.zeros_like(raw_max)))
+        result = log(reduce_sum(exp(subtract(x, my_max)), axis, keepdims=keep))
+        if not keep:
+            my_max = array_ops.reshape(my_max, array_ops.shape(result))
+        return add(result, my_max, name=scope)
+
+
+def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=dtypes.int64, name=None,
+                  reduction_indices=None, keep_dims=None):
+    """The number of entries that are not zero (not False, for bools) over the axes."""
+    with ops.name_scope(name, "count_nonzero", [input_tensor]):
+        x = convert_to_tensor(input_tensor)
+        zero = convert_to_tensor(False if x.dtype == dtypes.bool else 0, dtype=x.dtype)
+        nonzero = cast(not_equal(x, zero), dtypes.int64)
+        return cast(reduce_sum(nonzero, axis, keepdims=keepdims, reduction_indices=reduction_indices,
+                               keep_dims=keep_dims), dtype)
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002

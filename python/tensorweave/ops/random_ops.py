@@ -56,3 +56,11 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
         x = _shaped("RandomUniform", shape, dtype, seed, "RandomUniform")
         return math_ops.add(math_ops.multiply(x, math_ops.subtract(
             convert_to_tensor(maxval, dtype=dtype), minval)), minval, name=scope)
+
+
+def random_shuffle(value, seed=None, name=None):
+    """tf.random_shuffle / tf.random.shuffle: value's first dimension in a random order,
+    seeded as the other random ops (the graph seed and the op's)."""
+    seed1, seed2 = _seeds(seed)
+    return raw_ops.RandomShuffle(value=value, seed=seed1, seed2=seed2,
+                                 name=name or "RandomShuffle")

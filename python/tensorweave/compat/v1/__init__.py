@@ -37,8 +37,8 @@ from tensorweave.ops.array_transforms import (broadcast_to, cumsum, expand_dims,
                                                reverse_v2, split, squeeze, tile, transpose)
 from tensorweave.ops.array_ops import (concat, fill, gather, identity, ones, ones_like, pad,
                                        placeholder, placeholder_with_default, reshape, shape,
-                                       size, slice, stack, stop_gradient, unstack, where, zeros,
-                                       zeros_like)
+                                       size, slice, stack, stop_gradient, strided_slice,
+                                       unstack, where, zeros, zeros_like)
 from tensorweave.ops import check_ops as _check_ops
 from tensorweave.ops.check_ops import (Assert, Print, assert_equal, assert_greater,
                                        assert_greater_equal, assert_less, assert_less_equal,
@@ -46,7 +46,7 @@ from tensorweave.ops.check_ops import (Assert, Print, assert_equal, assert_great
                                        assert_non_positive, assert_none_equal, assert_positive,
                                        assert_rank, check_numerics)
 from tensorweave.ops.index_ops import (boolean_mask, gather_nd, scatter_nd, segment_sum,
-                                       top_k as _top_k, unsorted_segment_sum)
+                                       top_k as _top_k, unique, unsorted_segment_sum)
 from tensorweave.ops.state_ops import (scatter_add, scatter_div, scatter_max, scatter_min,
                                        scatter_mul, scatter_sub, scatter_update)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
@@ -71,11 +71,13 @@ from tensorweave.ops.math_ops import (abs, add, add_n, argmax, cast, clip_by_val
                                       greater_equal, less, less_equal, log, logical_and,
                                       logical_not, logical_or, logical_xor, matmul, maximum,
                                       minimum, mod, multiply, negative, not_equal, pow,
-                                      reduce_max, reduce_mean, reduce_min, reduce_prod,
-                                      reduce_sum, sigmoid, sqrt, square, subtract, tanh,
+                                      count_nonzero, reduce_all, reduce_any,
+                                      reduce_logsumexp, reduce_max, reduce_mean, reduce_min,
+                                      reduce_prod, reduce_sum, sigmoid, sqrt, square, subtract, tanh,
                                       to_float, to_int32, to_int64, truediv)
 from tensorweave.ops import math_ops as _math_ops
-from tensorweave.ops.random_ops import random_normal, random_uniform, truncated_normal
+from tensorweave.ops.random_ops import (random_normal, random_shuffle, random_uniform,
+                                        truncated_normal)
 from tensorweave.ops.variables import (Variable, all_variables, assign, assign_add, assign_sub,
                                        global_variables, global_variables_initializer,
                                        initialize_all_variables, is_variable_initialized,
@@ -153,7 +155,8 @@ math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=
                   logical_and=logical_and, logical_or=logical_or, logical_not=logical_not,
                   logical_xor=logical_xor, reduce_sum=reduce_sum, reduce_mean=reduce_mean,
                   reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
-                  argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n,
+                  reduce_all=reduce_all, reduce_any=reduce_any,
+                  reduce_logsumexp=reduce_logsumexp, count_nonzero=count_nonzero, argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n,
                   erf=erf, rsqrt=rsqrt, sign=sign, round=round, ceil=ceil, floor=floor,
                   reciprocal=reciprocal, cos=cos, sin=sin, softplus=_nn_act.softplus,
                   softsign=_nn_act.softsign)
@@ -243,7 +246,8 @@ contrib = _namespace(
 distribute = _namespace("distribute", cluster_resolver=_namespace(
     "distribute.cluster_resolver", TFConfigClusterResolver=_TFConfigClusterResolver))
 random = _namespace("random", set_random_seed=set_random_seed, normal=random_normal,
-                    uniform=random_uniform, truncated_normal=truncated_normal)
+                    uniform=random_uniform, truncated_normal=truncated_normal,
+                    shuffle=random_shuffle)
 losses = _namespace(
     "losses", Reduction=_losses.Reduction, add_loss=_losses.add_loss,
     get_losses=_losses.get_losses, get_regularization_loss=_losses.get_regularization_loss,
@@ -270,6 +274,8 @@ argmin = _math_ops.argmin
 nn.top_k = _top_k
 for _name, _fn in [("top_k", _top_k), ("argmin", argmin), ("segment_sum", segment_sum),
                    ("unsorted_segment_sum", unsorted_segment_sum)]:
+    setattr(math, _name, _fn)
+for _name, _fn in [("unique", unique)]:  # also tf.unique, as in TF 1.x
     setattr(math, _name, _fn)
 debugging = _namespace(
     "debugging", Assert=Assert, check_numerics=check_numerics, assert_equal=assert_equal,

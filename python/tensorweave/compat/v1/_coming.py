@@ -21,11 +21,8 @@ def _names(issue, text):
 # "namespace.name" (namespace "" for tf itself) -> issue.
 COMING = {}
 COMING.update(_names(30, """
-    .strided_slice
     .image
     .reverse_sequence
-    .unique
-    .reduce_any .reduce_all .reduce_logsumexp .count_nonzero
     .sparse_to_dense .SparseTensor .sparse_placeholder
     .to_double .diag .eye .matrix_diag .einsum
     .tensordot .norm .string_to_number .as_string
