@@ -516,6 +516,21 @@ Status UniqueShape(ShapeContext* ctx) {
   return OkStatus();
 }
 
+// The candidate samplers: [num_sampled] candidates and expected counts, and the true
+// classes' expected counts in true_classes' shape ([batch, num_true]).
+Status CandidateSamplerShape(ShapeContext* ctx) {
+  int64_t num_sampled = kUnknown;
+  (void)GetNodeAttr(ctx->node(), "num_sampled", &num_sampled);
+  const StaticShape& true_classes = ctx->input(0);
+  if (true_classes && true_classes->rank() != 2) {
+    return ctx->Error(absl::StrCat("Shape must be rank 2 but is rank ", true_classes->rank()));
+  }
+  ctx->set_output(0, Make({num_sampled}));
+  ctx->set_output(1, true_classes);
+  ctx->set_output(2, Make({num_sampled}));
+  return OkStatus();
+}
+
 Status ScalarShape(ShapeContext* ctx) {
   ctx->set_output(0, Scalar());
   return OkStatus();
@@ -605,6 +620,11 @@ TW_REGISTER_SHAPE_FN("Pack", PackShape);
 TW_REGISTER_SHAPE_FN("Gather", GatherShape);
 TW_REGISTER_SHAPE_FN("Slice", SliceShape);
 TW_REGISTER_SHAPE_FN("Unique", UniqueShape);
+TW_SHAPE_FNS(CandidateSamplerShape, "LogUniformCandidateSampler", "UniformCandidateSampler");
+TW_REGISTER_SHAPE_FN("ComputeAccidentalHits", [](ShapeContext* ctx) {
+  for (int i = 0; i < 3; ++i) ctx->set_output(i, Make({kUnknown}));
+  return OkStatus();
+});
 TW_REGISTER_SHAPE_FN("SparseSoftmaxCrossEntropyWithLogits", SparseSoftmaxCrossEntropyShape);
 
 }  // namespace tw

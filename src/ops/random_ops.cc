@@ -13,27 +13,14 @@
 #include "absl/synchronization/mutex.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/element_move.h"
+#include "src/ops/random_seed.h"
 
 namespace tw {
 namespace {
 
-enum class Distribution { kUniform, kNormal, kTruncatedNormal };
+using internal::SeedFromAttrs;
 
-// Seeds a node's generator from its seed and seed2 attributes, TF's rule: both 0 means
-// fresh randomness each time the kernel is made; otherwise the pair fixes the sequence.
-void SeedFromAttrs(OpKernelConstruction* c, std::mt19937_64* engine) {
-  int64_t seed = 0, seed2 = 0;
-  c->SetStatus(c->GetAttr("seed", &seed));
-  c->SetStatus(c->GetAttr("seed2", &seed2));
-  if (seed == 0 && seed2 == 0) {
-    std::random_device entropy;
-    engine->seed((static_cast<uint64_t>(entropy()) << 32) | entropy());
-  } else {
-    std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                           static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)};
-    engine->seed(sequence);
-  }
-}
+enum class Distribution { kUniform, kNormal, kTruncatedNormal };
 
 // One generator per node, advanced by every run; Compute may run concurrently for
 // overlapping steps, hence the mutex.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,96 @@ TEST(RandomOpsTest, ShuffleMovesWholeRowsAndSeedsFixTheOrder) {
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_EQ((*out)[1].scalar<float>(), 2.5f);
+}
+
+// Log-uniform sampling draws class c with (log(c + 2) - log(c + 1)) / log(range + 1): the
+// frequencies of 20,000 draws (seeded) are within a few standard errors of it, and without
+// `unique` each expected count is that probability times the draws.
+TEST(CandidateSamplerTest, LogUniformFrequenciesAndExpectedCounts) {
+  Scope root = Scope::NewRootScope();
+  auto true_classes = ops::Const(root, Tensor::FromVector<int64_t>({0, 50}, {2, 1}));
+  auto draw = ops::LogUniformCandidateSampler(
+      root, true_classes,
+      {.num_sampled = 20000, .unique = false, .range_max = 100, .seed = 4, .seed2 = 1});
+  ClientSession s(root);
+  auto out =
+      s.Run({}, {draw.sampled_candidates, draw.true_expected_count, draw.sampled_expected_count});
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto p = [](int64_t c) { return (std::log(c + 2.0) - std::log(c + 1.0)) / std::log(101.0); };
+  std::vector<int> counts(100, 0);
+  for (int64_t c : (*out)[0].flat<int64_t>()) {
+    ASSERT_TRUE(c >= 0 && c < 100) << c;
+    ++counts[static_cast<size_t>(c)];
+  }
+  for (int64_t c : {0, 1, 5, 30}) {
+    const double expected = p(c) * 20000, sd = std::sqrt(expected);
+    EXPECT_NEAR(counts[static_cast<size_t>(c)], expected, 5 * sd) << "class " << c;
+  }
+  EXPECT_NEAR((*out)[1].flat<float>()[0], p(0) * 20000, 1e-2);
+  EXPECT_NEAR((*out)[1].flat<float>()[1], p(50) * 20000, 1e-3);
+  const int64_t first = (*out)[0].flat<int64_t>()[0];
+  EXPECT_NEAR((*out)[2].flat<float>()[0], p(first) * 20000, 1e-2);
+}
+
+// With `unique` the draw has no repeats, and a class's expected count is the chance it was
+// drawn at all in the tries it took: between 0 and 1, larger for frequent classes.
+TEST(CandidateSamplerTest, UniqueDrawsHaveNoRepeatsAndCountsBelowOne) {
+  Scope root = Scope::NewRootScope();
+  auto true_classes = ops::Const(root, Tensor::FromVector<int64_t>({0, 1, 2, 90}, {2, 2}));
+  auto log_uniform = ops::LogUniformCandidateSampler(
+      root, true_classes, {.num_true = 2, .num_sampled = 30, .range_max = 100, .seed = 9});
+  auto uniform = ops::UniformCandidateSampler(
+      root, true_classes, {.num_true = 2, .num_sampled = 10, .range_max = 10, .seed = 9});
+  ClientSession s(root);
+  auto out = s.Run({}, {log_uniform.sampled_candidates, log_uniform.true_expected_count,
+                        uniform.sampled_candidates, uniform.true_expected_count});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<int64_t> drawn((*out)[0].flat<int64_t>().begin(), (*out)[0].flat<int64_t>().end());
+  std::sort(drawn.begin(), drawn.end());
+  EXPECT_EQ(std::unique(drawn.begin(), drawn.end()), drawn.end());
+  auto counts = (*out)[1].flat<float>();
+  EXPECT_GT(counts[0], counts[3]);
+  for (float c : counts) EXPECT_TRUE(c > 0 && c <= 1) << c;
+  std::vector<int64_t> all((*out)[2].flat<int64_t>().begin(), (*out)[2].flat<int64_t>().end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));  // every class once
+  // Every class equally likely: the same count for all, 1 - 0.9^tries for a whole number of
+  // tries, at least the 10 draws kept.
+  const float uniform_count = (*out)[3].flat<float>()[0];
+  for (float c : (*out)[3].flat<float>()) EXPECT_EQ(c, uniform_count);
+  const double tries = std::log1p(-uniform_count) / std::log1p(-0.1);
+  EXPECT_NEAR(tries, std::round(tries), 1e-3);
+  EXPECT_GE(std::round(tries), 10);
+}
+
+TEST(CandidateSamplerTest, ErrorsNameTheNode) {
+  Scope root = Scope::NewRootScope();
+  auto classes = ops::Const(root, Tensor::FromVector<int64_t>({1, 2}, {1, 2}));
+  auto too_many = ops::UniformCandidateSampler(root.WithOpName("too_many"), classes,
+                                               {.num_true = 2, .num_sampled = 5, .range_max = 4});
+  auto wrong_cols = ops::UniformCandidateSampler(root.WithOpName("wrong_cols"), classes,
+                                                 {.num_true = 3, .num_sampled = 2, .range_max = 4});
+  ClientSession s(root);
+  auto out = s.Run({}, {too_many.sampled_candidates});
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("too_many: Sampler's range is too small"));
+  out = s.Run({}, {wrong_cols.sampled_candidates});
+  EXPECT_THAT(std::string(out.status().message()),
+              HasSubstr("wrong_cols: true_classes must have num_true columns"));
+}
+
+// A sampled class that is also a row's true class is a hit at (row, position in the draw).
+TEST(CandidateSamplerTest, AccidentalHitsAreFoundPerRow) {
+  Scope root = Scope::NewRootScope();
+  auto hits = ops::ComputeAccidentalHits(
+      root, ops::Const(root, Tensor::FromVector<int64_t>({1, 2, 3, 4}, {2, 2})),
+      ops::Const(root, Tensor::FromVector<int64_t>({4, 1, 7, 2})), 2);
+  ClientSession s(root);
+  auto out = s.Run({}, {hits.indices, hits.ids, hits.weights});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<int32_t>({0, 0, 1}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<int64_t>({1, 3, 0}));
+  for (float w : (*out)[2].flat<float>()) EXPECT_EQ(w, -std::numeric_limits<float>::max());
 }
 
 TEST(RandomOpsTest, BadShapesAreNamed) {

@@ -131,6 +131,36 @@ Output LRN(const Scope& scope, Input input, const LrnOptions& options = {});
 Output LRNGrad(const Scope& scope, Input input_grads, Input input_image, Input output_image,
                const LrnOptions& options = {});
 
+// ---- Candidate sampling (src/ops/candidate_sampler_ops.cc) ----
+
+struct CandidateSamplerOptions {
+  int64_t num_true = 1;     // columns of true_classes
+  int64_t num_sampled = 1;  // classes to draw
+  bool unique = true;       // without repeats (num_sampled <= range_max)
+  int64_t range_max = 1;    // classes are [0, range_max)
+  int64_t seed = 0, seed2 = 0;
+};
+struct CandidateSample {
+  Output sampled_candidates;      // int64 [num_sampled]
+  Output true_expected_count;     // float, true_classes' shape
+  Output sampled_expected_count;  // float [num_sampled]
+};
+// Classes drawn with P(c) = (log(c + 2) - log(c + 1)) / log(range_max + 1), for
+// int64 true_classes [batch, num_true], and each class's expected count in such a draw.
+CandidateSample LogUniformCandidateSampler(const Scope& scope, Input true_classes,
+                                           const CandidateSamplerOptions& options);
+// The same with every class equally likely.
+CandidateSample UniformCandidateSampler(const Scope& scope, Input true_classes,
+                                        const CandidateSamplerOptions& options);
+struct AccidentalHits {
+  Output indices;  // int32: the row of true_classes
+  Output ids;      // int64: the position in sampled_candidates
+  Output weights;  // float: -FLT_MAX each
+};
+// The sampled candidates that are also a true class of a row.
+AccidentalHits ComputeAccidentalHits(const Scope& scope, Input true_classes,
+                                     Input sampled_candidates, int64_t num_true);
+
 }  // namespace tw::ops
 
 #endif  // TENSORWEAVE_OPS_NN_OPS_H_

@@ -127,6 +127,7 @@ def _namespace(name, **members):
     return module
 
 
+from tensorweave.ops import candidate_sampling as _sampling  # noqa: E402
 nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_softmax,
                 bias_add=_nn.bias_add, embedding_lookup=_partitioned.embedding_lookup,
                 in_top_k=_nn.in_top_k, l2_loss=_nn.l2_loss,
@@ -146,7 +147,11 @@ nn = _namespace("nn", relu=_nn.relu, softmax=_nn.softmax, log_softmax=_nn.log_so
                 dropout=_nn_act.dropout,
                 weighted_cross_entropy_with_logits=_nn_act.weighted_cross_entropy_with_logits,
                 swish=_nn_act.swish, crelu=_nn_act.crelu,
-                log_poisson_loss=_nn_act.log_poisson_loss)
+                log_poisson_loss=_nn_act.log_poisson_loss,
+                nce_loss=_sampling.nce_loss, sampled_softmax_loss=_sampling.sampled_softmax_loss,
+                log_uniform_candidate_sampler=_sampling.log_uniform_candidate_sampler,
+                uniform_candidate_sampler=_sampling.uniform_candidate_sampler,
+                compute_accidental_hits=_sampling.compute_accidental_hits)
 math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=divide,
                   truediv=truediv, exp=exp, log=log, sqrt=sqrt, square=square, maximum=maximum,
                   minimum=minimum, equal=equal, not_equal=not_equal, less=less,
@@ -247,7 +252,9 @@ distribute = _namespace("distribute", cluster_resolver=_namespace(
     "distribute.cluster_resolver", TFConfigClusterResolver=_TFConfigClusterResolver))
 random = _namespace("random", set_random_seed=set_random_seed, normal=random_normal,
                     uniform=random_uniform, truncated_normal=truncated_normal,
-                    shuffle=random_shuffle)
+                    shuffle=random_shuffle,
+                    log_uniform_candidate_sampler=_sampling.log_uniform_candidate_sampler,
+                    uniform_candidate_sampler=_sampling.uniform_candidate_sampler)
 losses = _namespace(
     "losses", Reduction=_losses.Reduction, add_loss=_losses.add_loss,
     get_losses=_losses.get_losses, get_regularization_loss=_losses.get_regularization_loss,

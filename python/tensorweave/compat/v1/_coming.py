@@ -32,7 +32,6 @@ COMING.update(_names(30, """
     nn.conv1d nn.conv3d
     nn.atrous_conv2d nn.max_pool_with_argmax
     nn.embedding_lookup_sparse
-    nn.nce_loss nn.sampled_softmax_loss
     nn.ctc_loss nn.pool nn.convolution
     layers.conv1d layers.conv3d layers.conv2d_transpose
     layers.separable_conv2d layers.max_pooling1d
