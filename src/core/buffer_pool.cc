@@ -54,6 +54,7 @@ void* BufferPool::Allocate(size_t bytes) {
     Trim();  // cached blocks of other sizes may be what stands in the way
     p = MapBlock(size);
   }
+  if (p != nullptr) blocks_mapped_.fetch_add(1, std::memory_order_relaxed);
   return p;
 }
 

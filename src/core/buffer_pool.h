@@ -9,6 +9,7 @@
 #ifndef TENSORWEAVE_SRC_CORE_BUFFER_POOL_H_
 #define TENSORWEAVE_SRC_CORE_BUFFER_POOL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -36,6 +37,9 @@ class BufferPool {
   void Free(void* data, size_t bytes);
 
   size_t cached_bytes() const;
+  // How many blocks were mapped fresh from the kernel so far: once steps repeat their
+  // shapes it stops growing (every large tensor reuses a freed block).
+  uint64_t blocks_mapped() const { return blocks_mapped_.load(std::memory_order_relaxed); }
   size_t max_cached_bytes() const;
   // Keeps at most `bytes` of freed memory from now on, unmapping the oldest cached blocks
   // beyond it at once (0 disables caching).
@@ -54,6 +58,7 @@ class BufferPool {
   static size_t BlockSize(size_t bytes);
 
  private:
+  std::atomic<uint64_t> blocks_mapped_{0};
   mutable absl::Mutex mu_;
   size_t max_cached_bytes_ ABSL_GUARDED_BY(mu_);
   size_t cached_bytes_ ABSL_GUARDED_BY(mu_) = 0;
