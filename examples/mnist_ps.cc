@@ -48,7 +48,9 @@ struct Flags {
   std::string optimizer;      // "adagrad" or "adam"; empty: the model's (adagrad, adam)
   float learning_rate = 0;    // 0: the model's (0.1 for the MLP, 0.002 for the conv net)
   int64_t decay_steps = -1;   // halve the learning rate every so many global steps;
-                              // -1: the model's (never for the MLP, 600 for the conv net)
+                              // -1: the model's (never for the MLP, 1200 for the conv net)
+  int64_t warmup_steps = -1;  // raise the learning rate linearly over the first steps;
+                              // -1: the model's (none for the MLP, 300 for the conv net)
   float keep_prob = 0.5f;     // the conv net's dropout while training
   std::string data_dir = DefaultFashionMnistDir();
   std::string checkpoint_dir;
@@ -172,16 +174,26 @@ Status BuildTraining(const RunConfig& config, Server& server, const Flags& flags
   const MnistModel& model = g->model;
   const std::string optimizer_name =
       flags.optimizer.empty() ? (conv ? "adam" : "adagrad") : flags.optimizer;
-  const float learning_rate = flags.learning_rate > 0 ? flags.learning_rate : (conv ? 1e-3f : 0.1f);
+  const float learning_rate = flags.learning_rate > 0 ? flags.learning_rate : (conv ? 2e-3f : 0.1f);
   auto optimizer = optimizer_name == "adam" ? train::AdamOptimizer(learning_rate)
                                             : train::AdagradOptimizer(learning_rate);
   const int64_t decay_steps = flags.decay_steps >= 0 ? flags.decay_steps : (conv ? 1200 : 0);
-  if (decay_steps > 0) {  // tf.train.exponential_decay(rate 0.5, staircase=True)
-    const Output epochs =
-        ops::Floor(model_scope, ops::Div(model_scope, ops::Cast(model_scope, model.step, DT_FLOAT),
-                                         static_cast<float>(decay_steps)));
-    optimizer->SetLearningRate(ops::Mul(model_scope.WithOpName("learning_rate"), learning_rate,
-                                        ops::Pow(model_scope, 0.5f, epochs)));
+  const int64_t warmup_steps = flags.warmup_steps >= 0 ? flags.warmup_steps : (conv ? 300 : 0);
+  if (decay_steps > 0 || warmup_steps > 0) {
+    const Output step = ops::Cast(model_scope, model.step, DT_FLOAT);
+    Output rate = ops::Const(model_scope, Tensor::Scalar<float>(learning_rate));
+    if (decay_steps > 0) {  // tf.train.exponential_decay(rate 0.5, staircase=True)
+      const Output halvings =
+          ops::Floor(model_scope, ops::Div(model_scope, step, static_cast<float>(decay_steps)));
+      rate = ops::Mul(model_scope, rate, ops::Pow(model_scope, 0.5f, halvings));
+    }
+    if (warmup_steps > 0) {  // times min(1, (step + 1) / warmup_steps)
+      rate = ops::Mul(model_scope, rate,
+                      ops::Minimum(model_scope, 1.0f,
+                                   ops::Div(model_scope, ops::Add(model_scope, step, 1.0f),
+                                            static_cast<float>(warmup_steps))));
+    }
+    optimizer->SetLearningRate(ops::Identity(model_scope.WithOpName("learning_rate"), rate));
   }
   // TensorBoard's curves, computed with the training step on this worker.
   g->summary = ops::MergeSummary(
@@ -407,11 +419,16 @@ int Main(int argc, char** argv) {
                  "adam for conv)")
       ->check(CLI::IsMember({"adagrad", "adam"}));
   app.add_option("--learning_rate", flags.learning_rate,
-                 "the optimizer's learning rate (default: 0.1 for mlp, 0.001 for conv)")
+                 "the optimizer's learning rate (default: 0.1 for mlp, 0.002 for conv)")
       ->check(CLI::PositiveNumber);
   app.add_option("--decay_steps", flags.decay_steps,
                  "halve the learning rate every so many global steps (0: never; default: "
                  "never for mlp, 1200 (two epochs of batches of 100) for conv)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup_steps", flags.warmup_steps,
+                 "raise the learning rate linearly from 0 over so many global steps (asynchronous "
+                 "workers' first large Adam steps, taken on the same weights, can otherwise kill "
+                 "the ReLUs; default: none for mlp, 300 for conv)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--keep_prob", flags.keep_prob,
                  "conv: the probability that dropout keeps a unit while training")

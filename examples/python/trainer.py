@@ -134,11 +134,15 @@ def main(_):
       tf.summary.scalar("loss", loss)
       tf.summary.scalar("accuracy", accuracy)
 
-      learning_rate = FLAGS.learning_rate or (0.001 if conv else 0.1)
+      learning_rate = FLAGS.learning_rate or (0.002 if conv else 0.1)
       decay_steps = FLAGS.decay_steps if FLAGS.decay_steps is not None else (1200 if conv else 0)
       if decay_steps:
         learning_rate = tf.train.exponential_decay(learning_rate, global_step, decay_steps, 0.5,
                                                    staircase=True)
+      warmup_steps = FLAGS.warmup_steps if FLAGS.warmup_steps is not None else (300 if conv else 0)
+      if warmup_steps:
+        learning_rate = learning_rate * tf.minimum(
+            1.0, tf.to_float(global_step + 1) / warmup_steps)
       if (FLAGS.optimizer or ("adam" if conv else "adagrad")) == "adam":
         optimizer = tf.train.AdamOptimizer(learning_rate)
       else:
@@ -223,10 +227,13 @@ if __name__ == "__main__":
   parser.add_argument("--optimizer", choices=["adagrad", "adam"], default=None,
                       help="default: adagrad for mlp, adam for conv")
   parser.add_argument("--learning_rate", type=float, default=None,
-                      help="default: 0.1 for mlp, 0.001 for conv")
+                      help="default: 0.1 for mlp, 0.002 for conv")
   parser.add_argument("--decay_steps", type=int, default=None,
                       help="halve the learning rate every so many global steps (0: never; "
                            "default: never for mlp, 1200 for conv)")
+  parser.add_argument("--warmup_steps", type=int, default=None,
+                      help="raise the learning rate linearly from 0 over so many global steps "
+                           "(default: none for mlp, 300 for conv)")
   parser.add_argument("--keep_prob", type=float, default=0.5,
                       help="conv: the probability that dropout keeps a unit while training")
   parser.add_argument("--hidden_units", type=int, default=256)

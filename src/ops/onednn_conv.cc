@@ -27,7 +27,7 @@ using Tag = memory::format_tag;
 
 enum class Pass : int64_t { kForward, kBackwardData, kBackwardWeights };
 
-// A primitive and the layouts its arguments must have.
+// A primitive and the scratchpad it needs (given per call: user scratchpad mode).
 struct Step {
   dnnl::primitive primitive;
   memory::desc scratchpad;
@@ -103,7 +103,8 @@ Step ReorderStep(const memory::desc& from, const memory::desc& to) {
 
 memory::dims Dims(std::initializer_list<int64_t> values) { return memory::dims(values); }
 
-// Makes the plan for `g` and `pass`, or null when oneDNN has only its reference kernel.
+// Makes the plan for `g` and `pass`, or null when oneDNN has only its reference kernel;
+// throws dnnl::error when oneDNN has none at all.
 std::unique_ptr<Plan> MakePlan(const ConvGeometry& g, Pass pass) {
   const memory::dims src_dims = Dims({g.batch, g.in_c, g.in_h, g.in_w});
   const memory::dims weights_dims = Dims({g.out_c, g.in_c, g.k_h, g.k_w});
@@ -201,8 +202,14 @@ class PlanCache {
       if (it != plans_.end()) return it->second;
     }
     // Made outside the lock: a first call can take milliseconds (kernel generation), and
-    // two threads making the same plan at once only waste one.
-    std::shared_ptr<const Plan> plan = MakePlan(g, pass);
+    // two threads making the same plan at once only waste one. A geometry oneDNN rejects
+    // is remembered as declined like one it has only a reference kernel for.
+    std::shared_ptr<const Plan> plan;
+    try {
+      plan = MakePlan(g, pass);
+    } catch (const dnnl::error&) {
+      plan = nullptr;
+    }
     absl::MutexLock lock(&mu_);
     if (plans_.size() >= kMaxPlans) plans_.clear();
     return plans_.try_emplace(key, std::move(plan)).first->second;
