@@ -1,12 +1,14 @@
-"""TF 1.x names that tensorweave does not have yet, each with the issue that brings it.
+"""TF 1.x names that tensorweave does not have yet, each with the issue that brings it (or
+LATER: known to be missing, no open issue yet).
 
-A program that reaches one gets an AttributeError that says so ("tf.nn.conv2d is not in
-tensorweave yet: issue #30 brings it (the op library ...)") instead of a bare "no attribute",
-and never a wrong result. `attach` gives each `tf` namespace a module __getattr__ (PEP 562)
+A program that reaches one gets an AttributeError that says so ("tf.data is not in
+tensorweave yet: issue #31 brings it (input pipelines ...)") instead of a bare "no
+attribute", and never a wrong result. `attach` gives each `tf` namespace a module __getattr__ (PEP 562)
 that looks names up here; anything else is the usual AttributeError."""
 
+LATER = 0  # the "issue" of names no open issue brings yet
 ISSUES = {
-    30: "the op library: convolutional networks, tf.layers, tf.metrics and the array ops",
+    LATER: "more of the op library than issue #30 brought",
     31: "input pipelines: tf.data, TF 1.x's queue-based readers and TFRecord files",
     32: "Estimator and ParameterServerStrategy",
     33: "TensorFlow's own files: its checkpoints and SavedModels",
@@ -20,7 +22,7 @@ def _names(issue, text):
 
 # "namespace.name" (namespace "" for tf itself) -> issue.
 COMING = {}
-COMING.update(_names(30, """
+COMING.update(_names(LATER, """
     .image
     .reverse_sequence
     .sparse_to_dense .SparseTensor .sparse_placeholder
@@ -90,6 +92,9 @@ def attach(module, namespace):
         issue = _lookup(namespace, name)
         if issue is None:
             raise AttributeError("module '%s' has no attribute '%s'" % (display, name))
+        if issue == LATER:
+            raise AttributeError("%s.%s is not in tensorweave yet, and no open issue brings "
+                                 "it (%s)" % (display, name, ISSUES[issue]))
         raise AttributeError("%s.%s is not in tensorweave yet: issue #%d brings it (%s)" %
                              (display, name, issue, ISSUES[issue]))
 
