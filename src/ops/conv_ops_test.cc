@@ -240,22 +240,9 @@ TEST(Conv2DTest, KernelsSplitAcrossThreadsGiveTheOneThreadResults) {
   const Tensor x = Values({8, 12, 12, 16}, 0.4);
   const Tensor f = Values({3, 3, 16, 32}, 1.1);
   const Tensor dy = Values({8, 12, 12, 32}, 2.3);
-  auto run = [&](int threads) -> StatusOr<std::vector<Tensor>> {
-    Scope root = Scope::NewRootScope();
-    const ops::Conv2DOptions options{.padding = "SAME"};
-    auto xc = ops::Const(root, x);
-    auto fc = ops::Const(root, f);
-    auto dyc = ops::Const(root, dy);
-    auto y = ops::Conv2D(root, xc, fc, options);
-    auto dx = ops::Conv2DBackpropInput(root, ops::Shape(root, xc), fc, dyc, options);
-    auto df = ops::Conv2DBackpropFilter(root, xc, ops::Shape(root, fc), dyc, options);
-    TW_RETURN_IF_ERROR(root.status());
-    ClientSession session(root, {.num_threads = threads});
-    return session.Run({}, {y, dx, df});
-  };
-  auto split = run(4);
+  auto split = ConvAndGradients(x, f, dy, {.padding = "SAME"}, /*threads=*/4);
   ASSERT_TRUE(split.ok()) << split.status();
-  auto whole = run(1);
+  auto whole = ConvAndGradients(x, f, dy, {.padding = "SAME"}, /*threads=*/1);
   ASSERT_TRUE(whole.ok()) << whole.status();
   ExpectNear((*split)[0], DirectConv(x, f, 1, 1, 1, 1, 12, 12));
   for (int out = 1; out < 3; ++out) {

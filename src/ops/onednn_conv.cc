@@ -245,6 +245,18 @@ memory PlanWeights(const Plan& plan, float* user) {
   return memory(plan.weights, Engine(), buffer.data());
 }
 
+// The op's HWIO `filter` as the plan's convolution reads it: reordered into the thread's
+// buffer, or the filter itself when the layouts agree.
+memory FilterIn(const Plan& plan, const float* filter) {
+  float* user = const_cast<float*>(filter);  // oneDNN takes void*; the filter is only read
+  memory weights = PlanWeights(plan, user);
+  if (plan.reorders_weights) {
+    Run(plan.weights_reorder,
+        {{DNNL_ARG_FROM, memory(plan.user_weights, Engine(), user)}, {DNNL_ARG_TO, weights}});
+  }
+  return weights;
+}
+
 // Runs `body` (which returns whether it ran the pass) with oneDNN's errors caught: a failed
 // call is computed again by the caller, and said once in the log.
 template <typename Body>
@@ -275,13 +287,7 @@ bool ConvForward(const ConvGeometry& g, const float* input, const float* filter,
   return Guarded("forward", [&] {
     std::shared_ptr<const Plan> plan = Plans().Find(g, Pass::kForward);
     if (plan == nullptr) return false;
-    float* user_filter = const_cast<float*>(filter);  // oneDNN takes void*; only read
-    memory weights = PlanWeights(*plan, user_filter);
-    if (plan->reorders_weights) {
-      Run(plan->weights_reorder,
-          {{DNNL_ARG_FROM, memory(plan->user_weights, Engine(), user_filter)},
-           {DNNL_ARG_TO, weights}});
-    }
+    memory weights = FilterIn(*plan, filter);
     Run(plan->conv, {{DNNL_ARG_SRC, memory(plan->src, Engine(), const_cast<float*>(input))},
                      {DNNL_ARG_WEIGHTS, weights},
                      {DNNL_ARG_DST, memory(plan->dst, Engine(), output)}});
@@ -297,13 +303,7 @@ bool ConvBackwardData(const ConvGeometry& g, const float* filter, const float* o
   return Guarded("input gradient", [&] {
     std::shared_ptr<const Plan> plan = Plans().Find(g, Pass::kBackwardData);
     if (plan == nullptr) return false;
-    float* user_filter = const_cast<float*>(filter);
-    memory weights = PlanWeights(*plan, user_filter);
-    if (plan->reorders_weights) {
-      Run(plan->weights_reorder,
-          {{DNNL_ARG_FROM, memory(plan->user_weights, Engine(), user_filter)},
-           {DNNL_ARG_TO, weights}});
-    }
+    memory weights = FilterIn(*plan, filter);
     Run(plan->conv, {{DNNL_ARG_DIFF_DST, memory(plan->dst, Engine(), const_cast<float*>(out_grad))},
                      {DNNL_ARG_WEIGHTS, weights},
                      {DNNL_ARG_DIFF_SRC, memory(plan->src, Engine(), input_grad)}});
