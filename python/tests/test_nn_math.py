@@ -436,3 +436,6 @@ def test_random_shuffle_is_seeded_by_the_graph_seed():
     assert sorted(a1[:, 0].tolist()) == list(range(0, 20, 2))
     np.testing.assert_array_equal(a1[:, 1], a1[:, 0] + 1)  # rows move whole
     assert tf.random_shuffle is tf.random.shuffle
+    with tf.Graph().as_default():  # as TF: a random permutation has no gradient
+        v = tf.Variable([1.0, 2.0])
+        assert tf.gradients(tf.reduce_sum(tf.random.shuffle(v)), v) == [None]

@@ -12,6 +12,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "src/framework/op_kernel.h"
+#include "src/graph/gradient_registry.h"
 #include "src/ops/element_move.h"
 #include "src/ops/random_seed.h"
 
@@ -140,6 +141,7 @@ class RandomShuffleOp : public OpKernel {
   std::mt19937_64 engine_ ABSL_GUARDED_BY(mu_);
 };
 TW_REGISTER_KERNEL("RandomShuffle", "CPU", RandomShuffleOp);
+TW_NO_GRADIENT("RandomShuffle");  // as TF: a random permutation has no gradient
 
 AttrMap RandomAttrs(const ops::RandomOptions& o) {
   return {{"dtype", MakeAttr(o.dtype)}, {"seed", MakeAttr(o.seed)}, {"seed2", MakeAttr(o.seed2)}};

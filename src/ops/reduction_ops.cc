@@ -1,7 +1,7 @@
 // Reduction ops: Sum, Mean, Max, Min and Prod over a set of axes (All and Any over bools),
-// and ArgMax along one
-// dimension. Definitions, CPU kernels, graph-building functions, and the gradients of the
-// reductions (with their helper ops SumGrad, MeanGrad, MaxGrad (for Max and Min), ProdGrad).
+// and ArgMax along one dimension. Definitions, CPU kernels, graph-building functions, and
+// the gradients of the reductions (with their helper ops SumGrad, MeanGrad, MaxGrad (for
+// Max and Min), ProdGrad).
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -205,8 +205,9 @@ def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=dtypes.int64, na
         x = convert_to_tensor(input_tensor)
         zero = convert_to_tensor(False if x.dtype == dtypes.bool else 0, dtype=x.dtype)
         nonzero = cast(not_equal(x, zero), dtypes.int64)
-        return cast(reduce_sum(nonzero, axis, keepdims=keepdims, reduction_indices=reduction_indices,
-                               keep_dims=keep_dims), dtype)
+        counts = reduce_sum(nonzero, axis, keepdims=keepdims,
+                            reduction_indices=reduction_indices, keep_dims=keep_dims)
+        return cast(counts, dtype)
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002

@@ -73,8 +73,8 @@ from tensorweave.ops.math_ops import (abs, add, add_n, argmax, cast, clip_by_val
                                       minimum, mod, multiply, negative, not_equal, pow,
                                       count_nonzero, reduce_all, reduce_any,
                                       reduce_logsumexp, reduce_max, reduce_mean, reduce_min,
-                                      reduce_prod, reduce_sum, sigmoid, sqrt, square, subtract, tanh,
-                                      to_float, to_int32, to_int64, truediv)
+                                      reduce_prod, reduce_sum, sigmoid, sqrt, square, subtract,
+                                      tanh, to_float, to_int32, to_int64, truediv)
 from tensorweave.ops import math_ops as _math_ops
 from tensorweave.ops.random_ops import (random_normal, random_shuffle, random_uniform,
                                         truncated_normal)
@@ -161,7 +161,8 @@ math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=
                   logical_xor=logical_xor, reduce_sum=reduce_sum, reduce_mean=reduce_mean,
                   reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
                   reduce_all=reduce_all, reduce_any=reduce_any,
-                  reduce_logsumexp=reduce_logsumexp, count_nonzero=count_nonzero, argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n,
+                  reduce_logsumexp=reduce_logsumexp, count_nonzero=count_nonzero,
+                  argmax=argmax, sigmoid=sigmoid, tanh=tanh, add_n=add_n,
                   erf=erf, rsqrt=rsqrt, sign=sign, round=round, ceil=ceil, floor=floor,
                   reciprocal=reciprocal, cos=cos, sin=sin, softplus=_nn_act.softplus,
                   softsign=_nn_act.softsign)
@@ -282,8 +283,7 @@ nn.top_k = _top_k
 for _name, _fn in [("top_k", _top_k), ("argmin", argmin), ("segment_sum", segment_sum),
                    ("unsorted_segment_sum", unsorted_segment_sum)]:
     setattr(math, _name, _fn)
-for _name, _fn in [("unique", unique)]:  # also tf.unique, as in TF 1.x
-    setattr(math, _name, _fn)
+math.unique = unique  # also tf.unique, as in TF 1.x
 debugging = _namespace(
     "debugging", Assert=Assert, check_numerics=check_numerics, assert_equal=assert_equal,
     assert_none_equal=assert_none_equal, assert_less=assert_less,

@@ -3,8 +3,8 @@ LATER: known to be missing, no open issue yet).
 
 A program that reaches one gets an AttributeError that says so ("tf.data is not in
 tensorweave yet: issue #31 brings it (input pipelines ...)") instead of a bare "no
-attribute", and never a wrong result. `attach` gives each `tf` namespace a module __getattr__ (PEP 562)
-that looks names up here; anything else is the usual AttributeError."""
+attribute", and never a wrong result. `attach` gives each `tf` namespace a module
+__getattr__ (PEP 562) that looks names up here; anything else is the usual AttributeError."""
 
 LATER = 0  # the "issue" of names no open issue brings yet
 ISSUES = {
