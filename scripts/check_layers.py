@@ -15,7 +15,7 @@ import re
 import sys
 
 # Bottom to top, as built.
-LAYERS = ["base", "core", "checkpoint", "summary", "cluster", "framework", "graph", "ops",
+LAYERS = ["base", "core", "io", "checkpoint", "summary", "cluster", "framework", "graph", "ops",
           "runtime", "distributed", "rpc", "train"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 

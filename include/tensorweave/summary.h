@@ -8,7 +8,7 @@
 //
 // The file is "<logdir>/events.out.tfevents.<seconds, 10 digits>.<hostname><suffix>",
 // made when the writer is created, and starts with an Event whose file_version is
-// "brain.Event:2". Every Event is one TFRecord record (src/summary/record_writer.h); the
+// "brain.Event:2". Every Event is one TFRecord record (src/io/record_writer.h); the
 // messages have the field numbers of TensorFlow's event.proto and summary.proto
 // (tensorweave/protobuf/event.proto, summary.proto).
 //
@@ -32,9 +32,9 @@
 
 namespace tw {
 
-namespace summary {
+namespace io {
 class RecordWriter;
-}  // namespace summary
+}  // namespace io
 
 // The version string of the first Event of every event file.
 inline constexpr char kEventFileVersion[] = "brain.Event:2";
@@ -90,7 +90,7 @@ class EventFileWriter {
   const std::string& path() const { return path_; }
 
  private:
-  EventFileWriter(std::string path, std::unique_ptr<summary::RecordWriter> records,
+  EventFileWriter(std::string path, std::unique_ptr<io::RecordWriter> records,
                   EventFileWriterOptions options);
   Status WriteLocked(const proto::Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Status FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -98,7 +98,7 @@ class EventFileWriter {
   const std::string path_;
   const EventFileWriterOptions options_;
   absl::Mutex mu_;
-  std::unique_ptr<summary::RecordWriter> records_ ABSL_GUARDED_BY(mu_);  // null once closed
+  std::unique_ptr<io::RecordWriter> records_ ABSL_GUARDED_BY(mu_);  // null once closed
   int pending_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_flush_ ABSL_GUARDED_BY(mu_);
 };

@@ -9,7 +9,7 @@
 namespace tw::summary {
 
 StatusOr<std::unique_ptr<EventFileReader>> EventFileReader::Open(const std::string& path) {
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<RecordReader> records, RecordReader::Open(path));
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<io::RecordReader> records, io::RecordReader::Open(path));
   return std::unique_ptr<EventFileReader>(new EventFileReader(std::move(records)));
 }
 

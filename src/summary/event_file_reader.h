@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "src/summary/record_reader.h"
+#include "src/io/record_reader.h"
 #include "tensorweave/protobuf/event.pb.h"
 #include "tensorweave/status.h"
 
@@ -24,7 +24,7 @@ namespace tw::summary {
 
 class EventFileReader {
  public:
-  // Errors as RecordReader::Open.
+  // Errors as io::RecordReader::Open.
   static StatusOr<std::unique_ptr<EventFileReader>> Open(const std::string& path);
 
   // The next Event. OutOfRange after the last; DataLoss naming the file and the record's
@@ -32,8 +32,8 @@ class EventFileReader {
   StatusOr<proto::Event> Next();
 
  private:
-  explicit EventFileReader(std::unique_ptr<RecordReader> records) : records_(std::move(records)) {}
-  std::unique_ptr<RecordReader> records_;
+  explicit EventFileReader(std::unique_ptr<io::RecordReader> records) : records_(std::move(records)) {}
+  std::unique_ptr<io::RecordReader> records_;
 };
 
 // The event files ("*tfevents*") directly in `logdir`, sorted by name (so by creation

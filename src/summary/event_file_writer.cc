@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "src/base/errno_status.h"
 #include "src/base/logging.h"
-#include "src/summary/record_writer.h"
+#include "src/io/record_writer.h"
 #include "tensorweave/summary.h"
 
 namespace tw {
@@ -41,12 +41,12 @@ StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const std::st
   const std::string base =
       absl::StrFormat("%s/events.out.tfevents.%010d.%s%s", logdir, absl::ToUnixSeconds(now),
                       Hostname(), options.filename_suffix);
-  StatusOr<std::unique_ptr<summary::RecordWriter>> records = summary::RecordWriter::Create(base);
+  StatusOr<std::unique_ptr<io::RecordWriter>> records = io::RecordWriter::Create(base);
   std::string path = base;
   // Never truncate another writer's file: two writers made in one second get distinct names.
   for (int n = 1; absl::IsAlreadyExists(records.status()) && n < 1000; ++n) {
     path = base + "." + std::to_string(n);
-    records = summary::RecordWriter::Create(path);
+    records = io::RecordWriter::Create(path);
   }
   if (!records.ok()) return records.status();
   std::unique_ptr<EventFileWriter> writer(
@@ -63,7 +63,7 @@ StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const std::st
   return writer;
 }
 
-EventFileWriter::EventFileWriter(std::string path, std::unique_ptr<summary::RecordWriter> records,
+EventFileWriter::EventFileWriter(std::string path, std::unique_ptr<io::RecordWriter> records,
                                  EventFileWriterOptions options)
     : path_(std::move(path)),
       options_(std::move(options)),
