@@ -69,4 +69,23 @@ TW_REGISTER_SHAPE_FN("DecodeRaw", DecodeRawShape);
 TW_REGISTER_SHAPE_FN("StringToNumber", AllLikeFirstInput);
 TW_REGISTER_SHAPE_FN("DecodeCSV", AllLikeFirstInput);
 
+namespace {
+Status Scalars(ShapeContext* ctx) {
+  for (int i = 0; i < ctx->num_outputs(); ++i) ctx->set_output(i, Make({}));
+  return OkStatus();
+}
+Status Vectors(ShapeContext* ctx) {
+  for (int i = 0; i < ctx->num_outputs(); ++i) ctx->set_output(i, Make({kUnknown}));
+  return OkStatus();
+}
+}  // namespace
+TW_REGISTER_SHAPE_FN("TFRecordReaderV2", Scalars);
+TW_REGISTER_SHAPE_FN("TextLineReaderV2", Scalars);
+TW_REGISTER_SHAPE_FN("FixedLengthRecordReaderV2", Scalars);
+TW_REGISTER_SHAPE_FN("WholeFileReaderV2", Scalars);
+TW_REGISTER_SHAPE_FN("ReaderReadV2", Scalars);
+TW_REGISTER_SHAPE_FN("ReaderReadUpToV2", Vectors);
+TW_REGISTER_SHAPE_FN("ReaderNumRecordsProducedV2", Scalars);
+TW_REGISTER_SHAPE_FN("ReaderNumWorkUnitsCompletedV2", Scalars);
+
 }  // namespace tw
