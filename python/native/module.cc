@@ -16,4 +16,5 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindSummary(m);
   tw::python::BindSessionPolicy(m);
   tw::python::BindDatasets(m);
+  tw::python::BindRecords(m);
 }

@@ -19,6 +19,7 @@ void BindSaver(pybind11::module_& m);
 void BindSummary(pybind11::module_& m);
 void BindSessionPolicy(pybind11::module_& m);
 void BindDatasets(pybind11::module_& m);
+void BindRecords(pybind11::module_& m);
 
 // The C++ graph of a `_native.Graph`.
 const Scope& GraphScope(const pybind11::handle& graph);

@@ -68,6 +68,10 @@ TW_REGISTER_SHAPE_FN("ParseExample", ParseExampleShape);
 TW_REGISTER_SHAPE_FN("DecodeRaw", DecodeRawShape);
 TW_REGISTER_SHAPE_FN("StringToNumber", AllLikeFirstInput);
 TW_REGISTER_SHAPE_FN("DecodeCSV", AllLikeFirstInput);
+TW_REGISTER_SHAPE_FN("SparseToDense", [](ShapeContext* ctx) {
+  ctx->set_output(0, ctx->input_as_shape(1));
+  return OkStatus();
+});
 
 namespace {
 Status Scalars(ShapeContext* ctx) {
@@ -87,5 +91,6 @@ TW_REGISTER_SHAPE_FN("ReaderReadV2", Scalars);
 TW_REGISTER_SHAPE_FN("ReaderReadUpToV2", Vectors);
 TW_REGISTER_SHAPE_FN("ReaderNumRecordsProducedV2", Scalars);
 TW_REGISTER_SHAPE_FN("ReaderNumWorkUnitsCompletedV2", Scalars);
+TW_REGISTER_SHAPE_FN("ReadFile", Scalars);
 
 }  // namespace tw

@@ -166,7 +166,13 @@ std::vector<StaticShape> QueueShapes(const ShapeContext& ctx) {
   std::vector<StaticShape> shapes;
   const proto::NodeDef& queue = ctx.input_node(0);
   auto it = queue.attr().find("shapes");
-  if (queue.op() != "FIFOQueue" || it == queue.attr().end()) return shapes;
+  const bool priority = queue.op() == "PriorityQueue";
+  if ((queue.op() != "FIFOQueue" && queue.op() != "PaddingFIFOQueue" &&
+       queue.op() != "RandomShuffleQueue" && !priority) ||
+      it == queue.attr().end()) {
+    return shapes;
+  }
+  if (priority) shapes.push_back(Make({}));  // the int64 priority, component 0
   for (const auto& s : it->second.list().shape()) {
     if (s.unknown_rank()) {
       shapes.push_back(std::nullopt);
@@ -549,6 +555,9 @@ TW_REGISTER_SHAPE_FN("ScalarSummary", ScalarShape);
 TW_REGISTER_SHAPE_FN("HistogramSummary", ScalarShape);
 TW_REGISTER_SHAPE_FN("MergeSummary", ScalarShape);
 TW_REGISTER_SHAPE_FN("FIFOQueue", ScalarShape);
+TW_REGISTER_SHAPE_FN("PaddingFIFOQueue", ScalarShape);
+TW_REGISTER_SHAPE_FN("RandomShuffleQueue", ScalarShape);
+TW_REGISTER_SHAPE_FN("PriorityQueue", ScalarShape);
 TW_REGISTER_SHAPE_FN("QueueSize", ScalarShape);
 TW_REGISTER_SHAPE_FN("QueueIsClosed", ScalarShape);
 TW_REGISTER_SHAPE_FN("QueueDequeue", DequeueShape(false, false));

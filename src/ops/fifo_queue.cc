@@ -4,12 +4,70 @@
 
 namespace tw {
 
+const char* QueueKindName(QueueOrder::Kind kind) {
+  switch (kind) {
+    case QueueOrder::Kind::kPaddingFifo:
+      return "PaddingFIFOQueue";
+    case QueueOrder::Kind::kRandomShuffle:
+      return "RandomShuffleQueue";
+    case QueueOrder::Kind::kPriority:
+      return "PriorityQueue";
+    case QueueOrder::Kind::kFifo:
+      break;
+  }
+  return "FIFOQueue";
+}
+
 FIFOQueueResource::FIFOQueueResource(std::string name, std::vector<DataType> types,
-                                     std::vector<PartialShape> shapes, int64_t capacity)
+                                     std::vector<PartialShape> shapes, int64_t capacity,
+                                     QueueOrder order)
     : name_(std::move(name)),
       types_(std::move(types)),
       shapes_(std::move(shapes)),
-      capacity_(capacity) {}
+      capacity_(capacity),
+      order_(order) {
+  if (order_.seed == 0 && order_.seed2 == 0) {
+    std::random_device entropy;
+    random_.seed((static_cast<uint64_t>(entropy()) << 32) | entropy());
+  } else {
+    std::seed_seq sequence{static_cast<uint32_t>(order_.seed), static_cast<uint32_t>(order_.seed >> 32),
+                           static_cast<uint32_t>(order_.seed2),
+                           static_cast<uint32_t>(order_.seed2 >> 32)};
+    random_.seed(sequence);
+  }
+}
+
+bool FIFOQueueResource::CanTakeLocked() const {
+  if (queue_.empty()) return false;
+  if (order_.kind != QueueOrder::Kind::kRandomShuffle || closed_) return true;
+  return static_cast<int64_t>(queue_.size()) > order_.min_after_dequeue;
+}
+
+FIFOQueueResource::Tuple FIFOQueueResource::TakeLocked() {
+  size_t pick = 0;
+  if (order_.kind == QueueOrder::Kind::kRandomShuffle) {
+    pick = std::uniform_int_distribution<size_t>(0, queue_.size() - 1)(random_);
+  } else if (order_.kind == QueueOrder::Kind::kPriority) {
+    // The smallest priority, the earliest of equals (a linear scan: priority queues in
+    // input pipelines are small).
+    for (size_t i = 1; i < queue_.size(); ++i) {
+      if (queue_[i][0].flat<int64_t>()[0] < queue_[pick][0].flat<int64_t>()[0]) pick = i;
+    }
+  }
+  if (pick == 0) {
+    Tuple t = std::move(queue_.front());
+    queue_.pop_front();
+    return t;
+  }
+  Tuple t = std::move(queue_[pick]);
+  if (order_.kind == QueueOrder::Kind::kRandomShuffle) {
+    queue_[pick] = std::move(queue_.back());  // order does not matter here
+    queue_.pop_back();
+  } else {
+    queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(pick));
+  }
+  return t;
+}
 
 namespace {
 
@@ -31,7 +89,20 @@ std::string TypeListString(const std::vector<DataType>& types) {
 
 Status FIFOQueueResource::MatchesSpec(const std::vector<DataType>& types,
                                       const std::vector<PartialShape>& shapes,
-                                      int64_t capacity) const {
+                                      int64_t capacity, QueueOrder order) const {
+  if (!(order == order_)) {
+    return errors::InvalidArgument("Shared queue '", name_, "' is a ", QueueKindName(order_.kind),
+                                   order_.kind == QueueOrder::Kind::kRandomShuffle
+                                       ? " with min_after_dequeue " +
+                                             std::to_string(order_.min_after_dequeue)
+                                       : std::string(),
+                                   " but a ", QueueKindName(order.kind),
+                                   order.kind == QueueOrder::Kind::kRandomShuffle
+                                       ? " with min_after_dequeue " +
+                                             std::to_string(order.min_after_dequeue)
+                                       : std::string(),
+                                   " was requested");
+  }
   if (capacity != capacity_) {
     return errors::InvalidArgument("Shared queue '", name_, "' has capacity ", capacity_,
                                    " but requested capacity was ", capacity);
@@ -136,8 +207,8 @@ FIFOQueueResource::~FIFOQueueResource() {
     absl::MutexLock lock(&mu_);
     for (auto* line : {&enqueuers_, &dequeuers_}) {
       for (std::unique_ptr<Attempt>& a : *line) {
-        done.push_back({std::move(a), errors::Cancelled("FIFOQueue '", name_,
-                                                        "' was destroyed: its container was "
+        done.push_back({std::move(a), errors::Cancelled(KindAndName(),
+                                                        " was destroyed: its container was "
                                                         "cleared")});
       }
       line->clear();
@@ -173,7 +244,7 @@ void FIFOQueueResource::Start(std::unique_ptr<Attempt> a) {
       Status cancelled_status = CancelledStatus(*a);
       done.push_back({std::move(a), std::move(cancelled_status)});
     } else if (a->is_enqueue && !a->is_close && closed_) {
-      done.push_back({std::move(a), errors::Cancelled("FIFOQueue '", name_, "' is closed.")});
+      done.push_back({std::move(a), errors::Cancelled(KindAndName(), " is closed.")});
     } else {
       (a->is_enqueue ? enqueuers_ : dequeuers_).push_back(std::move(a));
       FlushLocked(&done);
@@ -234,7 +305,7 @@ void FIFOQueueResource::Close(bool cancel_pending_enqueues, CancellationManager*
     closed_ = true;
     for (auto& a : enqueuers_) {
       Status status =
-          a->is_close ? AlreadyClosed() : errors::Cancelled("FIFOQueue '", name_, "' is closed.");
+          a->is_close ? AlreadyClosed() : errors::Cancelled(KindAndName(), " is closed.");
       completions.push_back({std::move(a), std::move(status)});
     }
     enqueuers_.clear();
@@ -274,7 +345,7 @@ void FIFOQueueResource::FlushLocked(std::vector<Completion>* done) {
       if (a.is_close || closed_) {
         // Everything in line before it has been served: the close's turn. What waited
         // behind a close finds the queue closed.
-        Status status = !a.is_close ? errors::Cancelled("FIFOQueue '", name_, "' is closed.")
+        Status status = !a.is_close ? errors::Cancelled(KindAndName(), " is closed.")
                         : closed_   ? AlreadyClosed()
                                     : OkStatus();
         if (a.is_close) closed_ = true;
@@ -295,9 +366,8 @@ void FIFOQueueResource::FlushLocked(std::vector<Completion>* done) {
     }
     while (!dequeuers_.empty()) {
       Attempt& a = *dequeuers_.front();
-      while (static_cast<int64_t>(a.collected.size()) < a.wanted && !queue_.empty()) {
-        a.collected.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+      while (static_cast<int64_t>(a.collected.size()) < a.wanted && CanTakeLocked()) {
+        a.collected.push_back(TakeLocked());
         progress = true;
       }
       const bool complete = static_cast<int64_t>(a.collected.size()) == a.wanted;
@@ -313,8 +383,8 @@ void FIFOQueueResource::FlushLocked(std::vector<Completion>* done) {
         }
         a.collected.clear();
         done->push_back({std::move(dequeuers_.front()),
-                         errors::OutOfRange("FIFOQueue '", name_,
-                                            "' is closed and has insufficient elements "
+                         errors::OutOfRange(KindAndName(),
+                                            " is closed and has insufficient elements "
                                             "(requested ",
                                             a.wanted, ", current size ", had, ")")});
         dequeuers_.pop_front();

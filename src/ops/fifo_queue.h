@@ -1,5 +1,8 @@
-// FIFOQueueResource: a first-in first-out queue of tuples of tensors, held by a device's
-// ResourceMgr and shared by name.
+// FIFOQueueResource: a queue of tuples of tensors, held by a device's ResourceMgr and
+// shared by name. First in, first out by default; QueueOrder makes it TF's
+// RandomShuffleQueue (a uniformly random element, keeping min_after_dequeue back until the
+// queue closes), PaddingFIFOQueue (DequeueMany pads) or PriorityQueue (component 0, an
+// int64 scalar, first the smallest).
 //
 // Waiting never holds a thread: an enqueue onto a full queue or a dequeue from an empty one
 // is an "attempt" kept in the queue with a callback, completed when another operation makes
@@ -11,6 +14,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -20,6 +24,17 @@
 #include "src/framework/resource_mgr.h"
 
 namespace tw {
+
+struct QueueOrder {
+  enum class Kind { kFifo, kPaddingFifo, kRandomShuffle, kPriority };
+  Kind kind = Kind::kFifo;
+  int64_t min_after_dequeue = 0;  // kRandomShuffle
+  int64_t seed = 0, seed2 = 0;    // kRandomShuffle: both 0 draw fresh randomness
+  friend bool operator==(const QueueOrder&, const QueueOrder&) = default;
+};
+
+// "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue".
+const char* QueueKindName(QueueOrder::Kind kind);
 
 // Thread-safe. Callbacks run outside the queue's lock, on the thread that completed them.
 class FIFOQueueResource : public ResourceBase,
@@ -32,21 +47,24 @@ class FIFOQueueResource : public ResourceBase,
 
   // capacity < 0: unbounded. `shapes` is empty or one (partial) shape per component.
   FIFOQueueResource(std::string name, std::vector<DataType> types, std::vector<PartialShape> shapes,
-                    int64_t capacity);
+                    int64_t capacity, QueueOrder order = {});
   // Attempts still waiting when the queue goes (its container was cleared: CleanupAll,
   // Reset, the end of an isolated session) end with Cancelled; they would otherwise never
   // end, and their steps with them.
   ~FIFOQueueResource() override;
 
   std::string TypeName() const override { return kTypeName; }
-  std::string DebugString() const override { return "FIFOQueue '" + name_ + "'"; }
+  std::string DebugString() const override {
+    return std::string(QueueKindName(order_.kind)) + " '" + name_ + "'";
+  }
   std::optional<Gauge> MetricsGauge() const override {
     return Gauge{"tw_queue_size", "Elements in a queue.", static_cast<double>(size())};
   }
 
-  // InvalidArgument when a queue of this name exists with another capacity, types or shapes.
+  // InvalidArgument when a queue of this name exists with another capacity, types, shapes
+  // or order.
   Status MatchesSpec(const std::vector<DataType>& types, const std::vector<PartialShape>& shapes,
-                     int64_t capacity) const;
+                     int64_t capacity, QueueOrder order = {}) const;
   // InvalidArgument when `tuple` does not fit the component types and shapes, in
   // TensorFlow's words ("Shape mismatch in tuple component 0. Expected [3,3], got [3,4]").
   Status ValidateTuple(const Tuple& tuple) const;
@@ -87,6 +105,7 @@ class FIFOQueueResource : public ResourceBase,
   // True when the queue was given one shape per component: DequeueMany and DequeueUpTo
   // need them (TensorFlow's "specified shapes").
   bool has_shapes() const { return !shapes_.empty(); }
+  const QueueOrder& order() const { return order_; }
 
  private:
   // The checks ValidateTuple and ValidateManyTuple share: the number and types of components.
@@ -122,6 +141,12 @@ class FIFOQueueResource : public ResourceBase,
     return errors::Cancelled("Queue '", name_, "' is already closed.");
   }
   static void RunCompletions(std::vector<Completion> done);
+  // Whether a dequeue may take an element now: a random shuffle queue keeps
+  // min_after_dequeue elements back until it closes.
+  bool CanTakeLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes and returns the next element in the queue's order.
+  Tuple TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string KindAndName() const { return DebugString(); }
   bool Full() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return capacity_ >= 0 && static_cast<int64_t>(queue_.size()) >= capacity_;
   }
@@ -130,10 +155,12 @@ class FIFOQueueResource : public ResourceBase,
   const std::vector<DataType> types_;
   const std::vector<PartialShape> shapes_;
   const int64_t capacity_;
+  const QueueOrder order_;
 
   mutable absl::Mutex mu_;
   std::deque<Tuple> queue_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::mt19937_64 random_ ABSL_GUARDED_BY(mu_);  // kRandomShuffle
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   std::list<std::unique_ptr<Attempt>> enqueuers_ ABSL_GUARDED_BY(mu_);
   std::list<std::unique_ptr<Attempt>> dequeuers_ ABSL_GUARDED_BY(mu_);

@@ -310,14 +310,13 @@ class ParseExampleOp : public OpKernel {
                              " but output shape: ", shape.DebugString()));
         }
       }
-      TW_OP_REQUIRES(ctx, !variable || dflt.num_elements() == 1 || rows == 0 || batch == 0 ||
-                              std::all_of(per.begin(), per.end(),
-                                          [&](const FeatureValues& v) {
-                                            return v.size == rows * row;
-                                          }),
-                     errors::InvalidArgument("Name: ", name_of(0), ", Key: ", key,
-                                             ". Feature lengths differ and there is no "
-                                             "default_value to pad with"));
+      // A sequence feature without a default pads with zeros (empty strings), as TF.
+      Tensor pad = dflt;
+      if (variable && dflt.num_elements() == 0) {
+        pad = Tensor(dense_types_[i], TensorShape({}));
+        if (dense_types_[i] == DT_FLOAT) pad.flat<float>()[0] = 0;
+        if (dense_types_[i] == DT_INT64) pad.flat<int64_t>()[0] = 0;
+      }
       std::vector<int64_t> dims{batch};
       if (variable) dims.push_back(rows);
       dims.insert(dims.end(), shape.dims.begin() + (variable ? 1 : 0), shape.dims.end());
@@ -329,9 +328,11 @@ class ParseExampleOp : public OpKernel {
         const int64_t at = b * per_example;
         if (found[b]) {
           CopyValues(per[b], 0, per[b].size, &out, at);
-          if (per[b].size < per_example) FillWith(dflt, &out, at + per[b].size, per_example - per[b].size);
+          if (per[b].size < per_example) {
+            FillWith(pad, &out, at + per[b].size, per_example - per[b].size);
+          }
         } else if (variable) {
-          if (per_example > 0) FillWith(dflt, &out, at, per_example);
+          if (per_example > 0) FillWith(pad, &out, at, per_example);
         } else {
           CopyTensor(dflt, &out, at);
         }

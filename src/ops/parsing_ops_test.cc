@@ -249,5 +249,29 @@ TEST(DecodeCSVTest, ErrorsNameTheFieldAndRecord) {
               HasSubstr("Field 1 in record 0 is not a valid int64: x"));
 }
 
+TEST(SparseToDenseTest, PlacesValuesOverTheDefault) {
+  Scope root = Scope::NewRootScope();
+  auto indices = Tensor::FromVector<int64_t>({0, 1, 2, 0}, TensorShape({2, 2}));
+  auto dense = root.AddNodeOutput(
+      "SparseToDense", {{indices}, {I64({3, 2})}, {Vec<std::string>({"a", "b"})},
+                        {Tensor::Scalar(std::string("-"))}});
+  auto bad = root.AddNodeOutput(
+      "SparseToDense", {{Tensor::FromVector<int64_t>({2, 0, 0, 1}, TensorShape({2, 2}))},
+                        {I64({3, 2})}, {Vec<float>({1, 2})}, {Tensor::Scalar(0.f)}});
+  auto outside = root.AddNodeOutput(
+      "SparseToDense", {{Tensor::FromVector<int64_t>({0, 2}, TensorShape({1, 2}))},
+                        {I64({3, 2})}, {Vec<float>({1})}, {Tensor::Scalar(0.f)}});
+  ASSERT_TRUE(root.status().ok()) << root.status();
+  EXPECT_EQ(ShapeOf(root, dense), "[3,2]");
+  ClientSession s(root);
+  auto out = s.Run({}, {dense});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0],
+            Tensor::FromVector<std::string>({"-", "a", "-", "-", "b", "-"}, TensorShape({3, 2})));
+  EXPECT_THAT(Message(s.Run({}, {bad}).status()), HasSubstr("indices[1] = [0,1] is out of order"));
+  EXPECT_THAT(Message(s.Run({}, {outside}).status()),
+              HasSubstr("indices[0] = [0,2] is out of bounds: need 0 <= index < [3,2]"));
+}
+
 }  // namespace
 }  // namespace tw

@@ -22,17 +22,77 @@ TW_REGISTER_OP("FIFOQueue")
     .SetIsStateful()
     .Doc("A first-in first-out queue; shared by shared_name, else private to the session.");
 
-class FIFOQueueOp : public OpKernel {
+TW_REGISTER_OP("PaddingFIFOQueue")
+    .Output("handle: resource")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("shapes: list(shape) = []")
+    .Attr("capacity: int = -1")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("A FIFO queue whose elements may differ in shape; DequeueMany pads them with zeros.");
+
+TW_REGISTER_OP("RandomShuffleQueue")
+    .Output("handle: resource")
+    .Attr("component_types: list(type) >= 1")
+    .Attr("shapes: list(shape) = []")
+    .Attr("capacity: int = -1")
+    .Attr("min_after_dequeue: int = 0")
+    .Attr("seed: int = 0")
+    .Attr("seed2: int = 0")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("A queue that dequeues a uniformly random element, keeping min_after_dequeue back.");
+
+TW_REGISTER_OP("PriorityQueue")
+    .Output("handle: resource")
+    .Attr("component_types: list(type) = []")
+    .Attr("shapes: list(shape)")
+    .Attr("capacity: int = -1")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("A queue of (int64 priority, components...) that dequeues the smallest priority first.");
+
+// The kernel of every queue-making op: one per session and node unless shared by name.
+template <QueueOrder::Kind kKind>
+class MakeQueueOp : public OpKernel {
  public:
-  explicit FIFOQueueOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit MakeQueueOp(OpKernelConstruction* c) : OpKernel(c) {
+    order_.kind = kKind;
     Status s = c->GetAttr("component_types", &types_);
     if (s.ok()) s = c->GetAttr("shapes", &shapes_);
     if (s.ok()) s = c->GetAttr("capacity", &capacity_);
     if (s.ok()) s = c->GetAttr("container", &container_);
     if (s.ok()) s = c->GetAttr("shared_name", &shared_name_);
+    if (s.ok() && kKind == QueueOrder::Kind::kRandomShuffle) {
+      s = c->GetAttr("min_after_dequeue", &order_.min_after_dequeue);
+      if (s.ok()) s = c->GetAttr("seed", &order_.seed);
+      if (s.ok()) s = c->GetAttr("seed2", &order_.seed2);
+      if (s.ok() && order_.min_after_dequeue < 0) {
+        s = errors::InvalidArgument("min_after_dequeue ", order_.min_after_dequeue,
+                                    " must be >= 0");
+      }
+    }
+    if (s.ok() && kKind == QueueOrder::Kind::kPriority) {
+      // The priority is component 0, as TensorFlow's PriorityQueue adds it.
+      if (shapes_.size() != types_.size()) {
+        s = errors::InvalidArgument("PriorityQueue ", c->def().name(), " has ", types_.size(),
+                                    " component types but ", shapes_.size(),
+                                    " shapes; it needs one shape per component");
+      }
+      types_.insert(types_.begin(), DT_INT64);
+      shapes_.insert(shapes_.begin(), PartialShape::Of({}));
+    }
     if (s.ok() && !shapes_.empty() && shapes_.size() != types_.size()) {
-      s = errors::InvalidArgument("FIFOQueue ", c->def().name(), " has ", types_.size(),
-                                  " component types but ", shapes_.size(), " shapes");
+      s = errors::InvalidArgument(QueueKindName(kKind), " ", c->def().name(), " has ",
+                                  types_.size(), " component types but ", shapes_.size(),
+                                  " shapes");
+    }
+    if (s.ok() && kKind == QueueOrder::Kind::kPaddingFifo && shapes_.empty()) {
+      s = errors::InvalidArgument("PaddingFIFOQueue ", c->def().name(),
+                                  " needs a shape per component (dimensions may be unknown)");
     }
     // The same names as a variable's: a container the runtime keeps for itself, or a name
     // like the private queues' "_<session>_<node>", must not be reachable from a graph.
@@ -50,10 +110,10 @@ class FIFOQueueOp : public OpKernel {
                                  : "_" + std::string(ctx->session_handle()) + "_" + this->name();
     auto queue = rm->LookupOrCreate<FIFOQueueResource>(
         container, name, [&]() -> StatusOr<std::shared_ptr<FIFOQueueResource>> {
-          return std::make_shared<FIFOQueueResource>(name, types_, shapes_, capacity_);
+          return std::make_shared<FIFOQueueResource>(name, types_, shapes_, capacity_, order_);
         });
     TW_OP_REQUIRES_OK(ctx, queue.status());
-    TW_OP_REQUIRES_OK(ctx, (*queue)->MatchesSpec(types_, shapes_, capacity_));
+    TW_OP_REQUIRES_OK(ctx, (*queue)->MatchesSpec(types_, shapes_, capacity_, order_));
     ctx->set_output(0, Tensor::Scalar(ResourceHandle{ctx->device()->name(), container, name,
                                                      FIFOQueueResource::kTypeName}));
   }
@@ -62,9 +122,13 @@ class FIFOQueueOp : public OpKernel {
   std::vector<DataType> types_;
   std::vector<PartialShape> shapes_;
   int64_t capacity_ = -1;
+  QueueOrder order_;
   std::string container_, shared_name_;
 };
-TW_REGISTER_KERNEL("FIFOQueue", "CPU", FIFOQueueOp);
+TW_REGISTER_KERNEL("FIFOQueue", "CPU", MakeQueueOp<QueueOrder::Kind::kFifo>);
+TW_REGISTER_KERNEL("PaddingFIFOQueue", "CPU", MakeQueueOp<QueueOrder::Kind::kPaddingFifo>);
+TW_REGISTER_KERNEL("RandomShuffleQueue", "CPU", MakeQueueOp<QueueOrder::Kind::kRandomShuffle>);
+TW_REGISTER_KERNEL("PriorityQueue", "CPU", MakeQueueOp<QueueOrder::Kind::kPriority>);
 
 StatusOr<std::shared_ptr<FIFOQueueResource>> LookupQueue(OpKernelContext* ctx) {
   auto q = LookupResource<FIFOQueueResource>(*ctx, ctx->input(0));
@@ -90,30 +154,63 @@ StatusOr<Tensor> Row(const Tensor& t, int64_t i) {
   return out;
 }
 
-// Stacks component `c` of `tuples` along a new first dimension.
+// Stacks component `c` of `tuples` along a new first dimension. With `pad`, elements of one
+// rank but different shapes are placed at the origin of the largest, zeros (empty strings)
+// around them, as TensorFlow's PaddingFIFOQueue does.
 StatusOr<Tensor> Stack(const std::vector<FIFOQueueResource::Tuple>& tuples, size_t c,
-                       DataType dtype) {
+                       DataType dtype, bool pad = false) {
   std::vector<int64_t> dims{static_cast<int64_t>(tuples.size())};
   if (!tuples.empty()) {
     const TensorShape& first = tuples[0][c].shape();
-    dims.insert(dims.end(), first.dims().begin(), first.dims().end());
+    std::vector<int64_t> largest(first.dims().begin(), first.dims().end());
     for (const auto& t : tuples) {
-      if (!(t[c].shape() == first)) {
+      const TensorShape& shape = t[c].shape();
+      if (pad && shape.rank() == first.rank()) {
+        for (int d = 0; d < shape.rank(); ++d) largest[d] = std::max(largest[d], shape.dim(d));
+      } else if (!(shape == first)) {
         return errors::InvalidArgument("cannot stack queue elements of shapes ",
-                                       first.DebugString(), " and ", t[c].shape().DebugString());
+                                       first.DebugString(), " and ", shape.DebugString());
       }
     }
+    dims.insert(dims.end(), largest.begin(), largest.end());
   }
   TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(dims));
   TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, shape));
+  if (pad && dtype != DT_STRING && out.TotalBytes() > 0) {
+    std::memset(out.raw_data(), 0, out.TotalBytes());
+  }
+  const int64_t slot = tuples.empty() ? 0 : out.num_elements() / dims[0];
   for (size_t i = 0; i < tuples.size(); ++i) {
     const Tensor& e = tuples[i][c];
-    if (dtype == DT_STRING) {
-      std::copy_n(e.flat<std::string>().begin(), e.num_elements(),
-                  out.flat<std::string>().begin() + i * e.num_elements());
-    } else if (e.TotalBytes() > 0) {
-      std::memcpy(static_cast<char*>(out.raw_data()) + i * e.TotalBytes(), e.raw_data(),
-                  e.TotalBytes());
+    if (e.num_elements() == slot) {  // the element fills its slot: one copy
+      if (dtype == DT_STRING) {
+        std::copy_n(e.flat<std::string>().begin(), e.num_elements(),
+                    out.flat<std::string>().begin() + i * slot);
+      } else if (e.TotalBytes() > 0) {
+        std::memcpy(static_cast<char*>(out.raw_data()) + i * e.TotalBytes(), e.raw_data(),
+                    e.TotalBytes());
+      }
+      continue;
+    }
+    // A smaller element: copy its innermost rows to their places in the padded slot.
+    const int rank = e.rank();
+    const int64_t row = rank == 0 ? 1 : e.dim(rank - 1);
+    const size_t width = dtype == DT_STRING ? 0 : DataTypeSize(dtype);
+    for (int64_t r = 0; row > 0 && r < e.num_elements() / row; ++r) {
+      int64_t rest = r, at = 0, stride = 1;
+      for (int d = rank - 2; d >= 0; --d) {
+        stride *= dims[d + 2];
+        at += (rest % e.dim(d)) * stride;
+        rest /= e.dim(d);
+      }
+      const int64_t to = i * slot + at, from = r * row;
+      if (dtype == DT_STRING) {
+        std::copy_n(e.flat<std::string>().begin() + from, row,
+                    out.flat<std::string>().begin() + to);
+      } else {
+        std::memcpy(static_cast<char*>(out.raw_data()) + to * width,
+                    static_cast<const char*>(e.raw_data()) + from * width, row * width);
+      }
     }
   }
   return out;
@@ -193,20 +290,22 @@ class DequeueOp : public AsyncOpKernel {
     }
     if (kMode != 0) {
       // As TensorFlow: batches are stacked per component, which needs a shape for each.
-      TW_OP_REQUIRES_ASYNC(
-          ctx, (*queue)->has_shapes(),
-          errors::InvalidArgument("FIFOQueue's DequeueMany and DequeueUpTo require the "
-                                  "components to have specified shapes."),
-          done);
+      TW_OP_REQUIRES_ASYNC(ctx, (*queue)->has_shapes(),
+                           errors::InvalidArgument(QueueKindName((*queue)->order().kind),
+                                                   "'s DequeueMany and DequeueUpTo require the "
+                                                   "components to have specified shapes."),
+                           done);
     }
     std::vector<DataType> types = (*queue)->component_types();
     TW_OP_REQUIRES_ASYNC(ctx, static_cast<int>(types.size()) == num_outputs(),
                          errors::InvalidArgument("queue has ", types.size(),
                                                  " components but the op expects ", num_outputs()),
                          done);
+    const bool pad = (*queue)->order().kind == QueueOrder::Kind::kPaddingFifo;
     (*queue)->Dequeue(
         n, kMode == 2, ctx->cancellation_manager(),
-        [ctx, types, done = std::move(done)](StatusOr<std::vector<FIFOQueueResource::Tuple>> r) {
+        [ctx, types, pad, done = std::move(done)](
+            StatusOr<std::vector<FIFOQueueResource::Tuple>> r) {
           if (!r.ok()) {
             ctx->SetStatus(r.status());
           } else if (kMode == 0) {
@@ -214,7 +313,7 @@ class DequeueOp : public AsyncOpKernel {
               ctx->set_output(static_cast<int>(c), (*r)[0][c]);
           } else {
             for (size_t c = 0; c < types.size(); ++c) {
-              auto stacked = Stack(*r, c, types[c]);
+              auto stacked = Stack(*r, c, types[c], pad);
               if (!stacked.ok()) {
                 ctx->SetStatus(stacked.status());
                 break;
@@ -331,6 +430,42 @@ Queue FIFOQueue(const Scope& scope, const std::vector<DataType>& component_types
                                   {"container", MakeAttr(options.container)},
                                   {"shared_name", MakeAttr(options.shared_name)}});
   return q;
+}
+
+namespace {
+AttrMap QueueAttrs(const std::vector<DataType>& component_types,
+                   const FIFOQueueOptions& options) {
+  std::vector<PartialShape> shapes;
+  for (const auto& s : options.shapes) shapes.push_back(PartialShape::Of(s));
+  return {{"component_types", MakeAttr(component_types)},
+          {"shapes", MakeAttr(shapes)},
+          {"capacity", MakeAttr(options.capacity)},
+          {"container", MakeAttr(options.container)},
+          {"shared_name", MakeAttr(options.shared_name)}};
+}
+}  // namespace
+
+Queue PaddingFIFOQueue(const Scope& scope, const std::vector<DataType>& component_types,
+                       const FIFOQueueOptions& options) {
+  return {scope.AddNodeOutput("PaddingFIFOQueue", {}, QueueAttrs(component_types, options)),
+          component_types};
+}
+
+Queue RandomShuffleQueue(const Scope& scope, const std::vector<DataType>& component_types,
+                         const RandomShuffleQueueOptions& options) {
+  AttrMap attrs = QueueAttrs(component_types, options.queue);
+  attrs["min_after_dequeue"] = MakeAttr(options.min_after_dequeue);
+  attrs["seed"] = MakeAttr(options.seed);
+  attrs["seed2"] = MakeAttr(options.seed2);
+  return {scope.AddNodeOutput("RandomShuffleQueue", {}, attrs), component_types};
+}
+
+Queue PriorityQueue(const Scope& scope, const std::vector<DataType>& component_types,
+                    const FIFOQueueOptions& options) {
+  std::vector<DataType> with_priority{DT_INT64};
+  with_priority.insert(with_priority.end(), component_types.begin(), component_types.end());
+  return {scope.AddNodeOutput("PriorityQueue", {}, QueueAttrs(component_types, options)),
+          with_priority};
 }
 
 Operation QueueEnqueue(const Scope& scope, const Queue& queue, const InputList& components) {

@@ -1,6 +1,7 @@
 // Queue semantics with real threads: blocking, close, cancel, timeout, sharing by name.
 #include "tensorweave/ops/queue_ops.h"
 
+#include <numeric>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
@@ -562,6 +563,108 @@ TEST(QueueTest, ContainerIsValidatedLikeAVariables) {
   ClientSession session(root);
   auto out = session.Run({}, {good.handle});
   EXPECT_TRUE(out.ok()) << out.status();
+}
+
+// ---- RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue ----
+
+std::vector<int32_t> DequeueAll(ClientSession& session, const Output& take, int n) {
+  std::vector<int32_t> got;
+  for (int i = 0; i < n; ++i) {
+    auto out = session.Run({}, {take});
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok()) break;
+    got.push_back((*out)[0].scalar<int32_t>());
+  }
+  return got;
+}
+
+TEST(QueueKindsTest, RandomShuffleQueueShufflesReproduciblyAndHoldsBack) {
+  std::vector<int32_t> values(50);
+  std::iota(values.begin(), values.end(), 0);
+  std::vector<std::vector<int32_t>> orders;
+  for (int run = 0; run < 2; ++run) {
+    Scope root = Scope::NewRootScope();
+    auto q = ops::RandomShuffleQueue(
+        root, {DT_INT32},
+        {.queue = {.shapes = {{}}, .capacity = 100}, .min_after_dequeue = 10, .seed = 7});
+    auto fill = ops::QueueEnqueueMany(root, q, {Tensor::FromVector<int32_t>(values)});
+    auto take = ops::QueueDequeue(root, q)[0];
+    auto size = ops::QueueSize(root, q);
+    auto close = ops::QueueClose(root, q);
+    ClientSession session(root);
+    ASSERT_TRUE(session.Run({}, {}, {fill}).ok());
+    std::vector<int32_t> got = DequeueAll(session, take, 40);
+    // Ten stay behind while the queue is open: another dequeue would wait.
+    EXPECT_EQ((*session.Run({}, {size}))[0].scalar<int32_t>(), 10);
+    ASSERT_TRUE(session.Run({}, {}, {close}).ok());
+    std::vector<int32_t> rest = DequeueAll(session, take, 10);
+    got.insert(got.end(), rest.begin(), rest.end());
+    std::vector<int32_t> sorted = got;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, values);  // a permutation
+    EXPECT_NE(got, values);     // and not the order they went in
+    orders.push_back(got);
+  }
+  EXPECT_EQ(orders[0], orders[1]);  // the same seed, the same order
+}
+
+TEST(QueueKindsTest, RandomShuffleQueueSharedWithAnotherMinIsRefused) {
+  Scope root = Scope::NewRootScope();
+  auto a = ops::RandomShuffleQueue(
+      root, {DT_INT32}, {.queue = {.shared_name = "mixed"}, .min_after_dequeue = 1});
+  auto b = ops::RandomShuffleQueue(
+      root, {DT_INT32}, {.queue = {.shared_name = "mixed"}, .min_after_dequeue = 2});
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {a.handle}).ok());
+  auto refused = session.Run({}, {b.handle});
+  EXPECT_TRUE(IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("is a RandomShuffleQueue with min_after_dequeue 1"));
+}
+
+TEST(QueueKindsTest, PaddingFIFOQueuePadsBatchesToTheLargestElement) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::PaddingFIFOQueue(root, {DT_INT32, DT_STRING}, {.shapes = {{-1, 2}, {-1}}});
+  auto x = ops::Placeholder(root, DT_INT32);
+  auto s = ops::Placeholder(root, DT_STRING);
+  auto put = ops::QueueEnqueue(root, q, {x, s});
+  auto batch = ops::QueueDequeueMany(root, q, 2);
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({{x, Tensor::FromVector<int32_t>({1, 2}, TensorShape({1, 2}))},
+                           {s, Tensor::FromVector<std::string>({"a"})}},
+                          {}, {put})
+                  .ok());
+  ASSERT_TRUE(session.Run({{x, Tensor::FromVector<int32_t>({3, 4, 5, 6, 7, 8}, TensorShape({3, 2}))},
+                           {s, Tensor::FromVector<std::string>({"b", "c"})}},
+                          {}, {put})
+                  .ok());
+  auto out = session.Run({}, batch);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<int32_t>({1, 2, 0, 0, 0, 0, 3, 4, 5, 6, 7, 8},
+                                                   TensorShape({2, 3, 2})));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<std::string>({"a", "", "b", "c"}, TensorShape({2, 2})));
+  // A shape the queue does not allow is refused at the enqueue.
+  auto bad = session.Run({{x, Tensor::FromVector<int32_t>({1, 2, 3}, TensorShape({1, 3}))},
+                          {s, Tensor::FromVector<std::string>({"a"})}},
+                         {}, {put});
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("Shape mismatch in tuple component 0"));
+}
+
+TEST(QueueKindsTest, PriorityQueueGivesTheSmallestPriorityFirst) {
+  Scope root = Scope::NewRootScope();
+  auto q = ops::PriorityQueue(root, {DT_STRING}, {.shapes = {{}}});
+  ASSERT_EQ(q.component_types, (std::vector<DataType>{DT_INT64, DT_STRING}));
+  auto put = ops::QueueEnqueueMany(
+      root, q, {Tensor::FromVector<int64_t>({5, -1, 3, 3}),
+                Tensor::FromVector<std::string>({"five", "minus one", "three", "three again"})});
+  auto batch = ops::QueueDequeueMany(root, q, 4);
+  ClientSession session(root);
+  ASSERT_TRUE(session.Run({}, {}, {put}).ok());
+  auto out = session.Run({}, batch);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0], Tensor::FromVector<int64_t>({-1, 3, 3, 5}));
+  EXPECT_EQ((*out)[1], Tensor::FromVector<std::string>({"minus one", "three", "three again",
+                                                        "five"}));
 }
 
 }  // namespace

@@ -446,6 +446,58 @@ TW_REGISTER_OP("ReaderResetV2")
     .Doc("Forgets the reader's current file and zeroes its counts.");
 TW_REGISTER_KERNEL("ReaderResetV2", "CPU", ReaderStateOp<2>);
 
+// ---- ReadFile, WriteFile ----
+
+TW_REGISTER_OP("ReadFile")
+    .Input("filename: string")
+    .Output("contents: string")
+    .Doc("The whole contents of the file.");
+
+class ReadFileOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& name = ctx->input(0);
+    TW_OP_REQUIRES(ctx, name.num_elements() == 1 && name.rank() == 0,
+                   errors::InvalidArgument("Input filename tensor must be scalar, but had shape: ",
+                                           name.shape().DebugString()));
+    const std::string& file = name.scalar<std::string>();
+    TW_OP_REQUIRES_OK(ctx, ctx->file_access().Check(file, "input file"));
+    auto contents = ReadWholeFile(file, io::Compression::kNone);
+    TW_OP_REQUIRES_OK(ctx, contents.status());
+    ctx->set_output(0, Tensor::Scalar(*std::move(contents)));
+  }
+};
+TW_REGISTER_KERNEL("ReadFile", "CPU", ReadFileOp);
+
+TW_REGISTER_OP("WriteFile")
+    .Input("filename: string")
+    .Input("contents: string")
+    .SetIsStateful()
+    .Doc("Writes contents to the file, replacing it.");
+
+class WriteFileOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& name = ctx->input(0);
+    const Tensor& contents = ctx->input(1);
+    TW_OP_REQUIRES(ctx, name.num_elements() == 1 && name.rank() == 0,
+                   errors::InvalidArgument("Input filename tensor must be scalar, but had shape: ",
+                                           name.shape().DebugString()));
+    TW_OP_REQUIRES(ctx, contents.num_elements() == 1 && contents.rank() == 0,
+                   errors::InvalidArgument("Contents tensor must be scalar, but had shape: ",
+                                           contents.shape().DebugString()));
+    const std::string& file = name.scalar<std::string>();
+    TW_OP_REQUIRES_OK(ctx, ctx->file_access().Check(file, "output file"));
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (out) out << contents.scalar<std::string>();
+    if (out) out.close();
+    TW_OP_REQUIRES(ctx, static_cast<bool>(out), ErrnoStatus(errno, "cannot write", file));
+  }
+};
+TW_REGISTER_KERNEL("WriteFile", "CPU", WriteFileOp);
+
 }  // namespace
 
 namespace ops {

@@ -27,6 +27,29 @@ struct Queue {
 
 Queue FIFOQueue(const Scope& scope, const std::vector<DataType>& component_types,
                 const FIFOQueueOptions& options = {});
+
+// A FIFO queue whose elements may differ in shape: options.shapes (required) may have -1
+// (unknown) dimensions; QueueDequeueMany pads each component to the batch's largest shape
+// with zeros (empty strings).
+Queue PaddingFIFOQueue(const Scope& scope, const std::vector<DataType>& component_types,
+                       const FIFOQueueOptions& options);
+
+struct RandomShuffleQueueOptions {
+  FIFOQueueOptions queue;
+  // Dequeues wait while the queue holds no more than this, so that what they take is well
+  // mixed; once the queue closes they take what is left.
+  int64_t min_after_dequeue = 0;
+  int64_t seed = 0, seed2 = 0;  // both 0: a different order every run
+};
+// A queue that dequeues a uniformly random element (TF's RandomShuffleQueue).
+Queue RandomShuffleQueue(const Scope& scope, const std::vector<DataType>& component_types,
+                         const RandomShuffleQueueOptions& options = {});
+
+// A queue of (int64 scalar priority, components...): the smallest priority is dequeued
+// first. `component_types` and options.shapes (one per component, required) exclude the
+// priority, which the returned Queue's component_types list first.
+Queue PriorityQueue(const Scope& scope, const std::vector<DataType>& component_types,
+                    const FIFOQueueOptions& options);
 // Adds one element (one tensor per component); waits while the queue is full.
 Operation QueueEnqueue(const Scope& scope, const Queue& queue, const InputList& components);
 // Adds as many elements as the components' first dimension.

@@ -12,6 +12,7 @@ from tensorweave import _native
 from tensorweave import errors
 from tensorweave.framework import dtypes
 from tensorweave.framework import ops
+from tensorweave.framework import sparse_tensor
 from tensorweave.framework.constant_op import to_numpy
 
 
@@ -39,6 +40,10 @@ class _FetchMapper:
             return ("namedtuple", type(fetch), [self._flatten(graph, f) for f in fetch])
         if isinstance(fetch, collections.abc.Mapping):
             return ("dict", type(fetch), [(k, self._flatten(graph, v)) for k, v in fetch.items()])
+        if isinstance(fetch, sparse_tensor.SparseTensor):  # a SparseTensorValue, as TF
+            return ("namedtuple", sparse_tensor.SparseTensorValue,
+                    [self._flatten(graph, t) for t in
+                     (fetch.indices, fetch.values, fetch.dense_shape)])
         if not isinstance(fetch, (str, ops.Tensor, ops.Operation)) and not hasattr(
                 fetch, "_as_graph_element"):
             raise TypeError("Fetch argument %r has invalid type %r, must be a string or Tensor. "
