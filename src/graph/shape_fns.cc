@@ -550,6 +550,7 @@ TW_REGISTER_SHAPE_FN("PlaceholderWithDefault", PlaceholderWithDefaultShape);
 TW_REGISTER_SHAPE_FN("Variable", ScalarShape);  // the handle
 TW_REGISTER_SHAPE_FN("ReadVariable", ReadVariableShape);
 TW_REGISTER_SHAPE_FN("IsVariableInitialized", ScalarShape);
+TW_REGISTER_SHAPE_FN("CountUpTo", ScalarShape);
 // Summary ops: one serialized Summary each (src/ops/summary_ops.cc).
 TW_REGISTER_SHAPE_FN("ScalarSummary", ScalarShape);
 TW_REGISTER_SHAPE_FN("HistogramSummary", ScalarShape);

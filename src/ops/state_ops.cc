@@ -218,6 +218,50 @@ TW_REGISTER_OP("AssignSub")
     .Doc("Subtracts value from the variable in place; outputs the new value.");
 TW_REGISTER_KERNEL("AssignSub", "CPU", AssignUpdateOp<false>);
 
+// ---- CountUpTo ----
+TW_REGISTER_OP("CountUpTo")
+    .Input("resource: resource")
+    .Output("output: T")
+    .Attr("limit: int")
+    .Attr("T: {int32, int64}")
+    .SetIsStateful()
+    .Doc("Adds 1 to the scalar variable unless it has reached limit (OutOfRange); outputs its "
+         "value before.");
+
+// The epoch counters of TF 1.x's input producers (limit_epochs) count with it.
+class CountUpToOp : public OpKernel {
+ public:
+  explicit CountUpToOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("limit", &limit_));
+  }
+  void Compute(OpKernelContext* ctx) override {
+    WithInitializedVariable(ctx, [&](VariableResource& var, const Tensor*) {
+      TW_OP_REQUIRES(ctx, var.dtype() == output_type(0),
+                     errors::InvalidArgument("CountUpTo of variable ", var.name(), ": it is ",
+                                             DataTypeName(var.dtype()), ", the op counts ",
+                                             DataTypeName(output_type(0))));
+      Tensor* value = var.mutable_value();
+      TW_OP_REQUIRES(ctx, value->rank() == 0,
+                     errors::InvalidArgument("Scalar expected for ref but got ",
+                                             value->shape().DebugString()));
+      const int64_t before = value->dtype() == DT_INT32 ? value->flat<int32_t>()[0]
+                                                        : value->flat<int64_t>()[0];
+      TW_OP_REQUIRES(ctx, before < limit_, errors::OutOfRange("Reached limit of ", limit_));
+      if (value->dtype() == DT_INT32) {
+        value->flat<int32_t>()[0] = static_cast<int32_t>(before + 1);
+        ctx->set_output(0, Tensor::Scalar(static_cast<int32_t>(before)));
+      } else {
+        value->flat<int64_t>()[0] = before + 1;
+        ctx->set_output(0, Tensor::Scalar(before));
+      }
+    });
+  }
+
+ private:
+  int64_t limit_ = 0;
+};
+TW_REGISTER_KERNEL("CountUpTo", "CPU", CountUpToOp);
+
 // ---- ReadVariable ----
 TW_REGISTER_OP("ReadVariable")
     .Input("resource: resource")
@@ -502,6 +546,7 @@ TW_NO_GRADIENT("VariableShape");
 TW_NO_GRADIENT("IsVariableInitialized");
 TW_NO_GRADIENT("Assign");
 TW_NO_GRADIENT("AssignAdd");
+TW_NO_GRADIENT("CountUpTo");
 TW_NO_GRADIENT("AssignSub");
 TW_NO_GRADIENT("ScatterAdd");
 TW_NO_GRADIENT("ScatterUpdate");

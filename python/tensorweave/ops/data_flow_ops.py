@@ -1,5 +1,6 @@
-"""FIFOQueue with TF 1.x's names and semantics; the queue lives on the device it was
-created under and is shared across sessions (and tasks) by `shared_name`."""
+"""TF 1.x's queues (FIFOQueue, RandomShuffleQueue, PaddingFIFOQueue, PriorityQueue) with its
+names and semantics; a queue lives on the device it was created under and is shared across
+sessions (and tasks) by `shared_name`. The orders are the C++ queue's (src/ops/fifo_queue.h)."""
 
 from tensorweave import raw_ops
 from tensorweave.framework import dtypes as dtypes_lib
@@ -112,29 +113,103 @@ class QueueBase:
                                      name=name or "%s_IsClosed" % self._name)
 
 
+def _dtype_list(dtypes):
+    return [dtypes_lib.as_dtype(d) for d in (dtypes if isinstance(dtypes, (list, tuple))
+                                             else [dtypes])]
+
+
+def _shape_list(shapes, dtypes, unknown_dims_allowed=False):
+    if shapes is None:
+        return [tensor_shape.unknown_shape() for _ in dtypes]
+    shapes = list(shapes)
+    if shapes and not isinstance(shapes[0], (list, tuple, tensor_shape.TensorShape)):
+        shapes = [shapes]
+    shapes = [tensor_shape.as_shape(s) for s in shapes]
+    if len(shapes) != len(dtypes):
+        raise ValueError("Queue shapes must have the same length as dtypes")
+    if not unknown_dims_allowed and not all(s.is_fully_defined() for s in shapes):
+        raise ValueError("All shapes must be fully defined: %s" % shapes)
+    return shapes
+
+
+def _name_list(names, dtypes):
+    if names is None:
+        return None
+    names = list(names) if isinstance(names, (list, tuple)) else [names]
+    if len(names) != len(dtypes):
+        raise ValueError("Queue names must have the same length as dtypes")
+    return names
+
+
+def _shape_attr(shapes):
+    """The shapes attribute: every component's (-1 for an unknown dimension), or none."""
+    if any(s.dims is None for s in shapes):
+        return []
+    return [[-1 if d.value is None else d.value for d in s.dims] for s in shapes]
+
+
 class FIFOQueue(QueueBase):
     def __init__(self, capacity, dtypes, shapes=None, names=None, shared_name=None,
                  name="fifo_queue"):
-        dtypes = [dtypes_lib.as_dtype(d) for d in (dtypes if isinstance(dtypes, (list, tuple))
-                                                   else [dtypes])]
-        if shapes is not None:
-            shapes = list(shapes)
-            if shapes and not isinstance(shapes[0], (list, tuple, tensor_shape.TensorShape)):
-                shapes = [shapes]
-            shapes = [tensor_shape.as_shape(s) for s in shapes]
-            if len(shapes) != len(dtypes):
-                raise ValueError("Queue shapes must have the same length as dtypes")
-            if not all(s.is_fully_defined() for s in shapes):
-                raise ValueError("All shapes must be fully defined: %s" % shapes)
-        else:
-            shapes = [tensor_shape.unknown_shape() for _ in dtypes]
-        if names is not None:
-            names = list(names) if isinstance(names, (list, tuple)) else [names]
-            if len(names) != len(dtypes):
-                raise ValueError("Queue names must have the same length as dtypes")
-        known = [s for s in shapes if s.dims is not None]
+        dtypes = _dtype_list(dtypes)
+        shapes = _shape_list(shapes, dtypes)
+        names = _name_list(names, dtypes)
         with ops.control_dependencies(None):  # as TF's init_scope
-            ref = raw_ops.FIFOQueue(component_types=dtypes,
-                                    shapes=known if len(known) == len(shapes) else [],
+            ref = raw_ops.FIFOQueue(component_types=dtypes, shapes=_shape_attr(shapes),
                                     capacity=capacity, shared_name=shared_name or "", name=name)
         super().__init__(dtypes, shapes, names, ref)
+
+
+class PaddingFIFOQueue(QueueBase):
+    """A FIFO queue whose components may have unknown dimensions (None); dequeue_many pads
+    every component to the batch's largest shape with zeros (empty strings)."""
+
+    def __init__(self, capacity, dtypes, shapes, names=None, shared_name=None,
+                 name="padding_fifo_queue"):
+        dtypes = _dtype_list(dtypes)
+        shapes = _shape_list(shapes, dtypes, unknown_dims_allowed=True)
+        if any(s.dims is None for s in shapes):
+            raise ValueError("Shapes must have a known rank in a PaddingFIFOQueue: %s" % shapes)
+        names = _name_list(names, dtypes)
+        with ops.control_dependencies(None):
+            ref = raw_ops.PaddingFIFOQueue(component_types=dtypes, shapes=_shape_attr(shapes),
+                                           capacity=capacity, shared_name=shared_name or "",
+                                           name=name)
+        super().__init__(dtypes, shapes, names, ref)
+
+
+class RandomShuffleQueue(QueueBase):
+    """A queue that dequeues a uniformly random element; dequeues wait while it holds no
+    more than min_after_dequeue, until it is closed."""
+
+    def __init__(self, capacity, min_after_dequeue, dtypes, shapes=None, names=None, seed=None,
+                 shared_name=None, name="random_shuffle_queue"):
+        from tensorweave.ops import random_ops  # noqa: PLC0415 (random_ops imports this)
+        dtypes = _dtype_list(dtypes)
+        shapes = _shape_list(shapes, dtypes)
+        names = _name_list(names, dtypes)
+        seed1, seed2 = random_ops._seeds(seed)
+        with ops.control_dependencies(None):
+            ref = raw_ops.RandomShuffleQueue(
+                component_types=dtypes, shapes=_shape_attr(shapes), capacity=capacity,
+                min_after_dequeue=min_after_dequeue, seed=seed1, seed2=seed2,
+                shared_name=shared_name or "", name=name)
+        super().__init__(dtypes, shapes, names, ref)
+
+
+class PriorityQueue(QueueBase):
+    """A queue of (int64 priority, components...) that dequeues the smallest priority first;
+    enqueue tuples whose first element is the priority."""
+
+    def __init__(self, capacity, types, shapes=None, names=None, shared_name=None,
+                 name="priority_queue"):
+        types = _dtype_list(types) if types else []
+        if shapes is None:
+            raise ValueError("PriorityQueue needs shapes, one per component")
+        shapes = _shape_list(shapes, types) if types else []
+        with ops.control_dependencies(None):
+            ref = raw_ops.PriorityQueue(component_types=types, shapes=_shape_attr(shapes),
+                                        capacity=capacity, shared_name=shared_name or "",
+                                        name=name)
+        super().__init__([dtypes_lib.int64] + types,
+                         [tensor_shape.scalar()] + shapes, _name_list(names, types), ref)

@@ -192,6 +192,9 @@ class Variable:
         out = assign_sub(self, delta, use_locking=use_locking, name=name)
         return out if read_value else out.op
 
+    def count_up_to(self, limit):
+        return count_up_to(self, limit)
+
     def __repr__(self):
         return "<tf.Variable '%s' shape=%s dtype=%s>" % (self.name, self._shape,
                                                          self._dtype.name)
@@ -231,6 +234,13 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 def assign_add(ref, value, use_locking=None, name=None):
     return raw_ops.AssignAdd(resource=_handle_of(ref), value=_value_for(ref, value),
                              use_locking=bool(use_locking), name=name or "AssignAdd")
+
+
+def count_up_to(ref, limit, name=None):
+    """Adds 1 to the scalar int variable unless it has reached `limit` (then OutOfRangeError
+    "Reached limit of <limit>"); the value before."""
+    return raw_ops.CountUpTo(resource=_handle_of(ref), limit=limit, T=ref.dtype,
+                             name=name or "CountUpTo")
 
 
 def assign_sub(ref, value, use_locking=None, name=None):

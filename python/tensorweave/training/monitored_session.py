@@ -22,6 +22,7 @@ from tensorweave.platform import tf_logging as _log
 from tensorweave.ops import control_flow_ops
 from tensorweave.ops import variables
 from tensorweave.summary import summary as summary_lib
+from tensorweave.training import queue_runner
 from tensorweave.training import basic_session_run_hooks as hooks_lib
 from tensorweave.training import saver as saver_lib
 from tensorweave.training.coordinator import Coordinator
@@ -215,6 +216,9 @@ class _MonitoredSession:
             try:
                 self._sess = self._creator.create_session()
                 self.coord.clear_stop()
+                # As TF's _CoordinatedSessionCreator: the graph's queue runners start with
+                # each session, under the coordinator, before the hooks hear of it.
+                queue_runner.start_queue_runners(sess=self._sess, coord=self.coord)
                 for h in self._hooks:
                     h.after_create_session(self._sess, self.coord)
             except errors.OpError as e:
@@ -231,6 +235,14 @@ class _MonitoredSession:
 
     def _close_session(self):
         if self._sess is not None:
+            # Its queue runners stop first (their cancel ops need the session). What they
+            # reported was raised to the program already (run, should_stop).
+            self.coord.request_stop()
+            try:
+                self.coord.join(stop_grace_period_secs=self._stop_grace_period_secs,
+                                ignore_live_threads=True)
+            except Exception:  # noqa: BLE001 - see above
+                pass
             try:
                 self._sess.close()
             except errors.OpError:

@@ -112,6 +112,8 @@ class Supervisor:
         else:
             sess = self._session_manager.wait_for_session(master, config=config,
                                                           max_wait_secs=max_wait_secs)
+        if start_standard_services:  # as TF: on every task, the graph's queue runners
+            self.start_queue_runners(sess)
         return sess
 
     def start_standard_services(self, sess):

@@ -368,6 +368,54 @@ graph_util = _namespace(
     "graph_util", convert_variables_to_constants=_graph_util.convert_variables_to_constants,
     extract_sub_graph=_graph_util.extract_sub_graph)
 
+# Input pipelines: records, examples, parsing, readers, queues and the queue-based
+# producers and batches (lib/io/tf_record.py, ops/parsing_ops.py, ops/io_ops.py,
+# training/input.py).
+from tensorweave.framework import sparse_tensor as _sparse_tensor  # noqa: E402
+from tensorweave.lib.io import tf_record as _tf_record  # noqa: E402
+from tensorweave.ops import io_ops as _io_ops  # noqa: E402
+from tensorweave.ops import parsing_ops as _parsing  # noqa: E402
+from tensorweave.ops import data_flow_ops as _data_flow  # noqa: E402
+from tensorweave.ops import variables as _variables  # noqa: E402
+from tensorweave.protobuf import example_pb2 as _example_pb2  # noqa: E402
+from tensorweave.training import input as _input  # noqa: E402
+SparseTensor, SparseTensorValue = _sparse_tensor.SparseTensor, _sparse_tensor.SparseTensorValue
+sparse_tensor_to_dense = _parsing.sparse_tensor_to_dense
+sparse_to_dense = _parsing.sparse_to_dense
+sparse = _namespace("sparse", SparseTensor=SparseTensor, to_dense=sparse_tensor_to_dense)
+FixedLenFeature, VarLenFeature = _parsing.FixedLenFeature, _parsing.VarLenFeature
+FixedLenSequenceFeature = _parsing.FixedLenSequenceFeature
+parse_example, parse_single_example = _parsing.parse_example, _parsing.parse_single_example
+decode_raw, decode_csv = _parsing.decode_raw, _parsing.decode_csv
+string_to_number = _parsing.string_to_number
+ReaderBase, TFRecordReader = _io_ops.ReaderBase, _io_ops.TFRecordReader
+TextLineReader, WholeFileReader = _io_ops.TextLineReader, _io_ops.WholeFileReader
+FixedLengthRecordReader = _io_ops.FixedLengthRecordReader
+read_file, write_file = _io_ops.read_file, _io_ops.write_file
+RandomShuffleQueue, PaddingFIFOQueue = _data_flow.RandomShuffleQueue, _data_flow.PaddingFIFOQueue
+PriorityQueue = _data_flow.PriorityQueue
+count_up_to = _variables.count_up_to
+_RECORDS = dict(TFRecordWriter=_tf_record.TFRecordWriter,
+                tf_record_iterator=_tf_record.tf_record_iterator,
+                TFRecordOptions=_tf_record.TFRecordOptions,
+                TFRecordCompressionType=_tf_record.TFRecordCompressionType)
+python_io = _namespace("python_io", **_RECORDS)
+for _name, _value in dict(_RECORDS, parse_example=parse_example,
+                          parse_single_example=parse_single_example,
+                          FixedLenFeature=FixedLenFeature, VarLenFeature=VarLenFeature,
+                          FixedLenSequenceFeature=FixedLenSequenceFeature,
+                          decode_raw=decode_raw, decode_csv=decode_csv, read_file=read_file,
+                          write_file=write_file).items():
+    setattr(io, _name, _value)
+for _name in ("Example", "SequenceExample", "Features", "Feature", "FeatureList",
+              "FeatureLists", "BytesList", "FloatList", "Int64List"):
+    setattr(train, _name, getattr(_example_pb2, _name))
+for _name in ("limit_epochs", "input_producer", "string_input_producer", "range_input_producer",
+              "slice_input_producer", "batch", "batch_join", "shuffle_batch",
+              "shuffle_batch_join"):
+    setattr(train, _name, getattr(_input, _name))
+del _name, _value
+
 import sys as _sys  # noqa: E402
 
 # `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.
@@ -383,6 +431,7 @@ for _path, _module in [("nn", nn), ("math", math), ("train", train), ("summary",
                        ("contrib.learn", contrib.learn),
                        ("contrib.framework", contrib.framework), ("distribute", distribute),
                        ("saved_model", saved_model), ("losses", losses), ("random", random),
-                       ("metrics", metrics), ("io", io)]:
+                       ("metrics", metrics), ("io", io), ("sparse", sparse),
+                       ("python_io", python_io)]:
     _coming.attach(_module, _path)
 del _path, _module

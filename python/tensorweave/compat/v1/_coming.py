@@ -25,9 +25,9 @@ COMING = {}
 COMING.update(_names(LATER, """
     .image
     .reverse_sequence
-    .sparse_to_dense .SparseTensor .sparse_placeholder
+    .sparse_placeholder
     .to_double .diag .eye .matrix_diag .einsum
-    .tensordot .norm .string_to_number .as_string
+    .tensordot .norm .as_string
     .substr .string_split .string_join .reduce_join .linspace .meshgrid .space_to_depth
     .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
     contrib.metrics
@@ -43,17 +43,7 @@ COMING.update(_names(LATER, """
     summary.image summary.audio summary.text summary.tensor_summary
     """))
 COMING.update(_names(31, """
-    .data .decode_raw .decode_csv .parse_example .parse_single_example
-    .FixedLenFeature .VarLenFeature .FixedLenSequenceFeature .TFRecordReader
-    .TextLineReader .FixedLengthRecordReader .WholeFileReader .RandomShuffleQueue
-    .PaddingFIFOQueue .PriorityQueue .python_io .read_file
-    io.TFRecordWriter io.tf_record_iterator io.TFRecordOptions io.parse_example
-    io.parse_single_example io.FixedLenFeature io.VarLenFeature io.FixedLenSequenceFeature
-    io.decode_raw io.decode_csv io.read_file io.write_file
-    train.string_input_producer train.input_producer train.range_input_producer
-    train.slice_input_producer train.batch train.shuffle_batch train.batch_join
-    train.shuffle_batch_join train.Example train.Features train.Feature
-    train.BytesList train.FloatList train.Int64List train.SequenceExample
+    .data
     """))
 COMING.update(_names(32, """
     .feature_column distribute.experimental distribute.Strategy
