@@ -16,7 +16,7 @@ import sys
 
 # Bottom to top, as built.
 LAYERS = ["base", "core", "io", "checkpoint", "summary", "cluster", "framework", "graph", "ops",
-          "runtime", "distributed", "rpc", "train"]
+          "runtime", "data", "distributed", "rpc", "train"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # Public headers by the layer that implements them (the first match wins).

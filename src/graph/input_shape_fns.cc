@@ -1,6 +1,7 @@
-// The shape functions of the parsing and reader ops (src/ops/parsing_ops.cc,
-// src/ops/reader_ops.cc), after TensorFlow's: a FixedLenFeature's output is [batch] + its
-// shape, so that the layers built on parsed examples know their input sizes.
+// The shape functions of the input ops: parsing, readers and tf.data's iterators
+// (src/ops/parsing_ops.cc, src/ops/reader_ops.cc, src/data/iterator_ops.cc), after
+// TensorFlow's: a FixedLenFeature's output is [batch] + its shape, an iterator's elements
+// have its output_shapes, so that the layers built on them know their input sizes.
 #include <string>
 #include <vector>
 
@@ -92,5 +93,18 @@ TW_REGISTER_SHAPE_FN("ReaderReadUpToV2", Vectors);
 TW_REGISTER_SHAPE_FN("ReaderNumRecordsProducedV2", Scalars);
 TW_REGISTER_SHAPE_FN("ReaderNumWorkUnitsCompletedV2", Scalars);
 TW_REGISTER_SHAPE_FN("ReadFile", Scalars);
+TW_REGISTER_SHAPE_FN("Iterator", Scalars);
+TW_REGISTER_SHAPE_FN("OneShotIterator", Scalars);
+TW_REGISTER_SHAPE_FN("IteratorGetNext", [](ShapeContext* ctx) {
+  std::vector<PartialShape> shapes;
+  if (!GetNodeAttr(ctx->node(), "output_shapes", &shapes).ok()) return OkStatus();
+  for (int i = 0; i < ctx->num_outputs() && i < static_cast<int>(shapes.size()); ++i) {
+    if (shapes[i].unknown_rank) continue;
+    std::vector<int64_t> dims;
+    for (int64_t d : shapes[i].dims) dims.push_back(d < 0 ? kUnknown : d);
+    ctx->set_output(i, Make(dims));
+  }
+  return OkStatus();
+});
 
 }  // namespace tw

@@ -1,0 +1,47 @@
+#include "src/data/dataset.h"
+
+#include "absl/synchronization/mutex.h"
+
+namespace tw::data {
+namespace {
+
+std::map<std::string, DatasetFactory>& Registry() {
+  static auto* registry = new std::map<std::string, DatasetFactory>();
+  return *registry;
+}
+
+}  // namespace
+
+internal::DatasetRegistrar::DatasetRegistrar(const std::string& op, DatasetFactory factory) {
+  Registry()[op] = std::move(factory);
+}
+
+StatusOr<Tensor> DatasetInput(const proto::DatasetDef& def, const BuildContext& ctx, int i) {
+  if (i < 0 || i >= def.inputs_size()) {
+    return errors::InvalidArgument("dataset ", def.op(), " needs input ", i, " but has ",
+                                   def.inputs_size());
+  }
+  const int at = def.inputs(i);
+  if (ctx.inputs == nullptr || at < 0 || at >= static_cast<int>(ctx.inputs->size())) {
+    return errors::InvalidArgument("dataset ", def.op(), " reads input ", at,
+                                   " of the iterator op, which has ",
+                                   ctx.inputs == nullptr ? 0 : ctx.inputs->size());
+  }
+  return (*ctx.inputs)[at];
+}
+
+StatusOr<std::shared_ptr<const DatasetBase>> BuildDataset(const proto::DatasetDef& def,
+                                                          const BuildContext& ctx) {
+  auto it = Registry().find(def.op());
+  if (it == Registry().end()) {
+    return errors::InvalidArgument("unknown dataset op \"", def.op(), "\"");
+  }
+  std::vector<std::shared_ptr<const DatasetBase>> children;
+  for (const auto& child : def.children()) {
+    TW_ASSIGN_OR_RETURN(auto built, BuildDataset(child, ctx));
+    children.push_back(std::move(built));
+  }
+  return it->second(def, ctx, std::move(children));
+}
+
+}  // namespace tw::data

@@ -1,0 +1,199 @@
+// tf.data's iterator ops: Iterator (an uninitialized iterator, for
+// make_initializable_iterator and Iterator.from_structure), MakeIterator (its initializer:
+// builds the pipeline from the `dataset` attribute, a serialized proto::DatasetDef, and
+// the captured inputs), OneShotIterator (built and initialized when first made) and
+// IteratorGetNext (asynchronous: iterator_resource.h).
+#include "src/data/iterator_resource.h"
+#include "src/framework/op_kernel.h"
+#include "src/framework/resource_lookup.h"
+#include "src/graph/gradient_registry.h"
+#include "src/ops/resource_attrs.h"
+
+namespace tw::data {
+namespace {
+
+// A serialized DatasetDef attribute, parsed; InvalidArgument naming the node otherwise.
+Status ParseDatasetAttr(OpKernelConstruction* c, proto::DatasetDef* def) {
+  std::string bytes;
+  TW_RETURN_IF_ERROR(c->GetAttr("dataset", &bytes));
+  if (!def->ParseFromString(bytes)) {
+    return errors::InvalidArgument("node ", c->def().name(),
+                                   ": attribute dataset is not a serialized DatasetDef");
+  }
+  return OkStatus();
+}
+
+// The kernels that make an iterator resource: one per session and node unless shared.
+class MakeIteratorResourceOp : public OpKernel {
+ public:
+  explicit MakeIteratorResourceOp(OpKernelConstruction* c) : OpKernel(c) {
+    Status s = c->GetAttr("output_types", &types_);
+    if (s.ok()) s = c->GetAttr("output_shapes", &shapes_);
+    if (s.ok()) s = c->GetAttr("container", &container_);
+    if (s.ok()) s = c->GetAttr("shared_name", &shared_name_);
+    if (s.ok() && !shapes_.empty() && shapes_.size() != types_.size()) {
+      s = errors::InvalidArgument("node ", c->def().name(), ": ", types_.size(),
+                                  " output types but ", shapes_.size(), " output shapes");
+    }
+    if (s.ok()) s = ValidateContainerAttr(container_);
+    if (s.ok()) s = ValidateSharedNameAttr(shared_name_);
+    c->SetStatus(s);
+  }
+
+ protected:
+  // Finds or makes the resource; `init` (may be null) initializes one just made.
+  void Produce(OpKernelContext* ctx,
+               const std::function<Status(IteratorResource*)>& init) {
+    ResourceMgr* rm = ctx->resource_manager();
+    const std::string container = container_.empty() ? rm->default_container() : container_;
+    const std::string name = !shared_name_.empty()
+                                 ? shared_name_
+                                 : "_" + std::string(ctx->session_handle()) + "_" + this->name();
+    auto it = rm->LookupOrCreate<IteratorResource>(
+        container, name, [&]() -> StatusOr<std::shared_ptr<IteratorResource>> {
+          auto made = std::make_shared<IteratorResource>(name, types_, shapes_);
+          if (init) TW_RETURN_IF_ERROR(init(made.get()));
+          return made;
+        });
+    TW_OP_REQUIRES_OK(ctx, it.status());
+    TW_OP_REQUIRES_OK(ctx, (*it)->MatchesSpec(types_, shapes_));
+    ctx->set_output(0, Tensor::Scalar(ResourceHandle{ctx->device()->name(), container, name,
+                                                     IteratorResource::kTypeName}));
+  }
+
+ private:
+  std::vector<DataType> types_;
+  std::vector<PartialShape> shapes_;
+  std::string container_, shared_name_;
+};
+
+TW_REGISTER_OP("Iterator")
+    .Output("handle: resource")
+    .Attr("output_types: list(type) >= 1")
+    .Attr("output_shapes: list(shape) = []")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("An iterator to be initialized by MakeIterator.");
+
+class IteratorOp : public MakeIteratorResourceOp {
+ public:
+  using MakeIteratorResourceOp::MakeIteratorResourceOp;
+  void Compute(OpKernelContext* ctx) override { Produce(ctx, nullptr); }
+};
+TW_REGISTER_KERNEL("Iterator", "CPU", IteratorOp);
+
+BuildContext ContextOf(OpKernelContext* ctx, const std::vector<Tensor>* inputs) {
+  return {.device = ctx->device(), .file_access = ctx->file_access(), .inputs = inputs};
+}
+
+std::vector<Tensor> InputsFrom(OpKernelContext* ctx, int first) {
+  std::vector<Tensor> inputs;
+  for (int i = first; i < ctx->num_inputs(); ++i) inputs.push_back(ctx->input(i));
+  return inputs;
+}
+
+TW_REGISTER_OP("OneShotIterator")
+    .Input("captures: Tcaptures")
+    .Output("handle: resource")
+    .Attr("Tcaptures: list(type) = []")
+    .Attr("dataset: string")
+    .Attr("output_types: list(type) >= 1")
+    .Attr("output_shapes: list(shape) = []")
+    .Attr("container: string = ''")
+    .Attr("shared_name: string = ''")
+    .SetIsStateful()
+    .Doc("An iterator over the dataset, initialized when it is made.");
+
+class OneShotIteratorOp : public MakeIteratorResourceOp {
+ public:
+  explicit OneShotIteratorOp(OpKernelConstruction* c) : MakeIteratorResourceOp(c) {
+    c->SetStatus(ParseDatasetAttr(c, &def_));
+  }
+  void Compute(OpKernelContext* ctx) override {
+    const std::vector<Tensor> inputs = InputsFrom(ctx, 0);
+    Produce(ctx, [&](IteratorResource* it) -> Status {
+      TW_ASSIGN_OR_RETURN(auto dataset, BuildDataset(def_, ContextOf(ctx, &inputs)));
+      return it->Initialize(std::move(dataset));
+    });
+  }
+
+ private:
+  proto::DatasetDef def_;
+};
+TW_REGISTER_KERNEL("OneShotIterator", "CPU", OneShotIteratorOp);
+
+StatusOr<std::shared_ptr<IteratorResource>> LookupIterator(OpKernelContext* ctx) {
+  auto it = LookupResource<IteratorResource>(*ctx, ctx->input(0));
+  if (IsNotFound(it.status())) {
+    const ResourceHandle& h = ctx->input(0).flat<ResourceHandle>()[0];
+    return errors::NotFound("iterator ", h.name, " does not exist on ", h.device);
+  }
+  return it;
+}
+
+TW_REGISTER_OP("MakeIterator")
+    .Input("iterator: resource")
+    .Input("captures: Tcaptures")
+    .Attr("Tcaptures: list(type) = []")
+    .Attr("dataset: string")
+    .SetIsStateful()
+    .Doc("Initializes the iterator on the dataset, from its first element.");
+
+class MakeIteratorOp : public OpKernel {
+ public:
+  explicit MakeIteratorOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(ParseDatasetAttr(c, &def_));
+  }
+  void Compute(OpKernelContext* ctx) override {
+    auto it = LookupIterator(ctx);
+    TW_OP_REQUIRES_OK(ctx, it.status());
+    const std::vector<Tensor> inputs = InputsFrom(ctx, 1);
+    auto dataset = BuildDataset(def_, ContextOf(ctx, &inputs));
+    TW_OP_REQUIRES_OK(ctx, dataset.status());
+    TW_OP_REQUIRES_OK(ctx, (*it)->Initialize(*std::move(dataset)));
+  }
+
+ private:
+  proto::DatasetDef def_;
+};
+TW_REGISTER_KERNEL("MakeIterator", "CPU", MakeIteratorOp);
+
+TW_REGISTER_OP("IteratorGetNext")
+    .Input("iterator: resource")
+    .Output("components: output_types")
+    .Attr("output_types: list(type) >= 1")
+    .Attr("output_shapes: list(shape) = []")
+    .SetIsStateful()
+    .Doc("The iterator's next element; OutOfRange \"End of sequence\" after the last.");
+
+class IteratorGetNextOp : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    auto it = LookupIterator(ctx);
+    TW_OP_REQUIRES_OK_ASYNC(ctx, it.status(), done);
+    // The resource stays alive while the request waits (its destructor ends requests).
+    (*it)->GetNext(ctx->cancellation_manager(),
+                   [ctx, keep = *it, done = std::move(done)](StatusOr<Element> element) {
+                     if (!element.ok()) {
+                       ctx->SetStatus(element.status());
+                     } else if (static_cast<int>(element->size()) != ctx->num_outputs()) {
+                       ctx->SetStatus(errors::InvalidArgument(
+                           "the iterator gave ", element->size(), " components, the op expects ",
+                           ctx->num_outputs()));
+                     } else {
+                       for (size_t i = 0; i < element->size(); ++i) {
+                         ctx->set_output(static_cast<int>(i), std::move((*element)[i]));
+                       }
+                     }
+                     done();
+                   });
+  }
+};
+TW_REGISTER_KERNEL("IteratorGetNext", "CPU", IteratorGetNextOp);
+
+TW_NO_GRADIENT("IteratorGetNext");
+
+}  // namespace
+}  // namespace tw::data

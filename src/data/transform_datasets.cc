@@ -1,0 +1,394 @@
+// The datasets that transform others: Map (num_parallel_calls, in order), Filter, Batch,
+// PaddedBatch, Shuffle, Repeat, Take, Skip, Shard, Zip, Concatenate, Prefetch and Cache
+// (in memory), with TF 1.x's semantics.
+#include <map>
+#include <thread>
+
+#include <cstring>
+#include <optional>
+
+#include "absl/synchronization/mutex.h"
+#include "src/data/dataset.h"
+#include "src/data/function.h"
+
+namespace tw::data {
+namespace {
+
+using DatasetPtr = std::shared_ptr<const DatasetBase>;
+using Children = std::vector<DatasetPtr>;
+
+StatusOr<DatasetPtr> OnlyChild(const proto::DatasetDef& def, const Children& children) {
+  if (children.size() != 1) {
+    return errors::InvalidArgument("dataset ", def.op(), " needs one input dataset, got ",
+                                   children.size());
+  }
+  return children[0];
+}
+
+int64_t IntAttrOr(const proto::DatasetDef& def, const std::string& name, int64_t fallback) {
+  int64_t v = fallback;
+  if (def.attrs().count(name) && !GetDatasetAttr(def, name, &v).ok()) return fallback;
+  return v;
+}
+
+// ---- Map ----
+
+class MapDataset;
+class MapIterator : public IteratorBase {
+ public:
+  MapIterator(DatasetPtr keep, const MapDataset& d, std::unique_ptr<IteratorBase> input);
+  ~MapIterator() override;
+  Status GetNext(Element* out, bool* end) override;
+
+ private:
+  void Work();
+  struct Result {
+    Status status;
+    Element element;
+    bool end = false;
+  };
+  DatasetPtr keep_;
+  const MapDataset& d_;
+  std::unique_ptr<IteratorBase> input_;
+  // Parallel calls: workers take inputs in order and leave results by sequence number.
+  absl::Mutex mu_;
+  int64_t next_in_ ABSL_GUARDED_BY(mu_) = 0;   // the next input's sequence number
+  int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;  // the next result GetNext returns
+  bool input_ended_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<int64_t, Result> results_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> workers_;
+};
+
+class MapDataset : public DatasetBase {
+ public:
+  MapDataset(DatasetPtr input, std::shared_ptr<DatasetFunctionRunner> fn, int64_t parallel)
+      : input_(std::move(input)), fn_(std::move(fn)), parallel_(parallel) {}
+  std::string DebugString() const override { return "Map(" + input_->DebugString() + ")"; }
+  StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
+    TW_ASSIGN_OR_RETURN(auto input, input_->MakeIterator());
+    return std::unique_ptr<IteratorBase>(new MapIterator(self(), *this, std::move(input)));
+  }
+  const DatasetFunctionRunner& fn() const { return *fn_; }
+  int64_t parallel() const { return parallel_; }
+
+ private:
+  const DatasetPtr input_;
+  const std::shared_ptr<DatasetFunctionRunner> fn_;
+  const int64_t parallel_;
+};
+
+MapIterator::MapIterator(DatasetPtr keep, const MapDataset& d, std::unique_ptr<IteratorBase> input)
+    : keep_(std::move(keep)), d_(d), input_(std::move(input)) {
+  if (d_.parallel() > 1) {
+    for (int64_t i = 0; i < d_.parallel(); ++i) workers_.emplace_back([this] { Work(); });
+  }
+}
+
+MapIterator::~MapIterator() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  for (auto& t : workers_) t.join();
+}
+
+void MapIterator::Work() {
+  const int64_t window = 2 * d_.parallel();
+  while (true) {
+    Element in;
+    Result result;
+    int64_t seq = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      // Works at most `window` elements ahead of the consumer.
+      auto ready = [this, window]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || input_ended_ || next_in_ - next_out_ < window;
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (stopping_ || input_ended_) return;
+      seq = next_in_++;
+      // The input is read under the lock, so elements are numbered in its order.
+      result.status = input_->GetNext(&in, &result.end);
+      if (result.status.ok() && result.end) {
+        input_ended_ = true;
+        results_[seq] = std::move(result);
+        return;
+      }
+    }
+    if (result.status.ok()) result.status = d_.fn().Call(in, &result.element);
+    absl::MutexLock lock(&mu_);
+    results_[seq] = std::move(result);
+  }
+}
+
+Status MapIterator::GetNext(Element* out, bool* end) {
+  if (workers_.empty()) {
+    Element in;
+    TW_RETURN_IF_ERROR(input_->GetNext(&in, end));
+    if (*end) return OkStatus();
+    return d_.fn().Call(in, out);
+  }
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return results_.count(next_out_) > 0;
+  };
+  mu_.Await(absl::Condition(&ready));
+  Result r = std::move(results_[next_out_]);
+  if (r.end) {  // stays at the end: later calls see it again
+    *end = true;
+    return OkStatus();
+  }
+  results_.erase(next_out_++);
+  if (!r.status.ok()) return r.status;
+  *out = std::move(r.element);
+  return OkStatus();
+}
+
+StatusOr<std::shared_ptr<DatasetFunctionRunner>> OnlyFunction(const proto::DatasetDef& def,
+                                                               const BuildContext& ctx,
+                                                               const std::string& what) {
+  if (def.functions_size() != 1) {
+    return errors::InvalidArgument("dataset ", def.op(), " needs one function, got ",
+                                   def.functions_size());
+  }
+  return DatasetFunctionRunner::Create(def.functions(0), ctx, what);
+}
+
+TW_REGISTER_DATASET("Map", [](const proto::DatasetDef& def, const BuildContext& ctx,
+                              Children children) -> StatusOr<DatasetPtr> {
+  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+  TW_ASSIGN_OR_RETURN(auto fn, OnlyFunction(def, ctx, "map function"));
+  return std::make_shared<MapDataset>(input, fn, IntAttrOr(def, "num_parallel_calls", 1));
+});
+
+// ---- Filter ----
+
+class FilterDataset : public DatasetBase {
+ public:
+  FilterDataset(DatasetPtr input, std::shared_ptr<DatasetFunctionRunner> fn)
+      : input_(std::move(input)), fn_(std::move(fn)) {}
+  std::string DebugString() const override { return "Filter(" + input_->DebugString() + ")"; }
+  StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
+    TW_ASSIGN_OR_RETURN(auto input, input_->MakeIterator());
+    return std::unique_ptr<IteratorBase>(new Iterator(self(), *fn_, std::move(input)));
+  }
+
+ private:
+  class Iterator : public IteratorBase {
+   public:
+    Iterator(DatasetPtr keep, const DatasetFunctionRunner& fn, std::unique_ptr<IteratorBase> in)
+        : keep_(std::move(keep)), fn_(fn), input_(std::move(in)) {}
+    Status GetNext(Element* out, bool* end) override {
+      Element keep;
+      while (true) {
+        TW_RETURN_IF_ERROR(input_->GetNext(out, end));
+        if (*end) return OkStatus();
+        TW_RETURN_IF_ERROR(fn_.Call(*out, &keep));
+        if (keep.size() != 1 || keep[0].dtype() != DT_BOOL || keep[0].num_elements() != 1) {
+          return errors::InvalidArgument(
+              "Filter predicate `predicate` must return a scalar boolean tensor.");
+        }
+        if (keep[0].flat<bool>()[0]) return OkStatus();
+      }
+    }
+
+   private:
+    DatasetPtr keep_;
+    const DatasetFunctionRunner& fn_;
+    std::unique_ptr<IteratorBase> input_;
+  };
+  const DatasetPtr input_;
+  const std::shared_ptr<DatasetFunctionRunner> fn_;
+};
+
+TW_REGISTER_DATASET("Filter", [](const proto::DatasetDef& def, const BuildContext& ctx,
+                                 Children children) -> StatusOr<DatasetPtr> {
+  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+  TW_ASSIGN_OR_RETURN(auto fn, OnlyFunction(def, ctx, "filter predicate"));
+  return std::make_shared<FilterDataset>(input, fn);
+});
+
+// ---- Batch and PaddedBatch ----
+
+// Stacks `elements` component by component; with `padded_shapes` (one per component, -1
+// for "the batch's largest"), pads with `padding_values` (one scalar per component).
+StatusOr<Element> StackBatch(const std::vector<Element>& elements,
+                             const std::vector<PartialShape>* padded_shapes,
+                             const Element* padding_values) {
+  Element out;
+  const size_t components = elements[0].size();
+  for (size_t c = 0; c < components; ++c) {
+    const Tensor& first = elements[0][c];
+    std::vector<int64_t> dims(first.shape().dims().begin(), first.shape().dims().end());
+    for (const Element& e : elements) {
+      if (e.size() != components || e[c].dtype() != first.dtype()) {
+        return errors::InvalidArgument("Cannot batch elements of different structures");
+      }
+      const TensorShape& shape = e[c].shape();
+      if (padded_shapes == nullptr) {
+        if (!(shape == first.shape())) {
+          return errors::InvalidArgument(
+              "Cannot batch tensors with different shapes in component ", c,
+              ". First element had shape ", first.shape().DebugString(), " and element ",
+              &e - elements.data(), " had shape ", shape.DebugString(), ".");
+        }
+        continue;
+      }
+      if (shape.rank() != static_cast<int>(dims.size())) {
+        return errors::InvalidArgument("Cannot pad component ", c, " of rank ", shape.rank(),
+                                       " and ", dims.size(), " in one batch");
+      }
+      for (int d = 0; d < shape.rank(); ++d) dims[d] = std::max(dims[d], shape.dim(d));
+    }
+    if (padded_shapes != nullptr) {
+      const PartialShape& want = (*padded_shapes)[c];
+      if (!want.unknown_rank) {
+        if (want.dims.size() != dims.size()) {
+          return errors::InvalidArgument("padded_shapes[", c, "] ", want.DebugString(),
+                                         " has another rank than the component's ",
+                                         first.shape().DebugString());
+        }
+        for (size_t d = 0; d < dims.size(); ++d) {
+          if (want.dims[d] >= 0) {
+            if (dims[d] > want.dims[d]) {
+              return errors::DataLoss("Attempted to pad to a smaller size than the input "
+                                      "element.");
+            }
+            dims[d] = want.dims[d];
+          }
+        }
+      }
+    }
+    dims.insert(dims.begin(), static_cast<int64_t>(elements.size()));
+    TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(dims));
+    TW_ASSIGN_OR_RETURN(Tensor batch, Tensor::Allocate(first.dtype(), shape));
+    const int64_t slot = batch.num_elements() / static_cast<int64_t>(elements.size());
+    const bool strings = first.dtype() == DT_STRING;
+    const size_t width = strings ? 0 : DataTypeSize(first.dtype());
+    if (padded_shapes != nullptr) {  // fill with the padding value first
+      const Tensor& pad = (*padding_values)[c];
+      if (pad.dtype() != first.dtype()) {
+        return errors::InvalidArgument("padding_values[", c, "] is ", DataTypeName(pad.dtype()),
+                                       " but the component is ", DataTypeName(first.dtype()));
+      }
+      for (int64_t j = 0; j < batch.num_elements(); ++j) {
+        if (strings) {
+          batch.flat<std::string>()[j] = pad.flat<std::string>()[0];
+        } else {
+          std::memcpy(static_cast<char*>(batch.raw_data()) + j * width, pad.raw_data(), width);
+        }
+      }
+    }
+    for (size_t i = 0; i < elements.size(); ++i) {
+      const Tensor& e = elements[i][c];
+      const int rank = e.rank();
+      const int64_t row = rank == 0 ? 1 : e.dim(rank - 1);
+      const int64_t rows = row == 0 ? 0 : e.num_elements() / row;
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t rest = r, at = 0, stride = 1;
+        for (int d = rank - 2; d >= 0; --d) {
+          stride *= dims[d + 2];
+          at += (rest % e.dim(d)) * stride;
+          rest /= e.dim(d);
+        }
+        const int64_t to = static_cast<int64_t>(i) * slot + at, from = r * row;
+        if (strings) {
+          std::copy_n(e.flat<std::string>().begin() + from, row,
+                      batch.flat<std::string>().begin() + to);
+        } else {
+          std::memcpy(static_cast<char*>(batch.raw_data()) + to * width,
+                      static_cast<const char*>(e.raw_data()) + from * width, row * width);
+        }
+      }
+    }
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+class BatchDataset : public DatasetBase {
+ public:
+  BatchDataset(DatasetPtr input, int64_t size, bool drop_remainder,
+               std::optional<std::vector<PartialShape>> padded_shapes, Element padding_values)
+      : input_(std::move(input)),
+        size_(size),
+        drop_remainder_(drop_remainder),
+        padded_shapes_(std::move(padded_shapes)),
+        padding_values_(std::move(padding_values)) {}
+  std::string DebugString() const override {
+    return std::string(padded_shapes_ ? "PaddedBatch(" : "Batch(") + input_->DebugString() + ")";
+  }
+  StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
+    TW_ASSIGN_OR_RETURN(auto input, input_->MakeIterator());
+    return std::unique_ptr<IteratorBase>(new Iterator(self(), *this, std::move(input)));
+  }
+
+ private:
+  class Iterator : public IteratorBase {
+   public:
+    Iterator(DatasetPtr keep, const BatchDataset& d, std::unique_ptr<IteratorBase> in)
+        : keep_(std::move(keep)), d_(d), input_(std::move(in)) {}
+    Status GetNext(Element* out, bool* end) override {
+      std::vector<Element> elements;
+      bool input_end = false;
+      while (static_cast<int64_t>(elements.size()) < d_.size_) {
+        Element e;
+        TW_RETURN_IF_ERROR(input_->GetNext(&e, &input_end));
+        if (input_end) break;
+        elements.push_back(std::move(e));
+      }
+      if (elements.empty() ||
+          (d_.drop_remainder_ && static_cast<int64_t>(elements.size()) < d_.size_)) {
+        *end = true;
+        return OkStatus();
+      }
+      TW_ASSIGN_OR_RETURN(*out, StackBatch(elements, d_.padded_shapes_ ? &*d_.padded_shapes_ : nullptr,
+                                           &d_.padding_values_));
+      return OkStatus();
+    }
+
+   private:
+    DatasetPtr keep_;
+    const BatchDataset& d_;
+    std::unique_ptr<IteratorBase> input_;
+  };
+  const DatasetPtr input_;
+  const int64_t size_;
+  const bool drop_remainder_;
+  const std::optional<std::vector<PartialShape>> padded_shapes_;
+  const Element padding_values_;
+};
+
+StatusOr<DatasetPtr> BuildBatch(const proto::DatasetDef& def, const BuildContext& ctx,
+                                Children children) {
+  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+  const int64_t size = IntAttrOr(def, "batch_size", 0);
+  bool drop = false;
+  if (def.attrs().count("drop_remainder")) TW_RETURN_IF_ERROR(GetDatasetAttr(def, "drop_remainder", &drop));
+  if (size <= 0) return errors::InvalidArgument("Batch size must be greater than zero.");
+  if (def.op() == "Batch" || !def.attrs().count("padded_shapes")) {
+    return std::make_shared<BatchDataset>(input, size, drop, std::nullopt, Element{});
+  }
+  std::vector<PartialShape> shapes;
+  TW_RETURN_IF_ERROR(GetDatasetAttr(def, "padded_shapes", &shapes));
+  Element padding;
+  for (int i = 0; i < def.inputs_size(); ++i) {
+    TW_ASSIGN_OR_RETURN(Tensor t, DatasetInput(def, ctx, i));
+    if (t.num_elements() != 1) {
+      return errors::InvalidArgument("padding_values[", i, "] must be a scalar, got ",
+                                     t.shape().DebugString());
+    }
+    padding.push_back(std::move(t));
+  }
+  if (padding.size() != shapes.size()) {
+    return errors::InvalidArgument("padded_batch has ", shapes.size(), " padded_shapes but ",
+                                   padding.size(), " padding_values");
+  }
+  return std::make_shared<BatchDataset>(input, size, drop, std::move(shapes), std::move(padding));
+}
+TW_REGISTER_DATASET("Batch", BuildBatch);
+TW_REGISTER_DATASET("PaddedBatch", BuildBatch);
+
+}  // namespace
+}  // namespace tw::data
