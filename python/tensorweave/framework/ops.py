@@ -626,13 +626,18 @@ _global_default_graph = None
 def _graph_of(values):
     """The graph of the first tensor (or variable) among `values` and their lists, else
     the default graph: ops are built in their inputs' graph, as in TF."""
+    default = get_default_graph()
     for value in values:
         for item in (value if isinstance(value, (list, tuple)) else [value]):
             if hasattr(item, "_as_graph_element") and not isinstance(item, Tensor):
                 item = item._as_graph_element()
             if isinstance(item, Tensor):
+                # A function being traced captures the tensors of the graphs around it.
+                if item.graph is not default and getattr(default, "captures_from", None) \
+                        and default.captures_from(item.graph):
+                    return default
                 return item.graph
-    return get_default_graph()
+    return default
 
 
 def inputs_graph(*values):

@@ -416,6 +416,25 @@ for _name in ("limit_epochs", "input_producer", "string_input_producer", "range_
     setattr(train, _name, getattr(_input, _name))
 del _name, _value
 
+# tf.data (data/): datasets and iterators over the C++ pipelines of src/data.
+from tensorweave.data import dataset_ops as _dataset_ops  # noqa: E402
+from tensorweave.data import experimental as _data_experimental  # noqa: E402
+from tensorweave.data import iterator_ops as _iterator_ops  # noqa: E402
+from tensorweave.data import readers as _data_readers  # noqa: E402
+data = _namespace(
+    "data", Dataset=_dataset_ops.Dataset, TFRecordDataset=_data_readers.TFRecordDataset,
+    TextLineDataset=_data_readers.TextLineDataset,
+    FixedLengthRecordDataset=_data_readers.FixedLengthRecordDataset,
+    Iterator=_iterator_ops.Iterator,
+    make_one_shot_iterator=_iterator_ops.make_one_shot_iterator,
+    make_initializable_iterator=_iterator_ops.make_initializable_iterator,
+    get_output_types=_iterator_ops.get_output_types,
+    get_output_shapes=_iterator_ops.get_output_shapes,
+    experimental=_namespace("data.experimental", AUTOTUNE=_data_experimental.AUTOTUNE,
+                            shuffle_and_repeat=_data_experimental.shuffle_and_repeat,
+                            map_and_batch=_data_experimental.map_and_batch,
+                            ignore_errors=_data_experimental.ignore_errors))
+
 import sys as _sys  # noqa: E402
 
 # `tf.compat.v1.Session` inside programs that already import compat.v1 as tf.
@@ -432,6 +451,7 @@ for _path, _module in [("nn", nn), ("math", math), ("train", train), ("summary",
                        ("contrib.framework", contrib.framework), ("distribute", distribute),
                        ("saved_model", saved_model), ("losses", losses), ("random", random),
                        ("metrics", metrics), ("io", io), ("sparse", sparse),
-                       ("python_io", python_io)]:
+                       ("python_io", python_io), ("data", data),
+                       ("data.experimental", data.experimental)]:
     _coming.attach(_module, _path)
 del _path, _module

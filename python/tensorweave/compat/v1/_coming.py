@@ -43,7 +43,8 @@ COMING.update(_names(LATER, """
     summary.image summary.audio summary.text summary.tensor_summary
     """))
 COMING.update(_names(31, """
-    .data
+    data.experimental.make_saveable_from_iterator data.experimental.parallel_interleave
+    data.experimental.sample_from_datasets data.experimental.unbatch
     """))
 COMING.update(_names(32, """
     .feature_column distribute.experimental distribute.Strategy

@@ -1,0 +1,1 @@
+"""tf.data: datasets and iterators over tensorweave's C++ input pipelines (src/data)."""

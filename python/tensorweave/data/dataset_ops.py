@@ -1,0 +1,376 @@
+"""tf.data.Dataset with TF 1.x's API, over tensorweave's C++ datasets (src/data). A Dataset
+here is a description: its op, attributes, input datasets, the outer tensors it reads and
+its traced functions. An iterator op carries the whole pipeline as one serialized
+DatasetDef (tensorweave/protobuf/dataset.proto) with those tensors as inputs; the C++
+runtime builds and runs it. map and filter functions are traced once into graphs and run
+by the runtime, never called back in Python."""
+
+import numpy as np
+
+from tensorweave.data import nest
+from tensorweave.framework import dtypes
+from tensorweave.framework import func_graph
+from tensorweave.framework import ops
+from tensorweave.framework import sparse_tensor
+from tensorweave.framework import tensor_shape
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.ops import array_ops
+from tensorweave.protobuf import dataset_pb2
+from tensorweave.protobuf import graph_pb2
+
+AUTOTUNE = -1
+
+
+def _attr(value):
+    """An AttrValue proto for a dataset attribute."""
+    a = graph_pb2.AttrValue()
+    if isinstance(value, bool):
+        a.b = value
+    elif isinstance(value, int):
+        a.i = value
+    elif isinstance(value, (str, bytes)):
+        a.s = value.encode() if isinstance(value, str) else value
+    elif isinstance(value, list):  # shapes
+        for shape in value:
+            s = a.list.shape.add()
+            if shape.dims is None:
+                s.unknown_rank = True
+            else:
+                for d in shape.dims:
+                    s.dim.append(-1 if d.value is None else d.value)
+    else:
+        raise TypeError("unsupported dataset attribute %r" % (value,))
+    return a
+
+
+def _as_structure(value, name):
+    """An element structure of tensors from `value` (lists become tensors, as in tf.data)."""
+    if isinstance(value, sparse_tensor.SparseTensor):
+        raise NotImplementedError("SparseTensor components in tf.data are not in tensorweave "
+                                  "yet")
+    if isinstance(value, dict):
+        return {k: _as_structure(v, "%s_%s" % (name, k)) for k, v in value.items()}
+    if isinstance(value, tuple):
+        items = [_as_structure(v, "%s_%d" % (name, i)) for i, v in enumerate(value)]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return convert_to_tensor(value, name=name)
+
+
+class _Function:
+    """A function traced once into a graph of its own: the element's components come in
+    through Placeholders, captured outer tensors through more."""
+
+    def __init__(self, fn, input_types, input_shapes, input_structure, what):
+        self.what = what
+        outer = ops.get_default_graph()
+        self.graph = func_graph.FuncGraph(what, outer)
+        args = []
+        with self.graph.as_default():
+            for i, (t, s) in enumerate(zip(nest.flatten(input_types), nest.flatten(input_shapes))):
+                attrs = {"dtype": t}
+                if s.dims is not None:
+                    attrs["shape"] = [-1 if d.value is None else d.value for d in s.dims]
+                args.append(self.graph.create_op("Placeholder", [], attrs,
+                                                 name="arg%d" % i).outputs[0])
+            packed = nest.pack_sequence_as(input_structure, args)
+            # As tf.data: a tuple element is passed as separate arguments.
+            if isinstance(packed, tuple) and not hasattr(packed, "_fields"):
+                result = fn(*packed)
+            else:
+                result = fn(packed)
+            if isinstance(result, list):
+                result = tuple(result)  # as TF 1.x: a returned list is a tuple
+            result = _as_structure(result, "output")
+            outputs = [array_ops.identity(t) if t.op.type == "Placeholder" else t
+                       for t in nest.flatten(result)]
+        self.args = [a.op.name for a in args]
+        self.output_structure = nest.pack_sequence_as(result, outputs)
+        self.outputs = outputs
+
+    def to_proto(self, inputs):
+        f = dataset_pb2.DatasetFunction()
+        f.graph.CopyFrom(self.graph.as_graph_def())
+        f.args.extend(self.args)
+        for outer, placeholder in self.graph.captures:
+            f.captures.append(placeholder)
+            f.capture_inputs.append(inputs.add(outer))
+        f.outputs.extend(t.name for t in self.outputs)
+        return f
+
+
+class _Inputs:
+    """The outer tensors a pipeline reads, by position (each once)."""
+
+    def __init__(self):
+        self.tensors = []
+        self._index = {}
+
+    def add(self, tensor):
+        if id(tensor) not in self._index:
+            self._index[id(tensor)] = len(self.tensors)
+            self.tensors.append(tensor)
+        return self._index[id(tensor)]
+
+
+class Dataset:
+    """A dataset: its element structure (output_types, output_shapes) and how it is made."""
+
+    def __init__(self, op, children=(), inputs=(), attrs=None, functions=(), types=None,
+                 shapes=None):
+        self._op = op
+        self._children = list(children)
+        self._inputs = list(inputs)
+        self._attrs = dict(attrs or {})
+        self._functions = list(functions)
+        self._types = types
+        self._shapes = shapes
+
+    # ---- the element structure ----
+    @property
+    def output_types(self):
+        return self._types
+
+    @property
+    def output_shapes(self):
+        return self._shapes
+
+    @property
+    def output_classes(self):
+        return nest.map_structure(lambda _: ops.Tensor, self._types)
+
+    def _flat_types(self):
+        return nest.flatten(self._types)
+
+    def _flat_shapes(self):
+        return nest.flatten(self._shapes)
+
+    def _to_proto(self, inputs):
+        d = dataset_pb2.DatasetDef()
+        d.op = self._op
+        d.inputs.extend(inputs.add(t) for t in self._inputs)
+        for k, v in self._attrs.items():
+            d.attrs[k].CopyFrom(_attr(v))
+        for c in self._children:
+            d.children.add().CopyFrom(c._to_proto(inputs))
+        for f in self._functions:
+            d.functions.add().CopyFrom(f.to_proto(inputs))
+        return d
+
+    def _serialize(self):
+        inputs = _Inputs()
+        return self._to_proto(inputs).SerializeToString(), inputs.tensors
+
+    def _derived(self, op, attrs=None, functions=(), types=None, shapes=None, inputs=()):
+        return Dataset(op, [self], inputs, attrs, functions,
+                       self._types if types is None else types,
+                       self._shapes if shapes is None else shapes)
+
+    # ---- sources ----
+    @staticmethod
+    def from_tensor_slices(tensors):
+        structure = _as_structure(tensors, "component")
+        flat = nest.flatten(structure)
+        first = None
+        for t in flat:
+            if t.shape.ndims == 0:
+                raise ValueError("Dataset.from_tensor_slices needs tensors of rank >= 1, got "
+                                 "%s" % t)
+            dim = t.shape[0].value if t.shape.ndims is not None else None
+            if first is not None and dim is not None and first != dim:
+                raise ValueError("Dimensions %d and %d are not compatible" % (first, dim))
+            first = first if first is not None else dim
+        return Dataset("TensorSlice", [], flat, {},
+                       types=nest.map_structure(lambda t: t.dtype, structure),
+                       shapes=nest.map_structure(
+                           lambda t: t.shape[1:] if t.shape.ndims is not None
+                           else tensor_shape.unknown_shape(), structure))
+
+    @staticmethod
+    def from_tensors(tensors):
+        structure = _as_structure(tensors, "component")
+        return Dataset("Tensors", [], nest.flatten(structure), {},
+                       types=nest.map_structure(lambda t: t.dtype, structure),
+                       shapes=nest.map_structure(lambda t: t.shape, structure))
+
+    @staticmethod
+    def range(*args):
+        if len(args) == 1:
+            start, stop, step = 0, args[0], 1
+        elif len(args) == 2:
+            (start, stop), step = args, 1
+        elif len(args) == 3:
+            start, stop, step = args
+        else:
+            raise ValueError("Invalid arguments to Dataset.range: %s" % (args,))
+        inputs = [convert_to_tensor(v, dtype=dtypes.int64, name=n)
+                  for v, n in ((start, "start"), (stop, "stop"), (step, "step"))]
+        return Dataset("Range", [], inputs, {}, types=dtypes.int64,
+                       shapes=tensor_shape.TensorShape([]))
+
+    @staticmethod
+    def zip(datasets):
+        flat = nest.flatten(datasets)
+        if not all(isinstance(d, Dataset) for d in flat):
+            raise TypeError("Dataset.zip takes a (nested) structure of datasets")
+        return Dataset("Zip", flat, types=nest.pack_sequence_as(
+            datasets, [d._types for d in flat]), shapes=nest.pack_sequence_as(
+            datasets, [d._shapes for d in flat]))
+
+    @staticmethod
+    def from_generator(generator, output_types, output_shapes=None, args=None):
+        raise NotImplementedError("Dataset.from_generator is not in tensorweave yet: issue #31 "
+                                  "brings it (input pipelines)")
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """The files matching the pattern(s), found now (TF lists them when the iterator
+        starts); shuffled unless shuffle=False."""
+        from tensorweave.platform import gfile
+        patterns = [file_pattern] if isinstance(file_pattern, (str, bytes)) else list(
+            file_pattern)
+        files = sorted({f for p in patterns for f in gfile.Glob(
+            p.decode() if isinstance(p, bytes) else p)})
+        if not files:
+            raise ValueError("No files matched pattern: %s" % ", ".join(map(str, patterns)))
+        dataset = Dataset.from_tensor_slices(np.array(files, dtype=object))
+        if shuffle is None or shuffle:
+            dataset = dataset.shuffle(len(files), seed=seed)
+        return dataset
+
+    # ---- transformations ----
+    def map(self, map_func, num_parallel_calls=None):
+        fn = _Function(map_func, self._types, self._shapes, self._types, "map function")
+        structure = fn.output_structure
+        parallel = 1 if num_parallel_calls is None else int(num_parallel_calls)
+        if parallel == AUTOTUNE:
+            import os
+            parallel = os.cpu_count() or 1
+        return self._derived("Map", {"num_parallel_calls": max(1, parallel)}, [fn],
+                             types=nest.map_structure(lambda t: t.dtype, structure),
+                             shapes=nest.map_structure(lambda t: t.shape, structure))
+
+    def filter(self, predicate):
+        fn = _Function(predicate, self._types, self._shapes, self._types, "filter predicate")
+        out = nest.flatten(fn.output_structure)
+        if len(out) != 1 or out[0].dtype != dtypes.bool or out[0].shape.ndims not in (0, None):
+            raise ValueError("`predicate` must return a scalar boolean tensor.")
+        return self._derived("Filter", functions=[fn])
+
+    def flat_map(self, map_func):
+        raise NotImplementedError("Dataset.flat_map is not in tensorweave yet: issue #31 "
+                                  "brings it (input pipelines)")
+
+    def interleave(self, map_func, cycle_length=None, block_length=1,
+                   num_parallel_calls=None):
+        raise NotImplementedError("Dataset.interleave is not in tensorweave yet: issue #31 "
+                                  "brings it (input pipelines)")
+
+    def _batched_shapes(self, batch_size, drop_remainder):
+        first = batch_size if drop_remainder else None
+        return nest.map_structure(lambda s: _prepend(first, s), self._shapes)
+
+    def batch(self, batch_size, drop_remainder=False):
+        return self._derived("Batch", {"batch_size": int(batch_size),
+                                       "drop_remainder": bool(drop_remainder)},
+                             shapes=self._batched_shapes(int(batch_size), drop_remainder))
+
+    def padded_batch(self, batch_size, padded_shapes, padding_values=None,
+                     drop_remainder=False):
+        shapes = _padded_shapes(self._types, padded_shapes)
+        if padding_values is None:
+            padding_values = nest.map_structure(
+                lambda t: b"" if t == dtypes.string else np.zeros([], t.as_numpy_dtype),
+                self._types)
+        values = [convert_to_tensor(v, dtype=t, name="padding_value") for v, t in
+                  zip(nest.flatten(padding_values), nest.flatten(self._types))]
+        first = int(batch_size) if drop_remainder else None
+        out_shapes = nest.pack_sequence_as(self._types, [_prepend(first, s)
+                                                         for s in nest.flatten(shapes)])
+        return self._derived("PaddedBatch", {"batch_size": int(batch_size),
+                                             "drop_remainder": bool(drop_remainder),
+                                             "padded_shapes": nest.flatten(shapes)},
+                             shapes=out_shapes, inputs=values)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
+        from tensorweave.ops import random_ops
+        seed1, seed2 = random_ops._seeds(seed)
+        return self._derived("Shuffle", {
+            "buffer_size": int(buffer_size), "seed": seed1, "seed2": seed2,
+            "reshuffle_each_iteration": True if reshuffle_each_iteration is None
+            else bool(reshuffle_each_iteration)})
+
+    def repeat(self, count=None):
+        return self._derived("Repeat", {"count": -1 if count is None else int(count)})
+
+    def take(self, count):
+        return self._derived("Take", {"count": int(count)})
+
+    def skip(self, count):
+        return self._derived("Skip", {"count": int(count)})
+
+    def shard(self, num_shards, index):
+        return self._derived("Shard", {"num_shards": int(num_shards), "index": int(index)})
+
+    def prefetch(self, buffer_size):
+        return self._derived("Prefetch", {"buffer_size": int(buffer_size)})
+
+    def cache(self, filename=""):
+        return self._derived("Cache", {"filename": filename})
+
+    def concatenate(self, dataset):
+        if nest.flatten(self._types) != nest.flatten(dataset._types):
+            raise TypeError("Two datasets to concatenate have different types %s and %s" %
+                            (self._types, dataset._types))
+        shapes = nest.pack_sequence_as(self._types, [
+            _most_specific(a, b)
+            for a, b in zip(nest.flatten(self._shapes), nest.flatten(dataset._shapes))])
+        return Dataset("Concatenate", [self, dataset], types=self._types, shapes=shapes)
+
+    def apply(self, transformation_func):
+        dataset = transformation_func(self)
+        if not isinstance(dataset, Dataset):
+            raise TypeError("`transformation_func` must return a Dataset.")
+        return dataset
+
+    # ---- iterators ----
+    def make_one_shot_iterator(self):
+        from tensorweave.data import iterator_ops
+        return iterator_ops.Iterator._one_shot(self)
+
+    def make_initializable_iterator(self, shared_name=None):
+        from tensorweave.data import iterator_ops
+        return iterator_ops.Iterator._initializable(self, shared_name)
+
+    def __iter__(self):
+        raise RuntimeError("__iter__() is only supported inside of tf.function or when eager "
+                           "execution is enabled; in graph mode make an iterator "
+                           "(make_one_shot_iterator, make_initializable_iterator)")
+
+
+def _prepend(dim, shape):
+    if shape.dims is None:
+        return tensor_shape.unknown_shape()
+    return tensor_shape.TensorShape([dim] + [d.value for d in shape.dims])
+
+
+def _most_specific(a, b):
+    """The shape both `a` and `b` have: their agreeing dimensions, None where they differ."""
+    if a.dims is None or b.dims is None or len(a.dims) != len(b.dims):
+        return tensor_shape.unknown_shape()
+    return tensor_shape.TensorShape([x.value if x.value == y.value else None
+                                     for x, y in zip(a.dims, b.dims)])
+
+
+def _padded_shapes(types, padded_shapes):
+    """padded_shapes in the structure of `types`, each a TensorShape."""
+    if isinstance(types, dict):
+        return {k: _padded_shapes(types[k], padded_shapes[k]) for k in types}
+    if isinstance(types, tuple):
+        return tuple(_padded_shapes(t, p) for t, p in zip(types, padded_shapes))
+    if isinstance(padded_shapes, ops.Tensor):
+        raise TypeError("padded_shapes must be known when the graph is built")
+    return tensor_shape.as_shape(padded_shapes)
+
+
+# TF 1.x's names for the same class.
+DatasetV1 = Dataset

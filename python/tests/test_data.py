@@ -1,0 +1,141 @@
+"""tf.data in graph mode, as TF 1.x programs use it: sources, map (with captured tensors,
+structures and parallel calls) and filter run by the C++ runtime, batch and padded_batch,
+shuffle, repeat, iterators (one-shot, initializable with feeds, reinitializable), files,
+and OutOfRangeError at the end."""
+
+import numpy as np
+import pytest
+
+import tensorweave.compat.v1 as tf
+
+
+def _drain(sess, next_element, limit=10000):
+    out = []
+    for _ in range(limit):
+        try:
+            out.append(sess.run(next_element))
+        except tf.errors.OutOfRangeError:
+            return out
+    raise AssertionError("the dataset did not end")
+
+
+def test_from_tensor_slices_map_filter_batch_one_shot():
+    features = np.arange(20, dtype=np.float32).reshape(10, 2)
+    labels = np.arange(10, dtype=np.int64)
+    scale = tf.constant(10.0)
+    offset = tf.placeholder_with_default(np.float32(0.5), [])  # captured, not a constant
+    dataset = (tf.data.Dataset.from_tensor_slices((features, labels))
+               .map(lambda x, y: (x * scale + offset, y))
+               .filter(lambda x, y: tf.equal(y % 2, 0))
+               .batch(2))
+    assert dataset.output_types == (tf.float32, tf.int64)
+    assert dataset.output_shapes[0].as_list() == [None, 2]
+    x, y = dataset.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        batches = _drain(sess, (x, y))
+    assert [b[1].tolist() for b in batches] == [[0, 2], [4, 6], [8]]
+    np.testing.assert_allclose(batches[0][0], [[0.5, 10.5], [40.5, 50.5]])
+
+
+def test_dict_elements_parallel_map_and_shapes():
+    dataset = tf.data.Dataset.range(100).map(
+        lambda i: {"i": i, "square": tf.cast(i * i, tf.float32)}, num_parallel_calls=4)
+    assert dataset.output_shapes["square"].as_list() == []
+    batched = dataset.batch(10, drop_remainder=True)
+    assert batched.output_shapes["i"].as_list() == [10]
+    element = batched.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        got = _drain(sess, element)
+    assert np.concatenate([g["i"] for g in got]).tolist() == list(range(100))
+    np.testing.assert_allclose(got[3]["square"], np.arange(30, 40) ** 2)
+
+
+def test_initializable_iterator_with_fed_data_restarts_per_epoch():
+    data = tf.placeholder(tf.int64, [None])
+    dataset = tf.data.Dataset.from_tensor_slices(data).shuffle(100, seed=1).batch(4)
+    iterator = dataset.make_initializable_iterator()
+    element = iterator.get_next()
+    with tf.Session() as sess:
+        epochs = []
+        for n in (10, 6):
+            sess.run(iterator.initializer, {data: np.arange(n)})
+            epochs.append(np.concatenate(_drain(sess, element)).tolist())
+    assert sorted(epochs[0]) == list(range(10)) and epochs[0] != list(range(10))
+    assert sorted(epochs[1]) == list(range(6))
+
+
+def test_reinitializable_iterator_switches_datasets():
+    train = tf.data.Dataset.range(5).map(lambda x: x * 2)
+    valid = tf.data.Dataset.range(3)
+    iterator = tf.data.Iterator.from_structure(train.output_types, train.output_shapes)
+    element = iterator.get_next()
+    with tf.Session() as sess:
+        sess.run(iterator.make_initializer(train))
+        assert _drain(sess, element) == [0, 2, 4, 6, 8]
+        sess.run(iterator.make_initializer(valid))
+        assert _drain(sess, element) == [0, 1, 2]
+    with pytest.raises(TypeError, match="Expected output types"):
+        iterator.make_initializer(tf.data.Dataset.from_tensors(1.0))
+
+
+def test_repeat_take_skip_shard_zip_concatenate_padded_batch():
+    ds = tf.data.Dataset.range(10)
+    zipped = tf.data.Dataset.zip((ds.shard(2, 1), ds.skip(5)))
+    both = ds.take(2).concatenate(ds.skip(8)).repeat(2)
+    ragged = tf.data.Dataset.range(1, 4).map(lambda n: tf.fill([n], n))
+    padded = ragged.padded_batch(3, padded_shapes=[None], padding_values=tf.constant(-1, tf.int64))
+    assert padded.output_shapes.as_list() == [None, None]
+    with tf.Session() as sess:
+        assert _drain(sess, zipped.make_one_shot_iterator().get_next()) == [
+            (1, 5), (3, 6), (5, 7), (7, 8), (9, 9)]
+        assert _drain(sess, both.make_one_shot_iterator().get_next()) == [0, 1, 8, 9] * 2
+        got = _drain(sess, padded.make_one_shot_iterator().get_next())
+    np.testing.assert_array_equal(got[0], [[1, -1, -1], [2, 2, -1], [3, 3, 3]])
+
+
+def test_tfrecord_dataset_parses_examples_and_text_lines(tmp_path):
+    path = str(tmp_path / "data.tfrecord.gz")
+    with tf.python_io.TFRecordWriter(path, tf.python_io.TFRecordOptions("GZIP")) as writer:
+        for i in range(7):
+            writer.write(tf.train.Example(features=tf.train.Features(feature={
+                "x": tf.train.Feature(float_list=tf.train.FloatList(value=[i, -i])),
+                "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[i]))}))
+                .SerializeToString())
+    spec = {"x": tf.FixedLenFeature([2], tf.float32), "y": tf.FixedLenFeature([], tf.int64)}
+    dataset = (tf.data.TFRecordDataset([path], compression_type="GZIP")
+               .map(lambda r: tf.parse_single_example(r, spec)).batch(3).prefetch(2))
+    assert dataset.output_shapes["x"].as_list() == [None, 2]
+    lines = tmp_path / "lines.txt"
+    lines.write_text("a\nbb\nccc\n")
+    text = tf.data.TextLineDataset(str(lines)).map(lambda s: tf.decode_raw(s, tf.uint8)[0])
+    with tf.Session() as sess:
+        got = _drain(sess, dataset.make_one_shot_iterator().get_next())
+        firsts = _drain(sess, text.make_one_shot_iterator().get_next())
+    assert [g["y"].tolist() for g in got] == [[0, 1, 2], [3, 4, 5], [6]]
+    np.testing.assert_allclose(got[1]["x"], [[3, -3], [4, -4], [5, -5]])
+    assert firsts == [ord("a"), ord("b"), ord("c")]
+
+
+def test_monitored_training_session_ends_with_the_dataset():
+    x = tf.data.Dataset.range(7).batch(2).make_one_shot_iterator().get_next()
+    total = tf.Variable(0, dtype=tf.int64)
+    add = tf.assign_add(total, tf.reduce_sum(x))
+    steps = 0
+    with tf.train.MonitoredTrainingSession() as sess:
+        while not sess.should_stop():
+            sess.run(add)
+            steps += 1
+    assert steps == 4
+
+
+def test_errors_are_clear():
+    with pytest.raises(ValueError, match="scalar boolean"):
+        tf.data.Dataset.range(3).filter(lambda x: x)
+    with pytest.raises(NotImplementedError, match="issue #31"):
+        tf.data.Dataset.range(3).interleave(lambda x: tf.data.Dataset.range(x))
+    it = tf.data.Dataset.range(3).make_initializable_iterator()
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.FailedPreconditionError, match="not been initialized"):
+            sess.run(it.get_next())
+    with pytest.raises(AttributeError, match="issue #31"):
+        tf.data.experimental.make_saveable_from_iterator
