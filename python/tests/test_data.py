@@ -116,6 +116,31 @@ def test_tfrecord_dataset_parses_examples_and_text_lines(tmp_path):
     assert firsts == [ord("a"), ord("b"), ord("c")]
 
 
+def test_flat_map_and_interleave_of_files(tmp_path):
+    files = []
+    for f in range(3):
+        path = str(tmp_path / ("part-%d" % f))
+        with tf.python_io.TFRecordWriter(path) as writer:
+            for r in range(4):
+                writer.write(b"%d" % (10 * f + r))
+        files.append(path)
+    names = tf.data.Dataset.from_tensor_slices(files)
+    interleaved = names.interleave(tf.data.TFRecordDataset, cycle_length=2, block_length=2)
+    flat = tf.data.Dataset.range(1, 4).flat_map(
+        lambda n: tf.data.Dataset.range(n).map(lambda i: i * 10 + n))
+    parallel = names.apply(tf.data.experimental.parallel_interleave(
+        lambda f: tf.data.TFRecordDataset(f).map(tf.string_to_number), cycle_length=3))
+    with tf.Session() as sess:
+        got = _drain(sess, interleaved.make_one_shot_iterator().get_next())
+        nested = _drain(sess, flat.make_one_shot_iterator().get_next())
+        numbers = _drain(sess, parallel.make_one_shot_iterator().get_next())
+    # Two files at a time, two records from each in turn; the third file takes the place
+    # of the first to end.
+    assert [int(r) for r in got] == [0, 1, 10, 11, 2, 3, 12, 13, 20, 21, 22, 23]
+    assert nested == [1, 2, 12, 3, 13, 23]
+    assert sorted(numbers) == sorted(float(10 * f + r) for f in range(3) for r in range(4))
+
+
 def test_monitored_training_session_ends_with_the_dataset():
     x = tf.data.Dataset.range(7).batch(2).make_one_shot_iterator().get_next()
     total = tf.Variable(0, dtype=tf.int64)
@@ -131,8 +156,8 @@ def test_monitored_training_session_ends_with_the_dataset():
 def test_errors_are_clear():
     with pytest.raises(ValueError, match="scalar boolean"):
         tf.data.Dataset.range(3).filter(lambda x: x)
-    with pytest.raises(NotImplementedError, match="issue #31"):
-        tf.data.Dataset.range(3).interleave(lambda x: tf.data.Dataset.range(x))
+    with pytest.raises(TypeError, match="must return a `Dataset`"):
+        tf.data.Dataset.range(3).flat_map(lambda x: x)
     it = tf.data.Dataset.range(3).make_initializable_iterator()
     with tf.Session() as sess:
         with pytest.raises(tf.errors.FailedPreconditionError, match="not been initialized"):

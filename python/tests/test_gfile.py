@@ -65,6 +65,7 @@ def test_directories_glob_walk_rename_and_copy(tmp_path):
     assert not tf.io.gfile.exists(root)
 
 
-def test_coming_io_names_name_their_issue():
-    with pytest.raises(AttributeError, match="issue #31"):
-        tf.io.TFRecordWriter  # noqa: B018
+def test_io_has_the_record_names_and_no_others():
+    assert tf.io.TFRecordWriter is tf.python_io.TFRecordWriter
+    with pytest.raises(AttributeError, match="module 'tf.io' has no attribute 'no_such_name'"):
+        tf.io.no_such_name  # noqa: B018

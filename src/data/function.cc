@@ -8,7 +8,7 @@ StatusOr<std::shared_ptr<DatasetFunctionRunner>> DatasetFunctionRunner::Create(
     return errors::InvalidArgument(what, ": ", function.captures_size(), " captures but ",
                                    function.capture_inputs_size(), " capture inputs");
   }
-  if (function.outputs_size() == 0) {
+  if (function.outputs_size() == 0 && !function.has_output_dataset()) {
     return errors::InvalidArgument(what, " returns nothing");
   }
   std::shared_ptr<DatasetFunctionRunner> runner(new DatasetFunctionRunner());

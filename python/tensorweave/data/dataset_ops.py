@@ -78,6 +78,12 @@ class _Function:
                 result = fn(*packed)
             else:
                 result = fn(packed)
+            self.made_dataset = None
+            if isinstance(result, Dataset):  # flat_map, interleave: the dataset's inputs
+                made_inputs = _Inputs()
+                self.made_dataset = result._to_proto(made_inputs)
+                self.made_types, self.made_shapes = result.output_types, result.output_shapes
+                result = tuple(self.graph.capture(t) for t in made_inputs.tensors)
             if isinstance(result, list):
                 result = tuple(result)  # as TF 1.x: a returned list is a tuple
             result = _as_structure(result, "output")
@@ -95,6 +101,8 @@ class _Function:
             f.captures.append(placeholder)
             f.capture_inputs.append(inputs.add(outer))
         f.outputs.extend(t.name for t in self.outputs)
+        if self.made_dataset is not None:
+            f.output_dataset.CopyFrom(self.made_dataset)
         return f
 
 
@@ -256,14 +264,26 @@ class Dataset:
             raise ValueError("`predicate` must return a scalar boolean tensor.")
         return self._derived("Filter", functions=[fn])
 
+    def _made_by(self, op, fn_, what, attrs):
+        fn = _Function(fn_, self._types, self._shapes, self._types, what)
+        if fn.made_dataset is None:
+            raise TypeError("`map_func` must return a `Dataset` object.")
+        return Dataset(op, [self], [], attrs, [fn], fn.made_types, fn.made_shapes)
+
     def flat_map(self, map_func):
-        raise NotImplementedError("Dataset.flat_map is not in tensorweave yet: issue #31 "
-                                  "brings it (input pipelines)")
+        """The elements of the dataset map_func makes of each element, in turn."""
+        return self._made_by("FlatMap", map_func, "flat_map function", {})
 
     def interleave(self, map_func, cycle_length=None, block_length=1,
                    num_parallel_calls=None):
-        raise NotImplementedError("Dataset.interleave is not in tensorweave yet: issue #31 "
-                                  "brings it (input pipelines)")
+        """The datasets map_func makes of cycle_length elements at a time, block_length
+        elements from each in turn (TF 1.x's deterministic order)."""
+        if cycle_length is None or cycle_length == AUTOTUNE:
+            import os
+            cycle_length = os.cpu_count() or 1
+        return self._made_by("Interleave", map_func, "interleave function",
+                             {"cycle_length": int(cycle_length),
+                              "block_length": int(block_length)})
 
     def _batched_shapes(self, batch_size, drop_remainder):
         first = batch_size if drop_remainder else None

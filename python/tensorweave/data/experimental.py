@@ -16,6 +16,12 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
         batch_size, drop_remainder=drop_remainder)
 
 
+def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False,
+                        buffer_output_elements=None, prefetch_input_elements=None):
+    """As interleave (in order; `sloppy` orders are allowed to be deterministic)."""
+    return lambda dataset: dataset.interleave(map_func, cycle_length, block_length)
+
+
 def ignore_errors():
     raise NotImplementedError("tf.data.experimental.ignore_errors is not in tensorweave yet: "
                               "issue #31 brings it (input pipelines)")

@@ -433,6 +433,7 @@ data = _namespace(
     experimental=_namespace("data.experimental", AUTOTUNE=_data_experimental.AUTOTUNE,
                             shuffle_and_repeat=_data_experimental.shuffle_and_repeat,
                             map_and_batch=_data_experimental.map_and_batch,
+                            parallel_interleave=_data_experimental.parallel_interleave,
                             ignore_errors=_data_experimental.ignore_errors))
 
 import sys as _sys  # noqa: E402
