@@ -89,6 +89,26 @@ class TestAccuracyHook(tf.train.SessionRunHook):
     self.accuracy = hits / len(self._test_labels)
 
 
+def train_input(pattern, num_workers, task_index):
+  """(images, labels) batches of the TFRecord files matching `pattern` (comma-separated
+  globs; examples/python/make_tfrecords.py writes them), this worker's shard, forever."""
+  files = sorted(f for p in pattern.split(",") for f in tf.gfile.Glob(p))
+  if not files:
+    raise ValueError("--train_files %s matches no file" % pattern)
+  features = {"image_raw": tf.FixedLenFeature([], tf.string),
+              "label": tf.FixedLenFeature([], tf.int64)}
+
+  def parse(records):
+    parsed = tf.parse_example(records, features)
+    pixels = tf.decode_raw(parsed["image_raw"], tf.uint8)
+    return tf.cast(pixels, tf.float32) / 255.0, tf.cast(parsed["label"], tf.int32)
+
+  dataset = (tf.data.TFRecordDataset(files).shard(num_workers, task_index).repeat()
+             .shuffle(10000, seed=FLAGS.seed + task_index).batch(FLAGS.batch_size)
+             .map(parse).prefetch(1))
+  return dataset.make_one_shot_iterator().get_next()
+
+
 def main(_):
   tf.logging.set_verbosity(tf.logging.INFO)  # checkpoints saved and restored, recoveries
   cluster, job_name, task_index = cluster_from_flags_or_tf_config()
@@ -115,8 +135,16 @@ def main(_):
         cluster=cluster)):
 
       # Build model...
-      images = tf.placeholder(tf.float32, [None, 784], name="images")
-      labels = tf.placeholder(tf.int32, [None], name="labels")
+      if FLAGS.train_files:
+        # Input from TFRecord files through tf.data on this worker: its shard of the
+        # records, shuffled, batched and parsed a batch at a time, one batch ahead. The
+        # placeholders still take a feed (the test set's evaluation).
+        next_images, next_labels = train_input(FLAGS.train_files, num_workers, task_index)
+        images = tf.placeholder_with_default(next_images, [None, 784], name="images")
+        labels = tf.placeholder_with_default(next_labels, [None], name="labels")
+      else:
+        images = tf.placeholder(tf.float32, [None, 784], name="images")
+        labels = tf.placeholder(tf.int32, [None], name="labels")
       training = tf.placeholder_with_default(False, [], name="training")
       if conv:
         logits = conv_net(images, training)
@@ -182,10 +210,12 @@ def main(_):
         # See `tf.train.SyncReplicasOptimizer` for additional details on how to
         # perform *synchronous* training.
         # mon_sess.run handles AbortedError in case of preempted PS.
-        batch_images, batch_labels = next(batches)
-        _, step, batch_loss = mon_sess.run(
-            [train_op, global_step, loss],
-            {images: batch_images, labels: batch_labels, training: True})
+        if FLAGS.train_files:
+          feed = {training: True}
+        else:
+          batch_images, batch_labels = next(batches)
+          feed = {images: batch_images, labels: batch_labels, training: True}
+        _, step, batch_loss = mon_sess.run([train_op, global_step, loss], feed)
         local_step += 1
         last = (time.time(), step)
         first = first or last
@@ -220,6 +250,9 @@ if __name__ == "__main__":
                       help="Index of task within the job")
   # The model and the run
   parser.add_argument("--data_dir", type=str, default=fashion_mnist.DEFAULT_DATA_DIR)
+  parser.add_argument("--train_files", type=str, default="",
+                      help="TFRecord files of training examples (comma-separated globs) to "
+                           "read through tf.data instead of feeding batches")
   parser.add_argument("--checkpoint_dir", type=str, default="/tmp/train_logs")
   parser.add_argument("--max_steps", type=int, default=12000)
   parser.add_argument("--batch_size", type=int, default=100)

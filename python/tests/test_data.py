@@ -78,6 +78,31 @@ def test_reinitializable_iterator_switches_datasets():
         iterator.make_initializer(tf.data.Dataset.from_tensors(1.0))
 
 
+def test_feedable_iterator_switches_by_string_handle():
+    train = tf.data.Dataset.range(100).repeat()
+    valid = tf.data.Dataset.range(1000, 1003)
+    handle = tf.placeholder(tf.string, shape=[])
+    feedable = tf.data.Iterator.from_string_handle(handle, train.output_types,
+                                                   train.output_shapes)
+    element = feedable.get_next()
+    train_it = train.make_one_shot_iterator()
+    valid_it = valid.make_initializable_iterator()
+    with tf.Session() as sess:
+        train_handle, valid_handle = sess.run([train_it.string_handle(),
+                                               valid_it.string_handle()])
+        assert [sess.run(element, {handle: train_handle}) for _ in range(3)] == [0, 1, 2]
+        sess.run(valid_it.initializer)
+        got = []
+        for _ in range(3):
+            got.append(sess.run(element, {handle: valid_handle}))
+        assert got == [1000, 1001, 1002]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(element, {handle: valid_handle})
+        assert sess.run(element, {handle: train_handle}) == 3  # the other kept its place
+        with pytest.raises(tf.errors.InvalidArgumentError, match="string_handle"):
+            sess.run(element, {handle: b"not a handle"})
+
+
 def test_repeat_take_skip_shard_zip_concatenate_padded_batch():
     ds = tf.data.Dataset.range(10)
     zipped = tf.data.Dataset.zip((ds.shard(2, 1), ds.skip(5)))
@@ -139,6 +164,25 @@ def test_flat_map_and_interleave_of_files(tmp_path):
     assert [int(r) for r in got] == [0, 1, 10, 11, 2, 3, 12, 13, 20, 21, 22, 23]
     assert nested == [1, 2, 12, 3, 13, 23]
     assert sorted(numbers) == sorted(float(10 * f + r) for f in range(3) for r in range(4))
+
+
+def test_cache_in_a_file_is_written_once_and_replayed(tmp_path):
+    cache = str(tmp_path / "cache")
+    made = tf.data.Dataset.range(5).map(lambda x: (x, tf.constant("s%d" % 1)))
+    dataset = made.cache(cache)
+    it = dataset.make_initializable_iterator()
+    element = it.get_next()
+    with tf.Session() as sess:
+        sess.run(it.initializer)
+        first = _drain(sess, element)
+        assert (tmp_path / "cache").exists()
+        sess.run(it.initializer)
+        second = _drain(sess, element)
+        # Another pipeline naming the file replays it: its own input (99 elements, "other")
+        # is never read.
+        third = _drain(sess, tf.data.Dataset.range(99).map(
+            lambda x: (x, tf.constant("other"))).cache(cache).make_one_shot_iterator().get_next())
+    assert first == second == third == [(i, b"s1") for i in range(5)]
 
 
 def test_monitored_training_session_ends_with_the_dataset():

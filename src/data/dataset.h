@@ -97,7 +97,7 @@ StatusOr<Tensor> DatasetInput(const proto::DatasetDef& def, const BuildContext& 
 #define TW_DATASET_CONCAT_INNER(a, b) a##b
 #define TW_DATASET_CONCAT(a, b) TW_DATASET_CONCAT_INNER(a, b)
 // Registers `factory` for the dataset op named (at namespace scope in a .cc file).
-#define TW_REGISTER_DATASET(op, ...)                                                     \
+#define TW_REGISTER_DATASET(op, ...)                                                      \
   [[maybe_unused]] static const ::tw::data::internal::DatasetRegistrar TW_DATASET_CONCAT( \
       tw_dataset_registrar_, __COUNTER__)(op, __VA_ARGS__)
 

@@ -11,9 +11,9 @@
 #include "gtest/gtest.h"
 #include "src/framework/attr_value.h"
 #include "src/io/record_writer.h"
-#include "tensorweave/protobuf/dataset.pb.h"
 #include "tensorweave/ops.h"
 #include "tensorweave/ops/parsing_ops.h"
+#include "tensorweave/protobuf/dataset.pb.h"
 #include "tensorweave/session.h"
 
 namespace tw {
@@ -110,7 +110,8 @@ TEST(DatasetTest, RangeMapFilterInOrder) {
 
 TEST(DatasetTest, ParallelMapKeepsTheInputOrder) {
   auto map = With(Op("Map", {Range(0)}), "num_parallel_calls", int64_t{4});
-  *map.add_functions() = Function([](const Scope& s, Output x) { return ops::Add(s, x, int64_t{100}); });
+  *map.add_functions() =
+      Function([](const Scope& s, Output x) { return ops::Add(s, x, int64_t{100}); });
   auto got = Collect(map, Ints({0, 200, 1}));
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->size(), 200u);
@@ -118,12 +119,12 @@ TEST(DatasetTest, ParallelMapKeepsTheInputOrder) {
 }
 
 TEST(DatasetTest, BatchDropRemainderAndPaddedBatch) {
-  auto batch = With(With(Op("Batch", {Range(0)}), "batch_size", int64_t{3}), "drop_remainder",
-                    false);
+  auto batch =
+      With(With(Op("Batch", {Range(0)}), "batch_size", int64_t{3}), "drop_remainder", false);
   EXPECT_EQ(*Collect(batch, Ints({0, 7, 1})),
             (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));
-  auto dropped = With(With(Op("Batch", {Range(0)}), "batch_size", int64_t{3}), "drop_remainder",
-                      true);
+  auto dropped =
+      With(With(Op("Batch", {Range(0)}), "batch_size", int64_t{3}), "drop_remainder", true);
   EXPECT_EQ(Collect(dropped, Ints({0, 7, 1}))->size(), 2u);
 
   // Elements [x] of x copies of x, padded with -1 to the batch's longest.
@@ -131,9 +132,9 @@ TEST(DatasetTest, BatchDropRemainderAndPaddedBatch) {
   *fill.add_functions() = Function([](const Scope& s, Output x) {
     return ops::Fill(s, ops::Reshape(s, x, Tensor::FromVector<int64_t>({1})), x);
   });
-  auto padded = With(With(With(Op("PaddedBatch", {fill}, {3}), "batch_size", int64_t{2}),
-                          "drop_remainder", false),
-                     "padded_shapes", std::vector<PartialShape>{PartialShape::Of({-1})});
+  auto padded = With(
+      With(With(Op("PaddedBatch", {fill}, {3}), "batch_size", int64_t{2}), "drop_remainder", false),
+      "padded_shapes", std::vector<PartialShape>{PartialShape::Of({-1})});
   std::vector<Tensor> inputs = Ints({1, 4, 1});
   inputs.push_back(Tensor::Scalar<int64_t>(-1));
   EXPECT_EQ(*Collect(padded, inputs),
@@ -142,17 +143,18 @@ TEST(DatasetTest, BatchDropRemainderAndPaddedBatch) {
 
 TEST(DatasetTest, ShuffleIsAPermutationFixedBySeedAndNewEachEpoch) {
   auto shuffle = [](int64_t seed, bool reshuffle) {
-    auto s = With(With(With(With(Op("Shuffle", {Range(0)}), "buffer_size", int64_t{100}), "seed",
-                            seed),
-                       "seed2", int64_t{0}),
-                  "reshuffle_each_iteration", reshuffle);
+    auto s =
+        With(With(With(With(Op("Shuffle", {Range(0)}), "buffer_size", int64_t{100}), "seed", seed),
+                  "seed2", int64_t{0}),
+             "reshuffle_each_iteration", reshuffle);
     return With(Op("Repeat", {s}), "count", int64_t{2});
   };
   auto a = *Collect(shuffle(5, true), Ints({0, 20, 1}));
   auto b = *Collect(shuffle(5, true), Ints({0, 20, 1}));
   ASSERT_EQ(a.size(), 40u);
   EXPECT_EQ(a, b);  // the same seed, the same orders
-  std::vector<std::vector<int64_t>> first(a.begin(), a.begin() + 20), second(a.begin() + 20, a.end());
+  std::vector<std::vector<int64_t>> first(a.begin(), a.begin() + 20),
+      second(a.begin() + 20, a.end());
   EXPECT_NE(first, second);  // a new order in the second epoch
   auto sorted = first;
   std::sort(sorted.begin(), sorted.end());
@@ -216,7 +218,8 @@ TEST(DatasetTest, TFRecordFilesInOrderAndErrorsNamed) {
 
 TEST(DatasetTest, ErrorsAreClear) {
   auto bad_op = Collect(Op("NoSuchDataset"), {});
-  EXPECT_THAT(std::string(bad_op.status().message()), HasSubstr("unknown dataset op \"NoSuchDataset\""));
+  EXPECT_THAT(std::string(bad_op.status().message()),
+              HasSubstr("unknown dataset op \"NoSuchDataset\""));
   auto wrong_type = Collect(Range(0), Ints({0, 3, 1}), {DT_FLOAT});
   EXPECT_THAT(std::string(wrong_type.status().message()),
               HasSubstr("component 0 is int64 but the iterator expects float"));
@@ -229,7 +232,8 @@ TEST(DatasetTest, ErrorsAreClear) {
 
   // GetNext before the initializer: TF's message.
   Scope root = Scope::NewRootScope();
-  auto it = root.AddNodeOutput("Iterator", {}, {{"output_types", MakeAttr(std::vector<DataType>{DT_INT64})}});
+  auto it = root.AddNodeOutput("Iterator", {},
+                               {{"output_types", MakeAttr(std::vector<DataType>{DT_INT64})}});
   auto next = root.AddNodeOutput("IteratorGetNext", {{it}},
                                  {{"output_types", MakeAttr(std::vector<DataType>{DT_INT64})}});
   ClientSession session(root);

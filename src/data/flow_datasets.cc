@@ -1,12 +1,21 @@
 // The datasets that reorder, repeat, cut, combine and buffer others: Shuffle, Repeat, Take,
-// Skip, Shard, Zip, Concatenate, Prefetch and Cache (in memory), with TF 1.x's semantics.
-#include <condition_variable>
+// Skip, Shard, Zip, Concatenate, Prefetch and Cache (in memory or in a file), with TF 1.x's
+// semantics.
+#include <unistd.h>
+
+#include <atomic>
 #include <deque>
+#include <filesystem>
 #include <random>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
+#include "src/core/tensor_coding.h"
 #include "src/data/dataset.h"
+#include "src/io/record_reader.h"
+#include "src/io/record_writer.h"
+#include "tensorweave/protobuf/tensor.pb.h"
 
 namespace tw::data {
 namespace {
@@ -36,7 +45,9 @@ StatusOr<int64_t> IntAttr(const proto::DatasetDef& def, const std::string& name)
 class ShuffleDataset : public DatasetBase {
  public:
   ShuffleDataset(DatasetPtr input, int64_t buffer, int64_t seed, int64_t seed2, bool reshuffle)
-      : input_(std::move(input)), buffer_(buffer), seeded_(seed != 0 || seed2 != 0),
+      : input_(std::move(input)),
+        buffer_(buffer),
+        seeded_(seed != 0 || seed2 != 0),
         reshuffle_(reshuffle) {
     std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
                            static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)};
@@ -99,17 +110,21 @@ class ShuffleDataset : public DatasetBase {
   mutable int64_t iterations_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-TW_REGISTER_DATASET("Shuffle", [](const proto::DatasetDef& def, const BuildContext&,
-                                  Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  TW_ASSIGN_OR_RETURN(int64_t buffer, IntAttr(def, "buffer_size"));
-  TW_ASSIGN_OR_RETURN(int64_t seed, IntAttr(def, "seed"));
-  TW_ASSIGN_OR_RETURN(int64_t seed2, IntAttr(def, "seed2"));
-  bool reshuffle = true;
-  TW_RETURN_IF_ERROR(GetDatasetAttr(def, "reshuffle_each_iteration", &reshuffle));
-  if (buffer <= 0) return errors::InvalidArgument("buffer_size must be greater than zero.");
-  return std::make_shared<ShuffleDataset>(input, buffer, seed, seed2, reshuffle);
-});
+TW_REGISTER_DATASET("Shuffle",
+                    [](const proto::DatasetDef& def, const BuildContext&,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      TW_ASSIGN_OR_RETURN(int64_t buffer, IntAttr(def, "buffer_size"));
+                      TW_ASSIGN_OR_RETURN(int64_t seed, IntAttr(def, "seed"));
+                      TW_ASSIGN_OR_RETURN(int64_t seed2, IntAttr(def, "seed2"));
+                      bool reshuffle = true;
+                      TW_RETURN_IF_ERROR(
+                          GetDatasetAttr(def, "reshuffle_each_iteration", &reshuffle));
+                      if (buffer <= 0)
+                        return errors::InvalidArgument("buffer_size must be greater than zero.");
+                      return std::make_shared<ShuffleDataset>(input, buffer, seed, seed2,
+                                                              reshuffle);
+                    });
 
 // ---- Repeat: count times (-1: forever) ----
 
@@ -157,12 +172,13 @@ class RepeatDataset : public DatasetBase {
   const int64_t count_;
 };
 
-TW_REGISTER_DATASET("Repeat", [](const proto::DatasetDef& def, const BuildContext&,
-                                 Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
-  return std::make_shared<RepeatDataset>(input, count);
-});
+TW_REGISTER_DATASET("Repeat",
+                    [](const proto::DatasetDef& def, const BuildContext&,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
+                      return std::make_shared<RepeatDataset>(input, count);
+                    });
 
 // ---- Take, Skip, Shard: which input positions pass ----
 
@@ -172,8 +188,12 @@ class SelectDataset : public DatasetBase {
   // p % every == offset.
   SelectDataset(std::string name, DatasetPtr input, int64_t skip, int64_t take, int64_t every,
                 int64_t offset)
-      : name_(std::move(name)), input_(std::move(input)), skip_(skip), take_(take),
-        every_(every), offset_(offset) {}
+      : name_(std::move(name)),
+        input_(std::move(input)),
+        skip_(skip),
+        take_(take),
+        every_(every),
+        offset_(offset) {}
   std::string DebugString() const override { return name_ + "(" + input_->DebugString() + ")"; }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     TW_ASSIGN_OR_RETURN(auto input, input_->MakeIterator());
@@ -210,34 +230,43 @@ class SelectDataset : public DatasetBase {
   const int64_t skip_, take_, every_, offset_;
 };
 
-TW_REGISTER_DATASET("Take", [](const proto::DatasetDef& def, const BuildContext&,
-                               Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
-  return std::make_shared<SelectDataset>("Take", input, 0, count < 0 ? -1 : count, 1, 0);
-});
+TW_REGISTER_DATASET("Take",
+                    [](const proto::DatasetDef& def, const BuildContext&,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
+                      return std::make_shared<SelectDataset>("Take", input, 0,
+                                                             count < 0 ? -1 : count, 1, 0);
+                    });
 
-TW_REGISTER_DATASET("Skip", [](const proto::DatasetDef& def, const BuildContext&,
-                               Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
-  // skip(-1) skips everything, as in TF.
-  return std::make_shared<SelectDataset>("Skip", input, count < 0 ? INT64_MAX : count, -1, 1,
-                                         0);
-});
+TW_REGISTER_DATASET("Skip",
+                    [](const proto::DatasetDef& def, const BuildContext&,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
+                      // skip(-1) skips everything, as in TF.
+                      return std::make_shared<SelectDataset>(
+                          "Skip", input, count < 0 ? INT64_MAX : count, -1, 1, 0);
+                    });
 
-TW_REGISTER_DATASET("Shard", [](const proto::DatasetDef& def, const BuildContext&,
-                                Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  TW_ASSIGN_OR_RETURN(int64_t num_shards, IntAttr(def, "num_shards"));
-  TW_ASSIGN_OR_RETURN(int64_t index, IntAttr(def, "index"));
-  if (num_shards <= 0) return errors::InvalidArgument("Number of shards must be greater than zero (currently num_shards = ", num_shards, ").");
-  if (index < 0 || index >= num_shards) {
-    return errors::InvalidArgument("Index must be between 0 and ", num_shards - 1,
-                                   " (currently index = ", index, ").");
-  }
-  return std::make_shared<SelectDataset>("Shard", input, 0, -1, num_shards, index);
-});
+TW_REGISTER_DATASET("Shard",
+                    [](const proto::DatasetDef& def, const BuildContext&,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      TW_ASSIGN_OR_RETURN(int64_t num_shards, IntAttr(def, "num_shards"));
+                      TW_ASSIGN_OR_RETURN(int64_t index, IntAttr(def, "index"));
+                      if (num_shards <= 0)
+                        return errors::InvalidArgument(
+                            "Number of shards must be greater than zero (currently num_shards = ",
+                            num_shards, ").");
+                      if (index < 0 || index >= num_shards) {
+                        return errors::InvalidArgument("Index must be between 0 and ",
+                                                       num_shards - 1,
+                                                       " (currently index = ", index, ").");
+                      }
+                      return std::make_shared<SelectDataset>("Shard", input, 0, -1, num_shards,
+                                                             index);
+                    });
 
 // ---- Zip and Concatenate ----
 
@@ -290,17 +319,21 @@ class ZipDataset : public DatasetBase {
   const bool concatenate_;
 };
 
-TW_REGISTER_DATASET("Zip", [](const proto::DatasetDef& def, const BuildContext&,
-                              Children children) -> StatusOr<DatasetPtr> {
-  if (children.empty()) return errors::InvalidArgument("Zip needs at least one dataset");
-  return std::make_shared<ZipDataset>(std::move(children), false);
-});
+TW_REGISTER_DATASET("Zip",
+                    [](const proto::DatasetDef& def, const BuildContext&,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      if (children.empty())
+                        return errors::InvalidArgument("Zip needs at least one dataset");
+                      return std::make_shared<ZipDataset>(std::move(children), false);
+                    });
 
-TW_REGISTER_DATASET("Concatenate", [](const proto::DatasetDef& def, const BuildContext&,
-                                      Children children) -> StatusOr<DatasetPtr> {
-  if (children.size() != 2) return errors::InvalidArgument("Concatenate needs two datasets");
-  return std::make_shared<ZipDataset>(std::move(children), true);
-});
+TW_REGISTER_DATASET("Concatenate",
+                    [](const proto::DatasetDef& def, const BuildContext&,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      if (children.size() != 2)
+                        return errors::InvalidArgument("Concatenate needs two datasets");
+                      return std::make_shared<ZipDataset>(std::move(children), true);
+                    });
 
 // ---- Prefetch: a thread that keeps buffer_size elements ready ----
 
@@ -317,7 +350,9 @@ class PrefetchDataset : public DatasetBase {
   class Iterator : public IteratorBase {
    public:
     Iterator(DatasetPtr keep, int64_t buffer, std::unique_ptr<IteratorBase> in)
-        : keep_(std::move(keep)), capacity_(buffer), input_(std::move(in)),
+        : keep_(std::move(keep)),
+          capacity_(buffer),
+          input_(std::move(in)),
           thread_([this] { Fill(); }) {}
     ~Iterator() override {
       {
@@ -328,9 +363,8 @@ class PrefetchDataset : public DatasetBase {
     }
     Status GetNext(Element* out, bool* end) override {
       absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return !buffer_.empty() || ended_;
-      };
+      auto ready = [this]()
+                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !buffer_.empty() || ended_; };
       mu_.Await(absl::Condition(&ready));
       if (buffer_.empty()) {
         *end = true;
@@ -382,13 +416,14 @@ class PrefetchDataset : public DatasetBase {
   const int64_t buffer_;
 };
 
-TW_REGISTER_DATASET("Prefetch", [](const proto::DatasetDef& def, const BuildContext&,
-                                   Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  TW_ASSIGN_OR_RETURN(int64_t buffer, IntAttr(def, "buffer_size"));
-  // AUTOTUNE (-1) and 0 keep one batch ready, TF's usual choice on CPU.
-  return std::make_shared<PrefetchDataset>(input, buffer > 0 ? buffer : 1);
-});
+TW_REGISTER_DATASET("Prefetch",
+                    [](const proto::DatasetDef& def, const BuildContext&,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      TW_ASSIGN_OR_RETURN(int64_t buffer, IntAttr(def, "buffer_size"));
+                      // AUTOTUNE (-1) and 0 keep one batch ready, TF's usual choice on CPU.
+                      return std::make_shared<PrefetchDataset>(input, buffer > 0 ? buffer : 1);
+                    });
 
 // ---- Cache (in memory): the first full pass is kept and replayed ----
 
@@ -427,7 +462,9 @@ class CacheDataset : public DatasetBase {
   class Record : public IteratorBase {
    public:
     Record(DatasetPtr keep, const CacheDataset& d, std::unique_ptr<IteratorBase> in)
-        : keep_(std::move(keep)), d_(d), input_(std::move(in)),
+        : keep_(std::move(keep)),
+          d_(d),
+          input_(std::move(in)),
           seen_(std::make_shared<std::vector<Element>>()) {}
     Status GetNext(Element* out, bool* end) override {
       TW_RETURN_IF_ERROR(input_->GetNext(out, end));
@@ -455,19 +492,122 @@ class CacheDataset : public DatasetBase {
   mutable std::shared_ptr<const std::vector<Element>> cache_ ABSL_GUARDED_BY(mu_);
 };
 
-TW_REGISTER_DATASET("Cache", [](const proto::DatasetDef& def, const BuildContext&,
-                                Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  std::string filename;
-  if (def.attrs().count("filename")) {
-    TW_RETURN_IF_ERROR(GetDatasetAttr(def, "filename", &filename));
+// ---- Cache (in a file): the first full pass is written, later passes read it ----
+
+// The file holds TFRecords: per element, one record with the number of components, then
+// one serialized TensorProto per component. A pass writes "<file>.tmp-<n>" and renames it
+// to "<file>" when it ends, so a cut-short pass leaves no cache behind and a later one
+// reads only whole passes.
+class FileCacheDataset : public DatasetBase {
+ public:
+  FileCacheDataset(DatasetPtr input, std::string file) : input_(std::move(input)), file_(file) {}
+  std::string DebugString() const override { return "Cache(" + input_->DebugString() + ")"; }
+  StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
+    if (std::filesystem::exists(file_)) {
+      TW_ASSIGN_OR_RETURN(auto reader, io::RecordReader::Open(file_));
+      return std::unique_ptr<IteratorBase>(new Replay(self(), std::move(reader)));
+    }
+    TW_ASSIGN_OR_RETURN(auto input, input_->MakeIterator());
+    static std::atomic<int64_t> passes{0};
+    const std::string tmp =
+        file_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(passes.fetch_add(1));
+    TW_ASSIGN_OR_RETURN(auto writer, io::RecordWriter::Create(tmp, {.truncate = true}));
+    return std::unique_ptr<IteratorBase>(
+        new Record(self(), std::move(input), std::move(writer), tmp, file_));
   }
-  if (!filename.empty()) {
-    return errors::Unimplemented("Dataset.cache(filename) is not in tensorweave yet: cache() "
-                                 "in memory is");
-  }
-  return std::make_shared<CacheDataset>(input);
-});
+
+ private:
+  class Replay : public IteratorBase {
+   public:
+    Replay(DatasetPtr keep, std::unique_ptr<io::RecordReader> r)
+        : keep_(std::move(keep)), r_(std::move(r)) {}
+    Status GetNext(Element* out, bool* end) override {
+      std::string record;
+      Status s = r_->Next(&record);
+      if (IsOutOfRange(s)) {
+        *end = true;
+        return OkStatus();
+      }
+      TW_RETURN_IF_ERROR(s);
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(record, &n) || n < 0 || n > (1 << 20)) {
+        return errors::DataLoss(r_->path(), ": not a tensorweave dataset cache");
+      }
+      out->clear();
+      for (int64_t i = 0; i < n; ++i) {
+        TW_RETURN_IF_ERROR(r_->Next(&record));
+        proto::TensorProto p;
+        if (!p.ParseFromString(record)) {
+          return errors::DataLoss(r_->path(), ": a cached tensor cannot be parsed");
+        }
+        TW_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(p));
+        out->push_back(std::move(t));
+      }
+      return OkStatus();
+    }
+
+   private:
+    DatasetPtr keep_;
+    std::unique_ptr<io::RecordReader> r_;
+  };
+  class Record : public IteratorBase {
+   public:
+    Record(DatasetPtr keep, std::unique_ptr<IteratorBase> in, std::unique_ptr<io::RecordWriter> w,
+           std::string tmp, std::string file)
+        : keep_(std::move(keep)),
+          input_(std::move(in)),
+          w_(std::move(w)),
+          tmp_(std::move(tmp)),
+          file_(std::move(file)) {}
+    ~Record() override {
+      if (w_ != nullptr) {  // the pass did not end: no cache
+        (void)w_->Close();
+        std::filesystem::remove(tmp_);
+      }
+    }
+    Status GetNext(Element* out, bool* end) override {
+      TW_RETURN_IF_ERROR(input_->GetNext(out, end));
+      if (w_ == nullptr) return OkStatus();
+      if (*end) {
+        TW_RETURN_IF_ERROR(w_->Close());
+        w_.reset();
+        std::error_code error;
+        std::filesystem::rename(tmp_, file_, error);
+        if (error)
+          return errors::Internal("cannot rename ", tmp_, " to ", file_, ": ", error.message());
+        return OkStatus();
+      }
+      TW_RETURN_IF_ERROR(w_->Write(std::to_string(out->size())));
+      for (const Tensor& t : *out) {
+        proto::TensorProto p;
+        TensorToProto(t, &p);
+        TW_RETURN_IF_ERROR(w_->Write(p.SerializeAsString()));
+      }
+      return OkStatus();
+    }
+
+   private:
+    DatasetPtr keep_;
+    std::unique_ptr<IteratorBase> input_;
+    std::unique_ptr<io::RecordWriter> w_;
+    const std::string tmp_, file_;
+  };
+  const DatasetPtr input_;
+  const std::string file_;
+};
+
+TW_REGISTER_DATASET("Cache",
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      std::string filename;
+                      if (def.attrs().count("filename")) {
+                        TW_RETURN_IF_ERROR(GetDatasetAttr(def, "filename", &filename));
+                      }
+                      if (filename.empty()) return std::make_shared<CacheDataset>(input);
+                      TW_RETURN_IF_ERROR(ctx.file_access.Check(filename, "cache file"));
+                      return std::make_shared<FileCacheDataset>(input, filename);
+                    });
 
 }  // namespace
 }  // namespace tw::data

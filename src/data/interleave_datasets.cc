@@ -15,8 +15,12 @@ class InterleaveDataset : public DatasetBase {
  public:
   InterleaveDataset(DatasetPtr input, std::shared_ptr<DatasetFunctionRunner> fn,
                     proto::DatasetDef made, BuildContext ctx, int64_t cycle, int64_t block)
-      : input_(std::move(input)), fn_(std::move(fn)), made_(std::move(made)),
-        ctx_(std::move(ctx)), cycle_(cycle), block_(block) {}
+      : input_(std::move(input)),
+        fn_(std::move(fn)),
+        made_(std::move(made)),
+        ctx_(std::move(ctx)),
+        cycle_(cycle),
+        block_(block) {}
   std::string DebugString() const override {
     return (cycle_ == 1 ? "FlatMap(" : "Interleave(") + input_->DebugString() + ")";
   }
@@ -103,15 +107,15 @@ StatusOr<DatasetPtr> BuildInterleave(const proto::DatasetDef& def, const BuildCo
     if (cycle <= 0) return errors::InvalidArgument("cycle_length must be > 0, got ", cycle);
     if (block <= 0) return errors::InvalidArgument("block_length must be > 0, got ", block);
   }
-  TW_ASSIGN_OR_RETURN(auto fn, DatasetFunctionRunner::Create(
-                                   f, ctx, def.op() == "Interleave" ? "interleave function"
-                                                                    : "flat_map function"));
+  TW_ASSIGN_OR_RETURN(
+      auto fn, DatasetFunctionRunner::Create(
+                   f, ctx, def.op() == "Interleave" ? "interleave function" : "flat_map function"));
   // The made datasets' own inputs come from the function; the rest of the context (device,
   // file policy) is the building step's. The captured iterator inputs are not theirs.
   BuildContext made_ctx = ctx;
   made_ctx.inputs = nullptr;
-  return std::make_shared<InterleaveDataset>(children[0], fn, f.output_dataset(), made_ctx,
-                                             cycle, block);
+  return std::make_shared<InterleaveDataset>(children[0], fn, f.output_dataset(), made_ctx, cycle,
+                                             block);
 }
 TW_REGISTER_DATASET("FlatMap", BuildInterleave);
 TW_REGISTER_DATASET("Interleave", BuildInterleave);

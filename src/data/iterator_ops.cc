@@ -8,6 +8,7 @@
 #include "src/framework/resource_lookup.h"
 #include "src/graph/gradient_registry.h"
 #include "src/ops/resource_attrs.h"
+#include "tensorweave/protobuf/tensor.pb.h"
 
 namespace tw::data {
 namespace {
@@ -42,8 +43,7 @@ class MakeIteratorResourceOp : public OpKernel {
 
  protected:
   // Finds or makes the resource; `init` (may be null) initializes one just made.
-  void Produce(OpKernelContext* ctx,
-               const std::function<Status(IteratorResource*)>& init) {
+  void Produce(OpKernelContext* ctx, const std::function<Status(IteratorResource*)>& init) {
     ResourceMgr* rm = ctx->resource_manager();
     const std::string container = container_.empty() ? rm->default_container() : container_;
     const std::string name = !shared_name_.empty()
@@ -174,26 +174,78 @@ class IteratorGetNextOp : public AsyncOpKernel {
     auto it = LookupIterator(ctx);
     TW_OP_REQUIRES_OK_ASYNC(ctx, it.status(), done);
     // The resource stays alive while the request waits (its destructor ends requests).
-    (*it)->GetNext(ctx->cancellation_manager(),
-                   [ctx, keep = *it, done = std::move(done)](StatusOr<Element> element) {
-                     if (!element.ok()) {
-                       ctx->SetStatus(element.status());
-                     } else if (static_cast<int>(element->size()) != ctx->num_outputs()) {
-                       ctx->SetStatus(errors::InvalidArgument(
-                           "the iterator gave ", element->size(), " components, the op expects ",
-                           ctx->num_outputs()));
-                     } else {
-                       for (size_t i = 0; i < element->size(); ++i) {
-                         ctx->set_output(static_cast<int>(i), std::move((*element)[i]));
-                       }
-                     }
-                     done();
-                   });
+    (*it)->GetNext(ctx->cancellation_manager(), [ctx, keep = *it, done = std::move(done)](
+                                                    StatusOr<Element> element) {
+      if (!element.ok()) {
+        ctx->SetStatus(element.status());
+      } else if (static_cast<int>(element->size()) != ctx->num_outputs()) {
+        ctx->SetStatus(errors::InvalidArgument("the iterator gave ", element->size(),
+                                               " components, the op expects ", ctx->num_outputs()));
+      } else {
+        for (size_t i = 0; i < element->size(); ++i) {
+          ctx->set_output(static_cast<int>(i), std::move((*element)[i]));
+        }
+      }
+      done();
+    });
   }
 };
 TW_REGISTER_KERNEL("IteratorGetNext", "CPU", IteratorGetNextOp);
 
 TW_NO_GRADIENT("IteratorGetNext");
+
+// ---- String handles: an iterator named by a string a program can feed ----
+
+TW_REGISTER_OP("IteratorToStringHandle")
+    .Input("resource_handle: resource")
+    .Output("string_handle: string")
+    .SetIsStateful()
+    .Doc("The iterator's handle as a string, for IteratorFromStringHandle.");
+
+class IteratorToStringHandleOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto h = ValidateResourceHandle(*ctx, ctx->input(0), IteratorResource::kTypeName);
+    TW_OP_REQUIRES_OK(ctx, h.status());
+    proto::ResourceHandleProto p;
+    p.set_device((*h)->device);
+    p.set_container((*h)->container);
+    p.set_name((*h)->name);
+    p.set_type((*h)->type);
+    ctx->set_output(0, Tensor::Scalar(p.SerializeAsString()));
+  }
+};
+TW_REGISTER_KERNEL("IteratorToStringHandle", "CPU", IteratorToStringHandleOp);
+
+TW_REGISTER_OP("IteratorFromStringHandle")
+    .Input("string_handle: string")
+    .Output("resource_handle: resource")
+    .Attr("output_types: list(type) = []")
+    .Attr("output_shapes: list(shape) = []")
+    .SetIsStateful()
+    .Doc("The iterator a string handle names (checked when it is used).");
+
+class IteratorFromStringHandleOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    TW_OP_REQUIRES(ctx, in.num_elements() == 1 && in.rank() == 0,
+                   errors::InvalidArgument("string_handle must be a scalar, got shape ",
+                                           in.shape().DebugString()));
+    proto::ResourceHandleProto p;
+    // A handle is data a client can forge: whatever it names is checked by the op that
+    // uses it (LookupResource: kind, device, existence), as any resource handle.
+    TW_OP_REQUIRES(
+        ctx, p.ParseFromString(in.scalar<std::string>()) && p.type() == IteratorResource::kTypeName,
+        errors::InvalidArgument("Could not parse string_handle as a valid iterator "
+                                "handle"));
+    ctx->set_output(0,
+                    Tensor::Scalar(ResourceHandle{p.device(), p.container(), p.name(), p.type()}));
+  }
+};
+TW_REGISTER_KERNEL("IteratorFromStringHandle", "CPU", IteratorFromStringHandleOp);
 
 }  // namespace
 }  // namespace tw::data

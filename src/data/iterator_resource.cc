@@ -17,7 +17,8 @@ IteratorResource::~IteratorResource() {
   }
   if (thread_.joinable()) thread_.join();
   for (auto& r : left) {
-    Finish(r, errors::Cancelled("Iterator '", name_, "' was destroyed: its container was "
+    Finish(r, errors::Cancelled("Iterator '", name_,
+                                "' was destroyed: its container was "
                                 "cleared"));
   }
 }

@@ -32,8 +32,7 @@ class IteratorResource : public ResourceBase {
   // OK and the element; OutOfRange "End of sequence" after the last; or the error.
   using GetNextDone = std::function<void(StatusOr<Element>)>;
 
-  IteratorResource(std::string name, std::vector<DataType> types,
-                   std::vector<PartialShape> shapes);
+  IteratorResource(std::string name, std::vector<DataType> types, std::vector<PartialShape> shapes);
   // Stops the thread; waiting requests end with Cancelled.
   ~IteratorResource() override;
 

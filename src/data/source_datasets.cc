@@ -67,20 +67,22 @@ StatusOr<Element> AllInputs(const proto::DatasetDef& def, const BuildContext& ct
   return out;
 }
 
-TW_REGISTER_DATASET("TensorSlice", [](const proto::DatasetDef& def, const BuildContext& ctx,
-                                      auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
-  TW_ASSIGN_OR_RETURN(Element components, AllInputs(def, ctx));
-  for (size_t i = 0; i < components.size(); ++i) {
-    if (components[i].rank() < 1 || components[i].dim(0) != components[0].dim(0)) {
-      return errors::InvalidArgument(
-          "Dimensions of the components of Dataset.from_tensor_slices must agree in their "
-          "first dimension: component 0 has shape ",
-          components[0].shape().DebugString(), ", component ", i, " has shape ",
-          components[i].shape().DebugString());
-    }
-  }
-  return std::make_shared<TensorSliceDataset>(std::move(components));
-});
+TW_REGISTER_DATASET(
+    "TensorSlice",
+    [](const proto::DatasetDef& def, const BuildContext& ctx,
+       auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
+      TW_ASSIGN_OR_RETURN(Element components, AllInputs(def, ctx));
+      for (size_t i = 0; i < components.size(); ++i) {
+        if (components[i].rank() < 1 || components[i].dim(0) != components[0].dim(0)) {
+          return errors::InvalidArgument(
+              "Dimensions of the components of Dataset.from_tensor_slices must agree in their "
+              "first dimension: component 0 has shape ",
+              components[0].shape().DebugString(), ", component ", i, " has shape ",
+              components[i].shape().DebugString());
+        }
+      }
+      return std::make_shared<TensorSliceDataset>(std::move(components));
+    });
 
 // ---- Tensors: one element ----
 
@@ -114,11 +116,12 @@ class TensorsDataset : public DatasetBase {
   const Element components_;
 };
 
-TW_REGISTER_DATASET("Tensors", [](const proto::DatasetDef& def, const BuildContext& ctx,
-                                  auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
-  TW_ASSIGN_OR_RETURN(Element components, AllInputs(def, ctx));
-  return std::make_shared<TensorsDataset>(std::move(components));
-});
+TW_REGISTER_DATASET("Tensors",
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
+                       auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
+                      TW_ASSIGN_OR_RETURN(Element components, AllInputs(def, ctx));
+                      return std::make_shared<TensorsDataset>(std::move(components));
+                    });
 
 // ---- Range ----
 
@@ -164,14 +167,16 @@ StatusOr<int64_t> ScalarInt(const proto::DatasetDef& def, const BuildContext& ct
   return t.dtype() == DT_INT64 ? t.flat<int64_t>()[0] : t.flat<int32_t>()[0];
 }
 
-TW_REGISTER_DATASET("Range", [](const proto::DatasetDef& def, const BuildContext& ctx,
-                                auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
-  TW_ASSIGN_OR_RETURN(int64_t start, ScalarInt(def, ctx, 0, "start"));
-  TW_ASSIGN_OR_RETURN(int64_t stop, ScalarInt(def, ctx, 1, "stop"));
-  TW_ASSIGN_OR_RETURN(int64_t step, ScalarInt(def, ctx, 2, "step"));
-  if (step == 0) return errors::InvalidArgument("step must be a non-zero integer.");
-  return std::make_shared<RangeDataset>(start, stop, step);
-});
+TW_REGISTER_DATASET("Range",
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
+                       auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
+                      TW_ASSIGN_OR_RETURN(int64_t start, ScalarInt(def, ctx, 0, "start"));
+                      TW_ASSIGN_OR_RETURN(int64_t stop, ScalarInt(def, ctx, 1, "stop"));
+                      TW_ASSIGN_OR_RETURN(int64_t step, ScalarInt(def, ctx, 2, "step"));
+                      if (step == 0)
+                        return errors::InvalidArgument("step must be a non-zero integer.");
+                      return std::make_shared<RangeDataset>(start, stop, step);
+                    });
 
 // ---- Files ----
 
@@ -323,7 +328,8 @@ StatusOr<std::vector<std::string>> FileNames(const proto::DatasetDef& def,
                                              const BuildContext& ctx) {
   TW_ASSIGN_OR_RETURN(Tensor names, DatasetInput(def, ctx, 0));
   if (names.dtype() != DT_STRING || names.rank() > 1) {
-    return errors::InvalidArgument(def.op(), ": filenames must be a string scalar or vector, "
+    return errors::InvalidArgument(def.op(),
+                                   ": filenames must be a string scalar or vector, "
                                    "got ",
                                    names.DebugString());
   }
@@ -341,57 +347,63 @@ StatusOr<io::Compression> CompressionAttr(const proto::DatasetDef& def) {
   return io::ParseCompression(name);
 }
 
-TW_REGISTER_DATASET("TFRecord", [](const proto::DatasetDef& def, const BuildContext& ctx,
-                                   auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
-  TW_ASSIGN_OR_RETURN(auto files, FileNames(def, ctx));
-  TW_ASSIGN_OR_RETURN(io::Compression compression, CompressionAttr(def));
-  int64_t buffer = 256 << 10;
-  if (def.attrs().count("buffer_size")) TW_RETURN_IF_ERROR(GetDatasetAttr(def, "buffer_size", &buffer));
-  if (buffer <= 0) buffer = 256 << 10;
-  return std::make_shared<FilesDataset>(
-      "TFRecord", std::move(files),
-      [compression, buffer](const std::string& f) -> StatusOr<std::unique_ptr<FileRecords>> {
-        TW_ASSIGN_OR_RETURN(auto reader,
-                            io::RecordReader::Open(f, {.compression = compression,
-                                                       .buffer_bytes = static_cast<size_t>(buffer)}));
-        return std::unique_ptr<FileRecords>(new TFRecordFile(std::move(reader)));
-      });
-});
+TW_REGISTER_DATASET(
+    "TFRecord",
+    [](const proto::DatasetDef& def, const BuildContext& ctx,
+       auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
+      TW_ASSIGN_OR_RETURN(auto files, FileNames(def, ctx));
+      TW_ASSIGN_OR_RETURN(io::Compression compression, CompressionAttr(def));
+      int64_t buffer = 256 << 10;
+      if (def.attrs().count("buffer_size"))
+        TW_RETURN_IF_ERROR(GetDatasetAttr(def, "buffer_size", &buffer));
+      if (buffer <= 0) buffer = 256 << 10;
+      return std::make_shared<FilesDataset>(
+          "TFRecord", std::move(files),
+          [compression, buffer](const std::string& f) -> StatusOr<std::unique_ptr<FileRecords>> {
+            TW_ASSIGN_OR_RETURN(auto reader, io::RecordReader::Open(
+                                                 f, {.compression = compression,
+                                                     .buffer_bytes = static_cast<size_t>(buffer)}));
+            return std::unique_ptr<FileRecords>(new TFRecordFile(std::move(reader)));
+          });
+    });
 
-TW_REGISTER_DATASET("TextLine", [](const proto::DatasetDef& def, const BuildContext& ctx,
-                                   auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
-  TW_ASSIGN_OR_RETURN(auto files, FileNames(def, ctx));
-  TW_ASSIGN_OR_RETURN(io::Compression compression, CompressionAttr(def));
-  return std::make_shared<FilesDataset>(
-      "TextLine", std::move(files),
-      [compression](const std::string& f) -> StatusOr<std::unique_ptr<FileRecords>> {
-        TW_ASSIGN_OR_RETURN(std::string contents, ReadAll(f, compression));
-        return std::unique_ptr<FileRecords>(new TextLineFile(f, std::move(contents)));
-      });
-});
+TW_REGISTER_DATASET(
+    "TextLine",
+    [](const proto::DatasetDef& def, const BuildContext& ctx,
+       auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
+      TW_ASSIGN_OR_RETURN(auto files, FileNames(def, ctx));
+      TW_ASSIGN_OR_RETURN(io::Compression compression, CompressionAttr(def));
+      return std::make_shared<FilesDataset>(
+          "TextLine", std::move(files),
+          [compression](const std::string& f) -> StatusOr<std::unique_ptr<FileRecords>> {
+            TW_ASSIGN_OR_RETURN(std::string contents, ReadAll(f, compression));
+            return std::unique_ptr<FileRecords>(new TextLineFile(f, std::move(contents)));
+          });
+    });
 
-TW_REGISTER_DATASET("FixedLengthRecord", [](const proto::DatasetDef& def,
-                                            const BuildContext& ctx,
-                                            auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
-  TW_ASSIGN_OR_RETURN(auto files, FileNames(def, ctx));
-  TW_ASSIGN_OR_RETURN(io::Compression compression, CompressionAttr(def));
-  int64_t header = 0, record = 0, footer = 0;
-  TW_RETURN_IF_ERROR(GetDatasetAttr(def, "header_bytes", &header));
-  TW_RETURN_IF_ERROR(GetDatasetAttr(def, "record_bytes", &record));
-  TW_RETURN_IF_ERROR(GetDatasetAttr(def, "footer_bytes", &footer));
-  if (record <= 0 || header < 0 || footer < 0) {
-    return errors::InvalidArgument("FixedLengthRecordDataset: record_bytes must be > 0 and "
-                                   "header_bytes, footer_bytes >= 0, got ",
-                                   record, ", ", header, ", ", footer);
-  }
-  return std::make_shared<FilesDataset>(
-      "FixedLengthRecord", std::move(files),
-      [=](const std::string& f) -> StatusOr<std::unique_ptr<FileRecords>> {
-        TW_ASSIGN_OR_RETURN(std::string contents, ReadAll(f, compression));
-        return std::unique_ptr<FileRecords>(
-            new FixedLengthFile(std::move(contents), header, record, footer));
-      });
-});
+TW_REGISTER_DATASET("FixedLengthRecord",
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
+                       auto) -> StatusOr<std::shared_ptr<const DatasetBase>> {
+                      TW_ASSIGN_OR_RETURN(auto files, FileNames(def, ctx));
+                      TW_ASSIGN_OR_RETURN(io::Compression compression, CompressionAttr(def));
+                      int64_t header = 0, record = 0, footer = 0;
+                      TW_RETURN_IF_ERROR(GetDatasetAttr(def, "header_bytes", &header));
+                      TW_RETURN_IF_ERROR(GetDatasetAttr(def, "record_bytes", &record));
+                      TW_RETURN_IF_ERROR(GetDatasetAttr(def, "footer_bytes", &footer));
+                      if (record <= 0 || header < 0 || footer < 0) {
+                        return errors::InvalidArgument(
+                            "FixedLengthRecordDataset: record_bytes must be > 0 and "
+                            "header_bytes, footer_bytes >= 0, got ",
+                            record, ", ", header, ", ", footer);
+                      }
+                      return std::make_shared<FilesDataset>(
+                          "FixedLengthRecord", std::move(files),
+                          [=](const std::string& f) -> StatusOr<std::unique_ptr<FileRecords>> {
+                            TW_ASSIGN_OR_RETURN(std::string contents, ReadAll(f, compression));
+                            return std::unique_ptr<FileRecords>(
+                                new FixedLengthFile(std::move(contents), header, record, footer));
+                          });
+                    });
 
 }  // namespace
 }  // namespace tw::data

@@ -1,11 +1,10 @@
 // The datasets that transform others: Map (num_parallel_calls, in order), Filter, Batch,
 // PaddedBatch, Shuffle, Repeat, Take, Skip, Shard, Zip, Concatenate, Prefetch and Cache
 // (in memory), with TF 1.x's semantics.
-#include <map>
-#include <thread>
-
 #include <cstring>
+#include <map>
 #include <optional>
+#include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "src/data/dataset.h"
@@ -130,9 +129,8 @@ Status MapIterator::GetNext(Element* out, bool* end) {
     return d_.fn().Call(in, out);
   }
   absl::MutexLock lock(&mu_);
-  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return results_.count(next_out_) > 0;
-  };
+  auto ready = [this]()
+                   ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return results_.count(next_out_) > 0; };
   mu_.Await(absl::Condition(&ready));
   Result r = std::move(results_[next_out_]);
   if (r.end) {  // stays at the end: later calls see it again
@@ -146,8 +144,8 @@ Status MapIterator::GetNext(Element* out, bool* end) {
 }
 
 StatusOr<std::shared_ptr<DatasetFunctionRunner>> OnlyFunction(const proto::DatasetDef& def,
-                                                               const BuildContext& ctx,
-                                                               const std::string& what) {
+                                                              const BuildContext& ctx,
+                                                              const std::string& what) {
   if (def.functions_size() != 1) {
     return errors::InvalidArgument("dataset ", def.op(), " needs one function, got ",
                                    def.functions_size());
@@ -155,12 +153,14 @@ StatusOr<std::shared_ptr<DatasetFunctionRunner>> OnlyFunction(const proto::Datas
   return DatasetFunctionRunner::Create(def.functions(0), ctx, what);
 }
 
-TW_REGISTER_DATASET("Map", [](const proto::DatasetDef& def, const BuildContext& ctx,
-                              Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  TW_ASSIGN_OR_RETURN(auto fn, OnlyFunction(def, ctx, "map function"));
-  return std::make_shared<MapDataset>(input, fn, IntAttrOr(def, "num_parallel_calls", 1));
-});
+TW_REGISTER_DATASET("Map",
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      TW_ASSIGN_OR_RETURN(auto fn, OnlyFunction(def, ctx, "map function"));
+                      return std::make_shared<MapDataset>(input, fn,
+                                                          IntAttrOr(def, "num_parallel_calls", 1));
+                    });
 
 // ---- Filter ----
 
@@ -202,12 +202,13 @@ class FilterDataset : public DatasetBase {
   const std::shared_ptr<DatasetFunctionRunner> fn_;
 };
 
-TW_REGISTER_DATASET("Filter", [](const proto::DatasetDef& def, const BuildContext& ctx,
-                                 Children children) -> StatusOr<DatasetPtr> {
-  TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  TW_ASSIGN_OR_RETURN(auto fn, OnlyFunction(def, ctx, "filter predicate"));
-  return std::make_shared<FilterDataset>(input, fn);
-});
+TW_REGISTER_DATASET("Filter",
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
+                       Children children) -> StatusOr<DatasetPtr> {
+                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+                      TW_ASSIGN_OR_RETURN(auto fn, OnlyFunction(def, ctx, "filter predicate"));
+                      return std::make_shared<FilterDataset>(input, fn);
+                    });
 
 // ---- Batch and PaddedBatch ----
 
@@ -252,8 +253,9 @@ StatusOr<Element> StackBatch(const std::vector<Element>& elements,
         for (size_t d = 0; d < dims.size(); ++d) {
           if (want.dims[d] >= 0) {
             if (dims[d] > want.dims[d]) {
-              return errors::DataLoss("Attempted to pad to a smaller size than the input "
-                                      "element.");
+              return errors::DataLoss(
+                  "Attempted to pad to a smaller size than the input "
+                  "element.");
             }
             dims[d] = want.dims[d];
           }
@@ -343,8 +345,9 @@ class BatchDataset : public DatasetBase {
         *end = true;
         return OkStatus();
       }
-      TW_ASSIGN_OR_RETURN(*out, StackBatch(elements, d_.padded_shapes_ ? &*d_.padded_shapes_ : nullptr,
-                                           &d_.padding_values_));
+      TW_ASSIGN_OR_RETURN(*out,
+                          StackBatch(elements, d_.padded_shapes_ ? &*d_.padded_shapes_ : nullptr,
+                                     &d_.padding_values_));
       return OkStatus();
     }
 
@@ -365,7 +368,8 @@ StatusOr<DatasetPtr> BuildBatch(const proto::DatasetDef& def, const BuildContext
   TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
   const int64_t size = IntAttrOr(def, "batch_size", 0);
   bool drop = false;
-  if (def.attrs().count("drop_remainder")) TW_RETURN_IF_ERROR(GetDatasetAttr(def, "drop_remainder", &drop));
+  if (def.attrs().count("drop_remainder"))
+    TW_RETURN_IF_ERROR(GetDatasetAttr(def, "drop_remainder", &drop));
   if (size <= 0) return errors::InvalidArgument("Batch size must be greater than zero.");
   if (def.op() == "Batch" || !def.attrs().count("padded_shapes")) {
     return std::make_shared<BatchDataset>(input, size, drop, std::nullopt, Element{});

@@ -8,9 +8,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/base/crc32c.h"
-#include "zlib.h"
 #include "src/io/record_reader.h"
 #include "src/io/record_writer.h"
+#include "zlib.h"
 
 namespace tw::io {
 namespace {

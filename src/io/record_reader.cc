@@ -64,8 +64,8 @@ StatusOr<size_t> RecordReader::Produce(char* out, size_t capacity) {
     std::string_view in(raw_.data() + raw_pos_, raw_end_ - raw_pos_);
     auto produced = inflater_->Decompress(&in, out, capacity);
     if (!produced.ok()) {
-      return errors::DataLoss(path_, ": ", produced.status().message(), " (near byte ",
-                              offset_, " of the uncompressed records)");
+      return errors::DataLoss(path_, ": ", produced.status().message(), " (near byte ", offset_,
+                              " of the uncompressed records)");
     }
     raw_pos_ = raw_end_ - in.size();
     if (*produced > 0) return produced;

@@ -78,7 +78,7 @@ class RecordWriter {
   Status WriteAll(std::string_view bytes);
 
   const std::string path_;
-  int fd_;  // -1 once closed
+  int fd_;                              // -1 once closed
   std::unique_ptr<Deflater> deflater_;  // null: no compression
   std::string buffer_;
   std::string compressed_;

@@ -30,9 +30,9 @@ FIFOQueueResource::FIFOQueueResource(std::string name, std::vector<DataType> typ
     std::random_device entropy;
     random_.seed((static_cast<uint64_t>(entropy()) << 32) | entropy());
   } else {
-    std::seed_seq sequence{static_cast<uint32_t>(order_.seed), static_cast<uint32_t>(order_.seed >> 32),
-                           static_cast<uint32_t>(order_.seed2),
-                           static_cast<uint32_t>(order_.seed2 >> 32)};
+    std::seed_seq sequence{
+        static_cast<uint32_t>(order_.seed), static_cast<uint32_t>(order_.seed >> 32),
+        static_cast<uint32_t>(order_.seed2), static_cast<uint32_t>(order_.seed2 >> 32)};
     random_.seed(sequence);
   }
 }
@@ -88,20 +88,19 @@ std::string TypeListString(const std::vector<DataType>& types) {
 }  // namespace
 
 Status FIFOQueueResource::MatchesSpec(const std::vector<DataType>& types,
-                                      const std::vector<PartialShape>& shapes,
-                                      int64_t capacity, QueueOrder order) const {
+                                      const std::vector<PartialShape>& shapes, int64_t capacity,
+                                      QueueOrder order) const {
   if (!(order == order_)) {
-    return errors::InvalidArgument("Shared queue '", name_, "' is a ", QueueKindName(order_.kind),
-                                   order_.kind == QueueOrder::Kind::kRandomShuffle
-                                       ? " with min_after_dequeue " +
-                                             std::to_string(order_.min_after_dequeue)
-                                       : std::string(),
-                                   " but a ", QueueKindName(order.kind),
-                                   order.kind == QueueOrder::Kind::kRandomShuffle
-                                       ? " with min_after_dequeue " +
-                                             std::to_string(order.min_after_dequeue)
-                                       : std::string(),
-                                   " was requested");
+    return errors::InvalidArgument(
+        "Shared queue '", name_, "' is a ", QueueKindName(order_.kind),
+        order_.kind == QueueOrder::Kind::kRandomShuffle
+            ? " with min_after_dequeue " + std::to_string(order_.min_after_dequeue)
+            : std::string(),
+        " but a ", QueueKindName(order.kind),
+        order.kind == QueueOrder::Kind::kRandomShuffle
+            ? " with min_after_dequeue " + std::to_string(order.min_after_dequeue)
+            : std::string(),
+        " was requested");
   }
   if (capacity != capacity_) {
     return errors::InvalidArgument("Shared queue '", name_, "' has capacity ", capacity_,

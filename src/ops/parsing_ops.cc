@@ -2,6 +2,8 @@
 // and sparse tensors), DecodeRaw (bytes into numbers), DecodeCSV (lines into columns) and
 // StringToNumber. Signatures, attributes and error messages are TensorFlow's, so that
 // graphs and programs written for it build and fail the same way here.
+#include "tensorweave/ops/parsing_ops.h"
+
 #include <charconv>
 #include <cstring>
 
@@ -9,7 +11,6 @@
 #include "src/framework/op_kernel.h"
 #include "src/framework/parallel_for.h"
 #include "src/graph/gradient_registry.h"
-#include "tensorweave/ops/parsing_ops.h"
 #include "tensorweave/protobuf/example.pb.h"
 
 namespace tw {
@@ -73,8 +74,8 @@ void CopyValues(const FeatureValues& v, int64_t from, int64_t n, Tensor* out, in
                   n * sizeof(float));
       break;
     case DT_INT64:
-      std::memcpy(out->flat<int64_t>().data() + at,
-                  v.feature->int64_list().value().data() + from, n * sizeof(int64_t));
+      std::memcpy(out->flat<int64_t>().data() + at, v.feature->int64_list().value().data() + from,
+                  n * sizeof(int64_t));
       break;
     case DT_STRING:
       for (int64_t i = 0; i < n; ++i) {
@@ -109,8 +110,9 @@ void CopyTensor(const Tensor& from, Tensor* out, int64_t at) {
     std::copy(from.flat<std::string>().begin(), from.flat<std::string>().end(),
               out->flat<std::string>().begin() + at);
   } else if (from.TotalBytes() > 0) {
-    std::memcpy(static_cast<char*>(out->raw_data()) + at * (from.TotalBytes() / from.num_elements()),
-                from.raw_data(), from.TotalBytes());
+    std::memcpy(
+        static_cast<char*>(out->raw_data()) + at * (from.TotalBytes() / from.num_elements()),
+        from.raw_data(), from.TotalBytes());
   }
 }
 
@@ -125,16 +127,15 @@ class ParseExampleOp : public OpKernel {
     if (s.ok() && (static_cast<int64_t>(sparse_types_.size()) != num_sparse_ ||
                    static_cast<int64_t>(dense_types_.size()) != num_dense_ ||
                    static_cast<int64_t>(dense_shapes_.size()) != num_dense_)) {
-      s = errors::InvalidArgument("ParseExample ", c->def().name(), ": len(sparse_types) (",
-                                  sparse_types_.size(), ") != Nsparse (", num_sparse_,
-                                  ") or len(Tdense) (", dense_types_.size(),
-                                  ") or len(dense_shapes) (", dense_shapes_.size(),
-                                  ") != Ndense (", num_dense_, ")");
+      s = errors::InvalidArgument(
+          "ParseExample ", c->def().name(), ": len(sparse_types) (", sparse_types_.size(),
+          ") != Nsparse (", num_sparse_, ") or len(Tdense) (", dense_types_.size(),
+          ") or len(dense_shapes) (", dense_shapes_.size(), ") != Ndense (", num_dense_, ")");
     }
     for (size_t i = 0; s.ok() && i < sparse_types_.size(); ++i) {
       if (!IsFeatureType(sparse_types_[i])) {
-        s = errors::InvalidArgument("ParseExample ", c->def().name(), ": sparse_types[", i,
-                                    "] is ", DataTypeName(sparse_types_[i]),
+        s = errors::InvalidArgument("ParseExample ", c->def().name(), ": sparse_types[", i, "] is ",
+                                    DataTypeName(sparse_types_[i]),
                                     "; a feature is float, int64 or string");
       }
     }
@@ -178,7 +179,8 @@ class ParseExampleOp : public OpKernel {
       TW_OP_REQUIRES(ctx, ctx->input(i).num_elements() == 1,
                      errors::InvalidArgument("Expected key ", i - 2, " to be a scalar, got shape ",
                                              ctx->input(i).shape().DebugString()));
-      (i < first_dense_key ? sparse_keys : dense_keys).push_back(ctx->input(i).flat<std::string>()[0]);
+      (i < first_dense_key ? sparse_keys : dense_keys)
+          .push_back(ctx->input(i).flat<std::string>()[0]);
     }
     // A dense feature's default: empty (required) or its whole value; a
     // FixedLenSequenceFeature's is the scalar it is padded with.
@@ -190,7 +192,8 @@ class ParseExampleOp : public OpKernel {
       for (int64_t dim : shape.dims) elements *= dim;
       TW_OP_REQUIRES(
           ctx,
-          d.num_elements() == 0 || (variable ? d.num_elements() == 1 : d.num_elements() == elements),
+          d.num_elements() == 0 ||
+              (variable ? d.num_elements() == 1 : d.num_elements() == elements),
           errors::InvalidArgument("dense_defaults[", i, "] (key ", dense_keys[i], ") has ",
                                   d.num_elements(), " values but the feature's shape ",
                                   shape.DebugString(), variable ? " pads with one" : " has ",
@@ -204,15 +207,14 @@ class ParseExampleOp : public OpKernel {
     std::vector<int64_t> bad(1, -1);
     absl::Mutex bad_mu;
     const auto& records = serialized.flat<std::string>();
-    ParallelFor(ctx->device(), batch, /*min_shard=*/16,
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t b = begin; b < end; ++b) {
-                    if (!examples[b]->ParseFromString(records[b])) {
-                      absl::MutexLock lock(&bad_mu);
-                      if (bad[0] < 0 || b < bad[0]) bad[0] = b;
-                    }
-                  }
-                });
+    ParallelFor(ctx->device(), batch, /*min_shard=*/16, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        if (!examples[b]->ParseFromString(records[b])) {
+          absl::MutexLock lock(&bad_mu);
+          if (bad[0] < 0 || b < bad[0]) bad[0] = b;
+        }
+      }
+    });
     auto name_of = [&](int64_t b) -> std::string {
       return names.num_elements() > 0 ? names.flat<std::string>()[b] : "<unknown>";
     };
@@ -229,10 +231,10 @@ class ParseExampleOp : public OpKernel {
     auto check_type = [&](int64_t b, const std::string& key, const FeatureValues& v,
                           DataType want) -> Status {
       if (v.dtype == DT_INVALID || v.dtype == want) return OkStatus();
-      return errors::InvalidArgument("Name: ", name_of(b), ", Feature: ", key,
-                                     ".  Data types don't match. Data type: ",
-                                     DataTypeName(v.dtype),
-                                     " but expected type: ", DataTypeName(want));
+      return errors::InvalidArgument(
+          "Name: ", name_of(b), ", Feature: ", key,
+          ".  Data types don't match. Data type: ", DataTypeName(v.dtype),
+          " but expected type: ", DataTypeName(want));
     };
 
     // Sparse features: the values of every example, concatenated.
@@ -303,11 +305,10 @@ class ParseExampleOp : public OpKernel {
           if (row > 0) rows = std::max(rows, v->size / row);
         } else {
           TW_OP_REQUIRES(ctx, v->size == row,
-                         errors::InvalidArgument(
-                             "Name: ", name_of(b), ", Key: ", key, ", Index: ", b,
-                             ".  Number of ", DataTypeName(dense_types_[i]),
-                             " values != expected.  Values size: ", v->size,
-                             " but output shape: ", shape.DebugString()));
+                         errors::InvalidArgument("Name: ", name_of(b), ", Key: ", key, ", Index: ",
+                                                 b, ".  Number of ", DataTypeName(dense_types_[i]),
+                                                 " values != expected.  Values size: ", v->size,
+                                                 " but output shape: ", shape.DebugString()));
         }
       }
       // A sequence feature without a default pads with zeros (empty strings), as TF.
@@ -449,10 +450,18 @@ class StringToNumberOp : public OpKernel {
     TW_OP_REQUIRES_OK(ctx, out.status());
     Status s;
     switch (out_type_) {
-      case DT_FLOAT: s = Convert<float>(in, &*out); break;
-      case DT_DOUBLE: s = Convert<double>(in, &*out); break;
-      case DT_INT32: s = Convert<int32_t>(in, &*out); break;
-      default: s = Convert<int64_t>(in, &*out); break;
+      case DT_FLOAT:
+        s = Convert<float>(in, &*out);
+        break;
+      case DT_DOUBLE:
+        s = Convert<double>(in, &*out);
+        break;
+      case DT_INT32:
+        s = Convert<int32_t>(in, &*out);
+        break;
+      default:
+        s = Convert<int64_t>(in, &*out);
+        break;
     }
     TW_OP_REQUIRES_OK(ctx, s);
     ctx->set_output(0, *std::move(out));
@@ -506,7 +515,8 @@ class DecodeCSVOp : public OpKernel {
       const DataType t = types_[i];
       if (t != DT_FLOAT && t != DT_DOUBLE && t != DT_INT32 && t != DT_INT64 && t != DT_STRING) {
         s = errors::InvalidArgument("DecodeCSV ", c->def().name(), ": column ", i, " is ",
-                                    DataTypeName(t), "; columns are float, double, int32, "
+                                    DataTypeName(t),
+                                    "; columns are float, double, int32, "
                                     "int64 or string");
       }
     }
@@ -516,10 +526,10 @@ class DecodeCSVOp : public OpKernel {
       }
     }
     if (s.ok() && !select_cols_.empty() && select_cols_.size() != types_.size()) {
-      s = errors::InvalidArgument("select_cols should match record_defaults. Got select_cols "
-                                  "of length ",
-                                  select_cols_.size(), " and record_defaults of length ",
-                                  types_.size());
+      s = errors::InvalidArgument(
+          "select_cols should match record_defaults. Got select_cols "
+          "of length ",
+          select_cols_.size(), " and record_defaults of length ", types_.size());
     }
     c->SetStatus(s);
   }
@@ -548,10 +558,10 @@ class DecodeCSVOp : public OpKernel {
                        errors::InvalidArgument("Expect ", columns, " fields but have ",
                                                fields.size(), " in record ", r));
       } else {
-        TW_OP_REQUIRES(ctx, static_cast<int64_t>(fields.size()) > select_cols_.back(),
-                       errors::InvalidArgument("Expect at least ", select_cols_.back() + 1,
-                                               " fields but have ", fields.size(),
-                                               " in record ", r));
+        TW_OP_REQUIRES(
+            ctx, static_cast<int64_t>(fields.size()) > select_cols_.back(),
+            errors::InvalidArgument("Expect at least ", select_cols_.back() + 1,
+                                    " fields but have ", fields.size(), " in record ", r));
       }
       for (int c = 0; c < columns; ++c) {
         const std::string& field = fields[select_cols_.empty() ? c : select_cols_[c]];
@@ -573,9 +583,10 @@ class DecodeCSVOp : public OpKernel {
         ++i;
         while (true) {
           if (i >= line.size()) {
-            return errors::InvalidArgument("Quoted field has to end with quote followed by "
-                                           "delim or end, in record ",
-                                           r);
+            return errors::InvalidArgument(
+                "Quoted field has to end with quote followed by "
+                "delim or end, in record ",
+                r);
           }
           if (line[i] == '"') {
             if (i + 1 < line.size() && line[i + 1] == '"') {
@@ -589,16 +600,18 @@ class DecodeCSVOp : public OpKernel {
           field.push_back(line[i++]);
         }
         if (i < line.size() && line[i] != delim_) {
-          return errors::InvalidArgument("Quote inside a string has to be escaped by another "
-                                         "quote, in record ",
-                                         r);
+          return errors::InvalidArgument(
+              "Quote inside a string has to be escaped by another "
+              "quote, in record ",
+              r);
         }
       } else {
         while (i < line.size() && line[i] != delim_) {
           if (use_quote_delim_ && line[i] == '"') {
-            return errors::InvalidArgument("Unquoted fields cannot have quotes inside, in "
-                                           "record ",
-                                           r);
+            return errors::InvalidArgument(
+                "Unquoted fields cannot have quotes inside, in "
+                "record ",
+                r);
           }
           field.push_back(line[i++]);
         }
@@ -613,25 +626,44 @@ class DecodeCSVOp : public OpKernel {
   Status Store(const std::string& field, const Tensor& dflt, int c, size_t r, Tensor* out) const {
     if (field.empty() || field == na_value_) {
       if (dflt.num_elements() == 0) {
-        return errors::InvalidArgument("Field ", c, " is required but missing in record ", r,
-                                       "!");
+        return errors::InvalidArgument("Field ", c, " is required but missing in record ", r, "!");
       }
       switch (out->dtype()) {
-        case DT_FLOAT: out->flat<float>()[r] = dflt.flat<float>()[0]; break;
-        case DT_DOUBLE: out->flat<double>()[r] = dflt.flat<double>()[0]; break;
-        case DT_INT32: out->flat<int32_t>()[r] = dflt.flat<int32_t>()[0]; break;
-        case DT_INT64: out->flat<int64_t>()[r] = dflt.flat<int64_t>()[0]; break;
-        default: out->flat<std::string>()[r] = dflt.flat<std::string>()[0]; break;
+        case DT_FLOAT:
+          out->flat<float>()[r] = dflt.flat<float>()[0];
+          break;
+        case DT_DOUBLE:
+          out->flat<double>()[r] = dflt.flat<double>()[0];
+          break;
+        case DT_INT32:
+          out->flat<int32_t>()[r] = dflt.flat<int32_t>()[0];
+          break;
+        case DT_INT64:
+          out->flat<int64_t>()[r] = dflt.flat<int64_t>()[0];
+          break;
+        default:
+          out->flat<std::string>()[r] = dflt.flat<std::string>()[0];
+          break;
       }
       return OkStatus();
     }
     bool ok = true;
     switch (out->dtype()) {
-      case DT_FLOAT: ok = ParseNumber(field, &out->flat<float>()[r]); break;
-      case DT_DOUBLE: ok = ParseNumber(field, &out->flat<double>()[r]); break;
-      case DT_INT32: ok = ParseNumber(field, &out->flat<int32_t>()[r]); break;
-      case DT_INT64: ok = ParseNumber(field, &out->flat<int64_t>()[r]); break;
-      default: out->flat<std::string>()[r] = field; break;
+      case DT_FLOAT:
+        ok = ParseNumber(field, &out->flat<float>()[r]);
+        break;
+      case DT_DOUBLE:
+        ok = ParseNumber(field, &out->flat<double>()[r]);
+        break;
+      case DT_INT32:
+        ok = ParseNumber(field, &out->flat<int32_t>()[r]);
+        break;
+      case DT_INT64:
+        ok = ParseNumber(field, &out->flat<int64_t>()[r]);
+        break;
+      default:
+        out->flat<std::string>()[r] = field;
+        break;
     }
     if (!ok) {
       return errors::InvalidArgument("Field ", c, " in record ", r, " is not a valid ",
@@ -655,8 +687,7 @@ namespace ops {
 
 ParsedExamples ParseExample(const Scope& scope, Input serialized,
                             const std::vector<VarLenFeature>& sparse,
-                            const std::vector<FixedLenFeature>& dense,
-                            std::optional<Input> names) {
+                            const std::vector<FixedLenFeature>& dense, std::optional<Input> names) {
   InputList sparse_keys, dense_keys, defaults;
   std::vector<DataType> sparse_types, dense_types;
   std::vector<PartialShape> shapes;
@@ -671,14 +702,14 @@ ParsedExamples ParseExample(const Scope& scope, Input serialized,
     defaults.push_back(f.default_value ? *f.default_value : Tensor(f.dtype, TensorShape({0})));
   }
   const Input no_names = Tensor(DT_STRING, TensorShape({0}));
-  Operation op = scope.AddNode("ParseExample",
-                               {{serialized}, {names ? *names : no_names}, sparse_keys, dense_keys,
-                                defaults},
-                               {{"Nsparse", MakeAttr(static_cast<int64_t>(sparse.size()))},
-                                {"Ndense", MakeAttr(static_cast<int64_t>(dense.size()))},
-                                {"sparse_types", MakeAttr(sparse_types)},
-                                {"Tdense", MakeAttr(dense_types)},
-                                {"dense_shapes", MakeAttr(shapes)}});
+  Operation op =
+      scope.AddNode("ParseExample",
+                    {{serialized}, {names ? *names : no_names}, sparse_keys, dense_keys, defaults},
+                    {{"Nsparse", MakeAttr(static_cast<int64_t>(sparse.size()))},
+                     {"Ndense", MakeAttr(static_cast<int64_t>(dense.size()))},
+                     {"sparse_types", MakeAttr(sparse_types)},
+                     {"Tdense", MakeAttr(dense_types)},
+                     {"dense_shapes", MakeAttr(shapes)}});
   ParsedExamples out;
   const int n = static_cast<int>(sparse.size());
   auto output = [&](int i) { return op.valid() ? Output(op, i) : Output(); };
@@ -688,9 +719,9 @@ ParsedExamples ParseExample(const Scope& scope, Input serialized,
 }
 
 Output DecodeRaw(const Scope& scope, Input bytes, DataType out_type, bool little_endian) {
-  return scope.AddNodeOutput("DecodeRaw", {{bytes}},
-                             {{"out_type", MakeAttr(out_type)},
-                              {"little_endian", MakeAttr(little_endian)}});
+  return scope.AddNodeOutput(
+      "DecodeRaw", {{bytes}},
+      {{"out_type", MakeAttr(out_type)}, {"little_endian", MakeAttr(little_endian)}});
 }
 
 Output StringToNumber(const Scope& scope, Input strings, DataType out_type) {

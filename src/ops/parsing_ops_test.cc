@@ -1,13 +1,14 @@
 // Tests of the parsing ops (parsing_ops.cc): Examples encoded by hand from the published
 // field numbers (independent of the generated classes), dense, sequence and sparse
 // features, TensorFlow's error messages, DecodeRaw, StringToNumber and DecodeCSV.
+#include "tensorweave/ops/parsing_ops.h"
+
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/ops/array_test_util.h"
-#include "tensorweave/ops/parsing_ops.h"
 #include "tensorweave/protobuf/example.pb.h"
 #include "tensorweave/session.h"
 
@@ -133,8 +134,8 @@ TEST_F(ParseExampleTest, VarLenFeaturesAreSparse) {
   };
   auto out = Parse(records, {{"tags", DT_STRING}}, {});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ((*out)[0], Tensor::FromVector<int64_t>({0, 0, 0, 1, 2, 0, 2, 1, 2, 2},
-                                                   TensorShape({5, 2})));
+  EXPECT_EQ((*out)[0],
+            Tensor::FromVector<int64_t>({0, 0, 0, 1, 2, 0, 2, 1, 2, 2}, TensorShape({5, 2})));
   EXPECT_EQ((*out)[1], Vec<std::string>({"a", "b", "c", "d", "e"}));
   EXPECT_EQ((*out)[2], I64({3, 3}));
 }
@@ -216,10 +217,10 @@ TEST(StringToNumberTest, ConvertsOrNamesTheString) {
 TEST(DecodeCSVTest, ColumnsQuotesDefaultsAndSelection) {
   Scope root = Scope::NewRootScope();
   auto lines = Vec<std::string>({"1,\"a,\"\"b\"\"\",2.5", ",x,", "3,,NA"});
-  auto cols = ops::DecodeCSV(root, lines,
-                             {Tensor::Scalar<int32_t>(-1), Tensor::Scalar(std::string("?")),
-                              Tensor::Scalar(0.5f)},
-                             {.na_value = "NA"});
+  auto cols = ops::DecodeCSV(
+      root, lines,
+      {Tensor::Scalar<int32_t>(-1), Tensor::Scalar(std::string("?")), Tensor::Scalar(0.5f)},
+      {.na_value = "NA"});
   auto picked = ops::DecodeCSV(root, Vec<std::string>({"a;b;c"}),
                                {Tensor::Scalar(std::string()), Tensor::Scalar(std::string())},
                                {.field_delim = ';', .select_cols = {0, 2}});
@@ -252,15 +253,20 @@ TEST(DecodeCSVTest, ErrorsNameTheFieldAndRecord) {
 TEST(SparseToDenseTest, PlacesValuesOverTheDefault) {
   Scope root = Scope::NewRootScope();
   auto indices = Tensor::FromVector<int64_t>({0, 1, 2, 0}, TensorShape({2, 2}));
-  auto dense = root.AddNodeOutput(
-      "SparseToDense", {{indices}, {I64({3, 2})}, {Vec<std::string>({"a", "b"})},
-                        {Tensor::Scalar(std::string("-"))}});
-  auto bad = root.AddNodeOutput(
-      "SparseToDense", {{Tensor::FromVector<int64_t>({2, 0, 0, 1}, TensorShape({2, 2}))},
-                        {I64({3, 2})}, {Vec<float>({1, 2})}, {Tensor::Scalar(0.f)}});
-  auto outside = root.AddNodeOutput(
-      "SparseToDense", {{Tensor::FromVector<int64_t>({0, 2}, TensorShape({1, 2}))},
-                        {I64({3, 2})}, {Vec<float>({1})}, {Tensor::Scalar(0.f)}});
+  auto dense = root.AddNodeOutput("SparseToDense", {{indices},
+                                                    {I64({3, 2})},
+                                                    {Vec<std::string>({"a", "b"})},
+                                                    {Tensor::Scalar(std::string("-"))}});
+  auto bad = root.AddNodeOutput("SparseToDense",
+                                {{Tensor::FromVector<int64_t>({2, 0, 0, 1}, TensorShape({2, 2}))},
+                                 {I64({3, 2})},
+                                 {Vec<float>({1, 2})},
+                                 {Tensor::Scalar(0.f)}});
+  auto outside = root.AddNodeOutput("SparseToDense",
+                                    {{Tensor::FromVector<int64_t>({0, 2}, TensorShape({1, 2}))},
+                                     {I64({3, 2})},
+                                     {Vec<float>({1})},
+                                     {Tensor::Scalar(0.f)}});
   ASSERT_TRUE(root.status().ok()) << root.status();
   EXPECT_EQ(ShapeOf(root, dense), "[3,2]");
   ClientSession s(root);

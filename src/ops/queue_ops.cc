@@ -302,27 +302,26 @@ class DequeueOp : public AsyncOpKernel {
                                                  " components but the op expects ", num_outputs()),
                          done);
     const bool pad = (*queue)->order().kind == QueueOrder::Kind::kPaddingFifo;
-    (*queue)->Dequeue(
-        n, kMode == 2, ctx->cancellation_manager(),
-        [ctx, types, pad, done = std::move(done)](
-            StatusOr<std::vector<FIFOQueueResource::Tuple>> r) {
-          if (!r.ok()) {
-            ctx->SetStatus(r.status());
-          } else if (kMode == 0) {
-            for (size_t c = 0; c < types.size(); ++c)
-              ctx->set_output(static_cast<int>(c), (*r)[0][c]);
-          } else {
-            for (size_t c = 0; c < types.size(); ++c) {
-              auto stacked = Stack(*r, c, types[c], pad);
-              if (!stacked.ok()) {
-                ctx->SetStatus(stacked.status());
-                break;
-              }
-              ctx->set_output(static_cast<int>(c), *std::move(stacked));
-            }
-          }
-          done();
-        });
+    (*queue)->Dequeue(n, kMode == 2, ctx->cancellation_manager(),
+                      [ctx, types, pad,
+                       done = std::move(done)](StatusOr<std::vector<FIFOQueueResource::Tuple>> r) {
+                        if (!r.ok()) {
+                          ctx->SetStatus(r.status());
+                        } else if (kMode == 0) {
+                          for (size_t c = 0; c < types.size(); ++c)
+                            ctx->set_output(static_cast<int>(c), (*r)[0][c]);
+                        } else {
+                          for (size_t c = 0; c < types.size(); ++c) {
+                            auto stacked = Stack(*r, c, types[c], pad);
+                            if (!stacked.ok()) {
+                              ctx->SetStatus(stacked.status());
+                              break;
+                            }
+                            ctx->set_output(static_cast<int>(c), *std::move(stacked));
+                          }
+                        }
+                        done();
+                      });
   }
 };
 
@@ -433,8 +432,7 @@ Queue FIFOQueue(const Scope& scope, const std::vector<DataType>& component_types
 }
 
 namespace {
-AttrMap QueueAttrs(const std::vector<DataType>& component_types,
-                   const FIFOQueueOptions& options) {
+AttrMap QueueAttrs(const std::vector<DataType>& component_types, const FIFOQueueOptions& options) {
   std::vector<PartialShape> shapes;
   for (const auto& s : options.shapes) shapes.push_back(PartialShape::Of(s));
   return {{"component_types", MakeAttr(component_types)},

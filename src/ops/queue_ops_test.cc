@@ -610,10 +610,10 @@ TEST(QueueKindsTest, RandomShuffleQueueShufflesReproduciblyAndHoldsBack) {
 
 TEST(QueueKindsTest, RandomShuffleQueueSharedWithAnotherMinIsRefused) {
   Scope root = Scope::NewRootScope();
-  auto a = ops::RandomShuffleQueue(
-      root, {DT_INT32}, {.queue = {.shared_name = "mixed"}, .min_after_dequeue = 1});
-  auto b = ops::RandomShuffleQueue(
-      root, {DT_INT32}, {.queue = {.shared_name = "mixed"}, .min_after_dequeue = 2});
+  auto a = ops::RandomShuffleQueue(root, {DT_INT32},
+                                   {.queue = {.shared_name = "mixed"}, .min_after_dequeue = 1});
+  auto b = ops::RandomShuffleQueue(root, {DT_INT32},
+                                   {.queue = {.shared_name = "mixed"}, .min_after_dequeue = 2});
   ClientSession session(root);
   ASSERT_TRUE(session.Run({}, {a.handle}).ok());
   auto refused = session.Run({}, {b.handle});
@@ -630,13 +630,15 @@ TEST(QueueKindsTest, PaddingFIFOQueuePadsBatchesToTheLargestElement) {
   auto put = ops::QueueEnqueue(root, q, {x, s});
   auto batch = ops::QueueDequeueMany(root, q, 2);
   ClientSession session(root);
-  ASSERT_TRUE(session.Run({{x, Tensor::FromVector<int32_t>({1, 2}, TensorShape({1, 2}))},
-                           {s, Tensor::FromVector<std::string>({"a"})}},
-                          {}, {put})
+  ASSERT_TRUE(session
+                  .Run({{x, Tensor::FromVector<int32_t>({1, 2}, TensorShape({1, 2}))},
+                        {s, Tensor::FromVector<std::string>({"a"})}},
+                       {}, {put})
                   .ok());
-  ASSERT_TRUE(session.Run({{x, Tensor::FromVector<int32_t>({3, 4, 5, 6, 7, 8}, TensorShape({3, 2}))},
-                           {s, Tensor::FromVector<std::string>({"b", "c"})}},
-                          {}, {put})
+  ASSERT_TRUE(session
+                  .Run({{x, Tensor::FromVector<int32_t>({3, 4, 5, 6, 7, 8}, TensorShape({3, 2}))},
+                        {s, Tensor::FromVector<std::string>({"b", "c"})}},
+                       {}, {put})
                   .ok());
   auto out = session.Run({}, batch);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -647,7 +649,8 @@ TEST(QueueKindsTest, PaddingFIFOQueuePadsBatchesToTheLargestElement) {
   auto bad = session.Run({{x, Tensor::FromVector<int32_t>({1, 2, 3}, TensorShape({1, 3}))},
                           {s, Tensor::FromVector<std::string>({"a"})}},
                          {}, {put});
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("Shape mismatch in tuple component 0"));
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("Shape mismatch in tuple component 0"));
 }
 
 TEST(QueueKindsTest, PriorityQueueGivesTheSmallestPriorityFirst) {
@@ -655,16 +658,17 @@ TEST(QueueKindsTest, PriorityQueueGivesTheSmallestPriorityFirst) {
   auto q = ops::PriorityQueue(root, {DT_STRING}, {.shapes = {{}}});
   ASSERT_EQ(q.component_types, (std::vector<DataType>{DT_INT64, DT_STRING}));
   auto put = ops::QueueEnqueueMany(
-      root, q, {Tensor::FromVector<int64_t>({5, -1, 3, 3}),
-                Tensor::FromVector<std::string>({"five", "minus one", "three", "three again"})});
+      root, q,
+      {Tensor::FromVector<int64_t>({5, -1, 3, 3}),
+       Tensor::FromVector<std::string>({"five", "minus one", "three", "three again"})});
   auto batch = ops::QueueDequeueMany(root, q, 4);
   ClientSession session(root);
   ASSERT_TRUE(session.Run({}, {}, {put}).ok());
   auto out = session.Run({}, batch);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], Tensor::FromVector<int64_t>({-1, 3, 3, 5}));
-  EXPECT_EQ((*out)[1], Tensor::FromVector<std::string>({"minus one", "three", "three again",
-                                                        "five"}));
+  EXPECT_EQ((*out)[1],
+            Tensor::FromVector<std::string>({"minus one", "three", "three again", "five"}));
 }
 
 }  // namespace

@@ -61,32 +61,35 @@ bool ReaderResource::Serve(std::unique_ptr<Request>& request) {
       Request* r = request.release();
       std::shared_ptr<FIFOQueueResource> queue = r->queue;
       // The reader stays alive while a read waits on its queue, even if its container goes.
-      queue->Dequeue(1, false, r->cm, [this, self = shared_from_this(), r](StatusOr<std::vector<FIFOQueueResource::Tuple>> got) {
-        std::unique_ptr<Request> parked(r);
-        Status status = got.status();
-        if (status.ok()) {
-          const Tensor& name = (*got)[0][0];
-          if (name.dtype() != DT_STRING || name.num_elements() != 1) {
-            status = errors::InvalidArgument(kind_, " '", name_,
-                                             "' expects its queue to hold file names (strings), "
-                                             "got ",
-                                             name.DebugString());
-          } else {
-            work_ = name.flat<std::string>()[0];
-            status = parked->file_access.Check(work_, "input file");
-            if (status.ok()) status = source_->Open(work_);
-            has_work_ = status.ok();
-          }
-        }
-        if (!status.ok()) {
-          ReadDone done = std::move(parked->done);
-          parked.reset();
-          done(std::move(status));
-          Drain(NextRequest());
-          return;
-        }
-        Drain(std::move(parked));
-      });
+      queue->Dequeue(1, false, r->cm,
+                     [this, self = shared_from_this(),
+                      r](StatusOr<std::vector<FIFOQueueResource::Tuple>> got) {
+                       std::unique_ptr<Request> parked(r);
+                       Status status = got.status();
+                       if (status.ok()) {
+                         const Tensor& name = (*got)[0][0];
+                         if (name.dtype() != DT_STRING || name.num_elements() != 1) {
+                           status = errors::InvalidArgument(
+                               kind_, " '", name_,
+                               "' expects its queue to hold file names (strings), "
+                               "got ",
+                               name.DebugString());
+                         } else {
+                           work_ = name.flat<std::string>()[0];
+                           status = parked->file_access.Check(work_, "input file");
+                           if (status.ok()) status = source_->Open(work_);
+                           has_work_ = status.ok();
+                         }
+                       }
+                       if (!status.ok()) {
+                         ReadDone done = std::move(parked->done);
+                         parked.reset();
+                         done(std::move(status));
+                         Drain(NextRequest());
+                         return;
+                       }
+                       Drain(std::move(parked));
+                     });
       return false;
     }
     std::string key, value;

@@ -39,8 +39,7 @@ class RecordSource {
   virtual void Close() = 0;
 };
 
-class ReaderResource : public ResourceBase,
-                       public std::enable_shared_from_this<ReaderResource> {
+class ReaderResource : public ResourceBase, public std::enable_shared_from_this<ReaderResource> {
  public:
   static constexpr char kTypeName[] = "Reader";
   struct Records {

@@ -4,6 +4,8 @@
 // ReaderNumRecordsProducedV2, ReaderNumWorkUnitsCompletedV2 and ReaderResetV2. Keys are
 // TensorFlow's: "<file>:<byte offset>" (TFRecord), "<file>:<line number>" (text lines,
 // counted from 1), "<file>:<record number>" (fixed length, from 0), "<file>" (whole file).
+#include "tensorweave/ops/reader_ops.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -17,7 +19,6 @@
 #include "src/io/record_reader.h"
 #include "src/ops/reader.h"
 #include "src/ops/resource_attrs.h"
-#include "tensorweave/ops/reader_ops.h"
 
 namespace tw {
 namespace {
@@ -305,8 +306,8 @@ class FixedLengthReaderOp : public MakeReaderOp {
       if (parsed.ok()) options_.compression = *parsed;
       s = parsed.status();
     }
-    if (s.ok() && (options_.header_bytes < 0 || options_.footer_bytes < 0 ||
-                   options_.hop_bytes < 0)) {
+    if (s.ok() &&
+        (options_.header_bytes < 0 || options_.footer_bytes < 0 || options_.hop_bytes < 0)) {
       s = errors::InvalidArgument("header_bytes, footer_bytes and hop_bytes must be >= 0, got ",
                                   options_.header_bytes, ", ", options_.footer_bytes, ", ",
                                   options_.hop_bytes);
@@ -373,23 +374,22 @@ class ReaderReadOp : public AsyncOpKernel {
                                                    num.shape().DebugString()),
                            done);
       n = num.flat<int64_t>()[0];
-      TW_OP_REQUIRES_ASYNC(
-          ctx, n > 0, errors::InvalidArgument("num_records must be positive, got ", n), done);
+      TW_OP_REQUIRES_ASYNC(ctx, n > 0,
+                           errors::InvalidArgument("num_records must be positive, got ", n), done);
     }
-    (*reader)->Read(
-        n, kUpTo, *std::move(queue), ctx->cancellation_manager(), ctx->file_access(),
-        [ctx, done = std::move(done)](StatusOr<ReaderResource::Records> records) {
-          if (!records.ok()) {
-            ctx->SetStatus(records.status());
-          } else if (kUpTo) {
-            ctx->set_output(0, Tensor::FromVector<std::string>(records->keys));
-            ctx->set_output(1, Tensor::FromVector<std::string>(records->values));
-          } else {
-            ctx->set_output(0, Tensor::Scalar(std::move(records->keys[0])));
-            ctx->set_output(1, Tensor::Scalar(std::move(records->values[0])));
-          }
-          done();
-        });
+    (*reader)->Read(n, kUpTo, *std::move(queue), ctx->cancellation_manager(), ctx->file_access(),
+                    [ctx, done = std::move(done)](StatusOr<ReaderResource::Records> records) {
+                      if (!records.ok()) {
+                        ctx->SetStatus(records.status());
+                      } else if (kUpTo) {
+                        ctx->set_output(0, Tensor::FromVector<std::string>(records->keys));
+                        ctx->set_output(1, Tensor::FromVector<std::string>(records->values));
+                      } else {
+                        ctx->set_output(0, Tensor::Scalar(std::move(records->keys[0])));
+                        ctx->set_output(1, Tensor::Scalar(std::move(records->values[0])));
+                      }
+                      done();
+                    });
   }
 };
 
@@ -519,8 +519,7 @@ Reader TFRecordReader(const Scope& scope, const std::string& compression_type,
   return {scope.AddNodeOutput("TFRecordReaderV2", {}, attrs)};
 }
 
-Reader TextLineReader(const Scope& scope, int64_t skip_header_lines,
-                      const ReaderOptions& options) {
+Reader TextLineReader(const Scope& scope, int64_t skip_header_lines, const ReaderOptions& options) {
   AttrMap attrs = ResourceAttrs(options);
   attrs["skip_header_lines"] = MakeAttr(skip_header_lines);
   return {scope.AddNodeOutput("TextLineReaderV2", {}, attrs)};
@@ -547,7 +546,8 @@ ReadResult ReaderRead(const Scope& scope, const Reader& reader, const Queue& que
 
 ReadResult ReaderReadUpTo(const Scope& scope, const Reader& reader, const Queue& queue,
                           Input num_records) {
-  return Outputs(scope.AddNode("ReaderReadUpToV2", {{reader.handle}, {queue.handle}, {num_records}}));
+  return Outputs(
+      scope.AddNode("ReaderReadUpToV2", {{reader.handle}, {queue.handle}, {num_records}}));
 }
 
 Output ReaderNumRecordsProduced(const Scope& scope, const Reader& reader) {

@@ -2,6 +2,8 @@
 // written here, TensorFlow's keys, the end of input (OutOfRange once the file queue is
 // closed), a read that waits for a file name, ReadUpTo, the counters, and the allowed
 // directories of a task reached over the network.
+#include "tensorweave/ops/reader_ops.h"
+
 #include <stdlib.h>
 
 #include <filesystem>
@@ -14,7 +16,6 @@
 #include "src/io/record_writer.h"
 #include "src/ops/array_test_util.h"
 #include "tensorweave/ops/basic_ops.h"
-#include "tensorweave/ops/reader_ops.h"
 #include "tensorweave/server.h"
 #include "tensorweave/session.h"
 #include "testing/ports.h"

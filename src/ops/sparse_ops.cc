@@ -18,8 +18,9 @@ TW_REGISTER_OP("SparseToDense")
     .Attr("validate_indices: bool = true")
     .Attr("T: type")
     .Attr("Tindices: {int32, int64}")
-    .Doc("A dense tensor of output_shape holding sparse_values at sparse_indices, default_value "
-         "elsewhere.");
+    .Doc(
+        "A dense tensor of output_shape holding sparse_values at sparse_indices, default_value "
+        "elsewhere.");
 
 int64_t IntAt(const Tensor& t, int64_t i) {
   return t.dtype() == DT_INT32 ? t.flat<int32_t>()[i] : t.flat<int64_t>()[i];
@@ -56,10 +57,10 @@ class SparseToDenseOp : public OpKernel {
     TW_OP_REQUIRES(ctx, shape.num_elements() == rank,
                    errors::InvalidArgument("output_shape has incorrect number of elements: ",
                                            shape.num_elements(), " should be: ", rank));
-    TW_OP_REQUIRES(ctx, values.num_elements() == 1 || values.num_elements() == n,
-                   errors::InvalidArgument("sparse_values has incorrect shape ",
-                                           values.shape().DebugString(), ", should be [] or [", n,
-                                           "]"));
+    TW_OP_REQUIRES(
+        ctx, values.num_elements() == 1 || values.num_elements() == n,
+        errors::InvalidArgument("sparse_values has incorrect shape ", values.shape().DebugString(),
+                                ", should be [] or [", n, "]"));
     TW_OP_REQUIRES(ctx, dflt.num_elements() == 1,
                    errors::InvalidArgument("default_value should be a scalar, got shape ",
                                            dflt.shape().DebugString()));

@@ -225,8 +225,9 @@ TW_REGISTER_OP("CountUpTo")
     .Attr("limit: int")
     .Attr("T: {int32, int64}")
     .SetIsStateful()
-    .Doc("Adds 1 to the scalar variable unless it has reached limit (OutOfRange); outputs its "
-         "value before.");
+    .Doc(
+        "Adds 1 to the scalar variable unless it has reached limit (OutOfRange); outputs its "
+        "value before.");
 
 // The epoch counters of TF 1.x's input producers (limit_epochs) count with it.
 class CountUpToOp : public OpKernel {
@@ -244,8 +245,8 @@ class CountUpToOp : public OpKernel {
       TW_OP_REQUIRES(ctx, value->rank() == 0,
                      errors::InvalidArgument("Scalar expected for ref but got ",
                                              value->shape().DebugString()));
-      const int64_t before = value->dtype() == DT_INT32 ? value->flat<int32_t>()[0]
-                                                        : value->flat<int64_t>()[0];
+      const int64_t before =
+          value->dtype() == DT_INT32 ? value->flat<int32_t>()[0] : value->flat<int64_t>()[0];
       TW_OP_REQUIRES(ctx, before < limit_, errors::OutOfRange("Reached limit of ", limit_));
       if (value->dtype() == DT_INT32) {
         value->flat<int32_t>()[0] = static_cast<int32_t>(before + 1);

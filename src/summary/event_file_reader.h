@@ -32,7 +32,8 @@ class EventFileReader {
   StatusOr<proto::Event> Next();
 
  private:
-  explicit EventFileReader(std::unique_ptr<io::RecordReader> records) : records_(std::move(records)) {}
+  explicit EventFileReader(std::unique_ptr<io::RecordReader> records)
+      : records_(std::move(records)) {}
   std::unique_ptr<io::RecordReader> records_;
 };
 

@@ -57,8 +57,8 @@ Output StringToNumber(const Scope& scope, Input strings, DataType out_type = DT_
 
 struct DecodeCSVOptions {
   char field_delim = ',';
-  bool use_quote_delim = true;  // "a,b" is one field; "" inside it is a quote
-  std::string na_value;         // a field equal to it takes the default, as an empty one
+  bool use_quote_delim = true;       // "a,b" is one field; "" inside it is a quote
+  std::string na_value;              // a field equal to it takes the default, as an empty one
   std::vector<int64_t> select_cols;  // empty: every column
 };
 

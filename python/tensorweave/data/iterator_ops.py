@@ -70,12 +70,26 @@ class Iterator:
     @staticmethod
     def from_string_handle(string_handle, output_types, output_shapes=None,
                            output_classes=None):
-        raise NotImplementedError("Iterator.from_string_handle is not in tensorweave yet: "
-                                  "issue #31 brings it (input pipelines)")
+        """An iterator whose elements come from whichever iterator the fed string handle
+        (Iterator.string_handle()) names: a feedable iterator."""
+        output_types = nest.map_structure(dtypes.as_dtype, output_types)
+        if output_shapes is None:
+            output_shapes = nest.map_structure(lambda _: tensor_shape.unknown_shape(),
+                                               output_types)
+        else:
+            output_shapes = nest.pack_sequence_as(
+                output_types, [tensor_shape.as_shape(s) for s in _flat_shapes(
+                    output_types, output_shapes)])
+        op = ops.get_default_graph().create_op(
+            "IteratorFromStringHandle", [string_handle],
+            Iterator._attrs(output_types, output_shapes), name="IteratorFromStringHandle")
+        return Iterator(op.outputs[0], None, output_types, output_shapes)
 
     def string_handle(self, name=None):
-        raise NotImplementedError("Iterator.string_handle is not in tensorweave yet: issue #31 "
-                                  "brings it (input pipelines)")
+        """This iterator's handle as a string tensor, to feed a from_string_handle one."""
+        return ops.get_default_graph().create_op(
+            "IteratorToStringHandle", [self._resource], {},
+            name=name or "IteratorToStringHandle").outputs[0]
 
     @property
     def initializer(self):
