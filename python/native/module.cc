@@ -17,4 +17,5 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindSessionPolicy(m);
   tw::python::BindDatasets(m);
   tw::python::BindRecords(m);
+  tw::python::BindData(m);
 }

@@ -20,6 +20,7 @@ void BindSummary(pybind11::module_& m);
 void BindSessionPolicy(pybind11::module_& m);
 void BindDatasets(pybind11::module_& m);
 void BindRecords(pybind11::module_& m);
+void BindData(pybind11::module_& m);
 
 // The C++ graph of a `_native.Graph`.
 const Scope& GraphScope(const pybind11::handle& graph);

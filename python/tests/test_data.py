@@ -185,6 +185,34 @@ def test_cache_in_a_file_is_written_once_and_replayed(tmp_path):
     assert first == second == third == [(i, b"s1") for i in range(5)]
 
 
+def test_from_generator_runs_the_python_generator_each_pass():
+    passes = []
+
+    def gen(limit):
+        passes.append(limit)
+        for i in range(limit):
+            yield i, "w%d" % i, [i] * (i % 3)
+
+    dataset = tf.data.Dataset.from_generator(
+        gen, (tf.int64, tf.string, tf.int32),
+        (tf.TensorShape([]), tf.TensorShape([]), tf.TensorShape([None])), args=(4,))
+    it = dataset.map(lambda i, w, v: (i * 2, w, tf.size(v))).make_initializable_iterator()
+    element = it.get_next()
+    bad = tf.data.Dataset.from_generator(lambda: iter([[1, 2]]), tf.int64,
+                                         tf.TensorShape([3]))
+    failing = tf.data.Dataset.from_generator(lambda: (1 / 0 for _ in range(1)), tf.int64)
+    with tf.Session() as sess:
+        for _ in range(2):
+            sess.run(it.initializer)
+            got = _drain(sess, element)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="shape"):
+            sess.run(bad.make_one_shot_iterator().get_next())
+        with pytest.raises(tf.errors.InvalidArgumentError, match="ZeroDivisionError"):
+            sess.run(failing.make_one_shot_iterator().get_next())
+    assert passes == [4, 4]
+    assert got == [(0, b"w0", 0), (2, b"w1", 1), (4, b"w2", 2), (6, b"w3", 0)]
+
+
 def test_monitored_training_session_ends_with_the_dataset():
     x = tf.data.Dataset.range(7).batch(2).make_one_shot_iterator().get_next()
     total = tf.Variable(0, dtype=tf.int64)

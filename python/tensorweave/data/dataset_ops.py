@@ -226,8 +226,51 @@ class Dataset:
 
     @staticmethod
     def from_generator(generator, output_types, output_shapes=None, args=None):
-        raise NotImplementedError("Dataset.from_generator is not in tensorweave yet: issue #31 "
-                                  "brings it (input pipelines)")
+        """The elements `generator()` (or `generator(*args)`) yields, a new pass for each
+        iterator. It runs in this process, on the tf.data iterator's thread (with the
+        GIL); its elements are checked against output_types and output_shapes."""
+        from tensorweave import _native
+        if not callable(generator):
+            raise TypeError("`generator` must be callable.")
+        types = nest.map_structure(dtypes.as_dtype, output_types)
+        if output_shapes is None:
+            shapes = nest.map_structure(lambda _: tensor_shape.unknown_shape(), types)
+        else:
+            shapes = nest.pack_sequence_as(types, [
+                tensor_shape.as_shape(s) for s in _flat_shapes_of(types, output_shapes)])
+        if args is not None and any(isinstance(a, ops.Tensor) for a in args):
+            raise NotImplementedError("from_generator's args must be Python values here (not "
+                                      "tensors)")
+        flat_types, flat_shapes = nest.flatten(types), nest.flatten(shapes)
+        structured = nest.is_sequence(types)
+
+        def make_iterator():
+            values = generator(*args) if args is not None else generator()
+            for value in values:
+                if structured:
+                    if isinstance(value, list):
+                        value = tuple(value)
+                    flat = nest.flatten(value)
+                else:
+                    flat = [value]
+                if len(flat) != len(flat_types):
+                    raise ValueError("`generator` yielded an element that did not match the "
+                                     "expected structure: %r" % (value,))
+                out = []
+                for v, t, s in zip(flat, flat_types, flat_shapes):
+                    array = np.asarray(v, dtype=object if t == dtypes.string
+                                       else t.as_numpy_dtype)
+                    if s.dims is not None and not s.is_compatible_with(
+                            tensor_shape.TensorShape(list(array.shape))):
+                        raise ValueError("`generator` yielded an element of shape %s where "
+                                         "an element of shape %s was expected." %
+                                         (tuple(array.shape), s))
+                    out.append(array)
+                yield out
+
+        generator_id = _native.register_generator(
+            make_iterator, [t.as_datatype_enum for t in flat_types])
+        return Dataset("Generator", [], [], {"id": generator_id}, types=types, shapes=shapes)
 
     @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None):
@@ -365,6 +408,14 @@ class Dataset:
         raise RuntimeError("__iter__() is only supported inside of tf.function or when eager "
                            "execution is enabled; in graph mode make an iterator "
                            "(make_one_shot_iterator, make_initializable_iterator)")
+
+
+def _flat_shapes_of(types, shapes):
+    if isinstance(types, dict):
+        return [s for k in sorted(types) for s in _flat_shapes_of(types[k], shapes[k])]
+    if isinstance(types, tuple):
+        return [s for t, sh in zip(types, shapes) for s in _flat_shapes_of(t, sh)]
+    return [shapes]
 
 
 def _prepend(dim, shape):
