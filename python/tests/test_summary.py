@@ -17,36 +17,12 @@ import pytest
 
 import tensorweave.compat.v1 as tf
 from conftest import BUILD, ROOT, python_env
+from tfrecord_format import crc32c, masked_crc
 
 DBL_MAX = 1.7976931348623157e308
 
 
 # ---- an independent reader: CRC32C, TFRecord framing, protobuf wire format ----
-
-def _crc32c_table():
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_TABLE = _crc32c_table()
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked_crc(data):
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
 
 class CorruptRecord(Exception):
     pass

@@ -16,6 +16,15 @@ internal::DatasetRegistrar::DatasetRegistrar(const std::string& op, DatasetFacto
   Registry()[op] = std::move(factory);
 }
 
+StatusOr<std::shared_ptr<const DatasetBase>> OnlyChild(
+    const proto::DatasetDef& def, const std::vector<std::shared_ptr<const DatasetBase>>& children) {
+  if (children.size() != 1) {
+    return errors::InvalidArgument("dataset ", def.op(), " needs one input dataset, got ",
+                                   children.size());
+  }
+  return children[0];
+}
+
 StatusOr<Tensor> DatasetInput(const proto::DatasetDef& def, const BuildContext& ctx, int i) {
   if (i < 0 || i >= def.inputs_size()) {
     return errors::InvalidArgument("dataset ", def.op(), " needs input ", i, " but has ",

@@ -89,6 +89,10 @@ Status GetDatasetAttr(const proto::DatasetDef& def, const std::string& name, T* 
   return GetNodeAttr(node, name, value);
 }
 
+// The one input dataset of a transformation; InvalidArgument naming the op otherwise.
+StatusOr<std::shared_ptr<const DatasetBase>> OnlyChild(
+    const proto::DatasetDef& def, const std::vector<std::shared_ptr<const DatasetBase>>& children);
+
 // Input `i` of `def` (a position among the iterator op's inputs).
 StatusOr<Tensor> DatasetInput(const proto::DatasetDef& def, const BuildContext& ctx, int i);
 

@@ -23,14 +23,6 @@ namespace {
 using DatasetPtr = std::shared_ptr<const DatasetBase>;
 using Children = std::vector<DatasetPtr>;
 
-StatusOr<DatasetPtr> OnlyChild(const proto::DatasetDef& def, const Children& children) {
-  if (children.size() != 1) {
-    return errors::InvalidArgument("dataset ", def.op(), " needs one input dataset, got ",
-                                   children.size());
-  }
-  return children[0];
-}
-
 StatusOr<int64_t> IntAttr(const proto::DatasetDef& def, const std::string& name) {
   int64_t v = 0;
   TW_RETURN_IF_ERROR(GetDatasetAttr(def, name, &v));

@@ -30,26 +30,20 @@ class MakeIteratorResourceOp : public OpKernel {
   explicit MakeIteratorResourceOp(OpKernelConstruction* c) : OpKernel(c) {
     Status s = c->GetAttr("output_types", &types_);
     if (s.ok()) s = c->GetAttr("output_shapes", &shapes_);
-    if (s.ok()) s = c->GetAttr("container", &container_);
-    if (s.ok()) s = c->GetAttr("shared_name", &shared_name_);
     if (s.ok() && !shapes_.empty() && shapes_.size() != types_.size()) {
       s = errors::InvalidArgument("node ", c->def().name(), ": ", types_.size(),
                                   " output types but ", shapes_.size(), " output shapes");
     }
-    if (s.ok()) s = ValidateContainerAttr(container_);
-    if (s.ok()) s = ValidateSharedNameAttr(shared_name_);
+    if (s.ok()) s = location_.Init(c);
     c->SetStatus(s);
   }
 
  protected:
   // Finds or makes the resource; `init` (may be null) initializes one just made.
   void Produce(OpKernelContext* ctx, const std::function<Status(IteratorResource*)>& init) {
-    ResourceMgr* rm = ctx->resource_manager();
-    const std::string container = container_.empty() ? rm->default_container() : container_;
-    const std::string name = !shared_name_.empty()
-                                 ? shared_name_
-                                 : "_" + std::string(ctx->session_handle()) + "_" + this->name();
-    auto it = rm->LookupOrCreate<IteratorResource>(
+    const std::string container = location_.Container(ctx);
+    const std::string name = location_.Name(ctx, this->name());
+    auto it = ctx->resource_manager()->LookupOrCreate<IteratorResource>(
         container, name, [&]() -> StatusOr<std::shared_ptr<IteratorResource>> {
           auto made = std::make_shared<IteratorResource>(name, types_, shapes_);
           if (init) TW_RETURN_IF_ERROR(init(made.get()));
@@ -64,7 +58,7 @@ class MakeIteratorResourceOp : public OpKernel {
  private:
   std::vector<DataType> types_;
   std::vector<PartialShape> shapes_;
-  std::string container_, shared_name_;
+  ResourceLocation location_;
 };
 
 TW_REGISTER_OP("Iterator")

@@ -16,14 +16,6 @@ namespace {
 using DatasetPtr = std::shared_ptr<const DatasetBase>;
 using Children = std::vector<DatasetPtr>;
 
-StatusOr<DatasetPtr> OnlyChild(const proto::DatasetDef& def, const Children& children) {
-  if (children.size() != 1) {
-    return errors::InvalidArgument("dataset ", def.op(), " needs one input dataset, got ",
-                                   children.size());
-  }
-  return children[0];
-}
-
 int64_t IntAttrOr(const proto::DatasetDef& def, const std::string& name, int64_t fallback) {
   int64_t v = fallback;
   if (def.attrs().count(name) && !GetDatasetAttr(def, name, &v).ok()) return fallback;

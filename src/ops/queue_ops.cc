@@ -64,8 +64,6 @@ class MakeQueueOp : public OpKernel {
     Status s = c->GetAttr("component_types", &types_);
     if (s.ok()) s = c->GetAttr("shapes", &shapes_);
     if (s.ok()) s = c->GetAttr("capacity", &capacity_);
-    if (s.ok()) s = c->GetAttr("container", &container_);
-    if (s.ok()) s = c->GetAttr("shared_name", &shared_name_);
     if (s.ok() && kKind == QueueOrder::Kind::kRandomShuffle) {
       s = c->GetAttr("min_after_dequeue", &order_.min_after_dequeue);
       if (s.ok()) s = c->GetAttr("seed", &order_.seed);
@@ -96,19 +94,14 @@ class MakeQueueOp : public OpKernel {
     }
     // The same names as a variable's: a container the runtime keeps for itself, or a name
     // like the private queues' "_<session>_<node>", must not be reachable from a graph.
-    if (s.ok()) s = ValidateContainerAttr(container_);
-    if (s.ok()) s = ValidateSharedNameAttr(shared_name_);
+    if (s.ok()) s = location_.Init(c);
     c->SetStatus(s);
   }
 
   void Compute(OpKernelContext* ctx) override {
-    ResourceMgr* rm = ctx->resource_manager();
-    const std::string container = container_.empty() ? rm->default_container() : container_;
-    // A private queue is one per session and node, whichever steps use it.
-    const std::string name = !shared_name_.empty()
-                                 ? shared_name_
-                                 : "_" + std::string(ctx->session_handle()) + "_" + this->name();
-    auto queue = rm->LookupOrCreate<FIFOQueueResource>(
+    const std::string container = location_.Container(ctx);
+    const std::string name = location_.Name(ctx, this->name());
+    auto queue = ctx->resource_manager()->LookupOrCreate<FIFOQueueResource>(
         container, name, [&]() -> StatusOr<std::shared_ptr<FIFOQueueResource>> {
           return std::make_shared<FIFOQueueResource>(name, types_, shapes_, capacity_, order_);
         });
@@ -123,7 +116,7 @@ class MakeQueueOp : public OpKernel {
   std::vector<PartialShape> shapes_;
   int64_t capacity_ = -1;
   QueueOrder order_;
-  std::string container_, shared_name_;
+  ResourceLocation location_;
 };
 TW_REGISTER_KERNEL("FIFOQueue", "CPU", MakeQueueOp<QueueOrder::Kind::kFifo>);
 TW_REGISTER_KERNEL("PaddingFIFOQueue", "CPU", MakeQueueOp<QueueOrder::Kind::kPaddingFifo>);

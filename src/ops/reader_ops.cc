@@ -185,21 +185,13 @@ class WholeFileSource : public RecordSource {
 // and node, as the queues.
 class MakeReaderOp : public OpKernel {
  public:
-  using SourceFactory = std::function<StatusOr<std::unique_ptr<RecordSource>>()>;
   MakeReaderOp(OpKernelConstruction* c, std::string kind) : OpKernel(c), kind_(std::move(kind)) {
-    Status s = c->GetAttr("container", &container_);
-    if (s.ok()) s = c->GetAttr("shared_name", &shared_name_);
-    if (s.ok()) s = ValidateContainerAttr(container_);
-    if (s.ok()) s = ValidateSharedNameAttr(shared_name_);
-    c->SetStatus(s);
+    c->SetStatus(location_.Init(c));
   }
   void Compute(OpKernelContext* ctx) override {
-    ResourceMgr* rm = ctx->resource_manager();
-    const std::string container = container_.empty() ? rm->default_container() : container_;
-    const std::string name = !shared_name_.empty()
-                                 ? shared_name_
-                                 : "_" + std::string(ctx->session_handle()) + "_" + this->name();
-    auto reader = rm->LookupOrCreate<ReaderResource>(
+    const std::string container = location_.Container(ctx);
+    const std::string name = location_.Name(ctx, this->name());
+    auto reader = ctx->resource_manager()->LookupOrCreate<ReaderResource>(
         container, name, [&]() -> StatusOr<std::shared_ptr<ReaderResource>> {
           TW_ASSIGN_OR_RETURN(std::unique_ptr<RecordSource> source, MakeSource());
           return std::make_shared<ReaderResource>(name, kind_, std::move(source));
@@ -217,7 +209,7 @@ class MakeReaderOp : public OpKernel {
 
  private:
   const std::string kind_;
-  std::string container_, shared_name_;
+  ResourceLocation location_;
 };
 
 TW_REGISTER_OP("TFRecordReaderV2")

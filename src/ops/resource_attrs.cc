@@ -29,4 +29,19 @@ Status ValidateSharedNameAttr(const std::string& shared_name) {
   return OkStatus();
 }
 
+Status ResourceLocation::Init(OpKernelConstruction* c) {
+  TW_RETURN_IF_ERROR(c->GetAttr("container", &container));
+  TW_RETURN_IF_ERROR(c->GetAttr("shared_name", &shared_name));
+  TW_RETURN_IF_ERROR(ValidateContainerAttr(container));
+  return ValidateSharedNameAttr(shared_name);
+}
+
+std::string ResourceLocation::Container(OpKernelContext* ctx) const {
+  return container.empty() ? ctx->resource_manager()->default_container() : container;
+}
+
+std::string ResourceLocation::Name(OpKernelContext* ctx, const std::string& node) const {
+  return !shared_name.empty() ? shared_name : "_" + std::string(ctx->session_handle()) + "_" + node;
+}
+
 }  // namespace tw

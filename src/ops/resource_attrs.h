@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "src/framework/op_kernel.h"
 #include "tensorweave/status.h"
 
 namespace tw {
@@ -21,6 +22,20 @@ Status ValidateContainerAttr(const std::string& container);
 // private resources, "_<session>_<node>"): InvalidArgument
 // `shared_name "<shared_name>" must not start with '_'`.
 Status ValidateSharedNameAttr(const std::string& shared_name);
+
+// Where the resource of an op that makes one (a queue, a reader, an iterator) lives: its
+// `container` and `shared_name` attributes, read and checked when the kernel is made.
+struct ResourceLocation {
+  // Reads both attributes; their errors, or the checks' above.
+  Status Init(OpKernelConstruction* c);
+  // The container: the attribute, or the device's default for "".
+  std::string Container(OpKernelContext* ctx) const;
+  // The name: shared_name, or "_<session>_<node>" for a resource private to the session
+  // (one per session and node, whichever steps use it).
+  std::string Name(OpKernelContext* ctx, const std::string& node) const;
+
+  std::string container, shared_name;
+};
 
 }  // namespace tw
 

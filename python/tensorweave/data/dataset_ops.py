@@ -232,12 +232,8 @@ class Dataset:
         from tensorweave import _native
         if not callable(generator):
             raise TypeError("`generator` must be callable.")
-        types = nest.map_structure(dtypes.as_dtype, output_types)
-        if output_shapes is None:
-            shapes = nest.map_structure(lambda _: tensor_shape.unknown_shape(), types)
-        else:
-            shapes = nest.pack_sequence_as(types, [
-                tensor_shape.as_shape(s) for s in _flat_shapes_of(types, output_shapes)])
+        from tensorweave.data import iterator_ops
+        types, shapes = iterator_ops._structure(output_types, output_shapes)
         if args is not None and any(isinstance(a, ops.Tensor) for a in args):
             raise NotImplementedError("from_generator's args must be Python values here (not "
                                       "tensors)")
@@ -408,14 +404,6 @@ class Dataset:
         raise RuntimeError("__iter__() is only supported inside of tf.function or when eager "
                            "execution is enabled; in graph mode make an iterator "
                            "(make_one_shot_iterator, make_initializable_iterator)")
-
-
-def _flat_shapes_of(types, shapes):
-    if isinstance(types, dict):
-        return [s for k in sorted(types) for s in _flat_shapes_of(types[k], shapes[k])]
-    if isinstance(types, tuple):
-        return [s for t, sh in zip(types, shapes) for s in _flat_shapes_of(t, sh)]
-    return [shapes]
 
 
 def _prepend(dim, shape):

@@ -53,14 +53,7 @@ class Iterator:
                        output_classes=None):
         """An iterator of this element structure, initialized by make_initializer(dataset)
         with any dataset of that structure (a reinitializable iterator)."""
-        output_types = nest.map_structure(dtypes.as_dtype, output_types)
-        if output_shapes is None:
-            output_shapes = nest.map_structure(lambda _: tensor_shape.unknown_shape(),
-                                               output_types)
-        else:
-            output_shapes = nest.pack_sequence_as(
-                output_types, [tensor_shape.as_shape(s) for s in _flat_shapes(
-                    output_types, output_shapes)])
+        output_types, output_shapes = _structure(output_types, output_shapes)
         with ops.control_dependencies(None):
             op = ops.get_default_graph().create_op(
                 "Iterator", [], dict(Iterator._attrs(output_types, output_shapes),
@@ -72,14 +65,7 @@ class Iterator:
                            output_classes=None):
         """An iterator whose elements come from whichever iterator the fed string handle
         (Iterator.string_handle()) names: a feedable iterator."""
-        output_types = nest.map_structure(dtypes.as_dtype, output_types)
-        if output_shapes is None:
-            output_shapes = nest.map_structure(lambda _: tensor_shape.unknown_shape(),
-                                               output_types)
-        else:
-            output_shapes = nest.pack_sequence_as(
-                output_types, [tensor_shape.as_shape(s) for s in _flat_shapes(
-                    output_types, output_shapes)])
+        output_types, output_shapes = _structure(output_types, output_shapes)
         op = ops.get_default_graph().create_op(
             "IteratorFromStringHandle", [string_handle],
             Iterator._attrs(output_types, output_shapes), name="IteratorFromStringHandle")
@@ -123,12 +109,14 @@ class Iterator:
         return nest.pack_sequence_as(self._types, op.outputs)
 
 
-def _flat_shapes(types, shapes):
-    if isinstance(types, dict):
-        return [s for k in sorted(types) for s in _flat_shapes(types[k], shapes[k])]
-    if isinstance(types, tuple):
-        return [s for t, sh in zip(types, shapes) for s in _flat_shapes(t, sh)]
-    return [shapes]
+def _structure(output_types, output_shapes):
+    """The element structure's types (DTypes) and shapes (TensorShapes, unknown if None)."""
+    output_types = nest.map_structure(dtypes.as_dtype, output_types)
+    if output_shapes is None:
+        return output_types, nest.map_structure(lambda _: tensor_shape.unknown_shape(),
+                                                output_types)
+    return output_types, nest.pack_sequence_as(output_types, [
+        tensor_shape.as_shape(s) for s in nest.flatten_up_to(output_types, output_shapes)])
 
 
 def make_one_shot_iterator(dataset):

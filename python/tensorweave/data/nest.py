@@ -46,3 +46,13 @@ def _pack(structure, flat):
 
 def map_structure(fn, structure):
     return pack_sequence_as(structure, [fn(leaf) for leaf in flatten(structure)])
+
+
+def flatten_up_to(structure, values):
+    """`values` flattened down to `structure`'s leaves only: a leaf of `structure` takes
+    the whole corresponding part of `values` (a shape given as a list stays one leaf)."""
+    if isinstance(structure, dict):
+        return [v for k in sorted(structure) for v in flatten_up_to(structure[k], values[k])]
+    if isinstance(structure, tuple):
+        return [v for t, part in zip(structure, values) for v in flatten_up_to(t, part)]
+    return [values]
