@@ -1,7 +1,7 @@
 // Tests of the queue-based readers (reader.h, reader_ops.cc): each kind against files
 // written here, TensorFlow's keys, the end of input (OutOfRange once the file queue is
-// closed), a read that waits for a file name, ReadUpTo, the counters, and the allowed
-// directories of a task reached over the network.
+// closed), a read that waits for a file name, ReadUpTo and the counters. (The allowed
+// directories of a task reached over the network: reader_remote_test.cc.)
 #include "tensorweave/ops/reader_ops.h"
 
 #include <stdlib.h>
@@ -16,9 +16,7 @@
 #include "src/io/record_writer.h"
 #include "src/ops/array_test_util.h"
 #include "tensorweave/ops/basic_ops.h"
-#include "tensorweave/server.h"
 #include "tensorweave/session.h"
-#include "testing/ports.h"
 
 namespace tw {
 namespace {
@@ -183,47 +181,6 @@ TEST_F(ReaderOpsTest, AReadWaitsForAFileNameAndMissingFilesAreNamed) {
   auto missing = session.Run({}, {read.value});
   EXPECT_TRUE(IsNotFound(missing.status())) << missing.status();
   EXPECT_THAT(Message(missing.status()), HasSubstr(dir_ + "/missing"));
-}
-
-// A graph sent over the network reads only inside the task's allowed directories.
-TEST_F(ReaderOpsTest, RemoteReadersStayInTheServersAllowedDirectories) {
-  const std::string inside = WriteRecords("in.tfrecord", {"ok"});
-  const std::string outside_dir = dir_ + "_outside";
-  ASSERT_TRUE(std::filesystem::create_directory(outside_dir));
-  const std::string outside = outside_dir + "/secret";
-  std::ofstream(outside) << "secret";
-  ClusterSpec spec;
-  const std::string ps = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
-  const std::string worker = "127.0.0.1:" + std::to_string(testing::PickUnusedPort());
-  ASSERT_TRUE(spec.AddJob("ps", {ps}).ok());
-  ASSERT_TRUE(spec.AddJob("worker", {worker}).ok());
-  std::vector<std::unique_ptr<Server>> servers;
-  for (const std::string job : {"ps", "worker"}) {
-    auto server = Server::Create(spec, job, 0,
-                                 {.bind_host = "127.0.0.1",
-                                  .num_threads = 2,
-                                  .wait_for_cluster = absl::Seconds(10),
-                                  .allowed_directories = {dir_}});
-    ASSERT_TRUE(server.ok()) << server.status();
-    ASSERT_TRUE((*server)->Start().ok());
-    servers.push_back(*std::move(server));
-  }
-  Scope root = Scope::NewRootScope().WithDevice("/job:ps/task:0");
-  auto queue = ops::FIFOQueue(root, {DT_STRING});
-  auto reader = ops::WholeFileReader(root);
-  auto read = ops::ReaderRead(root, reader, queue);
-  auto name = ops::Placeholder(root, DT_STRING);
-  auto enqueue = ops::QueueEnqueue(root, queue, {name});
-  ClientSession session(root, {.target = servers.back()->target()});
-  ASSERT_TRUE(session.Run({{name, Tensor::Scalar(inside)}}, {}, {enqueue}).ok());
-  auto ok = session.Run({}, {read.value});
-  ASSERT_TRUE(ok.ok()) << ok.status();
-  ASSERT_TRUE(session.Run({{name, Tensor::Scalar(outside)}}, {}, {enqueue}).ok());
-  auto refused = session.Run({}, {read.value});
-  EXPECT_TRUE(absl::IsPermissionDenied(refused.status())) << refused.status();
-  EXPECT_THAT(Message(refused.status()), HasSubstr(outside));
-  for (auto& s : servers) s->Stop();
-  std::filesystem::remove_all(outside_dir);
 }
 
 }  // namespace
