@@ -2,9 +2,9 @@
 // and files (TFRecord, TextLine, FixedLengthRecord: plain, ZLIB or GZIP, read with
 // src/io, one file after the other).
 #include <cstring>
-#include <fstream>
 
 #include "src/data/dataset.h"
+#include "src/io/file_contents.h"
 #include "src/io/record_reader.h"
 
 namespace tw::data {
@@ -257,8 +257,7 @@ class TFRecordFile : public FileRecords {
 
 class TextLineFile : public FileRecords {
  public:
-  TextLineFile(std::string file, std::string contents)
-      : file_(std::move(file)), contents_(std::move(contents)) {}
+  explicit TextLineFile(std::string contents) : contents_(std::move(contents)) {}
   Status Next(std::string* line, bool* end) override {
     if (at_ >= contents_.size()) {
       *end = true;
@@ -273,7 +272,7 @@ class TextLineFile : public FileRecords {
   }
 
  private:
-  std::string file_, contents_;
+  std::string contents_;
   size_t at_ = 0;
 };
 
@@ -296,32 +295,6 @@ class FixedLengthFile : public FileRecords {
   std::string contents_;
   int64_t at_, record_, footer_;
 };
-
-// The whole (decompressed) contents of a file, through the record reader's streams.
-StatusOr<std::string> ReadAll(const std::string& file, io::Compression compression) {
-  if (compression == io::Compression::kNone) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return errors::NotFound(file, ": cannot open");
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  TW_ASSIGN_OR_RETURN(auto inflater, io::Inflater::Create(compression));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return errors::NotFound(file, ": cannot open");
-  const std::string raw((std::istreambuf_iterator<char>(in)), {});
-  std::string out;
-  std::string_view rest(raw);
-  while (!inflater->finished()) {
-    const size_t before = out.size();
-    out.resize(before + (1 << 20));
-    auto got = inflater->Decompress(&rest, out.data() + before, 1 << 20);
-    if (!got.ok()) return errors::DataLoss(file, ": ", got.status().message());
-    out.resize(before + *got);
-    if (*got == 0 && rest.empty() && !inflater->finished()) {
-      return errors::DataLoss(file, ": the compressed stream ends early");
-    }
-  }
-  return out;
-}
 
 // The file names (input 0), each allowed by the building step's policy.
 StatusOr<std::vector<std::string>> FileNames(const proto::DatasetDef& def,
@@ -376,8 +349,8 @@ TW_REGISTER_DATASET(
       return std::make_shared<FilesDataset>(
           "TextLine", std::move(files),
           [compression](const std::string& f) -> StatusOr<std::unique_ptr<FileRecords>> {
-            TW_ASSIGN_OR_RETURN(std::string contents, ReadAll(f, compression));
-            return std::unique_ptr<FileRecords>(new TextLineFile(f, std::move(contents)));
+            TW_ASSIGN_OR_RETURN(std::string contents, io::ReadFileContents(f, compression));
+            return std::unique_ptr<FileRecords>(new TextLineFile(std::move(contents)));
           });
     });
 
@@ -399,7 +372,8 @@ TW_REGISTER_DATASET("FixedLengthRecord",
                       return std::make_shared<FilesDataset>(
                           "FixedLengthRecord", std::move(files),
                           [=](const std::string& f) -> StatusOr<std::unique_ptr<FileRecords>> {
-                            TW_ASSIGN_OR_RETURN(std::string contents, ReadAll(f, compression));
+                            TW_ASSIGN_OR_RETURN(std::string contents,
+                                                io::ReadFileContents(f, compression));
                             return std::unique_ptr<FileRecords>(
                                 new FixedLengthFile(std::move(contents), header, record, footer));
                           });

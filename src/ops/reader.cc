@@ -7,13 +7,14 @@ ReaderResource::ReaderResource(std::string name, std::string kind,
     : name_(std::move(name)), kind_(std::move(kind)), source_(std::move(source)) {}
 
 void ReaderResource::Read(int64_t n, bool up_to, std::shared_ptr<FIFOQueueResource> queue,
-                          CancellationManager* cm, FileAccessPolicy file_access, ReadDone done) {
+                          CancellationManager* cm, const FileAccessPolicy* file_access,
+                          ReadDone done) {
   auto request = std::make_unique<Request>();
   request->n = n;
   request->up_to = up_to;
   request->queue = std::move(queue);
   request->cm = cm;
-  request->file_access = std::move(file_access);
+  request->file_access = file_access;
   request->done = std::move(done);
   {
     absl::MutexLock lock(&mu_);
@@ -76,7 +77,7 @@ bool ReaderResource::Serve(std::unique_ptr<Request>& request) {
                                name.DebugString());
                          } else {
                            work_ = name.flat<std::string>()[0];
-                           status = parked->file_access.Check(work_, "input file");
+                           status = parked->file_access->Check(work_, "input file");
                            if (status.ok()) status = source_->Open(work_);
                            has_work_ = status.ok();
                          }

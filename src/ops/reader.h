@@ -57,11 +57,12 @@ class ReaderResource : public ResourceBase, public std::enable_shared_from_this<
   // Reads `n` >= 1 records (ReaderRead: n == 1, up_to false), or with `up_to` between 1 and
   // `n`, as many as the current file gives before it ends (ReaderReadUpTo). Takes file
   // names from `queue` (one string component) as files end, each checked against
-  // `file_access`. Errors: the queue's (OutOfRange once closed and empty; records already
-  // taken in this read are lost, as in TensorFlow), Cancelled with the step, the file's
-  // errors (NotFound, DataLoss, PermissionDenied) naming it.
+  // `file_access`, which must stay valid until `done` runs (the step's policy). Errors: the queue's
+  // (OutOfRange once closed and empty; records already taken in this read are lost, as in
+  // TensorFlow), Cancelled with the step, the file's errors (NotFound, DataLoss, PermissionDenied)
+  // naming it.
   void Read(int64_t n, bool up_to, std::shared_ptr<FIFOQueueResource> queue,
-            CancellationManager* cm, FileAccessPolicy file_access, ReadDone done);
+            CancellationManager* cm, const FileAccessPolicy* file_access, ReadDone done);
 
   int64_t num_records_produced() const { return records_produced_.load(); }
   int64_t num_work_units_completed() const { return work_units_completed_.load(); }
@@ -75,7 +76,7 @@ class ReaderResource : public ResourceBase, public std::enable_shared_from_this<
     bool up_to = false;
     std::shared_ptr<FIFOQueueResource> queue;
     CancellationManager* cm = nullptr;
-    FileAccessPolicy file_access;
+    const FileAccessPolicy* file_access = nullptr;
     ReadDone done;
     Records out;
   };

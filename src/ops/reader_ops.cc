@@ -6,9 +6,6 @@
 // counted from 1), "<file>:<record number>" (fixed length, from 0), "<file>" (whole file).
 #include "tensorweave/ops/reader_ops.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <fstream>
 
@@ -16,6 +13,7 @@
 #include "src/framework/op_kernel.h"
 #include "src/framework/resource_lookup.h"
 #include "src/io/compression.h"
+#include "src/io/file_contents.h"
 #include "src/io/record_reader.h"
 #include "src/ops/reader.h"
 #include "src/ops/resource_attrs.h"
@@ -84,43 +82,6 @@ class TextLineSource : public RecordSource {
   int64_t line_ = 0;
 };
 
-// Reads every file whole: fixed-length record files (CIFAR-10's are 30 MB) and whole files
-// fit in memory.
-StatusOr<std::string> ReadWholeFile(const std::string& file, io::Compression compression) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, "cannot open", file);
-  std::string raw;
-  char chunk[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return ErrnoStatus(err, "cannot read", file);
-    }
-    if (n == 0) break;
-    raw.append(chunk, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  if (compression == io::Compression::kNone) return raw;
-  TW_ASSIGN_OR_RETURN(auto inflater, io::Inflater::Create(compression));
-  std::string out;
-  std::string_view in(raw);
-  while (!inflater->finished()) {
-    const size_t before = out.size();
-    out.resize(before + (1 << 20));
-    auto got = inflater->Decompress(&in, out.data() + before, 1 << 20);
-    if (!got.ok()) return errors::DataLoss(file, ": ", got.status().message());
-    out.resize(before + *got);
-    if (*got == 0 && in.empty() && !inflater->finished()) {
-      return errors::DataLoss(file, ": the ", io::CompressionName(compression),
-                              " stream ends early (the file was cut short)");
-    }
-  }
-  return out;
-}
-
 class FixedLengthSource : public RecordSource {
  public:
   struct Options {
@@ -130,7 +91,7 @@ class FixedLengthSource : public RecordSource {
   explicit FixedLengthSource(Options options) : options_(options) {}
   Status Open(const std::string& file) override {
     file_ = file;
-    TW_ASSIGN_OR_RETURN(contents_, ReadWholeFile(file, options_.compression));
+    TW_ASSIGN_OR_RETURN(contents_, io::ReadFileContents(file, options_.compression));
     next_ = 0;
     return OkStatus();
   }
@@ -167,7 +128,7 @@ class WholeFileSource : public RecordSource {
       *at_end = true;
       return OkStatus();
     }
-    TW_ASSIGN_OR_RETURN(*value, ReadWholeFile(file_, io::Compression::kNone));
+    TW_ASSIGN_OR_RETURN(*value, io::ReadFileContents(file_, io::Compression::kNone));
     *key = file_;
     done_ = true;
     return OkStatus();
@@ -369,7 +330,7 @@ class ReaderReadOp : public AsyncOpKernel {
       TW_OP_REQUIRES_ASYNC(ctx, n > 0,
                            errors::InvalidArgument("num_records must be positive, got ", n), done);
     }
-    (*reader)->Read(n, kUpTo, *std::move(queue), ctx->cancellation_manager(), ctx->file_access(),
+    (*reader)->Read(n, kUpTo, *std::move(queue), ctx->cancellation_manager(), &ctx->file_access(),
                     [ctx, done = std::move(done)](StatusOr<ReaderResource::Records> records) {
                       if (!records.ok()) {
                         ctx->SetStatus(records.status());
@@ -455,7 +416,7 @@ class ReadFileOp : public OpKernel {
                                            name.shape().DebugString()));
     const std::string& file = name.scalar<std::string>();
     TW_OP_REQUIRES_OK(ctx, ctx->file_access().Check(file, "input file"));
-    auto contents = ReadWholeFile(file, io::Compression::kNone);
+    auto contents = io::ReadFileContents(file, io::Compression::kNone);
     TW_OP_REQUIRES_OK(ctx, contents.status());
     ctx->set_output(0, Tensor::Scalar(*std::move(contents)));
   }
