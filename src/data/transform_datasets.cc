@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "src/data/dataset.h"
 #include "src/data/function.h"
+#include "src/ops/array_util.h"
 
 namespace tw::data {
 namespace {
@@ -257,7 +258,6 @@ StatusOr<Element> StackBatch(const std::vector<Element>& elements,
     dims.insert(dims.begin(), static_cast<int64_t>(elements.size()));
     TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(dims));
     TW_ASSIGN_OR_RETURN(Tensor batch, Tensor::Allocate(first.dtype(), shape));
-    const int64_t slot = batch.num_elements() / static_cast<int64_t>(elements.size());
     const bool strings = first.dtype() == DT_STRING;
     const size_t width = strings ? 0 : DataTypeSize(first.dtype());
     if (padded_shapes != nullptr) {  // fill with the padding value first
@@ -275,26 +275,7 @@ StatusOr<Element> StackBatch(const std::vector<Element>& elements,
       }
     }
     for (size_t i = 0; i < elements.size(); ++i) {
-      const Tensor& e = elements[i][c];
-      const int rank = e.rank();
-      const int64_t row = rank == 0 ? 1 : e.dim(rank - 1);
-      const int64_t rows = row == 0 ? 0 : e.num_elements() / row;
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t rest = r, at = 0, stride = 1;
-        for (int d = rank - 2; d >= 0; --d) {
-          stride *= dims[d + 2];
-          at += (rest % e.dim(d)) * stride;
-          rest /= e.dim(d);
-        }
-        const int64_t to = static_cast<int64_t>(i) * slot + at, from = r * row;
-        if (strings) {
-          std::copy_n(e.flat<std::string>().begin() + from, row,
-                      batch.flat<std::string>().begin() + to);
-        } else {
-          std::memcpy(static_cast<char*>(batch.raw_data()) + to * width,
-                      static_cast<const char*>(e.raw_data()) + from * width, row * width);
-        }
-      }
+      tw::internal::CopyIntoPaddedSlot(elements[i][c], static_cast<int64_t>(i), &batch);
     }
     out.push_back(std::move(batch));
   }

@@ -6,11 +6,14 @@
 
 #include "src/framework/op_kernel.h"
 #include "src/framework/resource_lookup.h"
+#include "src/ops/array_util.h"
 #include "src/ops/fifo_queue.h"
 #include "src/ops/resource_attrs.h"
 
 namespace tw {
 namespace {
+
+using internal::CopyIntoPaddedSlot;
 
 TW_REGISTER_OP("FIFOQueue")
     .Output("handle: resource")
@@ -185,26 +188,7 @@ StatusOr<Tensor> Stack(const std::vector<FIFOQueueResource::Tuple>& tuples, size
       }
       continue;
     }
-    // A smaller element: copy its innermost rows to their places in the padded slot.
-    const int rank = e.rank();
-    const int64_t row = rank == 0 ? 1 : e.dim(rank - 1);
-    const size_t width = dtype == DT_STRING ? 0 : DataTypeSize(dtype);
-    for (int64_t r = 0; row > 0 && r < e.num_elements() / row; ++r) {
-      int64_t rest = r, at = 0, stride = 1;
-      for (int d = rank - 2; d >= 0; --d) {
-        stride *= dims[d + 2];
-        at += (rest % e.dim(d)) * stride;
-        rest /= e.dim(d);
-      }
-      const int64_t to = i * slot + at, from = r * row;
-      if (dtype == DT_STRING) {
-        std::copy_n(e.flat<std::string>().begin() + from, row,
-                    out.flat<std::string>().begin() + to);
-      } else {
-        std::memcpy(static_cast<char*>(out.raw_data()) + to * width,
-                    static_cast<const char*>(e.raw_data()) + from * width, row * width);
-      }
-    }
+    CopyIntoPaddedSlot(e, static_cast<int64_t>(i), &out);  // smaller: padded around
   }
   return out;
 }
