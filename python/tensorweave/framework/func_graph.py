@@ -39,8 +39,6 @@ class FuncGraph(ops.Graph):
                                       "value": tensor.op.get_attr("value")},
                         name="captured_const").outputs[0]
                 else:
-                    if getattr(tensor.graph, "captures_from", None):
-                        tensor = tensor.graph.capture(tensor)  # through the graphs between
                     shape = tensor.shape
                     attrs = {"dtype": tensor.dtype}
                     if shape.dims is not None:
