@@ -26,7 +26,7 @@ namespace py = pybind11;
 namespace tw::python {
 namespace {
 
-using SaveableSpec = std::tuple<std::string, VariableSpec, std::vector<int64_t>, int64_t>;
+using SaveableSpec = std::tuple<std::string, VariableSpec, std::vector<int64_t>, int64_t, bool>;
 
 std::vector<std::string> OutputNames(const std::vector<Output>& outputs) {
   std::vector<std::string> names;
@@ -35,18 +35,20 @@ std::vector<std::string> OutputNames(const std::vector<Output>& outputs) {
 }
 
 // A Saver over variables given as (checkpoint name, (handle node, dtype, shape), full
-// shape, row offset); its nodes are built at construction. `checkpoint_dir` is needed
-// (and named by the nodes) only when the variables' tasks write the files.
+// shape, row offset, is an iterator); its nodes are built at construction. `checkpoint_dir` is
+// needed (and named by the nodes) only when the variables' tasks write the files.
 class PySaver {
  public:
   PySaver(const py::object& graph, const std::vector<SaveableSpec>& vars,
           const std::string& checkpoint_dir, int max_to_keep, bool write_on_variable_tasks) {
     std::vector<train::SaveableVariable> saveables;
-    for (const auto& [name, spec, full_shape, offset] : vars) {
-      saveables.push_back({.name = name,
-                           .var = ToVariable(graph, spec),
-                           .full_shape = full_shape,
-                           .row_offset = offset});
+    for (const auto& [name, spec, full_shape, offset, iterator] : vars) {
+      saveables.push_back(
+          {.name = name,
+           .var = ToVariable(graph, spec),
+           .full_shape = full_shape,
+           .row_offset = offset,
+           .kind = iterator ? train::SaveableKind::kIterator : train::SaveableKind::kVariable});
     }
     saver_ =
         ValueOrThrow(train::Saver::Create(GraphScope(graph), std::move(saveables),

@@ -235,4 +235,4 @@ def test_errors_are_clear():
         with pytest.raises(tf.errors.FailedPreconditionError, match="not been initialized"):
             sess.run(it.get_next())
     with pytest.raises(AttributeError, match="issue #31"):
-        tf.data.experimental.make_saveable_from_iterator
+        tf.data.experimental.sample_from_datasets

@@ -25,6 +25,12 @@ StatusOr<std::shared_ptr<const DatasetBase>> OnlyChild(
   return children[0];
 }
 
+uint64_t UnseededSeed(const BuildContext& ctx) {
+  if (ctx.seeds != nullptr) return ctx.seeds->Next();
+  std::random_device entropy;
+  return (static_cast<uint64_t>(entropy()) << 32) | entropy();
+}
+
 StatusOr<Tensor> DatasetInput(const proto::DatasetDef& def, const BuildContext& ctx, int i) {
   if (i < 0 || i >= def.inputs_size()) {
     return errors::InvalidArgument("dataset ", def.op(), " needs input ", i, " but has ",

@@ -14,9 +14,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "src/framework/attr_value.h"
 #include "src/framework/device_base.h"
 #include "src/framework/file_access.h"
@@ -49,13 +51,33 @@ class DatasetBase : public std::enable_shared_from_this<DatasetBase> {
   std::shared_ptr<const DatasetBase> self() const { return shared_from_this(); }
 };
 
+// Where unseeded random transformations (a shuffle without a seed) take their seeds: one
+// stream from one base, drawn in build order, so a pipeline rebuilt from the same base (an
+// iterator restored from a checkpoint) shuffles as the original did. Thread-safe.
+class SeedSource {
+ public:
+  explicit SeedSource(uint64_t base) : random_(base) {}
+  uint64_t Next() {
+    absl::MutexLock lock(&mu_);
+    return random_();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::mt19937_64 random_ ABSL_GUARDED_BY(mu_);
+};
+
 // What building a pipeline needs from the kernel that builds it.
 struct BuildContext {
   DeviceBase* device = nullptr;  // where functions run; must outlive the datasets
   // Where file datasets may read (the building step's policy, copied).
   FileAccessPolicy file_access = FileAccessPolicy::Unrestricted();
   const std::vector<Tensor>* inputs = nullptr;  // the iterator op's inputs
+  std::shared_ptr<SeedSource> seeds;            // null: fresh entropy for each draw
 };
+
+// A seed for an unseeded random transformation: from ctx.seeds, or fresh entropy.
+uint64_t UnseededSeed(const BuildContext& ctx);
 
 // Builds the pipeline `def` describes. InvalidArgument naming the dataset op and the
 // attribute or input at fault; the file datasets' errors (NotFound, PermissionDenied) when

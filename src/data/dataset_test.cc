@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/data/dataset_test_util.h"
 #include "src/framework/attr_value.h"
 #include "src/io/record_writer.h"
 #include "tensorweave/ops.h"
@@ -19,38 +20,13 @@
 namespace tw {
 namespace {
 
+using data::testing::Function;
+using data::testing::Ints;
+using data::testing::Op;
+using data::testing::Range;
+using data::testing::With;
+
 using ::testing::HasSubstr;
-
-proto::DatasetDef Op(const std::string& op, std::vector<proto::DatasetDef> children = {},
-                     std::vector<int> inputs = {}) {
-  proto::DatasetDef d;
-  d.set_op(op);
-  for (auto& c : children) *d.add_children() = std::move(c);
-  for (int i : inputs) d.add_inputs(i);
-  return d;
-}
-
-template <typename T>
-proto::DatasetDef With(proto::DatasetDef d, const std::string& name, const T& value) {
-  (*d.mutable_attrs())[name] = MakeAttr(value);
-  return d;
-}
-
-// A function of one int64 argument `x` built by `body`.
-proto::DatasetFunction Function(const std::function<Output(const Scope&, Output)>& body) {
-  Scope s = Scope::NewRootScope();
-  auto x = ops::Placeholder(s.WithOpName("x"), DT_INT64);
-  Output y = body(s, x);
-  proto::DatasetFunction f;
-  *f.mutable_graph() = *s.ToGraphDef();
-  f.add_args("x");
-  f.add_outputs(y.name());
-  return f;
-}
-
-proto::DatasetDef Range(int inputs_at) {
-  return Op("Range", {}, {inputs_at, inputs_at + 1, inputs_at + 2});
-}
 
 // Runs the pipeline to its end; each element's components as int64 vectors, flattened.
 StatusOr<std::vector<std::vector<int64_t>>> Collect(const proto::DatasetDef& def,
@@ -82,12 +58,6 @@ StatusOr<std::vector<std::vector<int64_t>>> Collect(const proto::DatasetDef& def
     out.push_back(flat);
   }
   return errors::Internal("the dataset did not end");
-}
-
-std::vector<Tensor> Ints(std::vector<int64_t> v) {
-  std::vector<Tensor> out;
-  for (int64_t x : v) out.push_back(Tensor::Scalar(x));
-  return out;
 }
 
 std::vector<std::vector<int64_t>> Singles(std::vector<int64_t> v) {

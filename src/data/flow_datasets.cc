@@ -36,18 +36,16 @@ StatusOr<int64_t> IntAttr(const proto::DatasetDef& def, const std::string& name)
 // (each epoch of a repeat) draws a new order; a seed fixes the sequence of orders.
 class ShuffleDataset : public DatasetBase {
  public:
-  ShuffleDataset(DatasetPtr input, int64_t buffer, int64_t seed, int64_t seed2, bool reshuffle)
-      : input_(std::move(input)),
-        buffer_(buffer),
-        seeded_(seed != 0 || seed2 != 0),
-        reshuffle_(reshuffle) {
-    std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                           static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)};
-    if (seeded_) {
+  // Unseeded (seed and seed2 0), the orders come from `unseeded`.
+  ShuffleDataset(DatasetPtr input, int64_t buffer, int64_t seed, int64_t seed2, uint64_t unseeded,
+                 bool reshuffle)
+      : input_(std::move(input)), buffer_(buffer), reshuffle_(reshuffle) {
+    if (seed != 0 || seed2 != 0) {
+      std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                             static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)};
       seeds_.seed(sequence);
     } else {
-      std::random_device entropy;
-      seeds_.seed((static_cast<uint64_t>(entropy()) << 32) | entropy());
+      seeds_.seed(unseeded);
     }
     first_seed_ = seeds_();
   }
@@ -94,7 +92,6 @@ class ShuffleDataset : public DatasetBase {
   };
   const DatasetPtr input_;
   const int64_t buffer_;
-  const bool seeded_;
   const bool reshuffle_;
   uint64_t first_seed_ = 0;
   mutable absl::Mutex mu_;
@@ -103,7 +100,7 @@ class ShuffleDataset : public DatasetBase {
 };
 
 TW_REGISTER_DATASET("Shuffle",
-                    [](const proto::DatasetDef& def, const BuildContext&,
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
                        Children children) -> StatusOr<DatasetPtr> {
                       TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
                       TW_ASSIGN_OR_RETURN(int64_t buffer, IntAttr(def, "buffer_size"));
@@ -115,7 +112,7 @@ TW_REGISTER_DATASET("Shuffle",
                       if (buffer <= 0)
                         return errors::InvalidArgument("buffer_size must be greater than zero.");
                       return std::make_shared<ShuffleDataset>(input, buffer, seed, seed2,
-                                                              reshuffle);
+                                                              UnseededSeed(ctx), reshuffle);
                     });
 
 // ---- Repeat: count times (-1: forever) ----
@@ -409,7 +406,7 @@ class PrefetchDataset : public DatasetBase {
 };
 
 TW_REGISTER_DATASET("Prefetch",
-                    [](const proto::DatasetDef& def, const BuildContext&,
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
                        Children children) -> StatusOr<DatasetPtr> {
                       TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
                       TW_ASSIGN_OR_RETURN(int64_t buffer, IntAttr(def, "buffer_size"));

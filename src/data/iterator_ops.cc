@@ -3,6 +3,8 @@
 // builds the pipeline from the `dataset` attribute, a serialized proto::DatasetDef, and
 // the captured inputs), OneShotIterator (built and initialized when first made) and
 // IteratorGetNext (asynchronous: iterator_resource.h).
+#include "tensorweave/ops/iterator_ops.h"
+
 #include "src/data/iterator_resource.h"
 #include "src/framework/op_kernel.h"
 #include "src/framework/resource_lookup.h"
@@ -107,8 +109,7 @@ class OneShotIteratorOp : public MakeIteratorResourceOp {
   void Compute(OpKernelContext* ctx) override {
     const std::vector<Tensor> inputs = InputsFrom(ctx, 0);
     Produce(ctx, [&](IteratorResource* it) -> Status {
-      TW_ASSIGN_OR_RETURN(auto dataset, BuildDataset(def_, ContextOf(ctx, &inputs)));
-      return it->Initialize(std::move(dataset));
+      return it->Initialize(def_, inputs, ContextOf(ctx, nullptr));
     });
   }
 
@@ -142,10 +143,7 @@ class MakeIteratorOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     auto it = LookupIterator(ctx);
     TW_OP_REQUIRES_OK(ctx, it.status());
-    const std::vector<Tensor> inputs = InputsFrom(ctx, 1);
-    auto dataset = BuildDataset(def_, ContextOf(ctx, &inputs));
-    TW_OP_REQUIRES_OK(ctx, dataset.status());
-    TW_OP_REQUIRES_OK(ctx, (*it)->Initialize(*std::move(dataset)));
+    TW_OP_REQUIRES_OK(ctx, (*it)->Initialize(def_, InputsFrom(ctx, 1), ContextOf(ctx, nullptr)));
   }
 
  private:
@@ -187,6 +185,54 @@ class IteratorGetNextOp : public AsyncOpKernel {
 TW_REGISTER_KERNEL("IteratorGetNext", "CPU", IteratorGetNextOp);
 
 TW_NO_GRADIENT("IteratorGetNext");
+
+// ---- Checkpoints: an iterator's state as a string (iterator_resource.h) ----
+
+TW_REGISTER_OP("SerializeIterator")
+    .Input("resource_handle: resource")
+    .Output("serialized: string")
+    .SetIsStateful()
+    .Doc("The iterator's state: its pipeline, inputs and position.");
+
+class SerializeIteratorOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto it = LookupIterator(ctx);
+    TW_OP_REQUIRES_OK(ctx, it.status());
+    auto state = (*it)->SaveState();
+    TW_OP_REQUIRES_OK(ctx, state.status());
+    ctx->set_output(0, Tensor::Scalar(*std::move(state)));
+  }
+};
+TW_REGISTER_KERNEL("SerializeIterator", "CPU", SerializeIteratorOp);
+
+TW_REGISTER_OP("DeserializeIterator")
+    .Input("resource_handle: resource")
+    .Input("serialized: string")
+    .SetIsStateful()
+    .Doc("Puts the iterator where the state SerializeIterator gave left it.");
+
+class DeserializeIteratorOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    auto it = LookupIterator(ctx);
+    TW_OP_REQUIRES_OK(ctx, it.status());
+    const Tensor& state = ctx->input(1);
+    TW_OP_REQUIRES(
+        ctx, state.dtype() == DT_STRING && state.num_elements() == 1,
+        errors::InvalidArgument("node ", name(), ": serialized must be one string, got shape ",
+                                state.shape().DebugString()));
+    CancellationManager* cm = ctx->cancellation_manager();
+    TW_OP_REQUIRES_OK(ctx,
+                      (*it)->RestoreState(state.flat<std::string>()[0], ContextOf(ctx, nullptr),
+                                          [cm] { return cm != nullptr && cm->IsCancelled(); }));
+  }
+};
+TW_REGISTER_KERNEL("DeserializeIterator", "CPU", DeserializeIteratorOp);
+
+TW_NO_GRADIENT("SerializeIterator");
 
 // ---- String handles: an iterator named by a string a program can feed ----
 
@@ -243,3 +289,15 @@ TW_REGISTER_KERNEL("IteratorFromStringHandle", "CPU", IteratorFromStringHandleOp
 
 }  // namespace
 }  // namespace tw::data
+
+namespace tw::ops {
+
+Output SerializeIterator(const Scope& scope, Input iterator) {
+  return scope.AddNodeOutput("SerializeIterator", {{std::move(iterator)}});
+}
+
+Operation DeserializeIterator(const Scope& scope, Input iterator, Input state) {
+  return scope.AddNode("DeserializeIterator", {{std::move(iterator)}, {std::move(state)}});
+}
+
+}  // namespace tw::ops

@@ -1,6 +1,9 @@
 #include "src/data/iterator_resource.h"
 
+#include <random>
+
 #include "absl/strings/str_join.h"
+#include "src/core/tensor_coding.h"
 
 namespace tw::data {
 
@@ -32,19 +35,90 @@ Status IteratorResource::MatchesSpec(const std::vector<DataType>& types,
   return OkStatus();
 }
 
-Status IteratorResource::Initialize(std::shared_ptr<const DatasetBase> dataset) {
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<IteratorBase> it, dataset->MakeIterator());
-  std::shared_ptr<IteratorBase> old;
+StatusOr<std::shared_ptr<IteratorResource::Pipeline>> IteratorResource::Build(
+    const proto::DatasetDef& def, std::vector<Tensor> inputs, uint64_t seed_base,
+    BuildContext ctx) {
+  auto p = std::make_shared<Pipeline>();
+  p->def = def;
+  p->inputs = std::move(inputs);
+  p->seed_base = seed_base;
+  ctx.inputs = &p->inputs;
+  ctx.seeds = std::make_shared<SeedSource>(seed_base);
+  TW_ASSIGN_OR_RETURN(p->dataset, BuildDataset(p->def, ctx));
+  TW_ASSIGN_OR_RETURN(p->iterator, p->dataset->MakeIterator());
+  return p;
+}
+
+void IteratorResource::Publish(std::shared_ptr<Pipeline> pipeline) {
   absl::MutexLock lock(&mu_);
-  old = std::move(iterator_);  // released outside the lock if the thread does not hold it
-  iterator_ = std::move(it);
-  dataset_ = std::move(dataset);
+  // The old pipeline goes when the last holder (this, or the serving thread) lets go.
+  pipeline_.swap(pipeline);
+}
+
+Status IteratorResource::Initialize(const proto::DatasetDef& def, std::vector<Tensor> inputs,
+                                    BuildContext ctx) {
+  std::random_device entropy;
+  const uint64_t seed_base = (static_cast<uint64_t>(entropy()) << 32) | entropy();
+  TW_ASSIGN_OR_RETURN(auto pipeline, Build(def, std::move(inputs), seed_base, std::move(ctx)));
+  Publish(std::move(pipeline));
   return OkStatus();
 }
 
 bool IteratorResource::initialized() const {
   absl::MutexLock lock(&mu_);
-  return iterator_ != nullptr;
+  return pipeline_ != nullptr;
+}
+
+StatusOr<std::string> IteratorResource::SaveState() const {
+  std::shared_ptr<Pipeline> p;
+  {
+    absl::MutexLock lock(&mu_);
+    p = pipeline_;
+  }
+  if (p == nullptr) {
+    return errors::FailedPrecondition("Iterator '", name_,
+                                      "' cannot be saved: it has not been initialized");
+  }
+  proto::IteratorState state;
+  *state.mutable_dataset() = p->def;
+  for (const Tensor& t : p->inputs) TensorToProto(t, state.add_inputs());
+  state.set_seed_base(p->seed_base);
+  state.set_position(p->position.load());
+  return state.SerializeAsString();
+}
+
+Status IteratorResource::RestoreState(const std::string& bytes, BuildContext ctx,
+                                      const std::function<bool()>& cancelled) {
+  proto::IteratorState state;
+  if (!state.ParseFromString(bytes) || state.position() < 0) {
+    return errors::InvalidArgument("Iterator '", name_,
+                                   "': the checkpoint holds no iterator state for it");
+  }
+  std::vector<Tensor> inputs;
+  for (const proto::TensorProto& t : state.inputs()) {
+    TW_ASSIGN_OR_RETURN(Tensor input, TensorFromProto(t));
+    inputs.push_back(std::move(input));
+  }
+  TW_ASSIGN_OR_RETURN(auto p,
+                      Build(state.dataset(), std::move(inputs), state.seed_base(), std::move(ctx)));
+  for (int64_t i = 0; i < state.position(); ++i) {
+    if (i % 1024 == 0 && cancelled && cancelled()) {
+      return errors::Cancelled("restoring iterator '", name_, "' was cancelled");
+    }
+    Element skipped;
+    bool end = false;
+    Status s = p->iterator->GetNext(&skipped, &end);
+    if (end) {
+      return errors::FailedPrecondition("Iterator '", name_,
+                                        "' cannot be restored: the checkpoint's position ",
+                                        state.position(), " is past the end of its dataset (", i,
+                                        " elements); did its input change since the checkpoint?");
+    }
+    if (!s.ok() && !IsInvalidArgument(s)) return s;
+  }
+  p->position.store(state.position());
+  Publish(std::move(p));
+  return OkStatus();
 }
 
 void IteratorResource::Finish(const std::shared_ptr<Request>& r, StatusOr<Element> result) {
@@ -100,7 +174,7 @@ Status IteratorResource::CheckElement(const Element& e) const {
 void IteratorResource::Serve() {
   while (true) {
     std::shared_ptr<Request> r;
-    std::shared_ptr<IteratorBase> it;
+    std::shared_ptr<Pipeline> p;
     {
       absl::MutexLock lock(&mu_);
       auto work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -110,10 +184,10 @@ void IteratorResource::Serve() {
       if (stopping_) return;
       r = std::move(requests_.front());
       requests_.pop_front();
-      it = iterator_;
+      p = pipeline_;
     }
     if (r->finished.load()) continue;  // cancelled while it waited: no element taken
-    if (it == nullptr) {
+    if (p == nullptr) {
       Finish(r, errors::FailedPrecondition(
                     "GetNext() failed because the iterator has not been initialized. Ensure "
                     "that you have run the initializer operation for this iterator before "
@@ -122,7 +196,9 @@ void IteratorResource::Serve() {
     }
     Element element;
     bool end = false;
-    Status s = it->GetNext(&element, &end);
+    Status s = p->iterator->GetNext(&element, &end);
+    // Failed calls count too: a replay from a checkpoint repeats them.
+    if (!end) p->position.fetch_add(1);
     if (s.ok() && end) s = errors::OutOfRange("End of sequence");
     if (s.ok()) s = CheckElement(element);
     if (s.ok()) {

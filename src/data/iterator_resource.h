@@ -42,10 +42,25 @@ class IteratorResource : public ResourceBase {
   // InvalidArgument when an iterator of this name exists with other types or shapes.
   Status MatchesSpec(const std::vector<DataType>& types,
                      const std::vector<PartialShape>& shapes) const;
-  // Starts over on `dataset`'s elements (an initializer). Requests already waiting are
-  // served from the new iterator.
-  Status Initialize(std::shared_ptr<const DatasetBase> dataset);
+  // Starts over on the elements of the pipeline `def` over `inputs` (an initializer),
+  // built with `ctx` (its inputs and seeds are the resource's). Requests already waiting
+  // are served from the new iterator. BuildDataset's errors.
+  Status Initialize(const proto::DatasetDef& def, std::vector<Tensor> inputs, BuildContext ctx);
   bool initialized() const;
+
+  // Checkpoints. SaveState: where the iterator is, as a serialized proto::IteratorState
+  // (the pipeline, its inputs, its seed, the elements produced so far); FailedPrecondition
+  // before Initialize. RestoreState: rebuilds that pipeline and replays as many elements,
+  // so that the next element is the one that would have followed the save. Exact for
+  // deterministic pipelines (seeded or unseeded shuffles included; not random ops inside
+  // map functions, nor from_generator's Python state). Takes time in proportion to the
+  // position; `cancelled` is polled during the replay. InvalidArgument for bytes that
+  // are not a state; FailedPrecondition when the pipeline ends before the position (its
+  // files changed); the replay's errors other than InvalidArgument (a bad record, which
+  // the original saw as well).
+  StatusOr<std::string> SaveState() const;
+  Status RestoreState(const std::string& state, BuildContext ctx,
+                      const std::function<bool()>& cancelled);
 
   // The next element. FailedPrecondition "GetNext() failed because the iterator has not
   // been initialized..." before Initialize (TF's message); InvalidArgument when an element
@@ -59,6 +74,20 @@ class IteratorResource : public ResourceBase {
     CancellationManager* cm = nullptr;
     CancellationManager::Token token = 0;
   };
+  // One initialization: the pipeline, its iterator (used by the serving thread alone once
+  // published) and how many elements that iterator has produced.
+  struct Pipeline {
+    proto::DatasetDef def;
+    std::vector<Tensor> inputs;
+    uint64_t seed_base = 0;
+    std::shared_ptr<const DatasetBase> dataset;
+    std::unique_ptr<IteratorBase> iterator;
+    std::atomic<int64_t> position{0};
+  };
+  static StatusOr<std::shared_ptr<Pipeline>> Build(const proto::DatasetDef& def,
+                                                   std::vector<Tensor> inputs, uint64_t seed_base,
+                                                   BuildContext ctx);
+  void Publish(std::shared_ptr<Pipeline> pipeline);
   void Serve();
   static void Finish(const std::shared_ptr<Request>& r, StatusOr<Element> result);
   Status CheckElement(const Element& e) const;
@@ -68,8 +97,7 @@ class IteratorResource : public ResourceBase {
   const std::vector<PartialShape> shapes_;
 
   mutable absl::Mutex mu_;
-  std::shared_ptr<IteratorBase> iterator_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<const DatasetBase> dataset_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<Pipeline> pipeline_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<Request>> requests_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // started on the first GetNext

@@ -97,6 +97,7 @@ TW_REGISTER_SHAPE_FN("Iterator", Scalars);
 TW_REGISTER_SHAPE_FN("OneShotIterator", Scalars);
 TW_REGISTER_SHAPE_FN("IteratorToStringHandle", Scalars);
 TW_REGISTER_SHAPE_FN("IteratorFromStringHandle", Scalars);
+TW_REGISTER_SHAPE_FN("SerializeIterator", Scalars);
 TW_REGISTER_SHAPE_FN("IteratorGetNext", [](ShapeContext* ctx) {
   std::vector<PartialShape> shapes;
   if (!GetNodeAttr(ctx->node(), "output_shapes", &shapes).ok()) return OkStatus();

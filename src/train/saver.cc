@@ -17,6 +17,7 @@
 #include "src/ops/checkpoint_slice.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/ops/basic_ops.h"
+#include "tensorweave/ops/iterator_ops.h"
 
 namespace tw::train {
 namespace {
@@ -41,6 +42,10 @@ Status ValidateVariables(const std::vector<SaveableVariable>& vars) {
       return errors::InvalidArgument("Saver: variable \"", v.name, "\" ", why...);
     };
     if (!v.var.op().valid()) return bad("has no variable node");
+    if (v.kind == SaveableKind::kIterator &&
+        (v.var.dtype != DT_STRING || !v.var.shape.empty() || !v.full_shape.empty())) {
+      return bad("is an iterator: give it as a whole DT_STRING scalar");
+    }
     if (!checkpoint::IsSavableDataType(v.var.dtype)) {
       return bad("has dtype ", DataTypeName(v.var.dtype), ", which cannot be saved");
     }
@@ -151,6 +156,15 @@ StatusOr<std::unique_ptr<Saver>> Saver::Create(const Scope& scope,
     groups[parsed.ok() ? parsed->ToString() : it->second].push_back(&v);
   }
 
+  if (o.write_on_variable_tasks) {
+    for (const SaveableVariable& v : vars) {
+      if (v.kind == SaveableKind::kIterator) {
+        return errors::InvalidArgument("Saver: \"", v.name,
+                                       "\" is an iterator, which write_on_variable_tasks does "
+                                       "not save; save it with a Saver that writes here");
+      }
+    }
+  }
   Scope s = scope.NewSubScope("saver");
   saver->num_shards_ = static_cast<int>(groups.size());
   std::vector<Operation> restores;
@@ -171,9 +185,15 @@ void Saver::BuildReadsAndAssigns(const Scope& s, const DeviceGroups& groups,
     Scope at = device.empty() ? s : s.WithDevice(device);
     for (const SaveableVariable* v : members) {
       ordered_.push_back(*v);
-      values_.push_back(ops::ReadVariable(at.WithOpName("read"), v->var));
       Output input = ops::Placeholder(at.WithOpName("restore_value"), v->var.dtype);
       restore_inputs_.push_back(input);
+      if (v->kind == SaveableKind::kIterator) {
+        values_.push_back(ops::SerializeIterator(at.WithOpName("save_iterator"), v->var.handle));
+        restores->push_back(
+            ops::DeserializeIterator(at.WithOpName("restore_iterator"), v->var.handle, input));
+        continue;
+      }
+      values_.push_back(ops::ReadVariable(at.WithOpName("read"), v->var));
       restores->push_back(ops::Assign(at.WithOpName("restore"), v->var, input,
                                       {.validate_shape = FullyDefined(v->var.shape)})
                               .op());

@@ -60,15 +60,22 @@ struct SaverOptions {
   bool write_on_variable_tasks = false;
 };
 
+// What a checkpoint entry holds: a variable's value, or a tf.data iterator's place in its
+// input (tensorweave/ops/iterator_ops.h), so that training restored from a checkpoint
+// goes on with the examples that followed it.
+enum class SaveableKind { kVariable, kIterator };
+
 // A variable to save under `name`. With `full_shape` empty the variable is saved whole;
 // otherwise it is one part of a variable partitioned along dimension 0: it holds rows
 // [row_offset, row_offset + var.shape[0]) of a tensor of shape `full_shape` called `name`,
-// and the parts given to one Saver must cover every row exactly once.
+// and the parts given to one Saver must cover every row exactly once. An iterator
+// (kind kIterator) is given as var = {its handle, DT_STRING, {}} and saved whole.
 struct SaveableVariable {
   std::string name;
   ops::Variable var;
   std::vector<int64_t> full_shape;
   int64_t row_offset = 0;
+  SaveableKind kind = SaveableKind::kVariable;
 };
 
 // Builds its ops at Create and runs them in any session over the scope's graph.
@@ -78,9 +85,10 @@ class Saver {
   // Adds to `scope`'s graph, for each device that holds variables (the device of each
   // variable's node, as built): a read of each variable and a placeholder and Assign for
   // its restore, or with write_on_variable_tasks one SaveVariables and one RestoreVariables
-  // op and a MergeCheckpoint op on the first of them. InvalidArgument naming the variable:
-  // no variables, an empty or repeated name, a dtype that cannot be saved (resource), parts
-  // of a partitioned variable that overlap, leave rows uncovered or disagree with its full
+  // op and a MergeCheckpoint op on the first of them (iterators are then refused: their
+  // state is built in the step, not read from a variable). InvalidArgument naming the
+  // variable: no variables, an empty or repeated name, a dtype that cannot be saved (resource),
+  // parts of a partitioned variable that overlap, leave rows uncovered or disagree with its full
   // shape; also bad options (empty directory where one is needed, a basename with '/').
   // Errors creating the directory.
   static StatusOr<std::unique_ptr<Saver>> Create(const Scope& scope,

@@ -28,6 +28,7 @@ class GraphKeys:
     MODEL_VARIABLES = "model_variables"
     GLOBAL_STEP = "global_step"
     QUEUE_RUNNERS = "queue_runners"
+    SAVEABLE_OBJECTS = "saveable_objects"
     SUMMARIES = "summaries"
     SAVERS = "savers"
     INIT_OP = "init_op"

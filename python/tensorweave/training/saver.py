@@ -20,13 +20,15 @@ import numpy as np
 from tensorweave import _native
 from tensorweave import errors
 from tensorweave.client import session as _session_lib
+from tensorweave.framework import dtypes
 from tensorweave.framework import ops
 from tensorweave.ops import variables
 
 
 def _saveables(var_list):
-    """(checkpoint name, (handle node, dtype enum, shape), full shape, row offset) per
-    variable or part of a partitioned variable."""
+    """(checkpoint name, (handle node, dtype enum, shape), full shape, row offset, is an
+    iterator) per variable, part of a partitioned variable, or iterator (what
+    tf.data.experimental.make_saveable_from_iterator gives)."""
     if isinstance(var_list, dict):
         items = list(var_list.items())
     else:
@@ -35,10 +37,21 @@ def _saveables(var_list):
             parts = getattr(v, "_get_variable_list", None)
             if parts is not None:  # a PartitionedVariable: its parts, one name
                 items.extend((v.name, p) for p in parts())
+            elif getattr(v, "_iterator_state_of", None) is not None:
+                items.append((v.name, v))
             else:
                 items.append((v.op.name, v))
     out, seen = [], set()
     for name, v in items:
+        iterator_handle = getattr(v, "_iterator_state_of", None)
+        if iterator_handle is not None:
+            if name in seen:
+                raise ValueError("At least two variables have the same name: %s" % name)
+            seen.add(name)
+            out.append((name,
+                        (iterator_handle.op.name, dtypes.string.as_datatype_enum, []), [], 0,
+                        True))
+            continue
         if isinstance(v, (list, tuple)):
             for part in v:
                 out.append(_entry(name, part))
@@ -57,8 +70,8 @@ def _entry(name, v):
     info = getattr(v, "_save_slice_info", None)
     spec = (v.op.name, v.dtype.as_datatype_enum, [int(d) for d in v.shape.as_list()])
     if info is None:
-        return (name, spec, [], 0)
-    return (info.full_name, spec, list(info.full_shape), int(info.var_offset[0]))
+        return (name, spec, [], 0, False)
+    return (info.full_name, spec, list(info.full_shape), int(info.var_offset[0]), False)
 
 
 class Saver:
@@ -70,7 +83,7 @@ class Saver:
         self._graph = ops.get_default_graph()
         if var_list is None:
             var_list = (variables.global_variables() +
-                        self._graph.get_collection("saveable_objects"))
+                        self._graph.get_collection(ops.GraphKeys.SAVEABLE_OBJECTS))
         self._saveables = _saveables(var_list)
         if not self._saveables and not allow_empty:
             raise ValueError("No variables to save")

@@ -434,7 +434,9 @@ data = _namespace(
                             shuffle_and_repeat=_data_experimental.shuffle_and_repeat,
                             map_and_batch=_data_experimental.map_and_batch,
                             parallel_interleave=_data_experimental.parallel_interleave,
-                            ignore_errors=_data_experimental.ignore_errors))
+                            ignore_errors=_data_experimental.ignore_errors,
+                            make_saveable_from_iterator=(
+                                _data_experimental.make_saveable_from_iterator)))
 
 import sys as _sys  # noqa: E402
 

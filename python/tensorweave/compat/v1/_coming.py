@@ -43,7 +43,6 @@ COMING.update(_names(LATER, """
     summary.image summary.audio summary.text summary.tensor_summary
     """))
 COMING.update(_names(31, """
-    data.experimental.make_saveable_from_iterator
     data.experimental.sample_from_datasets data.experimental.unbatch
     """))
 COMING.update(_names(32, """
