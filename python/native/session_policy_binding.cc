@@ -135,8 +135,8 @@ py::object WaitForCheckpoint(const std::string& checkpoint_dir, double max_wait_
   return py::str(*path);
 }
 
-const char* ChiefPreparationName(bool model_ready, bool has_checkpoint) {
-  switch (train::ChooseChiefPreparation(model_ready, has_checkpoint)) {
+const char* ChiefPreparationName(bool model_ready, bool has_checkpoint, bool restores_input) {
+  switch (train::ChooseChiefPreparation(model_ready, has_checkpoint, restores_input)) {
     case train::ChiefPreparation::kKeepModel:
       return "keep";
     case train::ChiefPreparation::kRestoreCheckpoint:
@@ -173,7 +173,7 @@ void BindSessionPolicy(py::module_& m) {
       [](int code) { return train::IsRecoverable(static_cast<absl::StatusCode>(code)); },
       py::arg("code"));
   m.def("chief_preparation", &ChiefPreparationName, py::arg("model_ready"),
-        py::arg("has_checkpoint"));
+        py::arg("has_checkpoint"), py::arg("restores_input") = false);
   m.def("wait_for_model_ready", &WaitForModelReady, py::arg("probe"), py::arg("remake"),
         py::arg("max_wait_secs"), py::arg("poll_secs"));
   m.def("retry_while_recoverable", &RetryWhileRecoverable, py::arg("attempt"),

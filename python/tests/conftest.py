@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import tensorweave.compat.v1 as tf
+from tensorweave.training import server_lib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("TW_BUILD_DIR", ROOT / "build"))
@@ -19,6 +20,17 @@ def fresh_graph():
     tf.reset_default_graph()
     yield
     tf.reset_default_graph()
+
+
+@pytest.fixture(autouse=True)
+def servers_stop_with_their_test():
+    """A started server serves until the process ends, as in TF; a test's servers stop when
+    the test does, so that tests do not pile up servers."""
+    before = set(server_lib._running)
+    yield
+    for server in set(server_lib._running) - before:
+        server.stop()
+        server_lib._running.discard(server)
 
 
 @pytest.fixture

@@ -9,9 +9,10 @@ import signal
 import subprocess
 import sys
 
+import pytest
 
 import tensorweave.compat.v1 as tf
-from conftest import ROOT, python_env
+from conftest import ROOT, free_address, python_env
 
 PROGRAM = ROOT / "python" / "tests" / "programs" / "resumable_input.py"
 
@@ -93,17 +94,32 @@ def _run(args, log, kill_after_step=None):
     return starts[0], out
 
 
-def test_killed_trainer_resumes_its_input_where_the_checkpoint_left_it(tmp_path):
+@pytest.mark.parametrize("distributed", [False, True], ids=["local", "ps_and_worker"])
+def test_killed_trainer_resumes_its_input_where_the_checkpoint_left_it(tmp_path, distributed):
+    """Local, or as the chief worker of a cluster whose ps task keeps running (and keeps
+    the global step the restore puts back)."""
     files = [tmp_path / "part-0.tfrecord", tmp_path / "part-1.tfrecord"]
     _write_records(files[0], 0, 100)
     _write_records(files[1], 100, 100)
     ckpt, log = tmp_path / "ckpt", tmp_path / "steps.log"
     args = [str(ckpt), str(log)] + [str(f) for f in files]
-
-    start, first_out = _run(args, log, kill_after_step=23)
-    assert start == 0, first_out
-    restored, second_out = _run(args, log)
-    assert 5 <= restored <= 25 and restored % 5 == 0, second_out
+    ps = None
+    if distributed:
+        addresses = "%s,%s" % (free_address(), free_address())
+        args.insert(0, "--cluster=" + addresses)
+        ps = subprocess.Popen([sys.executable, str(PROGRAM), "--ps=" + addresses],
+                              env=python_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        start, first_out = _run(args, log, kill_after_step=23)
+        assert start == 0, first_out
+        restored, second_out = _run(args, log)
+        assert 5 <= restored <= 25 and restored % 5 == 0, second_out
+        assert ps is None or ps.poll() is None, "the ps task ended"
+    finally:
+        if ps is not None:
+            ps.kill()
+            ps.wait()
 
     # The steps the first run logged up to the checkpoint it was restored from, then all
     # of the second run's: every id of the epoch exactly once.

@@ -1,5 +1,6 @@
 """ClusterSpec, Server and RunConfig: TF 1.x's API over the C++ Server and RunConfig."""
 
+import gc
 import json
 import socket
 import struct
@@ -56,6 +57,15 @@ def test_local_server_runs_steps_and_stops():
     server.stop()
     t.join(timeout=30)
     assert joined.is_set()  # stop() ends join(), unlike TF 1.x
+
+
+def test_a_server_serves_without_a_reference_to_it():
+    # As in TF 1.x: `Server(...).target` is enough; the server lives until the process ends
+    # (or stop()).
+    target = tf.train.Server.create_local_server().target
+    gc.collect()
+    with tf.Session(target) as s:
+        assert s.run(tf.constant(3) * 2) == 6
 
 
 def test_server_arguments_are_checked():

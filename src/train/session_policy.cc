@@ -13,8 +13,9 @@ bool IsRecoverable(absl::StatusCode code) {
   return code == absl::StatusCode::kAborted || code == absl::StatusCode::kUnavailable;
 }
 
-ChiefPreparation ChooseChiefPreparation(bool model_ready, bool has_checkpoint) {
-  if (model_ready) return ChiefPreparation::kKeepModel;
+ChiefPreparation ChooseChiefPreparation(bool model_ready, bool has_checkpoint,
+                                        bool restores_input) {
+  if (model_ready && !(has_checkpoint && restores_input)) return ChiefPreparation::kKeepModel;
   return has_checkpoint ? ChiefPreparation::kRestoreCheckpoint : ChiefPreparation::kInitialize;
 }
 

@@ -22,6 +22,10 @@ TEST(SessionPolicyTest, ChiefKeepsAReadyModelThenRestoresThenInitializes) {
   EXPECT_EQ(ChooseChiefPreparation(true, false), ChiefPreparation::kKeepModel);
   EXPECT_EQ(ChooseChiefPreparation(false, true), ChiefPreparation::kRestoreCheckpoint);
   EXPECT_EQ(ChooseChiefPreparation(false, false), ChiefPreparation::kInitialize);
+  // A checkpoint with input positions is restored over a ready model: they must agree.
+  EXPECT_EQ(ChooseChiefPreparation(true, true, true), ChiefPreparation::kRestoreCheckpoint);
+  EXPECT_EQ(ChooseChiefPreparation(true, false, true), ChiefPreparation::kKeepModel);
+  EXPECT_EQ(ChooseChiefPreparation(false, false, true), ChiefPreparation::kInitialize);
 }
 
 TEST(SessionPolicyTest, WaitReturnsOnceTheProbeReportsNothingMissing) {

@@ -36,8 +36,14 @@ inline bool IsRecoverable(const Status& status) { return IsRecoverable(status.co
 enum class ChiefPreparation { kKeepModel, kRestoreCheckpoint, kInitialize };
 
 // What the chief does with a new session. `model_ready`: every variable is initialized
-// (false when the model cannot tell, e.g. it has no ready check).
-ChiefPreparation ChooseChiefPreparation(bool model_ready, bool has_checkpoint);
+// (false when the model cannot tell, e.g. it has no ready check). A ready model is kept
+// (unlike TF, which restores over it: a chief restarted while the ps tasks kept running
+// would lose every step since the checkpoint), unless the checkpoint also holds input
+// positions (`restores_input`: the Saver saves iterators, which live with the restarted
+// chief): only the checkpoint has a model and an input position that agree, so it is
+// restored, and no example is seen twice or skipped.
+ChiefPreparation ChooseChiefPreparation(bool model_ready, bool has_checkpoint,
+                                        bool restores_input = false);
 
 // One poll of a waiting worker: the names of the variables not initialized yet (none: the
 // model is ready), or an error.

@@ -97,6 +97,10 @@ class Saver:
         if self._saveables and not self._on_tasks and not defer_build:
             self.build()
 
+    def _saves_iterators(self):
+        """Whether the checkpoints hold input positions (make_saveable_from_iterator)."""
+        return any(entry[4] for entry in self._saveables)
+
     def build(self, directory=None):
         """Builds the ops now (before the graph is finalized); with write_on_variable_tasks,
         those for `directory`."""

@@ -102,6 +102,12 @@ def _jobs_of(cluster):
                     "lists of network addresses, or a `ClusterDef` protocol buffer")
 
 
+# Started servers until they are stopped: as in TF 1.x, a server serves until the process
+# ends even when the program keeps no reference to it (`Server(...).target` is common),
+# and then stops cleanly with the interpreter.
+_running = set()
+
+
 class Server:
     """The server of one task of a cluster: serves its devices to every session of the
     cluster and runs their steps. `stop()` works (TF 1.x's did not)."""
@@ -159,12 +165,14 @@ class Server:
 
     def start(self):
         self._server.start()
+        _running.add(self._server)
 
     def join(self):
         self._server.join()
 
     def stop(self):
         self._server.stop()
+        _running.discard(self._server)
 
     def stop_cluster(self, timeout_secs=10.0):
         """Stops every task of the cluster, then this one (tensorweave's Server::StopCluster);

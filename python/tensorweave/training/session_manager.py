@@ -61,7 +61,9 @@ class SessionManager:
 
     def _prepare(self, sess, model_ready, saver, path, init_op, init_feed_dict, init_fn):
         """Keeps, restores or initializes the model as the policy says: whether restored."""
-        action = _native.chief_preparation(model_ready, path is not None and saver is not None)
+        action = _native.chief_preparation(
+            model_ready, path is not None and saver is not None,
+            restores_input=saver is not None and saver._saves_iterators())
         if action == "restore":
             saver.restore(sess, path)
             logging.info("Restored the model from %s", path)

@@ -4,16 +4,32 @@
 # SAVEABLE_OBJECTS collection, and MonitoredTrainingSession checkpointing every few steps
 # and restoring at start. Each step's ids are appended to a log as "<step> <id> <id>...",
 # written by a chief-only hook, which runs before the checkpoint saver's. At start it
-# prints "start <global step>"; it stops at the end of the data.
+# prints "start <global step>"; it stops at the end of the data. With --cluster it is the
+# chief worker of a cluster whose ps task (started apart) holds the global step; the
+# pipeline and its iterator live on the worker.
 #
-#   resumable_input.py CHECKPOINT_DIR LOG_FILE RECORD_FILE...
+#   resumable_input.py [--cluster=PS_ADDRESS,WORKER_ADDRESS] CHECKPOINT_DIR LOG_FILE RECORD...
+#   resumable_input.py --ps=PS_ADDRESS,WORKER_ADDRESS     (serves as the ps task)
+import contextlib
 import sys
 import time
 
 import tensorweave.compat.v1 as tf
 
-checkpoint_dir, log_path, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+args = sys.argv[1:]
+if args[0].startswith("--ps="):
+    ps, worker = args[0][len("--ps="):].split(",")
+    tf.train.Server(tf.train.ClusterSpec({"ps": [ps], "worker": [worker]}), "ps", 0).join()
+master, placement = "", contextlib.nullcontext()
+if args[0].startswith("--cluster="):
+    ps, worker = args.pop(0)[len("--cluster="):].split(",")
+    cluster = tf.train.ClusterSpec({"ps": [ps], "worker": [worker]})
+    master = tf.train.Server(cluster, "worker", 0).target
+    placement = tf.device(tf.train.replica_device_setter(
+        cluster=cluster, worker_device="/job:worker/task:0"))
+checkpoint_dir, log_path, files = args[0], args[1], args[2:]
 
+placement.__enter__()
 dataset = (tf.data.TFRecordDataset(files)
            .shuffle(64)
            .map(lambda record: tf.parse_single_example(
@@ -26,6 +42,7 @@ tf.add_to_collection(tf.GraphKeys.SAVEABLE_OBJECTS,
 ids = iterator.get_next()
 global_step = tf.train.get_or_create_global_step()
 step = tf.assign_add(global_step, 1)
+placement.__exit__(None, None, None)
 
 
 class LogHook(tf.train.SessionRunHook):
@@ -47,7 +64,7 @@ class LogHook(tf.train.SessionRunHook):
 
 
 with open(log_path, "a") as log:
-    with tf.train.MonitoredTrainingSession(checkpoint_dir=checkpoint_dir,
+    with tf.train.MonitoredTrainingSession(master=master, checkpoint_dir=checkpoint_dir,
                                            save_checkpoint_steps=5,
                                            chief_only_hooks=[LogHook(log)],
                                            log_step_count_steps=0) as sess:
