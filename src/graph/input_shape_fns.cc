@@ -1,5 +1,5 @@
-// The shape functions of the input ops: parsing, readers and tf.data's iterators
-// (src/ops/parsing_ops.cc, src/ops/reader_ops.cc, src/data/iterator_ops.cc), after
+// The shape functions of the input ops: parsing, strings, readers and tf.data's iterators
+// (src/ops/parsing_ops.cc, string_ops.cc, reader_ops.cc, src/data/iterator_ops.cc), after
 // TensorFlow's: a FixedLenFeature's output is [batch] + its shape, an iterator's elements
 // have its output_shapes, so that the layers built on them know their input sizes.
 #include <string>
@@ -69,6 +69,27 @@ TW_REGISTER_SHAPE_FN("ParseExample", ParseExampleShape);
 TW_REGISTER_SHAPE_FN("DecodeRaw", DecodeRawShape);
 TW_REGISTER_SHAPE_FN("StringToNumber", AllLikeFirstInput);
 TW_REGISTER_SHAPE_FN("DecodeCSV", AllLikeFirstInput);
+TW_REGISTER_SHAPE_FN("StringSplit", [](ShapeContext* ctx) {
+  ctx->set_output(0, Make({kUnknown, 2}));
+  ctx->set_output(1, Make({kUnknown}));
+  ctx->set_output(2, Make({2}));
+  return OkStatus();
+});
+// Substr and StringJoin: shaped as their inputs that are not scalars (scalars join all).
+TW_REGISTER_SHAPE_FN("Substr", [](ShapeContext* ctx) {
+  const StaticShape& input = ctx->input(0);
+  ctx->set_output(0, input && input->rank() == 0 ? ctx->input(1) : input);
+  return OkStatus();
+});
+TW_REGISTER_SHAPE_FN("StringJoin", [](ShapeContext* ctx) {
+  StaticShape shape = Make({});
+  for (int i = 0; i < ctx->num_inputs(); ++i) {
+    if (!ctx->input(i)) return OkStatus();  // unknown: so is the output
+    if (ctx->input(i)->rank() > 0) shape = ctx->input(i);
+  }
+  ctx->set_output(0, shape);
+  return OkStatus();
+});
 TW_REGISTER_SHAPE_FN("SparseToDense", [](ShapeContext* ctx) {
   ctx->set_output(0, ctx->input_as_shape(1));
   return OkStatus();

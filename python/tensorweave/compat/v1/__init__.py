@@ -388,6 +388,10 @@ FixedLenSequenceFeature = _parsing.FixedLenSequenceFeature
 parse_example, parse_single_example = _parsing.parse_example, _parsing.parse_single_example
 decode_raw, decode_csv = _parsing.decode_raw, _parsing.decode_csv
 string_to_number = _parsing.string_to_number
+from tensorweave.ops import string_ops as _string_ops  # noqa: E402
+string_split, substr = _string_ops.string_split, _string_ops.substr
+string_join = _string_ops.string_join
+strings = _namespace("strings", substr=substr, join=string_join, to_number=string_to_number)
 ReaderBase, TFRecordReader = _io_ops.ReaderBase, _io_ops.TFRecordReader
 TextLineReader, WholeFileReader = _io_ops.TextLineReader, _io_ops.WholeFileReader
 FixedLengthRecordReader = _io_ops.FixedLengthRecordReader
@@ -455,6 +459,6 @@ for _path, _module in [("nn", nn), ("math", math), ("train", train), ("summary",
                        ("saved_model", saved_model), ("losses", losses), ("random", random),
                        ("metrics", metrics), ("io", io), ("sparse", sparse),
                        ("python_io", python_io), ("data", data),
-                       ("data.experimental", data.experimental)]:
+                       ("data.experimental", data.experimental), ("strings", strings)]:
     _coming.attach(_module, _path)
 del _path, _module

@@ -28,7 +28,7 @@ COMING.update(_names(LATER, """
     .sparse_placeholder
     .to_double .diag .eye .matrix_diag .einsum
     .tensordot .norm .as_string
-    .substr .string_split .string_join .reduce_join .linspace .meshgrid .space_to_depth
+    .reduce_join strings.split strings.length strings.regex_replace strings.reduce_join .linspace .meshgrid .space_to_depth
     .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
     contrib.metrics
     nn.conv1d nn.conv3d

@@ -1,0 +1,36 @@
+// Graph-building functions for TF 1.x's string ops that input pipelines use: splitting
+// lines into tokens (a sparse tensor), substrings and joining. Errors are TensorFlow's,
+// raised when the step runs.
+#ifndef TENSORWEAVE_OPS_STRING_OPS_H_
+#define TENSORWEAVE_OPS_STRING_OPS_H_
+
+#include <string>
+#include <vector>
+
+#include "tensorweave/ops/parsing_ops.h"
+#include "tensorweave/scope.h"
+
+namespace tw::ops {
+
+// Splits each string of the vector `input` at every character of the scalar `delimiter`
+// (each byte when it is empty), dropping empty tokens when skip_empty: a sparse tensor of
+// shape [input size, most tokens] (tf.string_split).
+SparseOutput StringSplit(const Scope& scope, Input input, Input delimiter, bool skip_empty = true);
+
+// Where substrings start and how long they are: in bytes, or in UTF-8 characters.
+enum class SubstrUnit { kByte, kUtf8Char };
+
+// The substring of each string from `pos` (from the end when negative) of at most `len`
+// units (tf.substr). pos and len have one shape, which is the input's or a scalar's; the
+// input may be a scalar too. InvalidArgument naming the string when pos is out of range.
+Output Substr(const Scope& scope, Input input, Input pos, Input len,
+              SubstrUnit unit = SubstrUnit::kByte);
+
+// The strings of `inputs` joined element by element with `separator` (tf.string_join);
+// the inputs have one shape, or are scalars.
+Output StringJoin(const Scope& scope, const std::vector<Input>& inputs,
+                  const std::string& separator = "");
+
+}  // namespace tw::ops
+
+#endif  // TENSORWEAVE_OPS_STRING_OPS_H_

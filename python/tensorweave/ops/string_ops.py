@@ -1,0 +1,42 @@
+"""TF 1.x's string ops for input pipelines: string_split (tokens as a SparseTensor), substr
+and string_join, over the C++ kernels (src/ops/string_ops.cc) with TensorFlow's
+signatures."""
+
+from tensorweave import raw_ops
+from tensorweave.framework import dtypes
+from tensorweave.framework import sparse_tensor
+from tensorweave.framework.constant_op import convert_to_tensor
+
+
+def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type="SparseTensor",
+                 name=None):
+    """Splits each string of the vector `source` at every character of `sep` (a space by
+    default; each byte when empty) into a SparseTensor of shape [len(source), most
+    tokens]. `delimiter` is TF's older name for `sep`."""
+    if result_type != "SparseTensor":
+        raise ValueError("string_split: result_type must be 'SparseTensor' (tensorweave has no "
+                         "RaggedTensor), got %r" % (result_type,))
+    if sep is None:
+        sep = " " if delimiter is None else delimiter
+    indices, values, shape = raw_ops.StringSplit(
+        input=convert_to_tensor(source, dtype=dtypes.string),
+        delimiter=convert_to_tensor(sep, dtype=dtypes.string), skip_empty=skip_empty,
+        name=name or "StringSplit")
+    return sparse_tensor.SparseTensor._from_tensors(indices, values, shape)
+
+
+def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 (TF's argument names)
+    """The substring of each string from `pos` (from the end when negative) of at most
+    `len` bytes, or UTF-8 characters with unit="UTF8_CHAR"."""
+    pos = convert_to_tensor(pos)
+    if pos.dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError("substr: pos must be int32 or int64, got %s" % pos.dtype.name)
+    return raw_ops.Substr(input=convert_to_tensor(input, dtype=dtypes.string), pos=pos,
+                          len=convert_to_tensor(len, dtype=pos.dtype), unit=unit, name=name)
+
+
+def string_join(inputs, separator="", name=None):
+    """The strings of `inputs` joined element by element; scalars join every element."""
+    return raw_ops.StringJoin(
+        inputs=[convert_to_tensor(i, dtype=dtypes.string) for i in inputs], separator=separator,
+        name=name)

@@ -1,0 +1,114 @@
+// Tests of the string ops (string_ops.cc): StringSplit's tokens, empty delimiters and
+// skip_empty, Substr in bytes and UTF-8 characters with negative positions and TF's range
+// errors, StringJoin with scalars, and the shape errors.
+#include "tensorweave/ops/string_ops.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tensorweave/ops.h"
+#include "tensorweave/session.h"
+
+namespace tw {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Tensor Strings(const std::vector<std::string>& v) { return Tensor::FromVector<std::string>(v); }
+
+std::vector<std::string> AsStrings(const Tensor& t) {
+  return {t.flat<std::string>().data(), t.flat<std::string>().data() + t.num_elements()};
+}
+std::vector<int64_t> AsInts(const Tensor& t) {
+  return {t.flat<int64_t>().data(), t.flat<int64_t>().data() + t.num_elements()};
+}
+
+StatusOr<std::vector<Tensor>> RunGraph(const Scope& root, const std::vector<Output>& fetches) {
+  ClientSession session(root);
+  return session.Run({}, fetches);
+}
+
+TEST(StringSplitTest, TokensAsASparseTensor) {
+  Scope root = Scope::NewRootScope();
+  auto split = ops::StringSplit(root, Strings({"hello world", "a  b,c", ""}),
+                                Tensor::Scalar<std::string>(" ,"));
+  auto got = RunGraph(root, {split.indices, split.values, split.dense_shape});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsInts((*got)[0]), ElementsAre(0, 0, 0, 1, 1, 0, 1, 1, 1, 2));
+  EXPECT_THAT(AsStrings((*got)[1]), ElementsAre("hello", "world", "a", "b", "c"));
+  EXPECT_THAT(AsInts((*got)[2]), ElementsAre(3, 3));
+}
+
+TEST(StringSplitTest, KeepsEmptyTokensAndSplitsBytesWithAnEmptyDelimiter) {
+  Scope root = Scope::NewRootScope();
+  auto kept = ops::StringSplit(root, Strings({"a,,b"}), Tensor::Scalar<std::string>(","),
+                               /*skip_empty=*/false);
+  auto bytes = ops::StringSplit(root, Strings({"xyz"}), Tensor::Scalar<std::string>(""));
+  auto got = RunGraph(root, {kept.values, kept.dense_shape, bytes.values});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsStrings((*got)[0]), ElementsAre("a", "", "b"));
+  EXPECT_THAT(AsInts((*got)[1]), ElementsAre(1, 3));
+  EXPECT_THAT(AsStrings((*got)[2]), ElementsAre("x", "y", "z"));
+}
+
+TEST(StringSplitTest, ShapeErrors) {
+  Scope root = Scope::NewRootScope();
+  auto matrix = ops::StringSplit(root, Tensor::FromVector<std::string>({"a", "b"}, {1, 2}),
+                                 Tensor::Scalar<std::string>(" "));
+  auto got = RunGraph(root, {matrix.values});
+  EXPECT_TRUE(IsInvalidArgument(got.status())) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("input must be a vector, got shape: [1,2]"));
+}
+
+TEST(SubstrTest, BytesWithScalarAndElementwisePositions) {
+  Scope root = Scope::NewRootScope();
+  Tensor words = Strings({"tensor", "weave"});
+  auto scalar = ops::Substr(root, words, Tensor::Scalar<int32_t>(1), Tensor::Scalar<int32_t>(3));
+  auto each = ops::Substr(root, words, Tensor::FromVector<int64_t>({0, -2}),
+                          Tensor::FromVector<int64_t>({100, 2}));
+  auto got = RunGraph(root, {scalar, each});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsStrings((*got)[0]), ElementsAre("ens", "eav"));
+  EXPECT_THAT(AsStrings((*got)[1]), ElementsAre("tensor", "ve"));  // len clipped; from the end
+}
+
+TEST(SubstrTest, Utf8CharactersCountCharactersNotBytes) {
+  Scope root = Scope::NewRootScope();
+  auto out = ops::Substr(root, Strings({"h\xc3\xa9llo w\xc3\xb6rld"}), Tensor::Scalar<int32_t>(1),
+                         Tensor::Scalar<int32_t>(4), ops::SubstrUnit::kUtf8Char);
+  auto got = RunGraph(root, {out});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsStrings((*got)[0]), ElementsAre("\xc3\xa9llo"));
+}
+
+TEST(SubstrTest, PositionOutOfRangeNamesTheString) {
+  Scope root = Scope::NewRootScope();
+  auto past = ops::Substr(root, Strings({"ok", "abc"}), Tensor::FromVector<int32_t>({0, 4}),
+                          Tensor::FromVector<int32_t>({1, 1}));
+  auto got = RunGraph(root, {past});
+  EXPECT_TRUE(IsInvalidArgument(got.status())) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("pos 4 out of range for string b'abc' at index 1"));
+  Scope other = Scope::NewRootScope();
+  auto mismatched = ops::Substr(other, Strings({"a"}), Tensor::Scalar<int32_t>(0),
+                                Tensor::FromVector<int32_t>({1, 1}));
+  got = RunGraph(other, {mismatched});
+  EXPECT_THAT(got.status().message(), HasSubstr("pos and len should have the same shape"));
+}
+
+TEST(StringJoinTest, ElementwiseWithScalarsBroadcast) {
+  Scope root = Scope::NewRootScope();
+  auto joined = ops::StringJoin(
+      root, {Strings({"a", "b"}), Tensor::Scalar<std::string>("x"), Strings({"1", "2"})}, "-");
+  auto got = RunGraph(root, {joined});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsStrings((*got)[0]), ElementsAre("a-x-1", "b-x-2"));
+  Scope other = Scope::NewRootScope();
+  auto bad = ops::StringJoin(other, {Strings({"a", "b"}), Strings({"c"})});
+  EXPECT_TRUE(IsInvalidArgument(RunGraph(other, {bad}).status()));
+}
+
+}  // namespace
+}  // namespace tw
