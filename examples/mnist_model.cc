@@ -118,10 +118,16 @@ MnistModel BuildMnistModel(const Scope& scope, train::ModelVariables* variables,
   MnistModel m;
   m.global_step = train::CreateGlobalStep(scope, variables);
   m.step = ops::ReadVariable(scope.WithOpName("step"), m.global_step);
-  m.images = ops::Placeholder(scope.WithOpName("images"), DT_FLOAT,
-                              ops::PlaceholderOptions{.shape = std::vector<int64_t>{-1, kPixels}});
-  m.labels = ops::Placeholder(scope.WithOpName("labels"), DT_INT32,
-                              ops::PlaceholderOptions{.shape = std::vector<int64_t>{-1}});
+  if (options.images && options.labels) {
+    m.images = ops::Identity(scope.WithOpName("images"), *options.images);
+    m.labels = ops::Identity(scope.WithOpName("labels"), *options.labels);
+  } else {
+    m.images =
+        ops::Placeholder(scope.WithOpName("images"), DT_FLOAT,
+                         ops::PlaceholderOptions{.shape = std::vector<int64_t>{-1, kPixels}});
+    m.labels = ops::Placeholder(scope.WithOpName("labels"), DT_INT32,
+                                ops::PlaceholderOptions{.shape = std::vector<int64_t>{-1}});
+  }
   const Output logits = Logits(scope, variables, options, &m);
   auto xent = ops::SparseSoftmaxCrossEntropyWithLogits(scope, logits, m.labels);
   m.loss = ops::Mean(scope.WithOpName("loss"), xent.loss, 0);

@@ -6,6 +6,7 @@
 #define TENSORWEAVE_EXAMPLES_MNIST_MODEL_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "tensorweave/tensorweave.h"
 #include "tensorweave/train/optimizer.h"
@@ -14,8 +15,8 @@
 namespace tw::examples {
 
 struct MnistModel {
-  Output images;    // feed: float [batch, 784], pixels in [0, 1]
-  Output labels;    // feed: int32 [batch]
+  Output images;    // float [batch, 784], pixels in [0, 1]: fed, or from the pipeline
+  Output labels;    // int32 [batch]: likewise
   Output loss;      // mean cross-entropy of the batch
   Output correct;   // int32: how many of the batch are classified right
   Output accuracy;  // float: correct / batch
@@ -32,6 +33,10 @@ struct MnistModelOptions {
   MnistArchitecture architecture = MnistArchitecture::kMlp;
   int hidden_units = 256;  // the MLP's hidden layer; the conv net's dense layer has 1024
   int64_t seed = 0;        // 0: fresh random initial weights
+  // Where a step's images (float [batch, 784]) and labels (int32 [batch]) come from: an
+  // input pipeline's tensors (tf.data's GetNext); placeholders to feed when not given.
+  // Either way `images` and `labels` of the model can be fed (an evaluation feeds them).
+  std::optional<Output> images, labels;
 };
 
 // Builds the model's variables (the MLP's weights with truncated-normal values scaled by

@@ -10,7 +10,9 @@
 //
 // ps tasks serve the model's variables until the chief stops the cluster. Workers (and a
 // chief task, if the cluster has one) each read their own shard of the training set,
-// reshuffled every epoch, and train with a MonitoredTrainingSession: asynchronously with
+// reshuffled every epoch (from the Debian dataset's files, fed to each step; or with
+// --train_files from TFRecord files through a tf.data pipeline in the graph,
+// examples/mnist_input.h), and train with a MonitoredTrainingSession: asynchronously with
 // Adagrad by default, or with synchronous replicas (--sync). The chief (chief:0, else
 // worker:0) initializes or restores the model, writes checkpoints into --checkpoint_dir,
 // prints a progress line every --log_every steps, evaluates the 10,000 test images at the
@@ -20,9 +22,11 @@
 // --log_every steps, and the test accuracy of each evaluation. It then waits (up to a minute)
 // for the other workers to report that they are done and stops the ps tasks, so every task
 // exits by itself, with code 0 on success.
+#include <glob.h>
 #include <stdio.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +35,7 @@
 #include "absl/strings/str_format.h"
 #include "examples/example_server.h"
 #include "examples/fashion_mnist.h"
+#include "examples/mnist_input.h"
 #include "examples/mnist_model.h"
 #include "tensorweave/ops/cwise_math_ops.h"
 #include "tensorweave/tensorweave.h"
@@ -53,6 +58,7 @@ struct Flags {
                               // -1: the model's (none for the MLP, 300 for the conv net)
   float keep_prob = 0.5f;     // the conv net's dropout while training
   std::string data_dir = DefaultFashionMnistDir();
+  std::vector<std::string> train_files;  // TFRecord files: read through tf.data
   std::string checkpoint_dir;
   bool sync = false;
   int replicas_to_aggregate = 0;  // 0: every worker
@@ -64,6 +70,24 @@ struct Flags {
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
   TlsOptions tls;  // loaded from the four above: the server's and every session's
 };
+
+// The files named, with patterns (*, ?, [...]) expanded in sorted order; NotFound naming a
+// pattern that matches nothing.
+StatusOr<std::vector<std::string>> ExpandPatterns(const std::vector<std::string>& patterns) {
+  std::vector<std::string> files;
+  for (const std::string& pattern : patterns) {
+    if (pattern.find_first_of("*?[") == std::string::npos) {
+      files.push_back(pattern);
+      continue;
+    }
+    glob_t found{};
+    const int rc = glob(pattern.c_str(), 0, nullptr, &found);
+    for (size_t i = 0; rc == 0 && i < found.gl_pathc; ++i) files.emplace_back(found.gl_pathv[i]);
+    globfree(&found);
+    if (rc != 0) return errors::NotFound("no file matches ", pattern);
+  }
+  return files;
+}
 
 // Whole lines, one write each, so that tw launch never splits one.
 void Say(const std::string& line) {
@@ -167,10 +191,21 @@ Status BuildTraining(const RunConfig& config, Server& server, const Flags& flags
   if (!setter.ok()) return While("device setter", setter.status());
   const Scope model_scope = g->root.WithDeviceFunction(*setter);
   const bool conv = flags.model == "conv";
-  g->model =
-      BuildMnistModel(model_scope, &g->variables,
-                      {.architecture = conv ? MnistArchitecture::kConv : MnistArchitecture::kMlp,
-                       .seed = flags.seed});
+  MnistModelOptions model_options{
+      .architecture = conv ? MnistArchitecture::kConv : MnistArchitecture::kMlp,
+      .seed = flags.seed};
+  if (!flags.train_files.empty()) {
+    // The pipeline runs on this worker, beside the step that takes its batches.
+    auto batches = MnistRecordBatches(g->root.WithDevice(role.worker_device), flags.train_files,
+                                      {.batch_size = flags.batch_size,
+                                       .num_shards = role.num_workers,
+                                       .shard_index = role.shard,
+                                       .seed = flags.seed + role.shard});
+    if (!batches.ok()) return While("the input pipeline", batches.status());
+    model_options.images = batches->images;
+    model_options.labels = batches->labels;
+  }
+  g->model = BuildMnistModel(model_scope, &g->variables, model_options);
   const MnistModel& model = g->model;
   const std::string optimizer_name =
       flags.optimizer.empty() ? (conv ? "adam" : "adagrad") : flags.optimizer;
@@ -255,7 +290,8 @@ struct Progress {
 // Trains until the session should stop (or, with --sync, until the token queue closes). The
 // chief also evaluates on `test` every --eval_every global steps and prints a progress line
 // every --log_every local steps. Errors say what failed (While).
-StatusOr<Progress> Train(train::MonitoredTrainingSession& session, BatchIterator& batches,
+// `batches` feeds each step; null when the graph's pipeline gives them (--train_files).
+StatusOr<Progress> Train(train::MonitoredTrainingSession& session, BatchIterator* batches,
                          const TrainingGraph& g, const Flags& flags, bool is_chief,
                          const ImageDataset* test) {
   const MnistModel& model = g.model;
@@ -263,9 +299,12 @@ StatusOr<Progress> Train(train::MonitoredTrainingSession& session, BatchIterator
   int64_t next_eval = flags.eval_every;
   int64_t evaluated_at = -1;  // the global step an evaluation began after
   while (!session.ShouldStop()) {
-    auto batch = batches.Next(flags.batch_size);
-    if (!batch.ok()) return While("reading a batch", batch.status());
-    ClientSession::FeedList feed = {{model.images, batch->images}, {model.labels, batch->labels}};
+    ClientSession::FeedList feed;
+    if (batches != nullptr) {
+      auto batch = batches->Next(flags.batch_size);
+      if (!batch.ok()) return While("reading a batch", batch.status());
+      feed = {{model.images, batch->images}, {model.labels, batch->labels}};
+    }
     if (model.keep_prob.op().valid()) {
       feed.emplace_back(model.keep_prob, Tensor::Scalar<float>(flags.keep_prob));
     }
@@ -368,8 +407,11 @@ int FinishChief(const RunConfig& config, Server& server, const Flags& flags, con
 
 int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
   const Role role = RoleOf(config);
-  auto batches = TrainingShard(flags, role);
-  if (!batches.ok()) return Fail(batches.status());
+  StatusOr<BatchIterator> batches = errors::Unavailable("reading --train_files");
+  if (flags.train_files.empty()) {
+    batches = TrainingShard(flags, role);
+    if (!batches.ok()) return Fail(batches.status());
+  }
   TrainingGraph g;
   if (Status built = BuildTraining(config, server, flags, role, &g); !built.ok()) {
     return Fail(built);
@@ -394,7 +436,8 @@ int RunWorker(const RunConfig& config, Server& server, const Flags& flags) {
     test = LoadFashionMnist(flags.data_dir, "t10k");
     if (!test.ok()) return Fail("loading the test set", test.status());
   }
-  auto progress = Train(**session, *batches, g, flags, role.is_chief, test.ok() ? &*test : nullptr);
+  auto progress = Train(**session, batches.ok() ? &*batches : nullptr, g, flags, role.is_chief,
+                        test.ok() ? &*test : nullptr);
   if (!progress.ok()) return Fail(progress.status());
   if (g.sync != nullptr) g.sync->Stop();
   if (!role.is_chief) return FinishWorker(config, server, flags, role, g, **session, *progress);
@@ -434,6 +477,11 @@ int Main(int argc, char** argv) {
                  "conv: the probability that dropout keeps a unit while training")
       ->check(CLI::Range(0.0f, 1.0f).description("in (0, 1]"));
   app.add_option("--data_dir", flags.data_dir, "where the Fashion-MNIST .gz files are");
+  app.add_option("--train_files", flags.train_files,
+                 "TFRecord files of tf.train.Examples to train on, read through tf.data "
+                 "(examples/python/make_tfrecords.py writes them); the test set still comes "
+                 "from --data_dir; patterns (*) are expanded")
+      ->delimiter(',');
   app.add_option("--checkpoint_dir", flags.checkpoint_dir,
                  "checkpoints (none when empty); give it to the ps tasks too: each task's "
                  "server lets graphs write only there");
@@ -468,6 +516,9 @@ int Main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  auto files = ExpandPatterns(flags.train_files);
+  if (!files.ok()) return Fail("--train_files", files.status());
+  flags.train_files = *std::move(files);
   auto tls = ExampleTls(flags.tls_ca, flags.tls_cert, flags.tls_key, flags.tls_server_name);
   if (!tls.ok()) return Fail("TLS", tls.status());
   flags.tls = *std::move(tls);
@@ -476,9 +527,15 @@ int Main(int argc, char** argv) {
                                                config->runtime_settings());
   options.tls = flags.tls;
   if (job == "ps") options.stop_when_chief_unreachable = absl::Seconds(30);
-  // The ps tasks write their variables' shards of each checkpoint, the chief merges them:
-  // the checkpoint directory is the one place this task lets graphs touch files.
+  // The ps tasks write their variables' shards of each checkpoint, the chief merges them,
+  // and a worker's input pipeline reads the training files: the places this task lets
+  // graphs touch files.
   if (!flags.checkpoint_dir.empty()) options.allowed_directories = {flags.checkpoint_dir};
+  if (job != "ps") {
+    for (const std::string& file : flags.train_files) {
+      options.allowed_directories.push_back(std::filesystem::path(file).parent_path().string());
+    }
+  }
   auto server = Server::Create(config->cluster(), job, config->task_index(), options);
   if (!server.ok()) return Fail("creating the server", server.status());
   Status started = (*server)->Start();

@@ -3,6 +3,7 @@
 #define TENSORWEAVE_TENSORWEAVE_H_
 
 #include "tensorweave/cluster_spec.h"
+#include "tensorweave/data.h"
 #include "tensorweave/device_name.h"
 #include "tensorweave/gradient.h"
 #include "tensorweave/ops.h"

@@ -186,15 +186,20 @@ def test_seed_trainer_recovers_when_the_ps_task_restarts(tmp_path, fashion_mnist
                 p.wait()
 
 
+def _fashion_mnist_records(out_dir):
+    """The training set as 4 TFRecord files, written by make_tfrecords.py."""
+    made = subprocess.run([sys.executable, str(EXAMPLES / "make_tfrecords.py"),
+                           "--out_dir=%s" % out_dir, "--shards=4"], env=python_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    assert len(list(out_dir.glob("train-*-of-4.tfrecord"))) == 4
+
+
 def test_seed_trainer_reads_tfrecord_files_through_tf_data(tw_tool, tmp_path, fashion_mnist):
     """--train_files: each worker reads its shard of TFRecord files (written from the Debian
     dataset by make_tfrecords.py) through tf.data instead of feeding batches."""
     data = tmp_path / "records"
-    made = subprocess.run([sys.executable, str(EXAMPLES / "make_tfrecords.py"),
-                           "--out_dir=%s" % data, "--shards=4"], env=python_env(),
-                          capture_output=True, text=True, timeout=120)
-    assert made.returncode == 0, made.stderr
-    assert len(list(data.glob("train-*-of-4.tfrecord"))) == 4
+    _fashion_mnist_records(data)
     out = subprocess.run(
         [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--", sys.executable,
          str(EXAMPLES / "trainer.py"), "--checkpoint_dir=%s" % (tmp_path / "ckpt"),
@@ -204,6 +209,29 @@ def test_seed_trainer_reads_tfrecord_files_through_tf_data(tw_tool, tmp_path, fa
     accuracy = [l for l in out.stdout.splitlines() if l.startswith("[worker:0] test accuracy:")]
     # Adagrad's MLP after 3,000 steps of either input reaches about 0.85.
     assert accuracy and float(accuracy[0].split()[-1]) >= 0.8, out.stdout + out.stderr
+
+
+def test_cpp_trainer_reads_tfrecord_files_through_tf_data(tw_tool, tmp_path, fashion_mnist):
+    """The C++ trainer (examples/mnist_ps.cc) with --train_files: a tf.data pipeline built
+    with tensorweave/data.h on each worker, its batches taken by the training step."""
+    program = pathlib.Path(tw_tool).parents[1] / "examples" / "mnist_ps"
+    if not program.exists():
+        pytest.skip("mnist_ps is not built (%s)" % program)
+    data = tmp_path / "records"
+    _fashion_mnist_records(data)
+    out = subprocess.run(
+        [tw_tool, "launch", "--cluster", "ps=1,worker=2", "--", str(program),
+         "--train_files=%s/train-*" % data, "--max_steps=3000", "--log_every=1000"],
+        env=python_env(), capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stdout + out.stderr
+    accuracy = [l for l in out.stdout.splitlines() if l.startswith("[worker:0] test accuracy:")]
+    assert accuracy and float(accuracy[0].split()[-1]) >= 0.8, out.stdout + out.stderr
+    missing = subprocess.run(
+        [tw_tool, "launch", "--cluster", "worker=1", "--", str(program),
+         "--train_files=%s/none-*" % data, "--max_steps=10"],
+        env=python_env(), capture_output=True, text=True, timeout=60)
+    assert missing.returncode != 0
+    assert "no file matches %s/none-*" % data in missing.stdout + missing.stderr
 
 
 def test_seed_trainer_synchronous_under_tw_launch(tw_tool, tmp_path, fashion_mnist):
