@@ -17,12 +17,14 @@ records (examples/python/make_tfrecords.py): records/s read, parsed, shuffled an
 in turns, --rounds times; each row is the median round, ratios medians of per-round ratios.
 Goal (issue 31): data at least 2x torch with the same number of threads.
 
-With --trainer, instead: examples/python/trainer.py as 1 ps + 2 workers under `tw launch`,
-fed from memory (its default) and reading the same records through tf.data
-(--train_files), in turns; the chief's "examples/s" line of each. Goal: within 5%.
+With --trainer python|cpp, instead: examples/python/trainer.py or the C++
+examples/mnist_ps.cc as 1 ps + 2 workers under `tw launch`, fed from memory (its default)
+and reading the same records through tf.data (--train_files), in turns; the chief's
+"examples/s (all workers)" of each. Goal: within 5%.
 
   /usr/bin/python3 bench/input_pipeline_bench.py [--rounds 3] [--threads 2] [--epochs 1]
-  /usr/bin/python3 bench/input_pipeline_bench.py --trainer [--rounds 3] [--steps 3000]
+  /usr/bin/python3 bench/input_pipeline_bench.py --trainer python|cpp [--rounds 3]
+      [--steps 3000]
 
 Needs python3-torch (bash scripts/setup.sh bench) and a build with the Python package.
 """
@@ -176,36 +178,41 @@ RUNS = [("raw", raw), ("data", data), ("data_1", data_1), ("queue", queue),
         ("torch", torch_loader)]
 
 
-def trainer_rounds(files, rounds, steps, build):
-    """The trainer's examples/s fed from memory and from the files, in turns."""
+def trainer_rounds(files, rounds, steps, build, program):
+    """The trainer's examples/s fed from memory and from the files, in turns: the Python
+    trainer (examples/python/trainer.py) or the C++ one (examples/mnist_ps.cc)."""
     import re
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     tw = os.path.join(build, "tools", "tw")
+    if program == "cpp":
+        trainer = [os.path.join(build, "examples", "mnist_ps")]
+    else:
+        trainer = [sys.executable, os.path.join(root, "examples", "python", "trainer.py")]
     rates = {"memory": [], "files": []}
     for _ in range(rounds):
         for mode in ("memory", "files"):
             with tempfile.TemporaryDirectory(prefix="tw_trainer_bench_") as ckpt:
-                cmd = [tw, "launch", "--cluster", "ps=1,worker=2", "--", sys.executable,
-                       os.path.join(root, "examples", "python", "trainer.py"),
-                       "--checkpoint_dir=" + ckpt, "--max_steps=%d" % steps,
-                       "--log_every=%d" % steps, "--save_every=%d" % (10 * steps)]
+                cmd = [tw, "launch", "--cluster", "ps=1,worker=2", "--"] + trainer + [
+                    "--checkpoint_dir=" + ckpt, "--max_steps=%d" % steps,
+                    "--log_every=%d" % steps, "--save_every=%d" % (10 * steps)]
                 if mode == "files":
                     cmd.append("--train_files=" + ",".join(files))
                 out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-                found = re.search(r"([0-9.]+) examples/s", out.stdout)
+                found = re.search(r"([0-9.]+) examples/s \(all workers", out.stdout)
                 if out.returncode != 0 or not found:
                     raise RuntimeError("trainer (%s) failed:\n%s%s" % (mode, out.stdout,
                                                                        out.stderr))
                 rates[mode].append(float(found.group(1)))
     for mode, values in rates.items():
-        print("trainer %-6s %8.0f examples/s" % (mode, statistics.median(values)))
-    print("files / memory: %.3fx" % statistics.median(
-        f / m for f, m in zip(rates["files"], rates["memory"])))
+        print("%s trainer %-6s %8.0f examples/s" % (program, mode, statistics.median(values)))
+    print("%s trainer files / memory: %.3fx" % (program, statistics.median(
+        f / m for f, m in zip(rates["files"], rates["memory"]))))
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trainer", action="store_true")
+    parser.add_argument("--trainer", choices=["python", "cpp"], default=None,
+                        help="the trainer's rates instead: the Python or the C++ one")
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--build", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "build"))
@@ -219,7 +226,7 @@ def main(argv):
         files = make_tfrecords.write(tmp, "train", shards=4)
         size = sum(os.path.getsize(f) for f in files)
         if args.trainer:
-            trainer_rounds(files, args.rounds, args.steps, args.build)
+            trainer_rounds(files, args.rounds, args.steps, args.build, args.trainer)
             return
         print("%d records in %d files, %.1f MB; batch %d, %d threads, %d epoch(s)" %
               (60000, len(files), size / 1e6, BATCH, args.threads, args.epochs))

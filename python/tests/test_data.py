@@ -234,5 +234,55 @@ def test_errors_are_clear():
     with tf.Session() as sess:
         with pytest.raises(tf.errors.FailedPreconditionError, match="not been initialized"):
             sess.run(it.get_next())
-    with pytest.raises(AttributeError, match="issue #31"):
-        tf.data.experimental.sample_from_datasets
+    with pytest.raises(AttributeError, match="group_by_window is not in tensorweave yet"):
+        tf.data.experimental.group_by_window
+
+
+def test_experimental_ignore_errors_unbatch_and_sample_from_datasets():
+    bad = tf.data.Dataset.from_tensor_slices(["1", "x", "3"]).map(tf.string_to_number)
+    fine = bad.apply(tf.data.experimental.ignore_errors())
+    rows = tf.data.Dataset.from_tensor_slices(
+        (np.arange(6).reshape(3, 2), np.array(["a", "b", "c"]))).batch(2)
+    unbatched = rows.apply(tf.data.experimental.unbatch())
+    assert unbatched.output_shapes[0].as_list() == [2]
+    evens = tf.data.Dataset.range(0, 200, 2)
+    odds = tf.data.Dataset.range(1, 200, 2)
+    mixed = tf.data.experimental.sample_from_datasets([evens, odds], [0.75, 0.25], seed=3)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            _drain(sess, bad.make_one_shot_iterator().get_next())
+        assert _drain(sess, fine.make_one_shot_iterator().get_next()) == [1.0, 3.0]
+        got = _drain(sess, unbatched.make_one_shot_iterator().get_next())
+        assert [(list(x), s) for x, s in got] == [([0, 1], b"a"), ([2, 3], b"b"),
+                                                  ([4, 5], b"c")]
+        drawn = _drain(sess, mixed.make_one_shot_iterator().get_next())
+    assert sorted(drawn) == list(range(200))  # every element of both, once
+    first = drawn[:100]
+    # 3:1 by weight while both last: far more evens than odds among the first 100.
+    assert sum(1 for x in first if x % 2 == 0) > 60
+    assert [x for x in drawn if x % 2 == 0] == list(range(0, 200, 2))  # each in order
+    with pytest.raises(ValueError, match="2 weights for 1 datasets"):
+        tf.data.experimental.sample_from_datasets([evens], [0.5, 0.5])
+
+
+def test_sizes_and_counts_may_be_tensors():
+    # As in TF's guide: a batch size fed to an initializable iterator's initializer.
+    batch_size = tf.placeholder(tf.int64, shape=[])
+    count = tf.placeholder(tf.int64, shape=[])
+    dataset = (tf.data.Dataset.range(10).shuffle(tf.constant(4, tf.int64), seed=1)
+               .take(count).batch(batch_size).prefetch(tf.constant(1, tf.int64)))
+    assert dataset.output_shapes.as_list() == [None]
+    iterator = dataset.make_initializable_iterator()
+    element = iterator.get_next()
+    with tf.Session() as sess:
+        sess.run(iterator.initializer, {batch_size: 3, count: 7})
+        sizes = [len(b) for b in _drain(sess, element)]
+        assert sizes == [3, 3, 1]
+        sess.run(iterator.initializer, {batch_size: 5, count: 10})
+        got = _drain(sess, element)
+        assert [len(b) for b in got] == [5, 5]
+        assert sorted(np.concatenate(got).tolist()) == list(range(10))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Batch size must be greater"):
+            sess.run(iterator.initializer, {batch_size: 0, count: 10})
+    with pytest.raises(ValueError, match="batch_size must be a scalar"):
+        tf.data.Dataset.range(3).batch(tf.constant([1, 2], tf.int64))

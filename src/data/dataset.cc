@@ -45,6 +45,23 @@ StatusOr<Tensor> DatasetInput(const proto::DatasetDef& def, const BuildContext& 
   return (*ctx.inputs)[at];
 }
 
+StatusOr<int64_t> IntParam(const proto::DatasetDef& def, const BuildContext& ctx,
+                           const std::string& name) {
+  auto at = def.attrs().find(name + "_input");
+  if (at == def.attrs().end()) {
+    int64_t v = 0;
+    TW_RETURN_IF_ERROR(GetDatasetAttr(def, name, &v));
+    return v;
+  }
+  TW_ASSIGN_OR_RETURN(Tensor t, DatasetInput(def, ctx, static_cast<int>(at->second.i())));
+  if (t.rank() != 0 || (t.dtype() != DT_INT64 && t.dtype() != DT_INT32)) {
+    return errors::InvalidArgument("dataset ", def.op(), ": ", name,
+                                   " must be an int32 or int64 scalar, got ",
+                                   DataTypeName(t.dtype()), " of shape ", t.shape().DebugString());
+  }
+  return t.dtype() == DT_INT64 ? t.scalar<int64_t>() : int64_t{t.scalar<int32_t>()};
+}
+
 StatusOr<std::shared_ptr<const DatasetBase>> BuildDataset(const proto::DatasetDef& def,
                                                           const BuildContext& ctx) {
   auto it = Registry().find(def.op());

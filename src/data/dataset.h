@@ -118,6 +118,12 @@ StatusOr<std::shared_ptr<const DatasetBase>> OnlyChild(
 // Input `i` of `def` (a position among the iterator op's inputs).
 StatusOr<Tensor> DatasetInput(const proto::DatasetDef& def, const BuildContext& ctx, int i);
 
+// An integer parameter of `def` (a batch size, a count): attribute `name`, or, when the
+// program gave a tensor (tf.data takes either), the int32 or int64 scalar that is input
+// attrs[name + "_input"] of `def`. InvalidArgument naming the op and the parameter.
+StatusOr<int64_t> IntParam(const proto::DatasetDef& def, const BuildContext& ctx,
+                           const std::string& name);
+
 }  // namespace tw::data
 
 #define TW_DATASET_CONCAT_INNER(a, b) a##b

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <numeric>
+#include <set>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -184,6 +185,38 @@ TEST(DatasetTest, TFRecordFilesInOrderAndErrorsNamed) {
   EXPECT_TRUE(IsNotFound(missing.status())) << missing.status();
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr(templ + "/nope"));
   std::filesystem::remove_all(templ);
+}
+
+TEST(DatasetTest, ExperimentalIgnoreErrorsUnbatchSample) {
+  auto batched =
+      With(With(Op("Batch", {Range(0)}), "batch_size", int64_t{4}), "drop_remainder", false);
+  EXPECT_EQ(*Collect(Op("Unbatch", {batched}), Ints({0, 10, 1})),
+            Singles({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+
+  // 12 / (x - 3) fails its check at x = 3 only: that element is dropped.
+  auto risky = Op("Map", {Range(0)});
+  *risky.add_functions() = Function([](const Scope& s, Output x) {
+    Output q = ops::Div(s, 12.0f, ops::Cast(s, ops::Sub(s, x, int64_t{3}), DT_FLOAT));
+    return ops::Cast(s, ops::CheckNumerics(s, q, "q"), DT_INT64);
+  });
+  EXPECT_FALSE(Collect(risky, Ints({0, 6, 1})).ok());
+  EXPECT_EQ(*Collect(Op("IgnoreErrors", {risky}), Ints({0, 6, 1})), Singles({-4, -6, -12, 12, 6}));
+
+  auto sample = With(Op("SampleFromDatasets", {Range(0), Range(3)}), "seed", int64_t{5});
+  for (float w : {1.0f, 3.0f}) (*sample.mutable_attrs())["weights"].mutable_list()->add_f(w);
+  auto drawn = *Collect(sample, Ints({0, 50, 1, 100, 150, 1}));
+  ASSERT_EQ(drawn.size(), 100u);
+  std::vector<int64_t> low, all;
+  for (const auto& e : drawn) {
+    all.push_back(e[0]);
+    if (e[0] < 50) low.push_back(e[0]);
+  }
+  std::vector<int64_t> expected_low(50);
+  std::iota(expected_low.begin(), expected_low.end(), 0);
+  EXPECT_EQ(low, expected_low);  // each input's order is kept
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::set<int64_t>(all.begin(), all.end()).size(), 100u);  // each element once
+  EXPECT_EQ(*Collect(sample, Ints({0, 50, 1, 100, 150, 1})), drawn);  // seeded
 }
 
 TEST(DatasetTest, ErrorsAreClear) {

@@ -103,7 +103,7 @@ TW_REGISTER_DATASET("Shuffle",
                     [](const proto::DatasetDef& def, const BuildContext& ctx,
                        Children children) -> StatusOr<DatasetPtr> {
                       TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-                      TW_ASSIGN_OR_RETURN(int64_t buffer, IntAttr(def, "buffer_size"));
+                      TW_ASSIGN_OR_RETURN(int64_t buffer, IntParam(def, ctx, "buffer_size"));
                       TW_ASSIGN_OR_RETURN(int64_t seed, IntAttr(def, "seed"));
                       TW_ASSIGN_OR_RETURN(int64_t seed2, IntAttr(def, "seed2"));
                       bool reshuffle = true;
@@ -162,10 +162,10 @@ class RepeatDataset : public DatasetBase {
 };
 
 TW_REGISTER_DATASET("Repeat",
-                    [](const proto::DatasetDef& def, const BuildContext&,
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
                        Children children) -> StatusOr<DatasetPtr> {
                       TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-                      TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
+                      TW_ASSIGN_OR_RETURN(int64_t count, IntParam(def, ctx, "count"));
                       return std::make_shared<RepeatDataset>(input, count);
                     });
 
@@ -220,30 +220,30 @@ class SelectDataset : public DatasetBase {
 };
 
 TW_REGISTER_DATASET("Take",
-                    [](const proto::DatasetDef& def, const BuildContext&,
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
                        Children children) -> StatusOr<DatasetPtr> {
                       TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-                      TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
+                      TW_ASSIGN_OR_RETURN(int64_t count, IntParam(def, ctx, "count"));
                       return std::make_shared<SelectDataset>("Take", input, 0,
                                                              count < 0 ? -1 : count, 1, 0);
                     });
 
 TW_REGISTER_DATASET("Skip",
-                    [](const proto::DatasetDef& def, const BuildContext&,
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
                        Children children) -> StatusOr<DatasetPtr> {
                       TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-                      TW_ASSIGN_OR_RETURN(int64_t count, IntAttr(def, "count"));
+                      TW_ASSIGN_OR_RETURN(int64_t count, IntParam(def, ctx, "count"));
                       // skip(-1) skips everything, as in TF.
                       return std::make_shared<SelectDataset>(
                           "Skip", input, count < 0 ? INT64_MAX : count, -1, 1, 0);
                     });
 
 TW_REGISTER_DATASET("Shard",
-                    [](const proto::DatasetDef& def, const BuildContext&,
+                    [](const proto::DatasetDef& def, const BuildContext& ctx,
                        Children children) -> StatusOr<DatasetPtr> {
                       TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-                      TW_ASSIGN_OR_RETURN(int64_t num_shards, IntAttr(def, "num_shards"));
-                      TW_ASSIGN_OR_RETURN(int64_t index, IntAttr(def, "index"));
+                      TW_ASSIGN_OR_RETURN(int64_t num_shards, IntParam(def, ctx, "num_shards"));
+                      TW_ASSIGN_OR_RETURN(int64_t index, IntParam(def, ctx, "index"));
                       if (num_shards <= 0)
                         return errors::InvalidArgument(
                             "Number of shards must be greater than zero (currently num_shards = ",
@@ -409,7 +409,7 @@ TW_REGISTER_DATASET("Prefetch",
                     [](const proto::DatasetDef& def, const BuildContext& ctx,
                        Children children) -> StatusOr<DatasetPtr> {
                       TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-                      TW_ASSIGN_OR_RETURN(int64_t buffer, IntAttr(def, "buffer_size"));
+                      TW_ASSIGN_OR_RETURN(int64_t buffer, IntParam(def, ctx, "buffer_size"));
                       // AUTOTUNE (-1) and 0 keep one batch ready, TF's usual choice on CPU.
                       return std::make_shared<PrefetchDataset>(input, buffer > 0 ? buffer : 1);
                     });

@@ -165,8 +165,10 @@ class IteratorGetNextOp : public AsyncOpKernel {
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     auto it = LookupIterator(ctx);
     TW_OP_REQUIRES_OK_ASYNC(ctx, it.status(), done);
-    // The resource stays alive while the request waits (its destructor ends requests).
-    (*it)->GetNext(ctx->cancellation_manager(), [ctx, keep = *it, done = std::move(done)](
+    // The callback holds no reference to the resource: the last one dropped on the
+    // resource's own thread would make it join itself. A resource destroyed while the
+    // request waits ends it (Cancelled); one being served finishes first.
+    (*it)->GetNext(ctx->cancellation_manager(), [ctx, done = std::move(done)](
                                                     StatusOr<Element> element) {
       if (!element.ok()) {
         ctx->SetStatus(element.status());

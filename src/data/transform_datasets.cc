@@ -360,7 +360,7 @@ class BatchDataset : public DatasetBase {
 StatusOr<DatasetPtr> BuildBatch(const proto::DatasetDef& def, const BuildContext& ctx,
                                 Children children) {
   TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-  const int64_t size = IntAttrOr(def, "batch_size", 0);
+  TW_ASSIGN_OR_RETURN(const int64_t size, IntParam(def, ctx, "batch_size"));
   bool drop = false;
   if (def.attrs().count("drop_remainder"))
     TW_RETURN_IF_ERROR(GetDatasetAttr(def, "drop_remainder", &drop));
@@ -371,7 +371,9 @@ StatusOr<DatasetPtr> BuildBatch(const proto::DatasetDef& def, const BuildContext
   std::vector<PartialShape> shapes;
   TW_RETURN_IF_ERROR(GetDatasetAttr(def, "padded_shapes", &shapes));
   Element padding;
-  for (int i = 0; i < def.inputs_size(); ++i) {
+  // The padding values are the inputs before a batch size given as a tensor.
+  const int values = def.inputs_size() - (def.attrs().count("batch_size_input") ? 1 : 0);
+  for (int i = 0; i < values; ++i) {
     TW_ASSIGN_OR_RETURN(Tensor t, DatasetInput(def, ctx, i));
     if (t.num_elements() != 1) {
       return errors::InvalidArgument("padding_values[", i, "] must be a scalar, got ",

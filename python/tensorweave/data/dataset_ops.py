@@ -5,6 +5,8 @@ DatasetDef (tensorweave/protobuf/dataset.proto) with those tensors as inputs; th
 runtime builds and runs it. map and filter functions are traced once into graphs and run
 by the runtime, never called back in Python."""
 
+import numbers
+
 import numpy as np
 
 from tensorweave.data import nest
@@ -30,6 +32,8 @@ def _attr(value):
         a.i = value
     elif isinstance(value, (str, bytes)):
         a.s = value.encode() if isinstance(value, str) else value
+    elif isinstance(value, list) and value and all(isinstance(v, float) for v in value):
+        a.list.f.extend(value)
     elif isinstance(value, list):  # shapes
         for shape in value:
             s = a.list.shape.add()
@@ -118,6 +122,30 @@ class _Inputs:
             self._index[id(tensor)] = len(self.tensors)
             self.tensors.append(tensor)
         return self._index[id(tensor)]
+
+
+def _int_params(inputs, **params):
+    """Attributes for integer parameters given as Python (or numpy) ints; a tensor (tf.data
+    takes either, e.g. a placeholder batch size) becomes an input of the dataset, which
+    attribute <name>_input points to (after `inputs`, the node's other inputs)."""
+    attrs, inputs = {}, list(inputs)
+    for name, value in params.items():
+        if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
+            attrs[name] = int(value)
+            continue
+        tensor = convert_to_tensor(value, dtype=dtypes.int64, name=name)
+        if tensor.shape.ndims not in (None, 0):
+            raise ValueError("%s must be a scalar, got shape %s" % (name, tensor.shape))
+        attrs[name + "_input"] = len(inputs)
+        inputs.append(tensor)
+    return attrs, inputs
+
+
+def _static_int(value):
+    """`value` as an int when it is one (not a tensor), else None."""
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    return None
 
 
 class Dataset:
@@ -329,9 +357,19 @@ class Dataset:
         return nest.map_structure(lambda s: _prepend(first, s), self._shapes)
 
     def batch(self, batch_size, drop_remainder=False):
-        return self._derived("Batch", {"batch_size": int(batch_size),
-                                       "drop_remainder": bool(drop_remainder)},
-                             shapes=self._batched_shapes(int(batch_size), drop_remainder))
+        attrs, inputs = _int_params([], batch_size=batch_size)
+        attrs["drop_remainder"] = bool(drop_remainder)
+        return self._derived("Batch", attrs, inputs=inputs,
+                             shapes=self._batched_shapes(_static_int(batch_size),
+                                                         drop_remainder))
+
+    def unbatch(self):
+        """Each row of the elements (split along their first dimension) as an element."""
+        for shape in nest.flatten(self._shapes):
+            if shape.ndims == 0:
+                raise ValueError("Cannot unbatch an input with scalar components.")
+        return self._derived("Unbatch", shapes=nest.map_structure(
+            lambda s: s[1:] if s.ndims is not None else s, self._shapes))
 
     def padded_batch(self, batch_size, padded_shapes, padding_values=None,
                      drop_remainder=False):
@@ -342,36 +380,41 @@ class Dataset:
                 self._types)
         values = [convert_to_tensor(v, dtype=t, name="padding_value") for v, t in
                   zip(nest.flatten(padding_values), nest.flatten(self._types))]
-        first = int(batch_size) if drop_remainder else None
+        first = _static_int(batch_size) if drop_remainder else None
         out_shapes = nest.pack_sequence_as(self._types, [_prepend(first, s)
                                                          for s in nest.flatten(shapes)])
-        return self._derived("PaddedBatch", {"batch_size": int(batch_size),
-                                             "drop_remainder": bool(drop_remainder),
-                                             "padded_shapes": nest.flatten(shapes)},
-                             shapes=out_shapes, inputs=values)
+        attrs, inputs = _int_params(values, batch_size=batch_size)
+        attrs.update({"drop_remainder": bool(drop_remainder),
+                      "padded_shapes": nest.flatten(shapes)})
+        return self._derived("PaddedBatch", attrs, shapes=out_shapes, inputs=inputs)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
         from tensorweave.ops import random_ops
         seed1, seed2 = random_ops._seeds(seed)
-        return self._derived("Shuffle", {
-            "buffer_size": int(buffer_size), "seed": seed1, "seed2": seed2,
-            "reshuffle_each_iteration": True if reshuffle_each_iteration is None
-            else bool(reshuffle_each_iteration)})
+        attrs, inputs = _int_params([], buffer_size=buffer_size)
+        attrs.update({"seed": seed1, "seed2": seed2,
+                      "reshuffle_each_iteration": True if reshuffle_each_iteration is None
+                      else bool(reshuffle_each_iteration)})
+        return self._derived("Shuffle", attrs, inputs=inputs)
+
+    def _counted(self, op, **params):
+        attrs, inputs = _int_params([], **params)
+        return self._derived(op, attrs, inputs=inputs)
 
     def repeat(self, count=None):
-        return self._derived("Repeat", {"count": -1 if count is None else int(count)})
+        return self._counted("Repeat", count=-1 if count is None else count)
 
     def take(self, count):
-        return self._derived("Take", {"count": int(count)})
+        return self._counted("Take", count=count)
 
     def skip(self, count):
-        return self._derived("Skip", {"count": int(count)})
+        return self._counted("Skip", count=count)
 
     def shard(self, num_shards, index):
-        return self._derived("Shard", {"num_shards": int(num_shards), "index": int(index)})
+        return self._counted("Shard", num_shards=num_shards, index=index)
 
     def prefetch(self, buffer_size):
-        return self._derived("Prefetch", {"buffer_size": int(buffer_size)})
+        return self._counted("Prefetch", buffer_size=buffer_size)
 
     def cache(self, filename=""):
         return self._derived("Cache", {"filename": filename})

@@ -1,6 +1,9 @@
 """tf.data.experimental's common transformations, as compositions of the datasets'."""
 
+import functools
+
 from tensorweave.data import dataset_ops
+from tensorweave.data import nest
 
 AUTOTUNE = dataset_ops.AUTOTUNE
 
@@ -41,5 +44,37 @@ def make_saveable_from_iterator(iterator, external_state_policy=None):
 
 
 def ignore_errors():
-    raise NotImplementedError("tf.data.experimental.ignore_errors is not in tensorweave yet: "
-                              "issue #31 brings it (input pipelines)")
+    """Drops the elements whose making failed (a record that does not parse, a file that
+    does not open) instead of raising their errors."""
+    return lambda dataset: dataset._derived("IgnoreErrors")
+
+
+def unbatch():
+    return lambda dataset: dataset.unbatch()
+
+
+def sample_from_datasets(datasets, weights=None, seed=None):
+    """Each element from one of `datasets`, drawn with probability proportional to its
+    weight (equal by default) among those not yet at their end; ends when all are."""
+    datasets = list(datasets)
+    if not datasets:
+        raise ValueError("sample_from_datasets needs at least one dataset")
+    if weights is None:
+        weights = [1.0] * len(datasets)
+    weights = [float(w) for w in weights]
+    if len(weights) != len(datasets):
+        raise ValueError("sample_from_datasets: %d weights for %d datasets" %
+                         (len(weights), len(datasets)))
+    first = datasets[0]
+    for d in datasets[1:]:
+        if nest.flatten(d.output_types) != nest.flatten(first.output_types):
+            raise TypeError("All datasets must have the same type structure: %s and %s" %
+                            (first.output_types, d.output_types))
+    shapes = [nest.flatten(d.output_shapes) for d in datasets]
+    merged = nest.pack_sequence_as(first.output_types, [
+        functools.reduce(dataset_ops._most_specific, column) for column in zip(*shapes)])
+    from tensorweave.ops import random_ops
+    seed1, seed2 = random_ops._seeds(seed)
+    return dataset_ops.Dataset("SampleFromDatasets", datasets,
+                               attrs={"weights": weights, "seed": (seed1 << 32) ^ seed2},
+                               types=first.output_types, shapes=merged)

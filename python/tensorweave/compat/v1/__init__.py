@@ -439,6 +439,8 @@ data = _namespace(
                             map_and_batch=_data_experimental.map_and_batch,
                             parallel_interleave=_data_experimental.parallel_interleave,
                             ignore_errors=_data_experimental.ignore_errors,
+                            unbatch=_data_experimental.unbatch,
+                            sample_from_datasets=_data_experimental.sample_from_datasets,
                             make_saveable_from_iterator=(
                                 _data_experimental.make_saveable_from_iterator)))
 

@@ -28,6 +28,8 @@ COMING.update(_names(LATER, """
     .sparse_placeholder
     .to_double .diag .eye .matrix_diag .einsum
     .tensordot .norm .as_string
+    data.experimental.choose_from_datasets data.experimental.group_by_window
+    data.experimental.scan data.experimental.rejection_resample
     .reduce_join strings.split strings.length strings.regex_replace strings.reduce_join .linspace .meshgrid .space_to_depth
     .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
     contrib.metrics
@@ -41,9 +43,6 @@ COMING.update(_names(LATER, """
     train.AdadeltaOptimizer train.FtrlOptimizer train.ProximalGradientDescentOptimizer
     train.ProximalAdagradOptimizer train.ProfilerHook
     summary.image summary.audio summary.text summary.tensor_summary
-    """))
-COMING.update(_names(31, """
-    data.experimental.sample_from_datasets data.experimental.unbatch
     """))
 COMING.update(_names(32, """
     .feature_column distribute.experimental distribute.Strategy
