@@ -286,3 +286,15 @@ def test_sizes_and_counts_may_be_tensors():
             sess.run(iterator.initializer, {batch_size: 0, count: 10})
     with pytest.raises(ValueError, match="batch_size must be a scalar"):
         tf.data.Dataset.range(3).batch(tf.constant([1, 2], tf.int64))
+
+
+def test_sparse_elements_are_refused_naming_the_way_around():
+    lines = tf.data.Dataset.from_tensor_slices(["a b", "c"])
+    with pytest.raises(NotImplementedError, match=r"SparseTensor components .*issue #31"):
+        lines.map(lambda line: tf.string_split([line]))
+    # Densified inside the function, the same tokens are fine.
+    dense = lines.map(lambda line: tf.sparse_tensor_to_dense(tf.string_split([line]),
+                                                             default_value=""))
+    with tf.Session() as sess:
+        got = _drain(sess, dense.make_one_shot_iterator().get_next())
+    assert [g.tolist() for g in got] == [[[b"a", b"b"]], [[b"c"]]]

@@ -51,7 +51,8 @@ def _as_structure(value, name):
     """An element structure of tensors from `value` (lists become tensors, as in tf.data)."""
     if isinstance(value, sparse_tensor.SparseTensor):
         raise NotImplementedError("SparseTensor components in tf.data are not in tensorweave "
-                                  "yet")
+                                  "yet (issue #31); densify them inside the function "
+                                  "(tf.sparse_tensor_to_dense) meanwhile")
     if isinstance(value, dict):
         return {k: _as_structure(v, "%s_%s" % (name, k)) for k, v in value.items()}
     if isinstance(value, tuple):
