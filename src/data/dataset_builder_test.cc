@@ -1,9 +1,5 @@
 // Tests of tf.data's C++ API (tensorweave/data.h): pipelines built with it and iterated in
 // a session, TFRecord files parsed by a Map, static shapes, and building errors.
-#include <stdlib.h>
-
-#include <filesystem>
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/io/record_writer.h"
@@ -12,6 +8,7 @@
 #include "tensorweave/ops/parsing_ops.h"
 #include "tensorweave/protobuf/example.pb.h"
 #include "tensorweave/session.h"
+#include "testing/temp_dir.h"
 
 namespace tw {
 namespace {
@@ -68,12 +65,11 @@ TEST(DatasetBuilderTest, StaticShapesFollowTheTransformations) {
 }
 
 TEST(DatasetBuilderTest, ParsesTFRecordFilesOfExamples) {
-  const char* tmp = getenv("TMPDIR");
-  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/tw_dataset_builder_XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  ::tw::testing::ScopedTempDir dir("tw_dataset_builder");
+  ASSERT_FALSE(dir.path().empty());
   std::vector<std::string> files;
   for (int f = 0; f < 2; ++f) {
-    files.push_back(dir + "/part-" + std::to_string(f));
+    files.push_back(dir.path() + "/part-" + std::to_string(f));
     auto writer = io::RecordWriter::Create(files.back());
     ASSERT_TRUE(writer.ok()) << writer.status();
     for (int i = 0; i < 5; ++i) {
@@ -89,7 +85,6 @@ TEST(DatasetBuilderTest, ParsesTFRecordFilesOfExamples) {
         return parsed.dense;
       });
   auto got = Drain(ids);
-  std::filesystem::remove_all(dir);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_THAT(*got, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9));
 }

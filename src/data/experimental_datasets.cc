@@ -11,111 +11,102 @@ namespace {
 using DatasetPtr = std::shared_ptr<const DatasetBase>;
 using Children = std::vector<DatasetPtr>;
 
-// ---- IgnoreErrors: the input's elements, without those whose making failed ----
-
-class IgnoreErrorsDataset : public DatasetBase {
+// A dataset of one input whose elements `It` makes from the input's iterator.
+template <typename It>
+class OneInputDataset : public DatasetBase {
  public:
-  explicit IgnoreErrorsDataset(DatasetPtr input) : input_(std::move(input)) {}
-  std::string DebugString() const override { return "IgnoreErrors(" + input_->DebugString() + ")"; }
+  OneInputDataset(std::string name, DatasetPtr input)
+      : name_(std::move(name)), input_(std::move(input)) {}
+  std::string DebugString() const override { return name_ + "(" + input_->DebugString() + ")"; }
   StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
     TW_ASSIGN_OR_RETURN(auto input, input_->MakeIterator());
-    return std::unique_ptr<IteratorBase>(new Iterator(self(), std::move(input)));
+    return std::unique_ptr<IteratorBase>(new It(self(), std::move(input)));
   }
 
  private:
-  class Iterator : public IteratorBase {
-   public:
-    Iterator(DatasetPtr keep, std::unique_ptr<IteratorBase> input)
-        : keep_(std::move(keep)), input_(std::move(input)) {}
-    // The sources move past what failed (a file that does not open, a damaged record's
-    // file), so the loop ends.
-    Status GetNext(Element* out, bool* end) override {
-      while (!input_->GetNext(out, end).ok()) out->clear();
-      return OkStatus();
-    }
-
-   private:
-    DatasetPtr keep_;
-    std::unique_ptr<IteratorBase> input_;
-  };
+  const std::string name_;
   const DatasetPtr input_;
 };
 
-TW_REGISTER_DATASET("IgnoreErrors",
-                    [](const proto::DatasetDef& def, const BuildContext&,
-                       Children children) -> StatusOr<DatasetPtr> {
-                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-                      return std::make_shared<IgnoreErrorsDataset>(input);
-                    });
+// Registers `op` as a OneInputDataset<It>.
+template <typename It>
+DatasetFactory OneInput(const std::string& op) {
+  return [op](const proto::DatasetDef& def, const BuildContext&,
+              Children children) -> StatusOr<DatasetPtr> {
+    TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
+    return std::make_shared<OneInputDataset<It>>(op, input);
+  };
+}
+
+// ---- IgnoreErrors: the input's elements, without those whose making failed ----
+
+class IgnoreErrorsIterator : public IteratorBase {
+ public:
+  IgnoreErrorsIterator(DatasetPtr keep, std::unique_ptr<IteratorBase> input)
+      : keep_(std::move(keep)), input_(std::move(input)) {}
+  // The sources move past what failed (a file that does not open, a damaged record's
+  // file), so the loop ends.
+  Status GetNext(Element* out, bool* end) override {
+    while (!input_->GetNext(out, end).ok()) out->clear();
+    return OkStatus();
+  }
+
+ private:
+  DatasetPtr keep_;
+  std::unique_ptr<IteratorBase> input_;
+};
+TW_REGISTER_DATASET("IgnoreErrors", OneInput<IgnoreErrorsIterator>("IgnoreErrors"));
 
 // ---- Unbatch: each row of the input's elements, as an element ----
 
-class UnbatchDataset : public DatasetBase {
+class UnbatchIterator : public IteratorBase {
  public:
-  explicit UnbatchDataset(DatasetPtr input) : input_(std::move(input)) {}
-  std::string DebugString() const override { return "Unbatch(" + input_->DebugString() + ")"; }
-  StatusOr<std::unique_ptr<IteratorBase>> MakeIterator() const override {
-    TW_ASSIGN_OR_RETURN(auto input, input_->MakeIterator());
-    return std::unique_ptr<IteratorBase>(new Iterator(self(), std::move(input)));
+  UnbatchIterator(DatasetPtr keep, std::unique_ptr<IteratorBase> input)
+      : keep_(std::move(keep)), input_(std::move(input)) {}
+  Status GetNext(Element* out, bool* end) override {
+    while (row_ >= rows_) {
+      batch_.clear();
+      row_ = rows_ = 0;
+      TW_RETURN_IF_ERROR(input_->GetNext(&batch_, end));
+      if (*end) return OkStatus();
+      TW_RETURN_IF_ERROR(CheckBatch());
+    }
+    out->clear();
+    for (const Tensor& t : batch_) {
+      TW_ASSIGN_OR_RETURN(Tensor slice, t.Slice(row_, row_ + 1));
+      std::vector<int64_t> dims(t.shape().dims().begin() + 1, t.shape().dims().end());
+      TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(dims));
+      TW_ASSIGN_OR_RETURN(Tensor row, slice.Reshaped(shape));  // a view: no copy
+      out->push_back(std::move(row));
+    }
+    ++row_;
+    return OkStatus();
   }
 
  private:
-  class Iterator : public IteratorBase {
-   public:
-    Iterator(DatasetPtr keep, std::unique_ptr<IteratorBase> input)
-        : keep_(std::move(keep)), input_(std::move(input)) {}
-    Status GetNext(Element* out, bool* end) override {
-      while (row_ >= rows_) {
-        batch_.clear();
-        row_ = rows_ = 0;
-        TW_RETURN_IF_ERROR(input_->GetNext(&batch_, end));
-        if (*end) return OkStatus();
-        TW_RETURN_IF_ERROR(CheckBatch());
+  // Every component has rank >= 1 and the same first dimension (TF's messages).
+  Status CheckBatch() {
+    for (size_t i = 0; i < batch_.size(); ++i) {
+      if (batch_[i].rank() == 0) {
+        return errors::InvalidArgument("Input element components must have rank >= 1");
       }
-      out->clear();
-      for (const Tensor& t : batch_) {
-        TW_ASSIGN_OR_RETURN(Tensor slice, t.Slice(row_, row_ + 1));
-        std::vector<int64_t> dims(t.shape().dims().begin() + 1, t.shape().dims().end());
-        TW_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(dims));
-        TW_ASSIGN_OR_RETURN(Tensor row, slice.Reshaped(shape));  // a view: no copy
-        out->push_back(std::move(row));
+      const int64_t rows = batch_[i].shape().dim(0);
+      if (i > 0 && rows != rows_) {
+        return errors::InvalidArgument(
+            "Input element must have the same batch size in each component. Component 0 "
+            "had size ",
+            rows_, " but component ", i, " had size ", rows, ".");
       }
-      ++row_;
-      return OkStatus();
+      rows_ = rows;
     }
-
-   private:
-    // Every component has rank >= 1 and the same first dimension (TF's messages).
-    Status CheckBatch() {
-      for (size_t i = 0; i < batch_.size(); ++i) {
-        if (batch_[i].rank() == 0) {
-          return errors::InvalidArgument("Input element components must have rank >= 1");
-        }
-        const int64_t rows = batch_[i].shape().dim(0);
-        if (i > 0 && rows != rows_) {
-          return errors::InvalidArgument(
-              "Input element must have the same batch size in each component. Component 0 "
-              "had size ",
-              rows_, " but component ", i, " had size ", rows, ".");
-        }
-        rows_ = rows;
-      }
-      return OkStatus();
-    }
-    DatasetPtr keep_;
-    std::unique_ptr<IteratorBase> input_;
-    Element batch_;
-    int64_t row_ = 0, rows_ = 0;
-  };
-  const DatasetPtr input_;
+    return OkStatus();
+  }
+  DatasetPtr keep_;
+  std::unique_ptr<IteratorBase> input_;
+  Element batch_;
+  int64_t row_ = 0, rows_ = 0;
 };
-
-TW_REGISTER_DATASET("Unbatch",
-                    [](const proto::DatasetDef& def, const BuildContext&,
-                       Children children) -> StatusOr<DatasetPtr> {
-                      TW_ASSIGN_OR_RETURN(DatasetPtr input, OnlyChild(def, children));
-                      return std::make_shared<UnbatchDataset>(input);
-                    });
+TW_REGISTER_DATASET("Unbatch", OneInput<UnbatchIterator>("Unbatch"));
 
 // ---- SampleFromDatasets: each element from an input drawn by weight ----
 

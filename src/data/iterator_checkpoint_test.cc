@@ -2,10 +2,6 @@
 // pipeline, and a restore in a fresh session (the iterator not even initialized) goes on
 // with exactly the elements that followed the save, unseeded shuffles, parallel maps and
 // prefetching included; and the errors when that cannot be.
-#include <stdlib.h>
-
-#include <filesystem>
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/data/dataset_test_util.h"
@@ -13,6 +9,7 @@
 #include "tensorweave/ops/iterator_ops.h"
 #include "tensorweave/session.h"
 #include "tensorweave/train/saver.h"
+#include "testing/temp_dir.h"
 
 namespace tw {
 namespace {
@@ -42,11 +39,7 @@ proto::DatasetDef Pipeline() {
 class IteratorCheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* tmp = getenv("TMPDIR");
-    std::string templ = std::string(tmp != nullptr ? tmp : "/tmp") + "/tw_iterator_ckpt_XXXXXX";
-    ASSERT_NE(mkdtemp(templ.data()), nullptr);
-    dir_ = templ;
-
+    ASSERT_FALSE(dir_.path().empty());
     const std::vector<DataType> types = {DT_INT64};
     iterator_ = root_.AddNodeOutput("Iterator", {}, {{"output_types", MakeAttr(types)}});
     InputList captures;
@@ -57,8 +50,6 @@ class IteratorCheckpointTest : public ::testing::Test {
         root_.AddNodeOutput("IteratorGetNext", {{iterator_}}, {{"output_types", MakeAttr(types)}});
     ASSERT_TRUE(root_.status().ok()) << root_.status();
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   ops::Variable AsSaveable() const { return {.handle = iterator_, .dtype = DT_STRING}; }
 
   // The batches left in `session`, flattened one per element.
@@ -78,13 +69,13 @@ class IteratorCheckpointTest : public ::testing::Test {
   Output iterator_;
   Operation init_;
   Output next_;
-  std::string dir_;
+  ::tw::testing::ScopedTempDir dir_{"tw_iterator_ckpt"};
 };
 
 TEST_F(IteratorCheckpointTest, RestoreInAFreshSessionGoesOnWhereTheSaveWas) {
   auto saver = train::Saver::Create(
       root_, {{.name = "input", .var = AsSaveable(), .kind = train::SaveableKind::kIterator}},
-      {.checkpoint_dir = dir_});
+      {.checkpoint_dir = dir_.path()});
   ASSERT_TRUE(saver.ok()) << saver.status();
 
   ClientSession first(root_);
@@ -143,7 +134,7 @@ TEST_F(IteratorCheckpointTest, ErrorsNameTheIterator) {
 
   auto on_tasks = train::Saver::Create(
       root_, {{.name = "input", .var = AsSaveable(), .kind = train::SaveableKind::kIterator}},
-      {.checkpoint_dir = dir_, .write_on_variable_tasks = true});
+      {.checkpoint_dir = dir_.path(), .write_on_variable_tasks = true});
   EXPECT_TRUE(IsInvalidArgument(on_tasks.status())) << on_tasks.status();
   EXPECT_THAT(on_tasks.status().message(), HasSubstr("\"input\" is an iterator"));
 }
