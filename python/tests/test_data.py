@@ -298,3 +298,17 @@ def test_sparse_elements_are_refused_naming_the_way_around():
     with tf.Session() as sess:
         got = _drain(sess, dense.make_one_shot_iterator().get_next())
     assert [g.tolist() for g in got] == [[[b"a", b"b"]], [[b"c"]]]
+
+
+def test_batching_strings_leaves_their_sources_whole():
+    # Batch moves strings no other tensor holds; slices of an input and cached elements
+    # are held elsewhere and must stay intact for the next epoch.
+    words = ["alpha", "beta", "gamma"]
+    sliced = tf.data.Dataset.from_tensor_slices(words).batch(2).repeat(2)
+    cached = (tf.data.Dataset.from_tensor_slices(words).map(lambda w: tf.string_join([w, "!"]))
+              .cache().batch(3).repeat(2))
+    with tf.Session() as sess:
+        got = [b.tolist() for b in _drain(sess, sliced.make_one_shot_iterator().get_next())]
+        assert got == [[b"alpha", b"beta"], [b"gamma"]] * 2
+        got = [b.tolist() for b in _drain(sess, cached.make_one_shot_iterator().get_next())]
+        assert got == [[b"alpha!", b"beta!", b"gamma!"]] * 2

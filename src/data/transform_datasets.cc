@@ -227,8 +227,9 @@ TW_REGISTER_DATASET("Filter",
 // ---- Batch and PaddedBatch ----
 
 // Stacks `elements` component by component; with `padded_shapes` (one per component, -1
-// for "the batch's largest"), pads with `padding_values` (one scalar per component).
-StatusOr<Element> StackBatch(const std::vector<Element>& elements,
+// for "the batch's largest"), pads with `padding_values` (one scalar per component). The
+// strings of elements no other tensor sees are moved into the batch, not copied.
+StatusOr<Element> StackBatch(std::vector<Element>& elements,
                              const std::vector<PartialShape>* padded_shapes,
                              const Element* padding_values) {
   Element out;
@@ -296,7 +297,14 @@ StatusOr<Element> StackBatch(const std::vector<Element>& elements,
       }
     }
     for (size_t i = 0; i < elements.size(); ++i) {
-      tw::internal::CopyIntoPaddedSlot(elements[i][c], static_cast<int64_t>(i), &batch);
+      Tensor& e = elements[i][c];
+      if (strings && padded_shapes == nullptr && !e.BufferIsShared()) {
+        auto from = e.flat<std::string>();
+        std::move(from.begin(), from.end(),
+                  batch.flat<std::string>().begin() + static_cast<int64_t>(i) * e.num_elements());
+        continue;
+      }
+      tw::internal::CopyIntoPaddedSlot(e, static_cast<int64_t>(i), &batch);
     }
     out.push_back(std::move(batch));
   }
