@@ -111,10 +111,11 @@ def test_killed_trainer_resumes_its_input_where_the_checkpoint_left_it(tmp_path,
                               env=python_env(), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
-        start, first_out = _run(args, log, kill_after_step=23)
+        start, first_out = _run(args, log, kill_after_step=12)
         assert start == 0, first_out
         restored, second_out = _run(args, log)
-        assert 5 <= restored <= 25 and restored % 5 == 0, second_out
+        # A checkpoint every 5 steps; the kill may land a few steps after step 12.
+        assert 10 <= restored < 50 and restored % 5 == 0, second_out
         assert ps is None or ps.poll() is None, "the ps task ended"
     finally:
         if ps is not None:

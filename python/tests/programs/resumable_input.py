@@ -60,7 +60,7 @@ class LogHook(tf.train.SessionRunHook):
         self._log.write("%d %s\n" % (done, " ".join(str(i) for i in batch)))
         self._log.flush()
         print("step", done, flush=True)
-        time.sleep(0.02)  # a training step's time, so that the kill lands mid-epoch
+        time.sleep(0.03)  # a training step's time, so that the kill lands mid-epoch
 
 
 with open(log_path, "a") as log:
