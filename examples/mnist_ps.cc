@@ -533,7 +533,7 @@ int Main(int argc, char** argv) {
   if (!flags.checkpoint_dir.empty()) options.allowed_directories = {flags.checkpoint_dir};
   if (job != "ps") {
     for (const std::string& file : flags.train_files) {
-      options.allowed_directories.push_back(std::filesystem::path(file).parent_path().string());
+      options.allowed_directories.push_back(std::filesystem::absolute(file).parent_path().string());
     }
   }
   auto server = Server::Create(config->cluster(), job, config->task_index(), options);
