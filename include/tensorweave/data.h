@@ -23,8 +23,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensorweave/protobuf/dataset.pb.h"
@@ -81,6 +83,9 @@ class Dataset {
   Dataset() = default;
   // This dataset as the only child of a new `op` node, with the same elements.
   Dataset Transformed(const std::string& op) const;
+  // Transformed, with integer attributes.
+  Dataset WithInts(const std::string& op,
+                   std::initializer_list<std::pair<const char*, int64_t>> attrs) const;
   // Transformed, with `fn` traced into the node's function: the elements become its results.
   Dataset WithFunction(const std::string& op, const FunctionBody& fn, const char* what) const;
 

@@ -167,35 +167,21 @@ Dataset Dataset::Shuffle(int64_t buffer_size, int64_t seed) const {
   return d;
 }
 
-Dataset Dataset::Repeat(int64_t count) const {
-  Dataset d = Transformed("Repeat");
-  (*d.def_.mutable_attrs())["count"] = MakeAttr(count);
+Dataset Dataset::WithInts(const std::string& op,
+                          std::initializer_list<std::pair<const char*, int64_t>> attrs) const {
+  Dataset d = Transformed(op);
+  for (const auto& [name, value] : attrs) (*d.def_.mutable_attrs())[name] = MakeAttr(value);
   return d;
 }
 
-Dataset Dataset::Take(int64_t count) const {
-  Dataset d = Transformed("Take");
-  (*d.def_.mutable_attrs())["count"] = MakeAttr(count);
-  return d;
-}
-
-Dataset Dataset::Skip(int64_t count) const {
-  Dataset d = Transformed("Skip");
-  (*d.def_.mutable_attrs())["count"] = MakeAttr(count);
-  return d;
-}
-
+Dataset Dataset::Repeat(int64_t count) const { return WithInts("Repeat", {{"count", count}}); }
+Dataset Dataset::Take(int64_t count) const { return WithInts("Take", {{"count", count}}); }
+Dataset Dataset::Skip(int64_t count) const { return WithInts("Skip", {{"count", count}}); }
 Dataset Dataset::Shard(int64_t num_shards, int64_t index) const {
-  Dataset d = Transformed("Shard");
-  (*d.def_.mutable_attrs())["num_shards"] = MakeAttr(num_shards);
-  (*d.def_.mutable_attrs())["index"] = MakeAttr(index);
-  return d;
+  return WithInts("Shard", {{"num_shards", num_shards}, {"index", index}});
 }
-
 Dataset Dataset::Prefetch(int64_t buffer_size) const {
-  Dataset d = Transformed("Prefetch");
-  (*d.def_.mutable_attrs())["buffer_size"] = MakeAttr(buffer_size);
-  return d;
+  return WithInts("Prefetch", {{"buffer_size", buffer_size}});
 }
 
 StatusOr<Iterator> MakeOneShotIterator(const Scope& scope, const Dataset& dataset) {
