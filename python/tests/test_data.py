@@ -288,11 +288,18 @@ def test_sizes_and_counts_may_be_tensors():
         tf.data.Dataset.range(3).batch(tf.constant([1, 2], tf.int64))
 
 
-def test_sparse_elements_are_refused_naming_the_way_around():
+def test_string_split_tokens_are_sparse_elements_and_batch():
+    # More in test_data_sparse.py; here the text pipeline's usual tokenizer.
     lines = tf.data.Dataset.from_tensor_slices(["a b", "c"])
-    with pytest.raises(NotImplementedError, match=r"SparseTensor components .*issue #31"):
-        lines.map(lambda line: tf.string_split([line]))
-    # Densified inside the function, the same tokens are fine.
+    tokens = lines.map(lambda line: tf.string_split([line])).batch(2)
+    assert tokens.output_classes is tf.SparseTensor
+    with tf.Session() as sess:
+        got = _drain(sess, tokens.make_one_shot_iterator().get_next())
+    assert len(got) == 1
+    assert got[0].indices.tolist() == [[0, 0, 0], [0, 0, 1], [1, 0, 0]]
+    assert got[0].values.tolist() == [b"a", b"b", b"c"]
+    assert got[0].dense_shape.tolist() == [2, 1, 2]
+    # Densified inside the function, the same tokens as dense elements.
     dense = lines.map(lambda line: tf.sparse_tensor_to_dense(tf.string_split([line]),
                                                              default_value=""))
     with tf.Session() as sess:

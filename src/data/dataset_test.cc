@@ -89,6 +89,36 @@ TEST(DatasetTest, ParallelMapKeepsTheInputOrder) {
   for (int i = 0; i < 200; ++i) EXPECT_EQ((*got)[i][0], 100 + i);
 }
 
+// A session may end with its pipeline mid-way: a parallel map's workers inside calls of
+// their function on the session's device. The device stops the pipeline before its
+// compute pool goes (a map function's step used to find the pool gone and crash).
+TEST(DatasetTest, ASessionEndsWhileItsParallelMapRuns) {
+  auto map = With(Op("Map", {Range(0)}), "num_parallel_calls", int64_t{4});
+  *map.add_functions() = Function([](const Scope& s, Output x) {
+    Output m = ops::Fill(s, {192, 192}, 1.0f);
+    for (int i = 0; i < 4; ++i) m = ops::MatMul(s, m, m);  // a few ms per element
+    Output zero = ops::Mul(s, ops::Cast(s, ops::Sum(s, m, {0, 1}), DT_INT64), int64_t{0});
+    return ops::Add(s, x, zero);
+  });
+  const auto prefetched = With(Op("Prefetch", {map}), "buffer_size", int64_t{2});
+  for (int round = 0; round < 5; ++round) {
+    Scope root = Scope::NewRootScope();
+    const std::vector<DataType> types = {DT_INT64};
+    auto it = root.AddNodeOutput("Iterator", {}, {{"output_types", MakeAttr(types)}});
+    InputList captures;
+    for (const Tensor& t : Ints({0, 1000, 1})) captures.push_back(t);
+    auto init = root.AddNode("MakeIterator", {{it}, captures},
+                             {{"dataset", MakeAttr(prefetched.SerializeAsString())}});
+    auto next = root.AddNodeOutput("IteratorGetNext", {{it}}, {{"output_types", MakeAttr(types)}});
+    ASSERT_TRUE(root.status().ok()) << root.status();
+    ClientSession session(root);
+    ASSERT_TRUE(session.Run({}, {}, {init}).ok());
+    auto first = session.Run({}, {next});
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_EQ((*first)[0].scalar<int64_t>(), 0);
+  }  // each session goes with its map's workers busy
+}
+
 TEST(DatasetTest, BatchDropRemainderAndPaddedBatch) {
   auto batch =
       With(With(Op("Batch", {Range(0)}), "batch_size", int64_t{3}), "drop_remainder", false);
@@ -110,6 +140,43 @@ TEST(DatasetTest, BatchDropRemainderAndPaddedBatch) {
   inputs.push_back(Tensor::Scalar<int64_t>(-1));
   EXPECT_EQ(*Collect(padded, inputs),
             (std::vector<std::vector<int64_t>>{{1, -1, 2, 2}, {3, 3, 3}}));
+}
+
+// SparseTensor components (indices, values, dense_shape) batch one rank up: the element's
+// place in the batch first in each index, the dense shape the largest of each dimension.
+TEST(DatasetTest, BatchOfSparseComponents) {
+  // Three elements: a dense int64, then a SparseTensor of rank 1 with 1, 0 and 2 values.
+  auto element = [](int at) { return Op("Tensors", {}, {at, at + 1, at + 2, at + 3}); };
+  auto three = Op("Concatenate", {Op("Concatenate", {element(0), element(4)}), element(8)});
+  auto batch = With(With(With(Op("Batch", {three}), "batch_size", int64_t{3}), "drop_remainder",
+                         false),
+                    "sparse_components", std::vector<int64_t>{1});
+  auto shape = [](int64_t n) { return Tensor::FromVector<int64_t>({n}); };
+  auto indices = [](std::vector<int64_t> at) {
+    Tensor t(DT_INT64, TensorShape({static_cast<int64_t>(at.size()), 1}));
+    std::copy(at.begin(), at.end(), t.flat<int64_t>().data());
+    return t;
+  };
+  std::vector<Tensor> inputs = {
+      Tensor::Scalar(int64_t{10}), indices({2}),     Tensor::FromVector<int64_t>({7}),    shape(4),
+      Tensor::Scalar(int64_t{11}), indices({}),      Tensor::FromVector<int64_t>({}),     shape(0),
+      Tensor::Scalar(int64_t{12}), indices({0, 5}),  Tensor::FromVector<int64_t>({8, 9}), shape(6)};
+  auto got = Collect(batch, inputs, {DT_INT64, DT_INT64, DT_INT64, DT_INT64});
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 1u);
+  // dense [3], indices [3, 2], values [3], dense_shape [2], flattened in turn.
+  EXPECT_EQ((*got)[0], (std::vector<int64_t>{10, 11, 12, 0, 2, 2, 0, 2, 5, 7, 8, 9, 3, 6}));
+
+  // Ranks that differ within a batch, and a component that is no SparseTensor.
+  inputs[7] = Tensor::FromVector<int64_t>({0, 0});
+  inputs[5] = Tensor(DT_INT64, TensorShape({0, 2}));
+  got = Collect(batch, inputs, {DT_INT64, DT_INT64, DT_INT64, DT_INT64});
+  EXPECT_TRUE(IsInvalidArgument(got.status())) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("Cannot batch SparseTensors of ranks 1 and 2"));
+  auto off = With(batch, "sparse_components", std::vector<int64_t>{2});
+  got = Collect(off, inputs, {DT_INT64, DT_INT64, DT_INT64, DT_INT64});
+  EXPECT_TRUE(IsInvalidArgument(got.status())) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("outside the 4 components"));
 }
 
 TEST(DatasetTest, ShuffleIsAPermutationFixedBySeedAndNewEachEpoch) {

@@ -11,14 +11,24 @@ IteratorResource::IteratorResource(std::string name, std::vector<DataType> types
                                    std::vector<PartialShape> shapes)
     : name_(std::move(name)), types_(std::move(types)), shapes_(std::move(shapes)) {}
 
-IteratorResource::~IteratorResource() {
+IteratorResource::~IteratorResource() { StopWorkOnDevice(); }
+
+void IteratorResource::StopWorkOnDevice() {
   std::deque<std::shared_ptr<Request>> left;
+  std::thread thread;
   {
     absl::MutexLock lock(&mu_);
-    stopping_ = true;
+    stopping_ = true;  // no thread is started, nor pipeline published, after this
     left.swap(requests_);
+    thread.swap(thread_);
   }
-  if (thread_.joinable()) thread_.join();
+  if (thread.joinable()) thread.join();
+  std::shared_ptr<Pipeline> pipeline;
+  {
+    absl::MutexLock lock(&mu_);
+    pipeline.swap(pipeline_);
+  }
+  pipeline.reset();  // joins the pipeline's threads, outside the lock
   for (auto& r : left) {
     Finish(r, errors::Cancelled("Iterator '", name_,
                                 "' was destroyed: its container was "
@@ -51,8 +61,9 @@ StatusOr<std::shared_ptr<IteratorResource::Pipeline>> IteratorResource::Build(
 
 void IteratorResource::Publish(std::shared_ptr<Pipeline> pipeline) {
   absl::MutexLock lock(&mu_);
-  // The old pipeline goes when the last holder (this, or the serving thread) lets go.
-  pipeline_.swap(pipeline);
+  // The old pipeline goes when the last holder (this, or the serving thread) lets go; a
+  // stopped iterator takes none.
+  if (!stopping_) pipeline_.swap(pipeline);
 }
 
 Status IteratorResource::Initialize(const proto::DatasetDef& def, std::vector<Tensor> inputs,
@@ -146,9 +157,15 @@ void IteratorResource::GetNext(CancellationManager* cm, GetNextDone done) {
       return;
     }
   }
-  absl::MutexLock lock(&mu_);
-  requests_.push_back(std::move(r));
-  if (!thread_.joinable()) thread_ = std::thread([this] { Serve(); });
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      requests_.push_back(std::move(r));
+      if (!thread_.joinable()) thread_ = std::thread([this] { Serve(); });
+      return;
+    }
+  }
+  Finish(r, errors::Cancelled("Iterator '", name_, "' is stopped: its device is going"));
 }
 
 Status IteratorResource::CheckElement(const Element& e) const {

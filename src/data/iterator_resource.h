@@ -35,6 +35,9 @@ class IteratorResource : public ResourceBase {
   IteratorResource(std::string name, std::vector<DataType> types, std::vector<PartialShape> shapes);
   // Stops the thread; waiting requests end with Cancelled.
   ~IteratorResource() override;
+  // Ends the pipeline (its threads run map functions on the device): later requests end
+  // with Cancelled, as the destructor's.
+  void StopWorkOnDevice() override;
 
   std::string TypeName() const override { return kTypeName; }
   std::string DebugString() const override { return "Iterator '" + name_ + "'"; }
@@ -100,7 +103,7 @@ class IteratorResource : public ResourceBase {
   std::shared_ptr<Pipeline> pipeline_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<Request>> requests_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;  // started on the first GetNext
+  std::thread thread_ ABSL_GUARDED_BY(mu_);  // started on the first GetNext
 };
 
 }  // namespace tw::data

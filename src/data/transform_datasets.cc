@@ -1,6 +1,8 @@
 // The datasets that transform others: Map (num_parallel_calls, in order), Filter, Batch,
 // PaddedBatch, Shuffle, Repeat, Take, Skip, Shard, Zip, Concatenate, Prefetch and Cache
 // (in memory), with TF 1.x's semantics.
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -311,15 +313,113 @@ StatusOr<Element> StackBatch(std::vector<Element>& elements,
   return out;
 }
 
+// Batches the SparseTensor at components [c, c + 3) of `elements` (indices [n, rank],
+// values [n], dense_shape [rank]) as tf.data does: one SparseTensor of rank + 1, whose
+// indices begin with the element's place in the batch and whose dense shape is the batch
+// size then the largest of each dimension.
+StatusOr<std::array<Tensor, 3>> BatchSparse(const std::vector<Element>& elements, size_t c) {
+  int64_t total = 0, rank = -1;
+  std::vector<int64_t> largest;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const Tensor& indices = elements[i][c];
+    const Tensor& values = elements[i][c + 1];
+    const Tensor& shape = elements[i][c + 2];
+    if (indices.dtype() != DT_INT64 || indices.rank() != 2 || values.rank() != 1 ||
+        shape.dtype() != DT_INT64 || shape.rank() != 1 || indices.dim(0) != values.dim(0) ||
+        indices.dim(1) != shape.dim(0) || values.dtype() != elements[0][c + 1].dtype()) {
+      return errors::InvalidArgument("component ", c, " of element ", i,
+                                     " is not a SparseTensor (indices ",
+                                     indices.shape().DebugString(), ", values ",
+                                     values.shape().DebugString(), ", dense_shape ",
+                                     shape.shape().DebugString(), ")");
+    }
+    if (rank < 0) {
+      rank = shape.dim(0);
+      largest.assign(rank, 0);
+    } else if (shape.dim(0) != rank) {
+      return errors::InvalidArgument("Cannot batch SparseTensors of ranks ", rank, " and ",
+                                     shape.dim(0), " in component ", c);
+    }
+    for (int64_t d = 0; d < rank; ++d) largest[d] = std::max(largest[d], shape.flat<int64_t>()[d]);
+    total += values.dim(0);
+  }
+  std::vector<int64_t> dense_shape{static_cast<int64_t>(elements.size())};
+  dense_shape.insert(dense_shape.end(), largest.begin(), largest.end());
+  TW_ASSIGN_OR_RETURN(TensorShape index_shape, TensorShape::Create({total, rank + 1}));
+  TW_ASSIGN_OR_RETURN(Tensor indices, Tensor::Allocate(DT_INT64, index_shape));
+  TW_ASSIGN_OR_RETURN(TensorShape value_shape, TensorShape::Create({total}));
+  TW_ASSIGN_OR_RETURN(Tensor values, Tensor::Allocate(elements[0][c + 1].dtype(), value_shape));
+  int64_t* to = indices.flat<int64_t>().data();
+  int64_t at = 0;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const Tensor& from = elements[i][c];
+    const int64_t* row = from.flat<int64_t>().data();
+    for (int64_t n = 0; n < from.dim(0); ++n, row += rank) {
+      *to++ = static_cast<int64_t>(i);
+      to = std::copy(row, row + rank, to);
+    }
+    const Tensor& v = elements[i][c + 1];
+    if (v.dtype() == DT_STRING) {
+      std::copy(v.flat<std::string>().begin(), v.flat<std::string>().end(),
+                values.flat<std::string>().begin() + at);
+    } else if (v.num_elements() > 0) {
+      const size_t width = DataTypeSize(v.dtype());
+      std::memcpy(static_cast<char*>(values.raw_data()) + at * width, v.raw_data(),
+                  v.num_elements() * width);
+    }
+    at += v.num_elements();
+  }
+  return std::array<Tensor, 3>{std::move(indices), std::move(values),
+                               Tensor::FromVector<int64_t>(dense_shape)};
+}
+
+// Batches elements whose components [c, c + 3) for each c in `sparse` are SparseTensors
+// (BatchSparse) and whose others are stacked (StackBatch).
+StatusOr<Element> StackWithSparse(std::vector<Element>& elements,
+                                  const std::vector<int64_t>& sparse) {
+  const size_t components = elements[0].size();
+  std::vector<bool> in_sparse(components, false);
+  for (int64_t c : sparse) {
+    if (c < 0 || static_cast<size_t>(c) + 3 > components) {
+      return errors::InvalidArgument("Batch: sparse component ", c, " is outside the ",
+                                     components, " components of the element");
+    }
+    std::fill_n(in_sparse.begin() + c, 3, true);
+  }
+  std::vector<Element> dense(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (elements[i].size() != components) {
+      return errors::InvalidArgument("Cannot batch elements of different structures");
+    }
+    for (size_t c = 0; c < components; ++c) {
+      if (!in_sparse[c]) dense[i].push_back(std::move(elements[i][c]));
+    }
+  }
+  TW_ASSIGN_OR_RETURN(Element stacked, StackBatch(dense, nullptr, nullptr));
+  Element out;
+  size_t next_dense = 0;
+  for (size_t c = 0; c < components; ++c) {
+    if (!in_sparse[c]) {
+      out.push_back(std::move(stacked[next_dense++]));
+    } else if (std::find(sparse.begin(), sparse.end(), static_cast<int64_t>(c)) != sparse.end()) {
+      TW_ASSIGN_OR_RETURN(auto triple, BatchSparse(elements, c));
+      for (Tensor& t : triple) out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
 class BatchDataset : public DatasetBase {
  public:
   BatchDataset(DatasetPtr input, int64_t size, bool drop_remainder,
-               std::optional<std::vector<PartialShape>> padded_shapes, Element padding_values)
+               std::optional<std::vector<PartialShape>> padded_shapes, Element padding_values,
+               std::vector<int64_t> sparse = {})
       : input_(std::move(input)),
         size_(size),
         drop_remainder_(drop_remainder),
         padded_shapes_(std::move(padded_shapes)),
-        padding_values_(std::move(padding_values)) {}
+        padding_values_(std::move(padding_values)),
+        sparse_(std::move(sparse)) {}
   std::string DebugString() const override {
     return std::string(padded_shapes_ ? "PaddedBatch(" : "Batch(") + input_->DebugString() + ")";
   }
@@ -347,6 +447,10 @@ class BatchDataset : public DatasetBase {
         *end = true;
         return OkStatus();
       }
+      if (!d_.sparse_.empty()) {
+        TW_ASSIGN_OR_RETURN(*out, StackWithSparse(elements, d_.sparse_));
+        return OkStatus();
+      }
       TW_ASSIGN_OR_RETURN(*out,
                           StackBatch(elements, d_.padded_shapes_ ? &*d_.padded_shapes_ : nullptr,
                                      &d_.padding_values_));
@@ -363,6 +467,7 @@ class BatchDataset : public DatasetBase {
   const bool drop_remainder_;
   const std::optional<std::vector<PartialShape>> padded_shapes_;
   const Element padding_values_;
+  const std::vector<int64_t> sparse_;  // the first components of SparseTensors
 };
 
 StatusOr<DatasetPtr> BuildBatch(const proto::DatasetDef& def, const BuildContext& ctx,
@@ -374,7 +479,12 @@ StatusOr<DatasetPtr> BuildBatch(const proto::DatasetDef& def, const BuildContext
     TW_RETURN_IF_ERROR(GetDatasetAttr(def, "drop_remainder", &drop));
   if (size <= 0) return errors::InvalidArgument("Batch size must be greater than zero.");
   if (def.op() == "Batch" || !def.attrs().count("padded_shapes")) {
-    return std::make_shared<BatchDataset>(input, size, drop, std::nullopt, Element{});
+    // SparseTensor components (three each): attribute sparse_components, their first.
+    std::vector<int64_t> sparse;
+    if (def.attrs().count("sparse_components"))
+      TW_RETURN_IF_ERROR(GetDatasetAttr(def, "sparse_components", &sparse));
+    return std::make_shared<BatchDataset>(input, size, drop, std::nullopt, Element{},
+                                          std::move(sparse));
   }
   std::vector<PartialShape> shapes;
   TW_RETURN_IF_ERROR(GetDatasetAttr(def, "padded_shapes", &shapes));

@@ -31,6 +31,15 @@ void ResourceMgr::Clear(const std::vector<std::string>& containers) {
   }
 }
 
+void ResourceMgr::StopWorkOnDevice() {
+  std::vector<std::shared_ptr<ResourceBase>> all;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, resource] : resources_) all.push_back(resource);
+  }
+  for (const auto& r : all) r->StopWorkOnDevice();
+}
+
 size_t ResourceMgr::size() const {
   absl::MutexLock lock(&mu_);
   return resources_.size();

@@ -33,6 +33,12 @@ class ResourceBase {
     double value;
   };
   virtual std::optional<Gauge> MetricsGauge() const { return std::nullopt; }
+
+  // Called when the device holding the resource is about to go, while the device's
+  // compute pool still runs: a resource whose own threads run work on that pool (a
+  // tf.data pipeline's map functions) ends that work here, so that the pool can be joined
+  // without it. The resource is only destroyed afterwards.
+  virtual void StopWorkOnDevice() {}
 };
 
 // Thread-safe. Creation runs outside the lock, so a creator may take time; if two threads
@@ -59,6 +65,9 @@ class ResourceMgr {
   // Destroys every resource of the containers (all of them when `containers` is empty; ""
   // is the default container). Unknown containers are ignored.
   void Clear(const std::vector<std::string>& containers);
+
+  // Calls StopWorkOnDevice on every resource, outside the lock (the device is going).
+  void StopWorkOnDevice();
 
   // Number of resources held, for tests and debugging.
   size_t size() const;

@@ -7,11 +7,10 @@
 #include <charconv>
 #include <cstring>
 
-#include "google/protobuf/arena.h"
 #include "src/framework/op_kernel.h"
 #include "src/framework/parallel_for.h"
 #include "src/graph/gradient_registry.h"
-#include "tensorweave/protobuf/example.pb.h"
+#include "src/ops/example_wire.h"
 
 namespace tw {
 namespace {
@@ -44,48 +43,7 @@ StatusOr<Tensor> NewTensor(DataType dtype, const std::vector<int64_t>& dims) {
 
 bool IsFeatureType(DataType t) { return t == DT_FLOAT || t == DT_INT64 || t == DT_STRING; }
 
-// The values of one feature, of whichever kind it holds (none: an empty list of any type).
-struct FeatureValues {
-  DataType dtype = DT_INVALID;  // DT_INVALID: the feature has no kind set
-  int64_t size = 0;
-  const proto::Feature* feature = nullptr;
-};
-
-FeatureValues ValuesOf(const proto::Feature& f) {
-  switch (f.kind_case()) {
-    case proto::Feature::kBytesList:
-      return {DT_STRING, f.bytes_list().value_size(), &f};
-    case proto::Feature::kFloatList:
-      return {DT_FLOAT, f.float_list().value_size(), &f};
-    case proto::Feature::kInt64List:
-      return {DT_INT64, f.int64_list().value_size(), &f};
-    case proto::Feature::KIND_NOT_SET:
-      break;
-  }
-  return {DT_INVALID, 0, &f};
-}
-
-// Copies `n` values of `v`, starting at value `from`, to `out` (of v's type).
-void CopyValues(const FeatureValues& v, int64_t from, int64_t n, Tensor* out, int64_t at) {
-  if (n == 0) return;
-  switch (v.dtype) {
-    case DT_FLOAT:
-      std::memcpy(out->flat<float>().data() + at, v.feature->float_list().value().data() + from,
-                  n * sizeof(float));
-      break;
-    case DT_INT64:
-      std::memcpy(out->flat<int64_t>().data() + at, v.feature->int64_list().value().data() + from,
-                  n * sizeof(int64_t));
-      break;
-    case DT_STRING:
-      for (int64_t i = 0; i < n; ++i) {
-        out->flat<std::string>()[at + i] = v.feature->bytes_list().value(from + i);
-      }
-      break;
-    default:
-      break;
-  }
-}
+using example_wire::FeatureView;
 
 // Fills out[at, at + n) with the scalar `value` (of out's type).
 void FillWith(const Tensor& value, Tensor* out, int64_t at, int64_t n) {
@@ -200,16 +158,19 @@ class ParseExampleOp : public OpKernel {
                                   variable ? "" : std::to_string(elements)));
     }
 
-    // Parse every example (across the pool: parsing is most of the cost).
-    google::protobuf::Arena arena;
-    std::vector<proto::Example*> examples(batch);
-    for (auto& e : examples) e = google::protobuf::Arena::CreateMessage<proto::Example>(&arena);
+    // Parse every example (across the pool: parsing is most of the cost), reading only
+    // the features asked for (example_wire.h).
+    std::vector<std::string> keys = sparse_keys;
+    keys.insert(keys.end(), dense_keys.begin(), dense_keys.end());
+    example_wire::ExampleParser parser(keys);
+    const int64_t num_keys = static_cast<int64_t>(keys.size());
+    std::vector<std::optional<FeatureView>> views(batch * num_keys);
     std::vector<int64_t> bad(1, -1);
     absl::Mutex bad_mu;
     const auto& records = serialized.flat<std::string>();
     ParallelFor(ctx->device(), batch, /*min_shard=*/16, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        if (!examples[b]->ParseFromString(records[b])) {
+        if (!parser.Parse(records[b], absl::MakeSpan(views.data() + b * num_keys, num_keys))) {
           absl::MutexLock lock(&bad_mu);
           if (bad[0] < 0 || b < bad[0]) bad[0] = b;
         }
@@ -222,13 +183,11 @@ class ParseExampleOp : public OpKernel {
                    errors::InvalidArgument("Could not parse example input, value: '",
                                            records[bad[0]].substr(0, 64), "' (name ",
                                            name_of(bad[0]), ", index ", bad[0], ")"));
-    auto lookup = [&](int64_t b, const std::string& key) -> std::optional<FeatureValues> {
-      const auto& map = examples[b]->features().feature();
-      auto it = map.find(key);
-      if (it == map.end()) return std::nullopt;
-      return ValuesOf(it->second);
+    // Feature `k` (sparse keys first, then dense) of example `b`.
+    auto lookup = [&](int64_t b, int64_t k) -> const std::optional<FeatureView>& {
+      return views[b * num_keys + k];
     };
-    auto check_type = [&](int64_t b, const std::string& key, const FeatureValues& v,
+    auto check_type = [&](int64_t b, const std::string& key, const FeatureView& v,
                           DataType want) -> Status {
       if (v.dtype == DT_INVALID || v.dtype == want) return OkStatus();
       return errors::InvalidArgument(
@@ -242,10 +201,10 @@ class ParseExampleOp : public OpKernel {
     const int out_shapes = 2 * static_cast<int>(num_sparse_);
     const int out_dense = 3 * static_cast<int>(num_sparse_);
     for (int i = 0; i < num_sparse_; ++i) {
-      std::vector<FeatureValues> per(batch);
+      std::vector<FeatureView> per(batch);
       int64_t total = 0, longest = 0;
       for (int64_t b = 0; b < batch; ++b) {
-        if (auto v = lookup(b, sparse_keys[i])) {
+        if (const auto& v = lookup(b, i)) {
           TW_OP_REQUIRES_OK(ctx, check_type(b, sparse_keys[i], *v, sparse_types_[i]));
           per[b] = *v;
           per[b].dtype = sparse_types_[i];
@@ -265,7 +224,7 @@ class ParseExampleOp : public OpKernel {
           indices.flat<int64_t>()[2 * (at + j)] = b;
           indices.flat<int64_t>()[2 * (at + j) + 1] = j;
         }
-        CopyValues(per[b], 0, per[b].size, &values, at);
+        example_wire::CopyValues(per[b], per[b].size, &values, at);
         at += per[b].size;
       }
       ctx->set_output(i, std::move(indices));
@@ -281,11 +240,11 @@ class ParseExampleOp : public OpKernel {
       const bool variable = !shape.dims.empty() && shape.dims[0] == -1;
       int64_t row = 1;  // values per example (fixed) or per step (variable)
       for (size_t d = variable ? 1 : 0; d < shape.dims.size(); ++d) row *= shape.dims[d];
-      std::vector<FeatureValues> per(batch);
+      std::vector<FeatureView> per(batch);
       std::vector<bool> found(batch, false);
       int64_t rows = variable ? 0 : 1;
       for (int64_t b = 0; b < batch; ++b) {
-        auto v = lookup(b, key);
+        const auto& v = lookup(b, num_sparse_ + i);
         if (!v) {
           TW_OP_REQUIRES(ctx, variable || dflt.num_elements() > 0,
                          errors::InvalidArgument("Name: ", name_of(b), ", Feature: ", key,
@@ -328,7 +287,7 @@ class ParseExampleOp : public OpKernel {
       for (int64_t b = 0; b < batch; ++b) {
         const int64_t at = b * per_example;
         if (found[b]) {
-          CopyValues(per[b], 0, per[b].size, &out, at);
+          example_wire::CopyValues(per[b], per[b].size, &out, at);
           if (per[b].size < per_example) {
             FillWith(pad, &out, at + per[b].size, per_example - per[b].size);
           }

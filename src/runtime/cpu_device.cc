@@ -56,7 +56,11 @@ CpuDevice::CpuDevice(const DeviceName& name, int threads, FileAccessPolicy file_
       pool_(std::make_unique<Pool>(threads)) {}
 
 CpuDevice::~CpuDevice() {
-  pool_.reset();  // joins the threads before the resources they may use go away
+  // Resources' own threads stop running work on the pool first (a tf.data pipeline left
+  // mid-way, its map functions running); then the pool's threads are joined before the
+  // resources they may use go away.
+  resource_mgr_.StopWorkOnDevice();
+  pool_.reset();
   resource_mgr_.Clear({});
 }
 

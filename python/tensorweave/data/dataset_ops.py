@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from tensorweave.data import nest
+from tensorweave.data import structure as _structure
 from tensorweave.framework import dtypes
 from tensorweave.framework import func_graph
 from tensorweave.framework import ops
@@ -34,6 +35,8 @@ def _attr(value):
         a.s = value.encode() if isinstance(value, str) else value
     elif isinstance(value, list) and value and all(isinstance(v, float) for v in value):
         a.list.f.extend(value)
+    elif isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+        a.list.i.extend(value)
     elif isinstance(value, list):  # shapes
         for shape in value:
             s = a.list.shape.add()
@@ -48,11 +51,12 @@ def _attr(value):
 
 
 def _as_structure(value, name):
-    """An element structure of tensors from `value` (lists become tensors, as in tf.data)."""
+    """An element structure of tensors and SparseTensors from `value` (lists become
+    tensors, as in tf.data)."""
     if isinstance(value, sparse_tensor.SparseTensor):
-        raise NotImplementedError("SparseTensor components in tf.data are not in tensorweave "
-                                  "yet (issue #31); densify them inside the function "
-                                  "(tf.sparse_tensor_to_dense) meanwhile")
+        return value
+    if isinstance(value, sparse_tensor.SparseTensorValue):
+        return sparse_tensor.SparseTensor.from_value(value)
     if isinstance(value, dict):
         return {k: _as_structure(v, "%s_%s" % (name, k)) for k, v in value.items()}
     if isinstance(value, tuple):
@@ -65,19 +69,21 @@ class _Function:
     """A function traced once into a graph of its own: the element's components come in
     through Placeholders, captured outer tensors through more."""
 
-    def __init__(self, fn, input_types, input_shapes, input_structure, what):
+    def __init__(self, fn, input_types, input_shapes, input_classes, what):
         self.what = what
         outer = ops.get_default_graph()
         self.graph = func_graph.FuncGraph(what, outer)
         args = []
         with self.graph.as_default():
-            for i, (t, s) in enumerate(zip(nest.flatten(input_types), nest.flatten(input_shapes))):
+            for i, (t, s) in enumerate(zip(_structure.wire_types(input_types, input_classes),
+                                           _structure.wire_shapes(input_shapes,
+                                                                  input_classes))):
                 attrs = {"dtype": t}
                 if s.dims is not None:
                     attrs["shape"] = [-1 if d.value is None else d.value for d in s.dims]
                 args.append(self.graph.create_op("Placeholder", [], attrs,
                                                  name="arg%d" % i).outputs[0])
-            packed = nest.pack_sequence_as(input_structure, args)
+            packed = _structure.from_wire(input_types, input_classes, args)
             # As tf.data: a tuple element is passed as separate arguments.
             if isinstance(packed, tuple) and not hasattr(packed, "_fields"):
                 result = fn(*packed)
@@ -88,14 +94,16 @@ class _Function:
                 made_inputs = _Inputs()
                 self.made_dataset = result._to_proto(made_inputs)
                 self.made_types, self.made_shapes = result.output_types, result.output_shapes
+                self.made_classes = result.output_classes
                 result = tuple(self.graph.capture(t) for t in made_inputs.tensors)
             if isinstance(result, list):
                 result = tuple(result)  # as TF 1.x: a returned list is a tuple
             result = _as_structure(result, "output")
             outputs = [array_ops.identity(t) if t.op.type == "Placeholder" else t
-                       for t in nest.flatten(result)]
+                       for t in _structure.to_wire(result)]
         self.args = [a.op.name for a in args]
-        self.output_structure = nest.pack_sequence_as(result, outputs)
+        self.output_classes = _structure.classes_of(result)
+        self.output_structure = _structure.from_wire(result, self.output_classes, outputs)
         self.outputs = outputs
 
     def to_proto(self, inputs):
@@ -153,7 +161,7 @@ class Dataset:
     """A dataset: its element structure (output_types, output_shapes) and how it is made."""
 
     def __init__(self, op, children=(), inputs=(), attrs=None, functions=(), types=None,
-                 shapes=None):
+                 shapes=None, classes=None):
         self._op = op
         self._children = list(children)
         self._inputs = list(inputs)
@@ -161,6 +169,7 @@ class Dataset:
         self._functions = list(functions)
         self._types = types
         self._shapes = shapes
+        self._classes = _structure.classes_or_default(classes, types)
 
     # ---- the element structure ----
     @property
@@ -173,13 +182,7 @@ class Dataset:
 
     @property
     def output_classes(self):
-        return nest.map_structure(lambda _: ops.Tensor, self._types)
-
-    def _flat_types(self):
-        return nest.flatten(self._types)
-
-    def _flat_shapes(self):
-        return nest.flatten(self._shapes)
+        return self._classes
 
     def _to_proto(self, inputs):
         d = dataset_pb2.DatasetDef()
@@ -197,15 +200,26 @@ class Dataset:
         inputs = _Inputs()
         return self._to_proto(inputs).SerializeToString(), inputs.tensors
 
-    def _derived(self, op, attrs=None, functions=(), types=None, shapes=None, inputs=()):
+    def _derived(self, op, attrs=None, functions=(), types=None, shapes=None, inputs=(),
+                 classes=None):
         return Dataset(op, [self], inputs, attrs, functions,
                        self._types if types is None else types,
-                       self._shapes if shapes is None else shapes)
+                       self._shapes if shapes is None else shapes,
+                       self._classes if classes is None else classes)
+
+    def _no_sparse(self, what):
+        if _structure.any_sparse(self._classes):
+            raise TypeError("%s is not supported for datasets with SparseTensor "
+                            "components" % what)
 
     # ---- sources ----
     @staticmethod
     def from_tensor_slices(tensors):
         structure = _as_structure(tensors, "component")
+        if _structure.any_sparse(_structure.classes_of(structure)):
+            raise NotImplementedError("Dataset.from_tensor_slices of a SparseTensor is not in "
+                                      "tensorweave; slice the dense tensor, or make the "
+                                      "SparseTensor in a map function")
         flat = nest.flatten(structure)
         first = None
         for t in flat:
@@ -225,9 +239,10 @@ class Dataset:
     @staticmethod
     def from_tensors(tensors):
         structure = _as_structure(tensors, "component")
-        return Dataset("Tensors", [], nest.flatten(structure), {},
+        return Dataset("Tensors", [], _structure.to_wire(structure), {},
                        types=nest.map_structure(lambda t: t.dtype, structure),
-                       shapes=nest.map_structure(lambda t: t.shape, structure))
+                       shapes=nest.map_structure(lambda t: t.shape, structure),
+                       classes=_structure.classes_of(structure))
 
     @staticmethod
     def range(*args):
@@ -251,7 +266,8 @@ class Dataset:
             raise TypeError("Dataset.zip takes a (nested) structure of datasets")
         return Dataset("Zip", flat, types=nest.pack_sequence_as(
             datasets, [d._types for d in flat]), shapes=nest.pack_sequence_as(
-            datasets, [d._shapes for d in flat]))
+            datasets, [d._shapes for d in flat]), classes=nest.pack_sequence_as(
+            datasets, [d._classes for d in flat]))
 
     @staticmethod
     def from_generator(generator, output_types, output_shapes=None, args=None):
@@ -315,7 +331,7 @@ class Dataset:
 
     # ---- transformations ----
     def map(self, map_func, num_parallel_calls=None):
-        fn = _Function(map_func, self._types, self._shapes, self._types, "map function")
+        fn = _Function(map_func, self._types, self._shapes, self._classes, "map function")
         structure = fn.output_structure
         parallel = 1 if num_parallel_calls is None else int(num_parallel_calls)
         if parallel == AUTOTUNE:
@@ -323,20 +339,23 @@ class Dataset:
             parallel = os.cpu_count() or 1
         return self._derived("Map", {"num_parallel_calls": max(1, parallel)}, [fn],
                              types=nest.map_structure(lambda t: t.dtype, structure),
-                             shapes=nest.map_structure(lambda t: t.shape, structure))
+                             shapes=nest.map_structure(lambda t: t.shape, structure),
+                             classes=fn.output_classes)
 
     def filter(self, predicate):
-        fn = _Function(predicate, self._types, self._shapes, self._types, "filter predicate")
+        fn = _Function(predicate, self._types, self._shapes, self._classes,
+                       "filter predicate")
         out = nest.flatten(fn.output_structure)
         if len(out) != 1 or out[0].dtype != dtypes.bool or out[0].shape.ndims not in (0, None):
             raise ValueError("`predicate` must return a scalar boolean tensor.")
         return self._derived("Filter", functions=[fn])
 
     def _made_by(self, op, fn_, what, attrs):
-        fn = _Function(fn_, self._types, self._shapes, self._types, what)
+        fn = _Function(fn_, self._types, self._shapes, self._classes, what)
         if fn.made_dataset is None:
             raise TypeError("`map_func` must return a `Dataset` object.")
-        return Dataset(op, [self], [], attrs, [fn], fn.made_types, fn.made_shapes)
+        return Dataset(op, [self], [], attrs, [fn], fn.made_types, fn.made_shapes,
+                       fn.made_classes)
 
     def flat_map(self, map_func):
         """The elements of the dataset map_func makes of each element, in turn."""
@@ -360,12 +379,16 @@ class Dataset:
     def batch(self, batch_size, drop_remainder=False):
         attrs, inputs = _int_params([], batch_size=batch_size)
         attrs["drop_remainder"] = bool(drop_remainder)
+        sparse = _structure.sparse_components(self._classes)
+        if sparse:  # batched as SparseTensors one rank up (src/data/transform_datasets.cc)
+            attrs["sparse_components"] = sparse
         return self._derived("Batch", attrs, inputs=inputs,
                              shapes=self._batched_shapes(_static_int(batch_size),
                                                          drop_remainder))
 
     def unbatch(self):
         """Each row of the elements (split along their first dimension) as an element."""
+        self._no_sparse("unbatch")
         for shape in nest.flatten(self._shapes):
             if shape.ndims == 0:
                 raise ValueError("Cannot unbatch an input with scalar components.")
@@ -374,6 +397,8 @@ class Dataset:
 
     def padded_batch(self, batch_size, padded_shapes, padding_values=None,
                      drop_remainder=False):
+        if _structure.any_sparse(self._classes):
+            raise TypeError("Batching of padded sparse tensors is not currently supported")
         shapes = _padded_shapes(self._types, padded_shapes)
         if padding_values is None:
             padding_values = nest.map_structure(
@@ -424,10 +449,14 @@ class Dataset:
         if nest.flatten(self._types) != nest.flatten(dataset._types):
             raise TypeError("Two datasets to concatenate have different types %s and %s" %
                             (self._types, dataset._types))
+        if nest.flatten(self._classes) != nest.flatten(dataset._classes):
+            raise TypeError("Two datasets to concatenate have different classes %s and %s" %
+                            (self._classes, dataset._classes))
         shapes = nest.pack_sequence_as(self._types, [
             _most_specific(a, b)
             for a, b in zip(nest.flatten(self._shapes), nest.flatten(dataset._shapes))])
-        return Dataset("Concatenate", [self, dataset], types=self._types, shapes=shapes)
+        return Dataset("Concatenate", [self, dataset], types=self._types, shapes=shapes,
+                       classes=self._classes)
 
     def apply(self, transformation_func):
         dataset = transformation_func(self)

@@ -67,7 +67,8 @@ def sample_from_datasets(datasets, weights=None, seed=None):
                          (len(weights), len(datasets)))
     first = datasets[0]
     for d in datasets[1:]:
-        if nest.flatten(d.output_types) != nest.flatten(first.output_types):
+        if (nest.flatten(d.output_types) != nest.flatten(first.output_types) or
+                nest.flatten(d.output_classes) != nest.flatten(first.output_classes)):
             raise TypeError("All datasets must have the same type structure: %s and %s" %
                             (first.output_types, d.output_types))
     shapes = [nest.flatten(d.output_shapes) for d in datasets]
@@ -77,4 +78,5 @@ def sample_from_datasets(datasets, weights=None, seed=None):
     seed1, seed2 = random_ops._seeds(seed)
     return dataset_ops.Dataset("SampleFromDatasets", datasets,
                                attrs={"weights": weights, "seed": (seed1 << 32) ^ seed2},
-                               types=first.output_types, shapes=merged)
+                               types=first.output_types, shapes=merged,
+                               classes=first.output_classes)

@@ -4,6 +4,7 @@ and from_structure (reinitializable) iterators over the C++ iterator ops
 
 from tensorweave import raw_ops
 from tensorweave.data import nest
+from tensorweave.data import structure
 from tensorweave.framework import dtypes
 from tensorweave.framework import ops
 from tensorweave.framework import tensor_shape
@@ -21,11 +22,13 @@ class Iterator:
         self._initializer = initializer
         self._types = output_types
         self._shapes = output_shapes
+        self._classes = structure.classes_or_default(output_classes, output_types)
 
     @staticmethod
-    def _attrs(types, shapes):
-        flat_shapes = nest.flatten(shapes)
-        attrs = {"output_types": nest.flatten(types)}
+    def _attrs(types, shapes, classes):
+        """The iterator ops' attributes: the components' types and shapes."""
+        flat_shapes = structure.wire_shapes(shapes, classes)
+        attrs = {"output_types": structure.wire_types(types, classes)}
         if all(s.dims is not None for s in flat_shapes):
             attrs["output_shapes"] = _shape_attr(flat_shapes)
         return attrs
@@ -36,15 +39,18 @@ class Iterator:
         with ops.control_dependencies(None):
             op = ops.get_default_graph().create_op(
                 "OneShotIterator", [list(inputs)],
-                dict(cls._attrs(dataset.output_types, dataset.output_shapes),
+                dict(cls._attrs(dataset.output_types, dataset.output_shapes,
+                                dataset.output_classes),
                      dataset=serialized, Tcaptures=[t.dtype for t in inputs]),
                 name="OneShotIterator")
-        return cls(op.outputs[0], None, dataset.output_types, dataset.output_shapes)
+        return cls(op.outputs[0], None, dataset.output_types, dataset.output_shapes,
+                   dataset.output_classes)
 
     @classmethod
     def _initializable(cls, dataset, shared_name=None):
         it = cls.from_structure(dataset.output_types, dataset.output_shapes,
-                                shared_name=shared_name)
+                                shared_name=shared_name,
+                                output_classes=dataset.output_classes)
         it._initializer = it.make_initializer(dataset)
         return it
 
@@ -54,11 +60,13 @@ class Iterator:
         """An iterator of this element structure, initialized by make_initializer(dataset)
         with any dataset of that structure (a reinitializable iterator)."""
         output_types, output_shapes = _structure(output_types, output_shapes)
+        output_classes = structure.classes_or_default(output_classes, output_types)
         with ops.control_dependencies(None):
             op = ops.get_default_graph().create_op(
-                "Iterator", [], dict(Iterator._attrs(output_types, output_shapes),
+                "Iterator", [], dict(Iterator._attrs(output_types, output_shapes,
+                                                     output_classes),
                                      shared_name=shared_name or ""), name="Iterator")
-        return Iterator(op.outputs[0], None, output_types, output_shapes)
+        return Iterator(op.outputs[0], None, output_types, output_shapes, output_classes)
 
     @staticmethod
     def from_string_handle(string_handle, output_types, output_shapes=None,
@@ -66,10 +74,12 @@ class Iterator:
         """An iterator whose elements come from whichever iterator the fed string handle
         (Iterator.string_handle()) names: a feedable iterator."""
         output_types, output_shapes = _structure(output_types, output_shapes)
+        output_classes = structure.classes_or_default(output_classes, output_types)
         op = ops.get_default_graph().create_op(
             "IteratorFromStringHandle", [string_handle],
-            Iterator._attrs(output_types, output_shapes), name="IteratorFromStringHandle")
-        return Iterator(op.outputs[0], None, output_types, output_shapes)
+            Iterator._attrs(output_types, output_shapes, output_classes),
+            name="IteratorFromStringHandle")
+        return Iterator(op.outputs[0], None, output_types, output_shapes, output_classes)
 
     def string_handle(self, name=None):
         """This iterator's handle as a string tensor, to feed a from_string_handle one."""
@@ -86,15 +96,16 @@ class Iterator:
     output_types = property(lambda self: self._types)
     output_shapes = property(lambda self: self._shapes)
 
-    @property
-    def output_classes(self):
-        return nest.map_structure(lambda _: ops.Tensor, self._types)
+    output_classes = property(lambda self: self._classes)
 
     def make_initializer(self, dataset, name=None):
         """An op that (re)starts this iterator on `dataset`'s first element."""
         if nest.flatten(dataset.output_types) != nest.flatten(self._types):
             raise TypeError("Expected output types %r but got dataset with output types %r." %
                             (self._types, dataset.output_types))
+        if nest.flatten(dataset.output_classes) != nest.flatten(self._classes):
+            raise TypeError("Expected output classes %r but got dataset with output classes "
+                            "%r." % (self._classes, dataset.output_classes))
         serialized, inputs = dataset._serialize()
         return ops.get_default_graph().create_op(
             "MakeIterator", [self._resource, list(inputs)],
@@ -103,10 +114,10 @@ class Iterator:
 
     def get_next(self, name=None):
         """The next element, in the dataset's structure; OutOfRangeError at the end."""
-        attrs = Iterator._attrs(self._types, self._shapes)
+        attrs = Iterator._attrs(self._types, self._shapes, self._classes)
         op = ops.get_default_graph().create_op("IteratorGetNext", [self._resource], attrs,
                                                name=name or "IteratorGetNext")
-        return nest.pack_sequence_as(self._types, op.outputs)
+        return structure.from_wire(self._types, self._classes, op.outputs)
 
 
 def _structure(output_types, output_shapes):

@@ -1,0 +1,112 @@
+"""SparseTensor elements in tf.data, as TF 1.x programs make them: a VarLenFeature parsed
+per record then batched (one rank up, the batch's place first in each index, the dense
+shape the largest), parsed per batch and passed through, read by a later map function,
+from_tensors of a SparseTensor, and TF's refusals (padded_batch, unbatch)."""
+
+import numpy as np
+import pytest
+
+import tensorweave.compat.v1 as tf
+
+
+def _drain(sess, next_element, limit=1000):
+    out = []
+    for _ in range(limit):
+        try:
+            out.append(sess.run(next_element))
+        except tf.errors.OutOfRangeError:
+            return out
+    raise AssertionError("the dataset did not end")
+
+
+def _record(label, tags):
+    return tf.train.Example(features=tf.train.Features(feature={
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+        "tags": tf.train.Feature(int64_list=tf.train.Int64List(value=tags)),
+    })).SerializeToString()
+
+
+SPEC = {"label": tf.FixedLenFeature([], tf.int64), "tags": tf.VarLenFeature(tf.int64)}
+RECORDS = [_record(0, [5]), _record(1, []), _record(2, [7, 8, 9]), _record(3, [1, 2]),
+           _record(4, [3])]
+
+
+def test_per_record_var_len_features_batch_as_one_sparse_tensor():
+    dataset = (tf.data.Dataset.from_tensor_slices(np.array(RECORDS, dtype=object))
+               .map(lambda r: tf.parse_single_example(r, SPEC), num_parallel_calls=2)
+               .batch(2).prefetch(1))
+    assert dataset.output_classes["tags"] is tf.SparseTensor
+    assert dataset.output_classes["label"] is tf.Tensor
+    assert dataset.output_types["tags"] == tf.int64
+    assert dataset.output_shapes["tags"].as_list() == [None, None]
+    element = dataset.make_one_shot_iterator().get_next()
+    assert isinstance(element["tags"], tf.SparseTensor)
+    with tf.Session() as sess:
+        batches = _drain(sess, element)
+    assert [b["label"].tolist() for b in batches] == [[0, 1], [2, 3], [4]]
+    first, second, last = (b["tags"] for b in batches)
+    assert isinstance(first, tf.SparseTensorValue)
+    np.testing.assert_array_equal(first.indices, [[0, 0]])
+    np.testing.assert_array_equal(first.values, [5])
+    np.testing.assert_array_equal(first.dense_shape, [2, 1])
+    np.testing.assert_array_equal(second.indices, [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1]])
+    np.testing.assert_array_equal(second.values, [7, 8, 9, 1, 2])
+    np.testing.assert_array_equal(second.dense_shape, [2, 3])
+    np.testing.assert_array_equal(last.dense_shape, [1, 1])
+
+
+def test_a_later_map_reads_the_sparse_component_and_shuffle_keeps_it_whole():
+    dataset = (tf.data.Dataset.from_tensor_slices(np.array(RECORDS, dtype=object))
+               .map(lambda r: tf.parse_single_example(r, SPEC))
+               .shuffle(5, seed=3)
+               .map(lambda f: (f["label"], tf.reduce_sum(f["tags"].values),
+                               f["tags"].dense_shape[0])))
+    label, total, length = dataset.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        got = sorted(tuple(int(v) for v in e) for e in _drain(sess, (label, total, length)))
+    assert got == [(0, 5, 1), (1, 0, 0), (2, 24, 3), (3, 3, 2), (4, 3, 1)]
+
+
+def test_parsed_per_batch_the_sparse_tensor_passes_through():
+    dataset = (tf.data.Dataset.from_tensor_slices(np.array(RECORDS, dtype=object))
+               .batch(3)
+               .map(lambda r: tf.parse_example(r, SPEC)))
+    iterator = dataset.make_initializable_iterator()
+    element = iterator.get_next()
+    dense = tf.sparse_tensor_to_dense(element["tags"])
+    with tf.Session() as sess:
+        sess.run(iterator.initializer)
+        first = sess.run(dense)
+    np.testing.assert_array_equal(first, [[5, 0, 0], [0, 0, 0], [7, 8, 9]])
+
+
+def test_from_tensors_of_a_sparse_tensor_and_a_reinitializable_iterator():
+    sparse = tf.SparseTensor(indices=[[0, 1], [2, 0]], values=[1.5, 2.5], dense_shape=[3, 2])
+    dataset = tf.data.Dataset.from_tensors(sparse).repeat(2)
+    assert dataset.output_classes is tf.SparseTensor
+    assert dataset.output_shapes.as_list() == [3, 2]
+    iterator = tf.data.Iterator.from_structure(dataset.output_types, dataset.output_shapes,
+                                               output_classes=dataset.output_classes)
+    init = iterator.make_initializer(dataset)
+    element = iterator.get_next()
+    with tf.Session() as sess:
+        sess.run(init)
+        values = _drain(sess, element)
+    assert len(values) == 2
+    np.testing.assert_array_equal(values[1].indices, [[0, 1], [2, 0]])
+    np.testing.assert_allclose(values[1].values, [1.5, 2.5])
+    dense = tf.data.Dataset.from_tensors(tf.constant([[1.0, 2.0]]))
+    with pytest.raises(TypeError, match="output classes"):
+        iterator.make_initializer(dense)  # the same types, but dense
+
+
+def test_padded_batch_and_unbatch_refuse_sparse_components_as_tf_does():
+    dataset = (tf.data.Dataset.from_tensor_slices(np.array(RECORDS, dtype=object))
+               .map(lambda r: tf.parse_single_example(r, SPEC)["tags"]))
+    with pytest.raises(TypeError, match="padded sparse tensors"):
+        dataset.padded_batch(2, [None])
+    with pytest.raises(TypeError, match="unbatch is not supported"):
+        dataset.batch(2).unbatch()
+    with pytest.raises(NotImplementedError, match="from_tensor_slices of a SparseTensor"):
+        tf.data.Dataset.from_tensor_slices(
+            tf.SparseTensor(indices=[[0]], values=[1], dense_shape=[2]))
