@@ -28,23 +28,25 @@ pbio::CodedInputStream StreamOver(std::string_view bytes) {
                                 static_cast<int>(bytes.size()));
 }
 
-// Reads a length-delimited body after its tag, without copying; false when the length
-// runs past the input.
+// Reads a length-delimited field's length (after its tag); false when it runs past the
+// current limit (the enclosing message) or the input.
+bool ReadLength(pbio::CodedInputStream* in, int* length) {
+  uint64_t n = 0;
+  if (!in->ReadVarint64(&n) || n > static_cast<uint64_t>(in->BytesUntilLimit())) return false;
+  *length = static_cast<int>(n);
+  return true;
+}
+
+// Reads a length-delimited body (after its tag) as a view of the input.
 bool ReadBody(pbio::CodedInputStream* in, std::string_view* body) {
-  uint64_t length = 0;
-  if (!in->ReadVarint64(&length)) return false;
-  if (length == 0) {
-    *body = {};
-    return true;
-  }
+  int length = 0;
+  if (!ReadLength(in, &length)) return false;
   const void* data = nullptr;
   int available = 0;
-  if (!in->GetDirectBufferPointer(&data, &available) ||
-      length > static_cast<uint64_t>(available)) {
-    return false;
-  }
+  in->GetDirectBufferPointerInline(&data, &available);
+  if (length > available) return false;
   *body = std::string_view(static_cast<const char*>(data), length);
-  return in->Skip(static_cast<int>(length));
+  return in->Skip(length);
 }
 
 // The number of varints in a packed int64 list, or -1 when one is cut short or longer
@@ -64,25 +66,28 @@ int64_t CountVarints(std::string_view packed) {
   return length == 0 ? count : -1;
 }
 
-// One list's values (the body of a BytesList, FloatList or Int64List) into `view`; false
-// when not canonical.
-bool ReadList(DataType dtype, std::string_view body, FeatureView* view) {
+// One list's values (a BytesList, FloatList or Int64List, the current limit) into
+// `view`; false when not canonical.
+bool ReadList(pbio::CodedInputStream* in, DataType dtype, FeatureView* view) {
   view->dtype = dtype;
-  auto in = StreamOver(body);
   if (dtype == DT_STRING) {
-    view->wire = body;
+    const void* start = nullptr;
+    int available = 0;
+    in->GetDirectBufferPointerInline(&start, &available);
+    const int bytes = in->BytesUntilLimit();
     int64_t count = 0;
     std::string_view value;
-    while (!in.ExpectAtEnd()) {
-      if (!in.ExpectTag(kField1) || !ReadBody(&in, &value)) return false;
+    while (!in->ExpectAtEnd()) {
+      if (!in->ExpectTag(kField1) || !ReadBody(in, &value)) return false;
       ++count;
     }
+    view->wire = std::string_view(static_cast<const char*>(start), bytes);
     view->size = count;
     return true;
   }
   // Packed numbers: one field holding them all, or none for an empty list.
-  if (in.ExpectAtEnd()) return true;
-  if (!in.ExpectTag(kField1) || !ReadBody(&in, &view->wire) || !in.ExpectAtEnd()) return false;
+  if (in->ExpectAtEnd()) return true;
+  if (!in->ExpectTag(kField1) || !ReadBody(in, &view->wire) || !in->ExpectAtEnd()) return false;
   if (dtype == DT_FLOAT) {
     if (view->wire.size() % sizeof(float) != 0) return false;
     view->size = static_cast<int64_t>(view->wire.size() / sizeof(float));
@@ -92,23 +97,26 @@ bool ReadList(DataType dtype, std::string_view body, FeatureView* view) {
   return view->size >= 0;
 }
 
-// A Feature's body: empty (no kind) or exactly one kind.
-bool ReadFeature(std::string_view body, FeatureView* view) {
+// A Feature (the current limit): empty (no kind) or exactly one kind.
+bool ReadFeature(pbio::CodedInputStream* in, FeatureView* view) {
   *view = FeatureView{};
-  auto in = StreamOver(body);
-  if (in.ExpectAtEnd()) return true;
+  if (in->ExpectAtEnd()) return true;
   DataType dtype = DT_INVALID;
-  if (in.ExpectTag(kField1)) {
+  if (in->ExpectTag(kField1)) {
     dtype = DT_STRING;
-  } else if (in.ExpectTag(kField2)) {
+  } else if (in->ExpectTag(kField2)) {
     dtype = DT_FLOAT;
-  } else if (in.ExpectTag(kField3)) {
+  } else if (in->ExpectTag(kField3)) {
     dtype = DT_INT64;
   } else {
     return false;
   }
-  std::string_view list;
-  return ReadBody(&in, &list) && in.ExpectAtEnd() && ReadList(dtype, list, view);
+  int length = 0;
+  if (!ReadLength(in, &length)) return false;
+  const auto list = in->PushLimit(length);
+  if (!ReadList(in, dtype, view)) return false;
+  in->PopLimit(list);
+  return in->ExpectAtEnd();
 }
 
 bool IsAscii(std::string_view s) {
@@ -121,7 +129,20 @@ bool IsAscii(std::string_view s) {
 }  // namespace
 
 ExampleParser::ExampleParser(std::vector<std::string> keys) : keys_(std::move(keys)) {
-  for (size_t i = 0; i < keys_.size(); ++i) slot_of_.emplace(keys_[i], static_cast<int>(i));
+  if (keys_.size() > kMostKeysScanned) {
+    for (size_t i = 0; i < keys_.size(); ++i) slot_of_.emplace(keys_[i], static_cast<int>(i));
+  }
+}
+
+int ExampleParser::SlotOf(std::string_view key) const {
+  if (keys_.size() > kMostKeysScanned) {
+    auto it = slot_of_.find(key);
+    return it == slot_of_.end() ? -1 : it->second;
+  }
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    if (keys_[i] == key) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 bool ExampleParser::Parse(std::string_view record, Views views) {
@@ -133,38 +154,42 @@ bool ExampleParser::Parse(std::string_view record, Views views) {
   }
   // A key asked for twice gets the same feature twice.
   for (size_t i = 0; i < keys_.size(); ++i) {
-    const int first = slot_of_.at(keys_[i]);
+    const int first = SlotOf(keys_[i]);
     if (first != static_cast<int>(i)) views[i] = views[first];
   }
   return true;
 }
 
+// One stream over the record; each nested message is a limit pushed on it.
 bool ExampleParser::ParseCanonical(std::string_view record, Views views) const {
-  if (record.size() > static_cast<size_t>(INT_MAX)) return false;
-  auto example = StreamOver(record);
-  if (example.ExpectAtEnd()) return true;  // no features
-  std::string_view features;
-  if (!example.ExpectTag(kField1) || !ReadBody(&example, &features) || !example.ExpectAtEnd()) {
-    return false;
-  }
-  auto in = StreamOver(features);
+  if (record.size() >= static_cast<size_t>(INT_MAX)) return false;
+  auto in = StreamOver(record);
+  if (in.ExpectAtEnd()) return true;  // no features
+  int length = 0;
+  if (!in.ExpectTag(kField1) || !ReadLength(&in, &length)) return false;
+  const auto features = in.PushLimit(length);
   while (!in.ExpectAtEnd()) {
-    std::string_view entry, key, value;
-    if (!in.ExpectTag(kField1) || !ReadBody(&in, &entry)) return false;
+    if (!in.ExpectTag(kField1) || !ReadLength(&in, &length)) return false;
+    const auto entry = in.PushLimit(length);
     // A map entry: its key then its value, either left out when empty.
-    auto fields = StreamOver(entry);
-    if (fields.ExpectTag(kField1) && !ReadBody(&fields, &key)) return false;
-    if (fields.ExpectTag(kField2) && !ReadBody(&fields, &value)) return false;
-    if (!fields.ExpectAtEnd() || !IsAscii(key)) return false;
+    std::string_view key;
     FeatureView view;
-    if (!ReadFeature(value, &view)) return false;  // checked even when not asked for
-    auto slot = slot_of_.find(key);
-    if (slot == slot_of_.end()) continue;
-    auto& seen = views[slot->second];
-    if (seen.has_value()) return false;  // a key given twice: the last wins, as merged
-    seen = view;
+    if (in.ExpectTag(kField1) && !ReadBody(&in, &key)) return false;
+    if (in.ExpectTag(kField2)) {
+      if (!ReadLength(&in, &length)) return false;
+      const auto value = in.PushLimit(length);
+      if (!ReadFeature(&in, &view)) return false;  // checked even when not asked for
+      in.PopLimit(value);
+    }
+    if (!in.ExpectAtEnd() || !IsAscii(key)) return false;
+    in.PopLimit(entry);
+    const int slot = SlotOf(key);
+    if (slot < 0) continue;
+    if (views[slot].has_value()) return false;  // a key given twice: the last wins, as merged
+    views[slot] = view;
   }
-  return true;
+  in.PopLimit(features);
+  return in.ExpectAtEnd();
 }
 
 bool ExampleParser::ParseWithMessage(std::string_view record, Views views) {
@@ -172,8 +197,9 @@ bool ExampleParser::ParseWithMessage(std::string_view record, Views views) {
   auto* example = google::protobuf::Arena::CreateMessage<proto::Example>(&arena_);
   if (!example->ParseFromArray(record.data(), static_cast<int>(record.size()))) return false;
   const auto& map = example->features().feature();
-  for (const auto& [key, first] : slot_of_) {
-    auto it = map.find(std::string(key));
+  for (size_t first = 0; first < keys_.size(); ++first) {
+    if (SlotOf(keys_[first]) != static_cast<int>(first)) continue;  // a key asked for again
+    auto it = map.find(keys_[first]);
     if (it == map.end()) continue;
     const proto::Feature& f = it->second;
     FeatureView view;

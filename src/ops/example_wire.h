@@ -59,8 +59,13 @@ class ExampleParser {
   bool ParseCanonical(std::string_view record, Views views) const;
   bool ParseWithMessage(std::string_view record, Views views);
 
+  // The first index of `key` in keys_, or -1: a scan of a few keys (as most parses ask
+  // for) costs less than hashing the record's every key.
+  int SlotOf(std::string_view key) const;
+  static constexpr size_t kMostKeysScanned = 8;
+
   std::vector<std::string> keys_;
-  absl::flat_hash_map<std::string_view, int> slot_of_;  // a key's first index in keys_
+  absl::flat_hash_map<std::string_view, int> slot_of_;  // with more keys than that
   google::protobuf::Arena arena_;                        // thread-safe
   std::atomic<int64_t> fallbacks_{0};
 };
