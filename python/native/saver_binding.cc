@@ -18,6 +18,7 @@
 #include "python/native/module.h"
 #include "python/native/tensor_numpy.h"
 #include "src/checkpoint/checkpoint_file.h"
+#include "src/checkpoint/checkpoint_reader.h"
 #include "src/checkpoint/checkpoint_state.h"
 #include "tensorweave/train/saver.h"
 
@@ -156,6 +157,30 @@ void BindSaver(py::module_& m) {
       },
       py::arg("checkpoint_dir"));
   m.def("checkpoint_state", &CheckpointState, py::arg("checkpoint_dir"));
+  // tf.train.list_variables and load_variable: a checkpoint's names with their full
+  // shapes, and one whole tensor, read (and checksummed) by the C++ CheckpointReader.
+  m.def(
+      "checkpoint_variables",
+      [](const std::string& prefix) {
+        auto reader = ValueOrThrow(checkpoint::CheckpointReader::Open(prefix));
+        std::vector<std::pair<std::string, std::vector<int64_t>>> out;
+        for (const std::string& name : reader->Names()) {
+          auto info = ValueOrThrow(reader->Find(name));
+          const auto& dims = info.full_shape.dims();
+          out.emplace_back(name, std::vector<int64_t>(dims.begin(), dims.end()));
+        }
+        return out;
+      },
+      py::arg("prefix"));
+  m.def(
+      "checkpoint_tensor",
+      [](const std::string& prefix, const std::string& name) {
+        auto reader = ValueOrThrow(checkpoint::CheckpointReader::Open(prefix));
+        auto info = ValueOrThrow(reader->Find(name));
+        const int64_t rows = info.full_shape.rank() == 0 ? 1 : info.full_shape.dim(0);
+        return ValueOrThrow(TensorToNumpy(ValueOrThrow(reader->ReadRows(name, 0, rows))));
+      },
+      py::arg("prefix"), py::arg("name"));
 }
 
 }  // namespace tw::python

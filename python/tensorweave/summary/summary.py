@@ -88,7 +88,8 @@ def merge_all(key=ops.GraphKeys.SUMMARIES, scope=None, name=None):
 
 class Summary:
     """TF's `tf.Summary` message as programs make it by hand for values computed outside
-    the graph: `Summary(value=[Summary.Value(tag="acc", simple_value=0.9)])`, given to
+    the graph: `Summary(value=[Summary.Value(tag="acc", simple_value=0.9)])`, or values
+    added with `summary.value.add(tag=..., simple_value=...)`, given to
     FileWriter.add_summary. Scalars only (simple_value); the C++ side serializes it."""
 
     class Value:
@@ -99,8 +100,16 @@ class Summary:
         def __repr__(self):
             return "Summary.Value(tag=%r, simple_value=%r)" % (self.tag, self.simple_value)
 
+    class _Values(list):
+        """The repeated field: a list, with protobuf's add()."""
+
+        def add(self, tag="", simple_value=0.0):
+            value = Summary.Value(tag=tag, simple_value=simple_value)
+            self.append(value)
+            return value
+
     def __init__(self, value=None):
-        self.value = list(value or [])
+        self.value = Summary._Values(value or [])
 
     def SerializeToString(self):  # noqa: N802 (protobuf's name)
         return _native.scalar_summary([(str(v.tag), float(v.simple_value))

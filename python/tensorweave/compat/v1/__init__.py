@@ -167,6 +167,7 @@ math = _namespace("math", add=add, subtract=subtract, multiply=multiply, divide=
                   reciprocal=reciprocal, cos=cos, sin=sin, softplus=_nn_act.softplus,
                   softsign=_nn_act.softsign)
 math.cumsum = cumsum  # the array transforms TF 1.x also has under tf.math
+from tensorweave.training import checkpoint_utils as _checkpoint_utils  # noqa: E402
 train = _namespace(
     "train", exponential_decay=_lr_decay.exponential_decay,
     piecewise_constant=_lr_decay.piecewise_constant,
@@ -191,6 +192,10 @@ train = _namespace(
     byte_size_load_fn=_device_setter.byte_size_load_fn,
     Saver=_saver.Saver, latest_checkpoint=_saver.latest_checkpoint,
     get_checkpoint_state=_saver.get_checkpoint_state,
+    list_variables=_checkpoint_utils.list_variables,
+    load_variable=_checkpoint_utils.load_variable,
+    load_checkpoint=_checkpoint_utils.load_checkpoint,
+    NewCheckpointReader=_checkpoint_utils.NewCheckpointReader,
     checkpoint_exists=_saver.checkpoint_exists,
     Coordinator=_coordinator.Coordinator, LooperThread=_coordinator.LooperThread,
     SessionRunHook=_session_run_hook.SessionRunHook,
@@ -242,7 +247,13 @@ keras = _namespace("keras", layers=_namespace(
     AveragePooling2D=_layers_conv.AveragePooling2D, Flatten=_layers_conv.Flatten,
     Dropout=_layers_dropout.Dropout),
     initializers=initializers)
-estimator = _namespace("estimator", RunConfig=_RunConfig, TaskType=_TaskType)
+from tensorweave.estimator import estimator as _estimator  # noqa: E402
+from tensorweave.estimator import inputs as _estimator_inputs  # noqa: E402
+from tensorweave.estimator import model_fn as _model_fn  # noqa: E402
+estimator = _namespace(
+    "estimator", RunConfig=_RunConfig, TaskType=_TaskType, Estimator=_estimator.Estimator,
+    EstimatorSpec=_model_fn.EstimatorSpec, ModeKeys=_model_fn.ModeKeys,
+    inputs=_namespace("estimator.inputs", numpy_input_fn=_estimator_inputs.numpy_input_fn))
 contrib = _namespace(
     "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),
     framework=_namespace("contrib.framework",

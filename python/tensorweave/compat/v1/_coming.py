@@ -47,8 +47,7 @@ COMING.update(_names(LATER, """
 COMING.update(_names(32, """
     .feature_column distribute.experimental distribute.Strategy
     distribute.MirroredStrategy
-    estimator.Estimator estimator.EstimatorSpec estimator.ModeKeys estimator.TrainSpec
-    estimator.EvalSpec estimator.train_and_evaluate estimator.inputs
+    estimator.TrainSpec estimator.EvalSpec estimator.train_and_evaluate
     estimator.DNNClassifier estimator.DNNRegressor estimator.LinearClassifier
     estimator.LinearRegressor estimator.DNNLinearCombinedClassifier estimator.export
     estimator.LatestExporter estimator.FinalExporter estimator.BestExporter
@@ -58,8 +57,7 @@ COMING.update(_names(33, """
     saved_model.builder saved_model.loader saved_model.simple_save
     saved_model.signature_def_utils saved_model.utils saved_model.load
     saved_model.save saved_model.build_tensor_info
-    train.load_checkpoint train.list_variables train.load_variable
-    train.NewCheckpointReader train.init_from_checkpoint
+    train.init_from_checkpoint
     """))
 COMING.update(_names(34, """
     .cond .case .while_loop .map_fn .scan .foldl .foldr .TensorArray

@@ -1,0 +1,127 @@
+"""tf.estimator.Estimator as TF 1.x programs use it, in one process: a model_fn trained
+from numpy_input_fn, checkpoints in model_dir that training resumes from (max_steps
+already reached skips), evaluate with tf.metrics and the mean loss (and its summary),
+predict per example, the checkpoint's variables read back with tf.train.list_variables
+and load_variable, warm starting, and TF's errors for misuse."""
+
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import tensorweave.compat.v1 as tf
+
+
+def _line(n=200, seed=0):
+    rng = np.random.RandomState(seed)
+    x = rng.uniform(-1, 1, size=(n, 1)).astype(np.float32)
+    return x, (2.0 * x + 1.0).astype(np.float32)
+
+
+def _regression_fn(features, labels, mode, params):
+    prediction = tf.layers.dense(features["x"], 1, name="linear")
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": prediction})
+    loss = tf.losses.mean_squared_error(labels, prediction)
+    train_op = tf.train.GradientDescentOptimizer(params["learning_rate"]).minimize(
+        loss, global_step=tf.train.get_global_step())
+    metrics = {"mean_prediction": tf.metrics.mean(prediction)}
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                                      eval_metric_ops=metrics)
+
+
+def _estimator(model_dir, learning_rate=0.5, **kwargs):
+    config = tf.estimator.RunConfig(save_checkpoints_steps=50, log_step_count_steps=100,
+                                    tf_random_seed=1)
+    return tf.estimator.Estimator(_regression_fn, model_dir=str(model_dir), config=config,
+                                  params={"learning_rate": learning_rate}, **kwargs)
+
+
+def test_train_evaluate_predict_and_resume(tmp_path):
+    x, y = _line()
+    train_input = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=20,
+                                                     num_epochs=None, shuffle=True)
+    estimator = _estimator(tmp_path)
+    assert estimator.train(train_input, steps=200) is estimator
+    assert os.path.basename(estimator.latest_checkpoint()) == "model.ckpt-200"
+    names = estimator.get_variable_names()
+    assert "global_step" in names and "linear/kernel" in names and "linear/bias" in names
+    np.testing.assert_allclose(estimator.get_variable_value("linear/kernel"), [[2.0]],
+                               atol=0.05)
+    np.testing.assert_allclose(tf.train.load_variable(str(tmp_path), "linear/bias"), [1.0],
+                               atol=0.05)
+    assert dict(tf.train.list_variables(str(tmp_path)))["linear/kernel"] == [1, 1]
+
+    eval_input = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=50,
+                                                    shuffle=False)
+    results = estimator.evaluate(eval_input)
+    assert results["global_step"] == 200
+    assert results["loss"] < 1e-3
+    np.testing.assert_allclose(results["mean_prediction"], y.mean(), atol=0.01)
+    assert glob.glob(os.path.join(str(tmp_path), "eval", "events.out.tfevents.*"))
+    assert estimator.evaluate(eval_input, steps=1, name="one")["global_step"] == 200
+    assert os.path.isdir(os.path.join(str(tmp_path), "eval_one"))
+
+    predict_input = tf.estimator.inputs.numpy_input_fn({"x": x[:7]}, batch_size=3,
+                                                       shuffle=False)
+    predictions = list(estimator.predict(predict_input))
+    assert len(predictions) == 7
+    np.testing.assert_allclose([p["y"][0] for p in predictions], y[:7, 0], atol=0.05)
+    batches = list(estimator.predict(predict_input, yield_single_examples=False))
+    assert [len(b["y"]) for b in batches] == [3, 3, 1]
+
+    # max_steps already reached: nothing runs; steps counts from the checkpoint.
+    estimator.train(train_input, max_steps=150)
+    assert os.path.basename(estimator.latest_checkpoint()) == "model.ckpt-200"
+    estimator.train(train_input, steps=30)
+    assert os.path.basename(estimator.latest_checkpoint()) == "model.ckpt-230"
+
+
+def test_training_ends_with_the_input(tmp_path):
+    x, y = _line(60)
+    estimator = _estimator(tmp_path)
+    estimator.train(tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=20,
+                                                       num_epochs=2, shuffle=False))
+    assert os.path.basename(estimator.latest_checkpoint()) == "model.ckpt-6"
+
+
+def test_warm_start_takes_the_other_checkpoints_values(tmp_path):
+    x, y = _line()
+    train_input = tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=20,
+                                                     num_epochs=None, shuffle=True)
+    source = _estimator(tmp_path / "source")
+    source.train(train_input, steps=100)
+    warm = _estimator(tmp_path / "warm", learning_rate=0.0,
+                      warm_start_from=str(tmp_path / "source"))
+    warm.train(train_input, steps=1)  # a learning rate of 0 keeps the loaded values
+    for name in ("linear/kernel", "linear/bias"):
+        np.testing.assert_array_equal(warm.get_variable_value(name),
+                                      source.get_variable_value(name))
+    assert warm.get_variable_value("global_step") == 1
+
+
+def test_misuse_is_refused_as_tf_does(tmp_path):
+    with pytest.raises(ValueError, match="Missing train_op"):
+        tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.TRAIN, loss=tf.constant(1.0))
+    with pytest.raises(ValueError, match="Missing predictions"):
+        tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.PREDICT)
+    with pytest.raises(TypeError, match="eval_metric_ops"):
+        tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL, loss=tf.constant(1.0),
+                                   eval_metric_ops={"m": tf.constant(1.0)})
+    with pytest.raises(ValueError, match="does not include params"):
+        tf.estimator.Estimator(lambda features, labels, mode: None, params={"a": 1})
+    with pytest.raises(ValueError, match="different values"):
+        tf.estimator.Estimator(_regression_fn, model_dir=str(tmp_path / "a"),
+                               config=tf.estimator.RunConfig(model_dir=str(tmp_path / "b")))
+    estimator = _estimator(tmp_path)
+    x, y = _line(10)
+    train_input = tf.estimator.inputs.numpy_input_fn({"x": x}, y, shuffle=False)
+    with pytest.raises(ValueError, match="Can not provide both steps and max_steps"):
+        estimator.train(train_input, steps=1, max_steps=2)
+    with pytest.raises(ValueError, match="shuffle must be provided explicitly"):
+        tf.estimator.inputs.numpy_input_fn({"x": x}, y)
+    with pytest.raises(ValueError, match="Length of tensors in x and y is mismatched"):
+        tf.estimator.inputs.numpy_input_fn({"x": x}, y[:5], shuffle=False)
+    with pytest.raises(ValueError, match="Couldn't find 'checkpoint' file"):
+        tf.train.list_variables(str(tmp_path))
