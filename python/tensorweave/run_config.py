@@ -56,6 +56,12 @@ class RunConfig:
         self.save_summary_steps = save_summary_steps
         self.save_checkpoints_steps = save_checkpoints_steps
         self.save_checkpoints_secs = save_checkpoints_secs
+        if session_config is None and self._device_filters:
+            # As TF's RunConfig: on a cluster, sessions see only the tasks this one works
+            # with (ps and itself, or the chief), so none waits for an evaluator or peers.
+            from tensorweave.config import ConfigProto
+            session_config = ConfigProto(allow_soft_placement=True,
+                                         device_filters=list(self._device_filters))
         self.session_config = session_config
         self.keep_checkpoint_max = keep_checkpoint_max
         self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours

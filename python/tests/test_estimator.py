@@ -125,3 +125,48 @@ def test_misuse_is_refused_as_tf_does(tmp_path):
         tf.estimator.inputs.numpy_input_fn({"x": x}, y[:5], shuffle=False)
     with pytest.raises(ValueError, match="Couldn't find 'checkpoint' file"):
         tf.train.list_variables(str(tmp_path))
+
+
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs",
+                       "estimator_cluster.py")
+
+
+def _evaluated(output, role):
+    """(step, loss) of the line `<role> evaluated step N: loss L`."""
+    for line in output.splitlines():
+        if ("%s evaluated step" % role) in line:
+            step, loss = line.split("evaluated step ")[1].split(": loss ")
+            return int(step), float(loss)
+    raise AssertionError("no evaluation by %s in:\n%s" % (role, output))
+
+
+def test_train_and_evaluate_locally(tmp_path):
+    from conftest import run_python
+    out = run_python([PROGRAM, "--model_dir=%s" % tmp_path, "--max_steps=120"], timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    step, loss = _evaluated(out.stdout, "local")
+    assert step == 120 and loss < 1e-3
+    # Evaluated after saves as well (throttle_secs=1 lets more than the last one through).
+    assert glob.glob(os.path.join(str(tmp_path), "eval", "events.out.tfevents.*"))
+
+
+def test_train_and_evaluate_with_every_tfjob_role(tw_tool, tmp_path):
+    """chief, 2 workers, a ps and an evaluator under tw launch, as TFJob runs them: the
+    chief and workers train through the ps, the evaluator evaluates checkpoints until the
+    one at max_steps and ends the job (--success evaluator:0); the ps is stopped."""
+    import subprocess
+    import sys
+    from conftest import python_env
+    out = subprocess.run(
+        [tw_tool, "launch", "--cluster", "chief=1,ps=1,worker=2,evaluator=1",
+         "--success", "evaluator:0", "--", sys.executable, PROGRAM,
+         "--model_dir=%s" % tmp_path, "--max_steps=300"],
+        env=python_env(), capture_output=True, text=True, timeout=180)
+    output = out.stdout + out.stderr
+    assert out.returncode == 0, output
+    step, loss = _evaluated(output, "evaluator")
+    assert step >= 300 and loss < 1e-2, output
+    assert "[chief:0] chief finished" in output
+    assert "job succeeded: evaluator:0 exited 0" in output
+    kernel = tf.train.load_variable(str(tmp_path), "linear/kernel")
+    np.testing.assert_allclose(kernel, [[2.0]], atol=0.1)

@@ -250,9 +250,12 @@ keras = _namespace("keras", layers=_namespace(
 from tensorweave.estimator import estimator as _estimator  # noqa: E402
 from tensorweave.estimator import inputs as _estimator_inputs  # noqa: E402
 from tensorweave.estimator import model_fn as _model_fn  # noqa: E402
+from tensorweave.estimator import training as _estimator_training  # noqa: E402
 estimator = _namespace(
     "estimator", RunConfig=_RunConfig, TaskType=_TaskType, Estimator=_estimator.Estimator,
     EstimatorSpec=_model_fn.EstimatorSpec, ModeKeys=_model_fn.ModeKeys,
+    TrainSpec=_estimator_training.TrainSpec, EvalSpec=_estimator_training.EvalSpec,
+    train_and_evaluate=_estimator_training.train_and_evaluate,
     inputs=_namespace("estimator.inputs", numpy_input_fn=_estimator_inputs.numpy_input_fn))
 contrib = _namespace(
     "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),

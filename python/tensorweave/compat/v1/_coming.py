@@ -47,7 +47,6 @@ COMING.update(_names(LATER, """
 COMING.update(_names(32, """
     .feature_column distribute.experimental distribute.Strategy
     distribute.MirroredStrategy
-    estimator.TrainSpec estimator.EvalSpec estimator.train_and_evaluate
     estimator.DNNClassifier estimator.DNNRegressor estimator.LinearClassifier
     estimator.LinearRegressor estimator.DNNLinearCombinedClassifier estimator.export
     estimator.LatestExporter estimator.FinalExporter estimator.BestExporter
