@@ -113,6 +113,10 @@ class RunConfig {
   // Tasks of chief, master and worker (1 for the local default).
   int num_workers() const { return num_workers_; }
   int num_ps() const { return num_ps_; }
+  // This task's number in the whole cluster, as TF's RunConfig.global_id_in_cluster: the
+  // chief job's tasks first, then the other jobs' by name, ps last, each task its index
+  // past the tasks of the jobs before; -1 for an evaluator (TF: None). 0 when local.
+  int global_id_in_cluster() const;
 
   // The session target: TF_CONFIG session_master when given (eval_session_master for an
   // evaluator); "" for a single local task; otherwise "<rpc_layer or grpc>://<own address>".
@@ -139,7 +143,7 @@ class RunConfig {
   const std::vector<std::string>& unused_args() const { return unused_args_; }
 
   // One JSON object: source, cluster (every job as {"<index>": "host:port"}), task {type,
-  // index}, is_chief, chief_job, num_workers, num_ps, target, bind_address,
+  // index}, is_chief, chief_job, num_workers, num_ps, global_id_in_cluster, target, bind_address,
   // device_filters, environment, rpc_layer.
   std::string ToJson(int indent = -1) const;
   // One line for logs: "worker:1 of cluster {...} (from TF_CONFIG), chief=false, ...,

@@ -34,7 +34,15 @@ class RunConfig:
     def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
                  save_checkpoints_steps=None, save_checkpoints_secs=None,
                  session_config=None, keep_checkpoint_max=5,
-                 keep_checkpoint_every_n_hours=10000, log_step_count_steps=100, **kwargs):
+                 keep_checkpoint_every_n_hours=10000, log_step_count_steps=100,
+                 train_distribute=None, device_fn=None, protocol=None, eval_distribute=None,
+                 experimental_distribute=None, experimental_max_worker_delay_secs=None,
+                 session_creation_timeout_secs=7200):
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        if train_distribute is not None or eval_distribute is not None:
+            raise NotImplementedError("RunConfig(train_distribute=...): tf.distribute "
+                                      "strategies for Estimator are not in tensorweave yet "
+                                      "(issue #32)")
         if save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError("Can not provide both save_checkpoints_steps and "
                              "save_checkpoints_secs.")
@@ -51,6 +59,8 @@ class RunConfig:
         self._num_worker_replicas = 1 if local else resolved["num_workers"]
         self._environment = resolved["environment"] or "local"
         self._device_filters = resolved["device_filters"]
+        global_id = resolved["global_id_in_cluster"]
+        self._global_id_in_cluster = None if global_id < 0 else global_id
         self.model_dir = model_dir
         self.tf_random_seed = tf_random_seed
         self.save_summary_steps = save_summary_steps
@@ -66,6 +76,26 @@ class RunConfig:
         self.keep_checkpoint_max = keep_checkpoint_max
         self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
         self.log_step_count_steps = log_step_count_steps
+        self.train_distribute = train_distribute
+        self.eval_distribute = eval_distribute
+        self.device_fn = device_fn
+        self.protocol = protocol
+        self.session_creation_timeout_secs = session_creation_timeout_secs
+
+    def replace(self, **kwargs):
+        """A new RunConfig with the given settings changed (TF's replace)."""
+        args = dict(self._args)
+        args["model_dir"] = self.model_dir
+        unknown = [k for k in kwargs if k not in args]
+        if unknown:
+            raise ValueError("Replacing %s is not supported. Allowed properties are %s." %
+                             (unknown, sorted(args)))
+        if "save_checkpoints_steps" in kwargs and kwargs["save_checkpoints_steps"]:
+            args["save_checkpoints_secs"] = None
+        if "save_checkpoints_secs" in kwargs and kwargs["save_checkpoints_secs"]:
+            args["save_checkpoints_steps"] = None
+        args.update(kwargs)
+        return RunConfig(**args)
 
     cluster_spec = property(lambda self: self._cluster_spec)
     task_type = property(lambda self: self._task_type)
@@ -77,6 +107,7 @@ class RunConfig:
     environment = property(lambda self: self._environment)
     evaluation_master = property(lambda self: "")
     device_filters = property(lambda self: list(self._device_filters))
+    global_id_in_cluster = property(lambda self: self._global_id_in_cluster)
 
 
 class TFConfigClusterResolver:

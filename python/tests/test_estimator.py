@@ -33,7 +33,7 @@ def _regression_fn(features, labels, mode, params):
 
 def _estimator(model_dir, learning_rate=0.5, **kwargs):
     config = tf.estimator.RunConfig(save_checkpoints_steps=50, log_step_count_steps=100,
-                                    tf_random_seed=1)
+                                    tf_random_seed=1, keep_checkpoint_max=2)
     return tf.estimator.Estimator(_regression_fn, model_dir=str(model_dir), config=config,
                                   params={"learning_rate": learning_rate}, **kwargs)
 
@@ -70,6 +70,11 @@ def test_train_evaluate_predict_and_resume(tmp_path):
     np.testing.assert_allclose([p["y"][0] for p in predictions], y[:7, 0], atol=0.05)
     batches = list(estimator.predict(predict_input, yield_single_examples=False))
     assert [len(b["y"]) for b in batches] == [3, 3, 1]
+
+    # RunConfig's keep_checkpoint_max (2 here) bounds the checkpoints kept.
+    kept = glob.glob(os.path.join(str(tmp_path), "model.ckpt-*.index"))
+    assert sorted(os.path.basename(p) for p in kept) == ["model.ckpt-150.index",
+                                                          "model.ckpt-200.index"]
 
     # max_steps already reached: nothing runs; steps counts from the checkpoint.
     estimator.train(train_input, max_steps=150)
@@ -170,3 +175,25 @@ def test_train_and_evaluate_with_every_tfjob_role(tw_tool, tmp_path):
     assert "job succeeded: evaluator:0 exited 0" in output
     kernel = tf.train.load_variable(str(tmp_path), "linear/kernel")
     np.testing.assert_allclose(kernel, [[2.0]], atol=0.1)
+
+
+def test_run_config_from_tf_config_and_replace(monkeypatch):
+    import json
+    cluster = {"chief": ["c:1"], "ps": ["p:2"], "worker": ["w:3", "w:4"]}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(
+        {"cluster": cluster, "task": {"type": "worker", "index": 1}}))
+    config = tf.estimator.RunConfig(save_checkpoints_steps=10)
+    assert (config.task_type, config.task_id, config.is_chief) == ("worker", 1, False)
+    assert config.global_id_in_cluster == 2
+    assert config.num_ps_replicas == 1 and config.num_worker_replicas == 3
+    # Sessions see the ps, the chief and this worker only, as TF's default config.
+    assert config.session_config.device_filters == ["/job:ps", "/job:chief",
+                                                    "/job:worker/task:1"]
+    other = config.replace(save_checkpoints_secs=30, keep_checkpoint_max=2)
+    assert (other.save_checkpoints_secs, other.save_checkpoints_steps) == (30, None)
+    assert other.keep_checkpoint_max == 2 and other.task_id == 1
+    with pytest.raises(ValueError, match="not supported"):
+        config.replace(no_such_setting=1)
+    monkeypatch.setenv("TF_CONFIG", json.dumps(
+        {"cluster": cluster, "task": {"type": "evaluator", "index": 0}}))
+    assert tf.estimator.RunConfig().global_id_in_cluster is None

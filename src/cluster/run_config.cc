@@ -279,6 +279,23 @@ StatusOr<RunConfig> RunConfig::FromEnvironment(int argc, const char* const* argv
   return config;
 }
 
+int RunConfig::global_id_in_cluster() const {
+  if (local_) return 0;
+  if (task_type_ == "evaluator") return -1;
+  std::vector<std::string> order;
+  if (!chief_job_.empty()) order.push_back(chief_job_);
+  for (const auto& [job, tasks] : cluster_.job_map()) {
+    if (job != chief_job_ && job != "ps") order.push_back(job);
+  }
+  if (cluster_.HasJob("ps")) order.push_back("ps");
+  int next = 0;
+  for (const std::string& job : order) {
+    if (job == task_type_) return next + task_index_;
+    next += cluster_.CountTasks(job);
+  }
+  return -1;
+}
+
 std::string RunConfig::ToJson(int indent) const {
   nlohmann::json out = nlohmann::json::object();
   out["source"] = std::string(ConfigSourceName(source_));
@@ -288,6 +305,7 @@ std::string RunConfig::ToJson(int indent) const {
   out["chief_job"] = chief_job_;
   out["num_workers"] = num_workers_;
   out["num_ps"] = num_ps_;
+  out["global_id_in_cluster"] = global_id_in_cluster();
   out["target"] = target_;
   out["session_master"] = session_master_;
   out["bind_address"] = bind_address_;

@@ -331,6 +331,18 @@ TEST(RunConfigTest, DeviceFiltersFollowEstimatorDefaults) {
   EXPECT_TRUE(RunConfig::Resolve({}, Seeds("map", 0))->device_filters().empty());
 }
 
+// TF's order: the chief's tasks, then the other jobs by name, ps last; no id for an
+// evaluator.
+TEST(RunConfigTest, GlobalIdInClusterCountsTasksInTensorFlowsOrder) {
+  EXPECT_EQ(RunConfig::Resolve({}, TfJob("chief", 0))->global_id_in_cluster(), 0);
+  EXPECT_EQ(RunConfig::Resolve({}, TfJob("worker", 0))->global_id_in_cluster(), 1);
+  EXPECT_EQ(RunConfig::Resolve({}, TfJob("worker", 1))->global_id_in_cluster(), 2);
+  EXPECT_EQ(RunConfig::Resolve({}, TfJob("ps", 0))->global_id_in_cluster(), 3);
+  EXPECT_EQ(RunConfig::Resolve({}, TfJob("evaluator", 0))->global_id_in_cluster(), -1);
+  EXPECT_EQ(RunConfig::Resolve({}, std::nullopt)->global_id_in_cluster(), 0);
+  EXPECT_EQ(RunConfig::Resolve({}, Seeds("reduce", 0))->global_id_in_cluster(), 3);
+}
+
 TEST(RunConfigTest, UnknownKeysAreWarningsNotErrors) {
   auto config = RunConfig::Resolve(
       {}, R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":0,"color":"red"},)"

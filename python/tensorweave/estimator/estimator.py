@@ -203,6 +203,13 @@ class Estimator:
             all_hooks.extend(spec.training_hooks)
             all_hooks.extend(hooks or [])
             scaffold = self._warm_start_scaffold(spec.scaffold) or monitored_session.Scaffold()
+            if scaffold.saver is None and not ops.get_collection(ops.GraphKeys.SAVERS):
+                # As TF's Estimator: the checkpoints RunConfig asks to keep.
+                scaffold = monitored_session.Scaffold(
+                    saver=saver_lib.Saver(
+                        sharded=True, max_to_keep=config.keep_checkpoint_max,
+                        keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours),
+                    copy_from_scaffold=scaffold)
             chief_hooks = list(spec.training_chief_hooks)
             if config.save_checkpoints_steps or config.save_checkpoints_secs:
                 chief_hooks.append(hooks_lib.CheckpointSaverHook(
