@@ -251,11 +251,16 @@ from tensorweave.estimator import estimator as _estimator  # noqa: E402
 from tensorweave.estimator import inputs as _estimator_inputs  # noqa: E402
 from tensorweave.estimator import model_fn as _model_fn  # noqa: E402
 from tensorweave.estimator import training as _estimator_training  # noqa: E402
+from tensorweave.estimator.canned import dnn as _canned_dnn  # noqa: E402
+from tensorweave.feature_column import feature_column as _feature_column  # noqa: E402
+feature_column = _namespace("feature_column", numeric_column=_feature_column.numeric_column,
+                            input_layer=_feature_column.input_layer)
 estimator = _namespace(
     "estimator", RunConfig=_RunConfig, TaskType=_TaskType, Estimator=_estimator.Estimator,
     EstimatorSpec=_model_fn.EstimatorSpec, ModeKeys=_model_fn.ModeKeys,
     TrainSpec=_estimator_training.TrainSpec, EvalSpec=_estimator_training.EvalSpec,
     train_and_evaluate=_estimator_training.train_and_evaluate,
+    DNNClassifier=_canned_dnn.DNNClassifier, DNNRegressor=_canned_dnn.DNNRegressor,
     inputs=_namespace("estimator.inputs", numpy_input_fn=_estimator_inputs.numpy_input_fn))
 contrib = _namespace(
     "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),
@@ -469,7 +474,8 @@ from tensorweave.compat.v1 import _coming  # noqa: E402
 _coming.attach(_sys.modules[__name__], "")
 for _path, _module in [("nn", nn), ("math", math), ("train", train), ("summary", summary),
                        ("layers", layers), ("initializers", initializers), ("keras", keras),
-                       ("estimator", estimator), ("contrib", contrib),
+                       ("estimator", estimator), ("feature_column", feature_column),
+                       ("contrib", contrib),
                        ("contrib.learn", contrib.learn),
                        ("contrib.framework", contrib.framework), ("distribute", distribute),
                        ("saved_model", saved_model), ("losses", losses), ("random", random),

@@ -45,9 +45,15 @@ COMING.update(_names(LATER, """
     summary.image summary.audio summary.text summary.tensor_summary
     """))
 COMING.update(_names(32, """
-    .feature_column distribute.experimental distribute.Strategy
+    feature_column.categorical_column_with_vocabulary_list
+    feature_column.categorical_column_with_vocabulary_file
+    feature_column.categorical_column_with_identity
+    feature_column.categorical_column_with_hash_bucket feature_column.bucketized_column
+    feature_column.embedding_column feature_column.indicator_column
+    feature_column.crossed_column feature_column.linear_model
+    distribute.experimental distribute.Strategy
     distribute.MirroredStrategy
-    estimator.DNNClassifier estimator.DNNRegressor estimator.LinearClassifier
+    estimator.LinearClassifier
     estimator.LinearRegressor estimator.DNNLinearCombinedClassifier estimator.export
     estimator.LatestExporter estimator.FinalExporter estimator.BestExporter
     contrib.learn.Experiment contrib.learn.learn_runner

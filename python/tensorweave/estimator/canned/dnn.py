@@ -1,0 +1,165 @@
+"""The canned DNN estimators of TF 1.x: DNNClassifier and DNNRegressor, with TF's variable
+names (dnn/hiddenlayer_N/kernel, dnn/logits/bias), its heads (softmax or sigmoid cross
+entropy, squared error; losses summed over the batch, TF 1.x's default), its eval metrics
+and prediction keys, and its optimizers by name ('Adagrad' at 0.05 by default).
+weight_column and label_vocabulary are not built yet (issue #32)."""
+
+from tensorweave.estimator import estimator as estimator_lib
+from tensorweave.estimator import model_fn as model_fn_lib
+
+ModeKeys = model_fn_lib.ModeKeys
+_LEARNING_RATE = 0.05
+
+
+def _tf():
+    import tensorweave.compat.v1 as tf  # the namespace this package is part of
+    return tf
+
+
+def _optimizer(optimizer, learning_rate=_LEARNING_RATE):
+    tf = _tf()
+    names = {"Adagrad": tf.train.AdagradOptimizer, "Adam": tf.train.AdamOptimizer,
+             "RMSProp": tf.train.RMSPropOptimizer, "SGD": tf.train.GradientDescentOptimizer}
+    if isinstance(optimizer, str):
+        if optimizer not in names:
+            raise ValueError("Unsupported optimizer name: %s. Supported names are: %s" %
+                             (optimizer, sorted(names)))
+        return names[optimizer](learning_rate=learning_rate)
+    if callable(optimizer) and not isinstance(optimizer, tf.train.Optimizer):
+        optimizer = optimizer()
+    if not isinstance(optimizer, tf.train.Optimizer):
+        raise ValueError("The given object is not an Optimizer instance. Given: %r" %
+                         (optimizer,))
+    return optimizer
+
+
+def _logits(features, feature_columns, hidden_units, units, activation_fn, dropout, mode):
+    tf = _tf()
+    with tf.variable_scope("dnn"):
+        with tf.variable_scope("input_from_feature_columns"):
+            net = tf.feature_column.input_layer(features, feature_columns)
+        for i, width in enumerate(hidden_units):
+            net = tf.layers.dense(net, width, activation=activation_fn,
+                                  kernel_initializer=tf.glorot_uniform_initializer(),
+                                  name="hiddenlayer_%d" % i)
+            if dropout is not None and mode == ModeKeys.TRAIN:
+                net = tf.layers.dropout(net, rate=dropout, training=True)
+        return tf.layers.dense(net, units, activation=None,
+                               kernel_initializer=tf.glorot_uniform_initializer(),
+                               name="logits")
+
+
+def _spec(mode, loss_fn, predictions, metrics_fn, optimizer):
+    """The EstimatorSpec of a head: predictions; the summed loss; metrics; a train op."""
+    tf = _tf()
+    if mode == ModeKeys.PREDICT:
+        return model_fn_lib.EstimatorSpec(mode, predictions=predictions)
+    unreduced = loss_fn()
+    loss = tf.reduce_sum(unreduced, name="loss")
+    if mode == ModeKeys.EVAL:
+        metrics = metrics_fn()
+        metrics["average_loss"] = tf.metrics.mean(unreduced)
+        return model_fn_lib.EstimatorSpec(mode, predictions=predictions, loss=loss,
+                                          eval_metric_ops=metrics)
+    tf.summary.scalar("loss", loss)
+    train_op = _optimizer(optimizer).minimize(loss, global_step=tf.train.get_global_step())
+    return model_fn_lib.EstimatorSpec(mode, predictions=predictions, loss=loss,
+                                      train_op=train_op)
+
+
+def _check_unbuilt(weight_column, label_vocabulary=None):
+    if weight_column is not None or label_vocabulary is not None:
+        raise NotImplementedError("weight_column and label_vocabulary of the canned "
+                                  "estimators are not in tensorweave yet (issue #32)")
+
+
+def _classifier_fn(features, labels, mode, params):
+    tf = _tf()
+    n_classes = params["n_classes"]
+    logits = _logits(features, params["feature_columns"], params["hidden_units"],
+                     1 if n_classes == 2 else n_classes, params["activation_fn"],
+                     params["dropout"], mode)
+    names = tf.constant([str(i).encode() for i in range(n_classes)])
+    if n_classes == 2:
+        logistic = tf.sigmoid(logits)
+        probabilities = tf.concat([1.0 - logistic, logistic], 1)
+    else:
+        probabilities = tf.nn.softmax(logits)
+    class_ids = tf.expand_dims(tf.argmax(probabilities, 1), 1)
+    predictions = {"logits": logits, "probabilities": probabilities, "class_ids": class_ids,
+                   "classes": tf.gather(names, class_ids)}
+    if n_classes == 2:
+        predictions["logistic"] = logistic
+    if labels is not None:
+        labels = tf.reshape(tf.cast(labels, tf.int64), [-1])
+
+    def loss_fn():
+        if n_classes == 2:
+            return tf.nn.sigmoid_cross_entropy_with_logits(
+                labels=tf.cast(tf.reshape(labels, [-1, 1]), tf.float32), logits=logits)
+        return tf.losses.sparse_softmax_cross_entropy(
+            labels, logits, reduction=tf.losses.Reduction.NONE)
+
+    def metrics_fn():
+        metrics = {"accuracy": tf.metrics.accuracy(labels, tf.reshape(class_ids, [-1]))}
+        if n_classes == 2:
+            as_float = tf.cast(labels, tf.float32)
+            metrics.update({
+                "auc": tf.metrics.auc(labels, tf.reshape(logistic, [-1])),
+                "precision": tf.metrics.precision(labels, tf.reshape(class_ids, [-1])),
+                "recall": tf.metrics.recall(labels, tf.reshape(class_ids, [-1])),
+                "prediction/mean": tf.metrics.mean(logistic),
+                "label/mean": tf.metrics.mean(as_float)})
+        return metrics
+
+    return _spec(mode, loss_fn, predictions, metrics_fn, params["optimizer"])
+
+
+def _regressor_fn(features, labels, mode, params):
+    tf = _tf()
+    logits = _logits(features, params["feature_columns"], params["hidden_units"],
+                     params["label_dimension"], params["activation_fn"], params["dropout"],
+                     mode)
+    predictions = {"predictions": logits}
+    if labels is not None:
+        labels = tf.reshape(tf.cast(labels, tf.float32), [-1, params["label_dimension"]])
+
+    def loss_fn():
+        return tf.square(labels - logits)
+
+    def metrics_fn():
+        return {"prediction/mean": tf.metrics.mean(logits), "label/mean": tf.metrics.mean(labels)}
+
+    return _spec(mode, loss_fn, predictions, metrics_fn, params["optimizer"])
+
+
+class DNNClassifier(estimator_lib.Estimator):
+    def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, optimizer="Adagrad",
+                 activation_fn=None, dropout=None, input_layer_partitioner=None,
+                 config=None, warm_start_from=None, loss_reduction=None, batch_norm=False):
+        _check_unbuilt(weight_column, label_vocabulary)
+        if isinstance(optimizer, str):
+            _optimizer(optimizer)  # an unknown name is refused now, as TF's
+        if n_classes < 2:
+            raise ValueError("n_classes must be > 1 for classification: %s" % n_classes)
+        params = {"hidden_units": list(hidden_units), "feature_columns": list(feature_columns),
+                  "n_classes": n_classes, "optimizer": optimizer,
+                  "activation_fn": activation_fn or _tf().nn.relu, "dropout": dropout}
+        super().__init__(_classifier_fn, model_dir=model_dir, config=config, params=params,
+                         warm_start_from=warm_start_from)
+
+
+class DNNRegressor(estimator_lib.Estimator):
+    def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
+                 weight_column=None, optimizer="Adagrad", activation_fn=None, dropout=None,
+                 input_layer_partitioner=None, config=None, warm_start_from=None,
+                 loss_reduction=None, batch_norm=False):
+        _check_unbuilt(weight_column)
+        if isinstance(optimizer, str):
+            _optimizer(optimizer)
+        params = {"hidden_units": list(hidden_units), "feature_columns": list(feature_columns),
+                  "label_dimension": label_dimension, "optimizer": optimizer,
+                  "activation_fn": activation_fn or _tf().nn.relu, "dropout": dropout}
+        super().__init__(_regressor_fn, model_dir=model_dir, config=config, params=params,
+                         warm_start_from=warm_start_from)

@@ -1,0 +1,100 @@
+"""The canned DNN estimators over numeric feature columns, as TF 1.x programs use them:
+DNNClassifier (multi-class and binary) and DNNRegressor learn small problems, with TF's
+variable names, eval metrics and prediction keys; input_layer flattens and orders the
+columns by name; the columns not built yet say which issue brings them."""
+
+import numpy as np
+import pytest
+
+import tensorweave.compat.v1 as tf
+
+
+def _blobs(n=600, classes=3, seed=0):
+    rng = np.random.RandomState(seed)
+    labels = rng.randint(0, classes, size=n)
+    centers = np.array([[2.0 * np.cos(2 * np.pi * c / classes),
+                         2.0 * np.sin(2 * np.pi * c / classes)] for c in range(classes)])
+    points = centers[labels] + 0.3 * rng.randn(n, 2)
+    return points.astype(np.float32), labels.astype(np.int64)
+
+
+def _config():
+    return tf.estimator.RunConfig(tf_random_seed=3, save_checkpoints_steps=100,
+                                  log_step_count_steps=1000)
+
+
+def test_dnn_classifier_learns_three_classes(tmp_path):
+    x, y = _blobs()
+    columns = [tf.feature_column.numeric_column("point", shape=[2])]
+    classifier = tf.estimator.DNNClassifier(hidden_units=[16, 8], feature_columns=columns,
+                                            n_classes=3, model_dir=str(tmp_path),
+                                            config=_config())
+    classifier.train(tf.estimator.inputs.numpy_input_fn(
+        {"point": x}, y, batch_size=32, num_epochs=None, shuffle=True), steps=300)
+    names = classifier.get_variable_names()
+    for name in ("dnn/hiddenlayer_0/kernel", "dnn/hiddenlayer_1/bias", "dnn/logits/kernel"):
+        assert name in names
+    assert classifier.get_variable_value("dnn/hiddenlayer_0/kernel").shape == (2, 16)
+    metrics = classifier.evaluate(tf.estimator.inputs.numpy_input_fn(
+        {"point": x}, y, batch_size=100, shuffle=False))
+    assert metrics["accuracy"] > 0.95
+    assert set(metrics) >= {"accuracy", "average_loss", "loss", "global_step"}
+    predictions = list(classifier.predict(tf.estimator.inputs.numpy_input_fn(
+        {"point": x[:5]}, batch_size=5, shuffle=False)))
+    assert set(predictions[0]) == {"logits", "probabilities", "class_ids", "classes"}
+    assert [int(p["class_ids"][0]) for p in predictions] == y[:5].tolist()
+    assert [p["classes"][0] for p in predictions] == [str(c).encode() for c in y[:5]]
+    np.testing.assert_allclose([p["probabilities"].sum() for p in predictions], 1.0,
+                               rtol=1e-5)
+
+
+def test_binary_dnn_classifier_has_tfs_binary_metrics(tmp_path):
+    x, y = _blobs(classes=2, seed=1)
+    classifier = tf.estimator.DNNClassifier(
+        hidden_units=[8], feature_columns=[tf.feature_column.numeric_column("point", [2])],
+        model_dir=str(tmp_path), config=_config(), optimizer="Adam")
+    classifier.train(tf.estimator.inputs.numpy_input_fn(
+        {"point": x}, y, batch_size=32, num_epochs=None, shuffle=True), steps=200)
+    metrics = classifier.evaluate(tf.estimator.inputs.numpy_input_fn(
+        {"point": x}, y, batch_size=100, shuffle=False))
+    for key in ("accuracy", "auc", "precision", "recall", "prediction/mean", "label/mean"):
+        assert key in metrics
+    assert metrics["accuracy"] > 0.95 and metrics["auc"] > 0.95
+    np.testing.assert_allclose(metrics["label/mean"], y.mean(), rtol=1e-5)
+
+
+def test_dnn_regressor_and_input_layer(tmp_path):
+    rng = np.random.RandomState(2)
+    a = rng.uniform(-1, 1, size=(400, 1)).astype(np.float32)
+    b = rng.uniform(-1, 1, size=(400, 1)).astype(np.float32)
+    target = (3 * a - b).astype(np.float32)
+    columns = [tf.feature_column.numeric_column("b"), tf.feature_column.numeric_column("a")]
+    regressor = tf.estimator.DNNRegressor(hidden_units=[16], feature_columns=columns,
+                                          model_dir=str(tmp_path), config=_config())
+    regressor.train(tf.estimator.inputs.numpy_input_fn(
+        {"a": a, "b": b}, target, batch_size=20, num_epochs=None, shuffle=True), steps=400)
+    metrics = regressor.evaluate(tf.estimator.inputs.numpy_input_fn(
+        {"a": a, "b": b}, target, batch_size=100, shuffle=False))
+    assert metrics["average_loss"] < 0.05
+    # Columns in name order (a, then b), each flattened.
+    with tf.Graph().as_default():
+        layer = tf.feature_column.input_layer(
+            {"b": tf.constant([[1.0], [2.0]]), "a": tf.constant([[10, 20], [30, 40]])},
+            [tf.feature_column.numeric_column("b"),
+             tf.feature_column.numeric_column("a", shape=[2], dtype=tf.int32,
+                                              normalizer_fn=lambda t: t / 10.0)])
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(layer), [[1, 2, 1], [3, 4, 2]])
+
+
+def test_unbuilt_columns_and_options_name_the_issue():
+    with pytest.raises(AttributeError, match="issue #32"):
+        tf.feature_column.categorical_column_with_vocabulary_list  # noqa: B018
+    with pytest.raises(NotImplementedError, match="issue #32"):
+        tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
+                                   weight_column="w")
+    with pytest.raises(ValueError, match="Unsupported optimizer name"):
+        tf.estimator.DNNRegressor([4], [tf.feature_column.numeric_column("x")],
+                                  optimizer="Nope")
+    with pytest.raises(ValueError, match="shape dimensions must be greater than 0"):
+        tf.feature_column.numeric_column("x", shape=[0])
