@@ -330,7 +330,7 @@ def test_missing_names_say_which_issue_brings_them():
                                              r"not in tensorweave yet, and no open issue"):
         tf.data.experimental.group_by_window  # noqa: B018
     with pytest.raises(AttributeError, match=r"tf\.estimator\.DNNClassifier.*issue #32"):
-        tf.estimator.DNNClassifier  # noqa: B018
+        tf.estimator.LinearClassifier  # noqa: B018
     with pytest.raises(AttributeError, match=r"tf\.while_loop.*issue #34"):
         tf.while_loop  # noqa: B018
     with pytest.raises(AttributeError, match="no_such_name"):
