@@ -252,3 +252,31 @@ def test_seed_trainer_synchronous_under_tw_launch(tw_tool, tmp_path, fashion_mni
     trained = [l for l in lines if "trained" in l][0]
     steps = int(trained.split()[2])
     assert 1000 <= steps <= 1500, trained
+
+
+def _test_accuracy(output, role):
+    lines = [l for l in output.splitlines() if ("%s: step" % role) in l and "accuracy" in l]
+    assert lines, output
+    return float(lines[-1].split()[-1])
+
+
+def test_estimator_trainer_alone(tmp_path, fashion_mnist):
+    """examples/python/estimator_trainer.py without TF_CONFIG: a canned DNNClassifier
+    trained and evaluated by train_and_evaluate in one process (seeded: 0.88)."""
+    out = run_python([str(EXAMPLES / "estimator_trainer.py"), "--model_dir=%s" % tmp_path],
+                     timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _test_accuracy(out.stdout, "local") >= 0.87, out.stdout
+
+
+def test_estimator_trainer_with_every_tfjob_role(tw_tool, tmp_path, fashion_mnist):
+    """The same program as TFJob runs it: chief, 2 workers and a ps train (asynchronously,
+    so the result varies a little: 0.877 measured), the evaluator reports the last
+    checkpoint's test accuracy and ends the job."""
+    out = launch(tw_tool, "chief=1,ps=1,worker=2,evaluator=1",
+                 [str(EXAMPLES / "estimator_trainer.py"), "--model_dir=%s" % tmp_path],
+                 timeout=240, flags=["--success", "evaluator:0"])
+    output = out.stdout + out.stderr
+    assert out.returncode == 0, output
+    assert _test_accuracy(output, "evaluator") >= 0.86, output
+    assert "job succeeded: evaluator:0 exited 0" in output

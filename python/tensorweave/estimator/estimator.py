@@ -283,6 +283,13 @@ class Estimator:
         writer.add_summary(summary, int(results["global_step"]))
         writer.flush()
 
+    # ---- export ----
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn, *args, **kwargs):
+        raise NotImplementedError("Estimator.export_saved_model writes a SavedModel, which "
+                                  "is not in tensorweave yet (issue #33)")
+
+    export_savedmodel = export_saved_model
+
     # ---- predict ----
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):
