@@ -89,7 +89,7 @@ def test_dnn_regressor_and_input_layer(tmp_path):
 
 def test_unbuilt_columns_and_options_name_the_issue():
     with pytest.raises(AttributeError, match="issue #32"):
-        tf.feature_column.categorical_column_with_vocabulary_list  # noqa: B018
+        tf.feature_column.categorical_column_with_hash_bucket  # noqa: B018
     with pytest.raises(NotImplementedError, match="issue #32"):
         tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
                                    weight_column="w")
@@ -98,3 +98,55 @@ def test_unbuilt_columns_and_options_name_the_issue():
                                   optimizer="Nope")
     with pytest.raises(ValueError, match="shape dimensions must be greater than 0"):
         tf.feature_column.numeric_column("x", shape=[0])
+
+
+def test_categorical_columns_as_indicators_and_embeddings():
+    tf_features = {
+        "size": tf.constant([[1.0], [7.5], [3.0]]),
+        "color": tf.constant([["red"], ["blue"], ["mauve"]]),
+        "shape": tf.constant([[0, 2], [1, -1], [2, 2]], dtype=tf.int64),
+    }
+    size = tf.feature_column.numeric_column("size")
+    color = tf.feature_column.categorical_column_with_vocabulary_list(
+        "color", ["red", "green", "blue"])
+    shape = tf.feature_column.categorical_column_with_identity("shape", num_buckets=3)
+    columns = [tf.feature_column.bucketized_column(size, [2.0, 5.0]),
+               tf.feature_column.indicator_column(color),
+               tf.feature_column.indicator_column(shape),
+               tf.feature_column.embedding_column(
+                   shape, 2, combiner="mean", initializer=tf.constant_initializer(
+                       [[1.0, 0.0], [0.0, 1.0], [3.0, 3.0]]))]
+    layer = tf.feature_column.input_layer(tf_features, columns)
+    names = [v.op.name for v in tf.global_variables()]
+    assert "input_layer/shape_embedding/embedding_weights" in names
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run(layer)
+    # By column name: color_indicator (3), shape_embedding (2), shape_indicator (3),
+    # size_bucketized (3). "mauve" is not in the vocabulary: no count; -1 drops an id.
+    np.testing.assert_allclose(got, [
+        [1, 0, 0, 2.0, 1.5, 1, 0, 1, 1, 0, 0],
+        [0, 0, 1, 0.0, 1.0, 0, 1, 0, 0, 0, 1],
+        [0, 0, 0, 3.0, 3.0, 0, 0, 2, 0, 1, 0]])
+    with pytest.raises(ValueError, match="wrap a categorical column"):
+        tf.feature_column.input_layer(tf_features, [color])
+
+
+def test_dnn_classifier_with_an_embedded_categorical_feature(tmp_path):
+    rng = np.random.RandomState(4)
+    words = np.array(["cat", "dog", "fish", "bird"])
+    picked = rng.randint(0, 4, size=400)
+    labels = (picked >= 2).astype(np.int64)  # fish and birds are class 1
+    columns = [tf.feature_column.embedding_column(
+        tf.feature_column.categorical_column_with_vocabulary_list("animal", list(words)), 3)]
+    classifier = tf.estimator.DNNClassifier([8], columns, model_dir=str(tmp_path),
+                                            config=_config())
+    input_fn = tf.estimator.inputs.numpy_input_fn({"animal": words[picked]}, labels,
+                                                  batch_size=40, num_epochs=None,
+                                                  shuffle=True)
+    classifier.train(input_fn, steps=150)
+    assert ("dnn/input_from_feature_columns/input_layer/animal_embedding/embedding_weights"
+            in classifier.get_variable_names())
+    metrics = classifier.evaluate(tf.estimator.inputs.numpy_input_fn(
+        {"animal": words[picked]}, labels, batch_size=100, shuffle=False))
+    assert metrics["accuracy"] == 1.0

@@ -1,7 +1,13 @@
-"""tf.feature_column as TF 1.x's, for dense inputs: numeric_column and input_layer (the
-columns' tensors, by column name, flattened and concatenated), which the canned
-estimators use. The categorical columns (vocabulary, identity, hash bucket, crossed) and
-the embedding and indicator columns over them are not built yet (issue #32)."""
+"""tf.feature_column as TF 1.x's: numeric_column, bucketized_column, the categorical
+columns with an identity or a vocabulary list, and the dense columns made of those
+(indicator_column, embedding_column), with input_layer (each column's dense tensor,
+columns ordered by name, concatenated). Variable names are TF's
+(`input_layer/<key>_embedding/embedding_weights`), so checkpoints match.
+
+Categorical inputs are dense tensors of ids or values ([batch] or [batch, n]; -1 or a
+missing value drops an entry), as numpy_input_fn and parsed FixedLenFeatures give them.
+Not built yet (issue #32): SparseTensor inputs (VarLenFeature), hash buckets and crossed
+columns (they need TF's string hash), vocabulary files, linear_model and oov buckets."""
 
 import collections
 
@@ -11,10 +17,18 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import ops
 from tensorweave.framework import sparse_tensor
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.ops import array_ops
-from tensorweave.ops import math_ops
-from tensorweave.ops import variable_scope
 
+
+def _tf():
+    import tensorweave.compat.v1 as tf  # the ops, by their TF names
+    return tf
+
+
+def _not_built(what):
+    return NotImplementedError("%s is not in tensorweave yet (issue #32)" % what)
+
+
+# ---- columns ----
 
 class NumericColumn(collections.namedtuple(
         "NumericColumn", ["key", "shape", "default_value", "dtype", "normalizer_fn"])):
@@ -23,6 +37,53 @@ class NumericColumn(collections.namedtuple(
     @property
     def name(self):
         return self.key
+
+
+class BucketizedColumn(collections.namedtuple("BucketizedColumn",
+                                              ["source_column", "boundaries"])):
+    """A numeric column's values as the index of their bucket among `boundaries`."""
+
+    @property
+    def name(self):
+        return self.source_column.name + "_bucketized"
+
+    @property
+    def num_buckets(self):
+        return (len(self.boundaries) + 1) * int(np.prod(self.source_column.shape))
+
+
+class IdentityCategoricalColumn(collections.namedtuple(
+        "IdentityCategoricalColumn", ["key", "number_buckets", "default_value"])):
+    name = property(lambda self: self.key)
+    num_buckets = property(lambda self: self.number_buckets)
+
+
+class VocabularyListCategoricalColumn(collections.namedtuple(
+        "VocabularyListCategoricalColumn",
+        ["key", "vocabulary_list", "dtype", "default_value", "num_oov_buckets"])):
+    name = property(lambda self: self.key)
+    num_buckets = property(lambda self: len(self.vocabulary_list) + self.num_oov_buckets)
+
+
+class IndicatorColumn(collections.namedtuple("IndicatorColumn", ["categorical_column"])):
+    """A categorical column as counts of its ids: [batch, num_buckets]."""
+
+    @property
+    def name(self):
+        return self.categorical_column.name + "_indicator"
+
+
+class EmbeddingColumn(collections.namedtuple(
+        "EmbeddingColumn", ["categorical_column", "dimension", "combiner", "initializer",
+                            "trainable"])):
+    """A categorical column's ids as learned vectors, combined per example."""
+
+    @property
+    def name(self):
+        return self.categorical_column.name + "_embedding"
+
+
+_CATEGORICAL = (BucketizedColumn, IdentityCategoricalColumn, VocabularyListCategoricalColumn)
 
 
 def numeric_column(key, shape=(1,), default_value=None, dtype=dtypes.float32,
@@ -43,35 +104,176 @@ def numeric_column(key, shape=(1,), default_value=None, dtype=dtypes.float32,
                          normalizer_fn)
 
 
-def _dense_tensor(column, features):
-    if not isinstance(column, NumericColumn):
-        raise NotImplementedError("feature column %r: only numeric_column is in tensorweave "
-                                  "yet (categorical, embedding and indicator columns: issue "
-                                  "#32)" % (column,))
-    if column.key not in features:
-        raise ValueError("The feature %s is not in features dictionary." % column.key)
-    value = features[column.key]
-    if isinstance(value, sparse_tensor.SparseTensor):
-        raise ValueError("The corresponding Tensor of numerical column must be a Tensor. "
-                         "SparseTensor is not supported. key: %s" % column.key)
-    value = math_ops.cast(convert_to_tensor(value), dtypes.float32)
+def bucketized_column(source_column, boundaries):
+    if not isinstance(source_column, NumericColumn):
+        raise ValueError("source_column must be a column generated with numeric_column(). "
+                         "Given: %r" % (source_column,))
+    boundaries = [float(b) for b in boundaries]
+    if not boundaries or any(a >= b for a, b in zip(boundaries, boundaries[1:])):
+        raise ValueError("boundaries must be a sorted list.")
+    return BucketizedColumn(source_column, tuple(boundaries))
+
+
+def categorical_column_with_identity(key, num_buckets, default_value=None):
+    if num_buckets < 1:
+        raise ValueError("num_buckets %s < 1, column_name %s" % (num_buckets, key))
+    if default_value is not None and not 0 <= default_value < num_buckets:
+        raise ValueError("default_value %s not in range [0, %s), column_name %s" %
+                         (default_value, num_buckets, key))
+    return IdentityCategoricalColumn(key, int(num_buckets), default_value)
+
+
+def categorical_column_with_vocabulary_list(key, vocabulary_list, dtype=None,
+                                            default_value=-1, num_oov_buckets=0):
+    vocabulary_list = list(vocabulary_list)
+    if not vocabulary_list:
+        raise ValueError("vocabulary_list %s must be non-empty, column_name: %s" %
+                         (vocabulary_list, key))
+    if len(set(vocabulary_list)) != len(vocabulary_list):
+        raise ValueError("Duplicate keys in vocabulary_list %s, column_name: %s" %
+                         (vocabulary_list, key))
+    if num_oov_buckets:
+        raise _not_built("categorical_column_with_vocabulary_list's num_oov_buckets "
+                         "(TF's string hash)")
+    if dtype is None:
+        dtype = dtypes.string if isinstance(vocabulary_list[0], (str, bytes)) else dtypes.int64
+    return VocabularyListCategoricalColumn(key, tuple(vocabulary_list), dtypes.as_dtype(dtype),
+                                           default_value, 0)
+
+
+def indicator_column(categorical_column):
+    if not isinstance(categorical_column, _CATEGORICAL):
+        raise ValueError("Unsupported input type. Input must be a CategoricalColumn. "
+                         "Given: %r" % (categorical_column,))
+    return IndicatorColumn(categorical_column)
+
+
+def embedding_column(categorical_column, dimension, combiner="mean", initializer=None,
+                     ckpt_to_load_from=None, tensor_name_in_ckpt=None, max_norm=None,
+                     trainable=True):
+    if dimension is None or dimension < 1:
+        raise ValueError("Invalid dimension %s." % dimension)
+    if combiner not in ("mean", "sqrtn", "sum"):
+        raise ValueError("combiner must be one of mean, sqrtn, sum. Given: %s" % combiner)
+    if ckpt_to_load_from is not None or max_norm is not None:
+        raise _not_built("embedding_column's ckpt_to_load_from and max_norm")
+    if not isinstance(categorical_column, _CATEGORICAL):
+        raise ValueError("Unsupported input type. Input must be a CategoricalColumn. "
+                         "Given: %r" % (categorical_column,))
+    return EmbeddingColumn(categorical_column, int(dimension), combiner, initializer, trainable)
+
+
+# ---- tensors ----
+
+def _feature(features, key):
+    if key not in features:
+        raise ValueError("The feature %s is not in features dictionary." % key)
+    value = features[key]
+    if isinstance(value, (sparse_tensor.SparseTensor, sparse_tensor.SparseTensorValue)):
+        raise _not_built("a SparseTensor input of feature column %s (VarLenFeature)" % key)
+    return convert_to_tensor(value)
+
+
+def _numeric(column, features):
+    tf = _tf()
+    value = tf.cast(_feature(features, column.key), dtypes.float32)
     if column.normalizer_fn is not None:
         value = column.normalizer_fn(value)
-    return array_ops.reshape(value, [-1, int(np.prod(column.shape))])
+    return tf.reshape(value, [-1, int(np.prod(column.shape))])
+
+
+def _ids(column, features):
+    """[batch, n] int64 ids in [0, num_buckets), -1 for a dropped entry."""
+    tf = _tf()
+    if isinstance(column, BucketizedColumn):
+        values = _numeric(column.source_column, features)
+        buckets = tf.reduce_sum(tf.cast(tf.greater_equal(
+            tf.expand_dims(values, -1), tf.constant(list(column.boundaries))), dtypes.int64), -1)
+        width = int(np.prod(column.source_column.shape))
+        offsets = tf.constant([i * (len(column.boundaries) + 1) for i in range(width)],
+                              dtype=dtypes.int64)
+        return buckets + offsets
+    raw = _feature(features, column.key)
+    if raw.shape.ndims == 1:
+        raw = tf.expand_dims(raw, 1)
+    if isinstance(column, IdentityCategoricalColumn):
+        ids = tf.cast(raw, dtypes.int64)
+        in_range = tf.logical_and(tf.greater_equal(ids, 0), tf.less(ids, column.num_buckets))
+        missing = tf.less(ids, 0)
+        if column.default_value is not None:
+            fallback = tf.fill(tf.shape(ids), tf.constant(column.default_value, dtypes.int64))
+            return tf.where(in_range, ids, tf.where(missing, -tf.ones_like(ids), fallback))
+        check = tf.assert_less(ids, tf.constant(column.num_buckets, dtypes.int64), message=(
+            "%s: an id is not in [0, %d) and the column has no default_value" %
+            (column.key, column.num_buckets)))
+        with ops.control_dependencies([check]):
+            return tf.identity(ids)
+    vocabulary = tf.constant(list(column.vocabulary_list), dtype=column.dtype)
+    values = raw if raw.dtype == column.dtype else tf.cast(raw, column.dtype)
+    equal = tf.equal(tf.expand_dims(values, -1), vocabulary)
+    found = tf.reduce_any(equal, -1)
+    index = tf.argmax(tf.cast(equal, dtypes.int32), -1)
+    fallback = tf.fill(tf.shape(index), tf.constant(column.default_value, dtypes.int64))
+    return tf.where(found, index, fallback)
+
+
+def _dense(column, features):
+    """The [batch, width] float tensor of a dense column."""
+    tf = _tf()
+    if isinstance(column, NumericColumn):
+        return _numeric(column, features)
+    if isinstance(column, BucketizedColumn):  # a one-hot per dimension, as TF
+        buckets = len(column.boundaries) + 1
+        width = int(np.prod(column.source_column.shape))
+        local = _ids(column, features) - tf.constant(
+            [i * buckets for i in range(width)], dtype=dtypes.int64)
+        return tf.reshape(tf.one_hot(local, buckets), [-1, width * buckets])
+    if isinstance(column, IndicatorColumn):
+        ids = _ids(column.categorical_column, features)
+        # one_hot of -1 is a zero row: dropped entries count nothing.
+        return tf.reduce_sum(tf.one_hot(ids, column.categorical_column.num_buckets), 1)
+    if isinstance(column, EmbeddingColumn):
+        return _embedded(column, features)
+    if isinstance(column, _CATEGORICAL[1:]):
+        raise ValueError("Items of feature_columns must be a _DenseColumn. You can wrap a "
+                         "categorical column with an embedding_column or indicator_column. "
+                         "Given: %r" % (column,))
+    raise ValueError("Items of feature_columns must be a feature column. Given: %r" %
+                     (column,))
+
+
+def _embedded(column, features):
+    tf = _tf()
+    buckets = column.categorical_column.num_buckets
+    initializer = column.initializer or tf.truncated_normal_initializer(
+        mean=0.0, stddev=1.0 / np.sqrt(column.dimension))
+    weights = tf.get_variable("embedding_weights", [buckets, column.dimension],
+                              initializer=initializer, trainable=column.trainable)
+    ids = _ids(column.categorical_column, features)
+    valid = tf.cast(tf.greater_equal(ids, 0), dtypes.float32)
+    vectors = tf.nn.embedding_lookup(weights, tf.maximum(ids, 0)) * tf.expand_dims(valid, -1)
+    total = tf.reduce_sum(vectors, 1)
+    if column.combiner == "sum":
+        return total
+    count = tf.expand_dims(tf.reduce_sum(valid, 1), -1)
+    if column.combiner == "mean":
+        return total / tf.maximum(count, 1.0)
+    return total / tf.maximum(tf.sqrt(count), 1.0)
 
 
 def input_layer(features, feature_columns, weight_collections=None, trainable=True,
                 cols_to_vars=None):
-    """[batch, total width]: each column's tensor flattened, columns sorted by name."""
-    columns = list(feature_columns) if not isinstance(
-        feature_columns, NumericColumn) else [feature_columns]
+    """[batch, total width]: each column's dense tensor, columns sorted by name."""
+    tf = _tf()
+    columns = list(feature_columns) if isinstance(feature_columns, (list, tuple)) else [
+        feature_columns]
     if not columns:
         raise ValueError("feature_columns must not be empty.")
-    with variable_scope.variable_scope(None, default_name="input_layer"):
+    with tf.variable_scope(None, default_name="input_layer"):
         tensors = []
         for column in sorted(columns, key=lambda c: getattr(c, "name", "")):
-            with ops.name_scope(column.name):
-                tensors.append(_dense_tensor(column, features))
+            with tf.variable_scope(None, default_name=column.name):
+                tensors.append(_dense(column, features))
             if cols_to_vars is not None:
                 cols_to_vars[column] = []
-        return tensors[0] if len(tensors) == 1 else array_ops.concat(tensors, 1)
+        return tensors[0] if len(tensors) == 1 else tf.concat(tensors, 1)

@@ -253,8 +253,15 @@ from tensorweave.estimator import model_fn as _model_fn  # noqa: E402
 from tensorweave.estimator import training as _estimator_training  # noqa: E402
 from tensorweave.estimator.canned import dnn as _canned_dnn  # noqa: E402
 from tensorweave.feature_column import feature_column as _feature_column  # noqa: E402
-feature_column = _namespace("feature_column", numeric_column=_feature_column.numeric_column,
-                            input_layer=_feature_column.input_layer)
+feature_column = _namespace(
+    "feature_column", numeric_column=_feature_column.numeric_column,
+    bucketized_column=_feature_column.bucketized_column,
+    categorical_column_with_identity=_feature_column.categorical_column_with_identity,
+    categorical_column_with_vocabulary_list=(
+        _feature_column.categorical_column_with_vocabulary_list),
+    indicator_column=_feature_column.indicator_column,
+    embedding_column=_feature_column.embedding_column,
+    input_layer=_feature_column.input_layer)
 estimator = _namespace(
     "estimator", RunConfig=_RunConfig, TaskType=_TaskType, Estimator=_estimator.Estimator,
     EstimatorSpec=_model_fn.EstimatorSpec, ModeKeys=_model_fn.ModeKeys,

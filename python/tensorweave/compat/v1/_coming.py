@@ -45,11 +45,8 @@ COMING.update(_names(LATER, """
     summary.image summary.audio summary.text summary.tensor_summary
     """))
 COMING.update(_names(32, """
-    feature_column.categorical_column_with_vocabulary_list
     feature_column.categorical_column_with_vocabulary_file
-    feature_column.categorical_column_with_identity
-    feature_column.categorical_column_with_hash_bucket feature_column.bucketized_column
-    feature_column.embedding_column feature_column.indicator_column
+    feature_column.categorical_column_with_hash_bucket
     feature_column.crossed_column feature_column.linear_model
     distribute.experimental distribute.Strategy
     distribute.MirroredStrategy
