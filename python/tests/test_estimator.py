@@ -197,3 +197,39 @@ def test_run_config_from_tf_config_and_replace(monkeypatch):
     monkeypatch.setenv("TF_CONFIG", json.dumps(
         {"cluster": cluster, "task": {"type": "evaluator", "index": 0}}))
     assert tf.estimator.RunConfig().global_id_in_cluster is None
+
+
+def test_train_and_evaluate_under_tfjobs_own_tf_config(tmp_path):
+    """Each role started by hand with TF_CONFIG as the TFJob operator writes it (the
+    evaluator inside "cluster", "environment": "cloud"), no tw launch: the evaluator ends
+    after the last checkpoint; the ps is stopped by us, as Kubernetes stops it."""
+    import json
+    import subprocess
+    import sys
+    from conftest import free_address, python_env
+    cluster = {"chief": [free_address()], "ps": [free_address()],
+               "worker": [free_address(), free_address()], "evaluator": [free_address()]}
+    roles = [("ps", 0), ("chief", 0), ("worker", 0), ("worker", 1), ("evaluator", 0)]
+    procs = {}
+    try:
+        for role, index in roles:
+            env = python_env()
+            env["TF_CONFIG"] = json.dumps({"cluster": cluster,
+                                           "task": {"type": role, "index": index},
+                                           "environment": "cloud"})
+            procs[(role, index)] = subprocess.Popen(
+                [sys.executable, PROGRAM, "--model_dir=%s" % tmp_path, "--max_steps=200"],
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        outputs = {}
+        for key in [("chief", 0), ("worker", 0), ("worker", 1), ("evaluator", 0)]:
+            outputs[key], _ = procs[key].communicate(timeout=120)
+            assert procs[key].returncode == 0, outputs[key]
+        step, loss = _evaluated(outputs[("evaluator", 0)], "evaluator")
+        assert step >= 200 and loss < 1e-2
+        assert "chief finished" in outputs[("chief", 0)]
+        assert procs[("ps", 0)].poll() is None  # serving until stopped
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=30)
