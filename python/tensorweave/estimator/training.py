@@ -16,6 +16,7 @@ refused when evaluation would run them."""
 import collections
 import time
 
+from tensorweave import errors
 from tensorweave.platform import tf_logging as logging
 from tensorweave.training import basic_session_run_hooks as hooks_lib
 from tensorweave.training import server_lib
@@ -101,7 +102,16 @@ def _run_evaluator(estimator, train_spec, eval_spec):
             # As TF, the next look is throttle_secs after this one; at least half a second.
             time.sleep(max(eval_spec.throttle_secs, 0.5))
             continue
-        result = _evaluate(estimator, eval_spec, checkpoint_path=path)
+        try:
+            result = _evaluate(estimator, eval_spec, checkpoint_path=path)
+        except (errors.NotFoundError, errors.DataLossError, ValueError) as e:
+            if isinstance(e, ValueError) and "not a valid checkpoint" not in str(e):
+                raise
+            # The chief's keep_checkpoint_max removed it meanwhile: take the next one.
+            logging.warning("Checkpoint %s went away before it was evaluated (%s); "
+                            "waiting for the next one.", path, e)
+            time.sleep(0.5)
+            continue
         last_path = path
         if train_spec.max_steps is not None and result["global_step"] >= train_spec.max_steps:
             logging.info("Exiting evaluation, global_step=%s >= train max_steps=%s",
