@@ -7,16 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave.compat.v1 as tf
-
-
-def _drain(sess, next_element, limit=1000):
-    out = []
-    for _ in range(limit):
-        try:
-            out.append(sess.run(next_element))
-        except tf.errors.OutOfRangeError:
-            return out
-    raise AssertionError("the dataset did not end")
+from test_data import _drain
 
 
 def _record(label, tags):

@@ -99,16 +99,14 @@ class Estimator:
         return int(reader.get_tensor("global_step")) if reader.has_tensor("global_step") else 0
 
     # ---- building the model ----
+    def _optional_args(self, fn, mode):
+        """The mode, params and config arguments `fn` takes, by name (TF's rule)."""
+        args = _fn_args(fn)
+        given = {"mode": mode, "params": self.params, "config": self._config}
+        return {name: value for name, value in given.items() if name in args}
+
     def _call_input_fn(self, input_fn, mode):
-        args = _fn_args(input_fn)
-        kwargs = {}
-        if "mode" in args:
-            kwargs["mode"] = mode
-        if "params" in args:
-            kwargs["params"] = self.params
-        if "config" in args:
-            kwargs["config"] = self._config
-        result = input_fn(**kwargs)
+        result = input_fn(**self._optional_args(input_fn, mode))
         if isinstance(result, dataset_ops.Dataset):
             result = result.make_one_shot_iterator().get_next()
         if isinstance(result, (tuple, list)) and len(result) == 2:
@@ -116,18 +114,11 @@ class Estimator:
         return result, None
 
     def _call_model_fn(self, features, labels, mode):
-        args = _fn_args(self._model_fn)
-        kwargs = {}
-        if "labels" in args:
+        kwargs = self._optional_args(self._model_fn, mode)
+        if "labels" in _fn_args(self._model_fn):
             kwargs["labels"] = labels
         elif labels is not None and mode != ModeKeys.PREDICT:
             raise ValueError("model_fn does not take labels, but input_fn returns labels.")
-        if "mode" in args:
-            kwargs["mode"] = mode
-        if "params" in args:
-            kwargs["params"] = self.params
-        if "config" in args:
-            kwargs["config"] = self._config
         spec = self._model_fn(features=features, **kwargs)
         if not isinstance(spec, model_fn_lib.EstimatorSpec):
             raise ValueError("model_fn should return an EstimatorSpec, got %r." % (spec,))
