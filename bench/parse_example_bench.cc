@@ -91,11 +91,12 @@ void BM_ParseExampleOp(benchmark::State& state) {
   attr["Ndense"] = MakeAttr(int64_t{2});
   attr["sparse_types"] = MakeAttr(std::vector<DataType>{});
   attr["Tdense"] = MakeAttr(std::vector<DataType>{DT_STRING, DT_INT64});
-  attr["dense_shapes"] = MakeAttr(std::vector<PartialShape>{PartialShape::Of({}), PartialShape::Of({})});
+  attr["dense_shapes"] =
+      MakeAttr(std::vector<PartialShape>{PartialShape::Of({}), PartialShape::Of({})});
   const std::vector<Tensor> inputs = {
-      Tensor::FromVector<std::string>(records),  Tensor::FromVector<std::string>({}),
-      Tensor::Scalar<std::string>("image_raw"),  Tensor::Scalar<std::string>("label"),
-      Tensor::FromVector<std::string>({}),       Tensor::FromVector<int64_t>({})};
+      Tensor::FromVector<std::string>(records), Tensor::FromVector<std::string>({}),
+      Tensor::Scalar<std::string>("image_raw"), Tensor::Scalar<std::string>("label"),
+      Tensor::FromVector<std::string>({}),      Tensor::FromVector<int64_t>({})};
   RunKernel(state, node, inputs);
   Records(state);
 }

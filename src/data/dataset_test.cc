@@ -148,9 +148,9 @@ TEST(DatasetTest, BatchOfSparseComponents) {
   // Three elements: a dense int64, then a SparseTensor of rank 1 with 1, 0 and 2 values.
   auto element = [](int at) { return Op("Tensors", {}, {at, at + 1, at + 2, at + 3}); };
   auto three = Op("Concatenate", {Op("Concatenate", {element(0), element(4)}), element(8)});
-  auto batch = With(With(With(Op("Batch", {three}), "batch_size", int64_t{3}), "drop_remainder",
-                         false),
-                    "sparse_components", std::vector<int64_t>{1});
+  auto batch =
+      With(With(With(Op("Batch", {three}), "batch_size", int64_t{3}), "drop_remainder", false),
+           "sparse_components", std::vector<int64_t>{1});
   auto shape = [](int64_t n) { return Tensor::FromVector<int64_t>({n}); };
   auto indices = [](std::vector<int64_t> at) {
     Tensor t(DT_INT64, TensorShape({static_cast<int64_t>(at.size()), 1}));
@@ -158,9 +158,9 @@ TEST(DatasetTest, BatchOfSparseComponents) {
     return t;
   };
   std::vector<Tensor> inputs = {
-      Tensor::Scalar(int64_t{10}), indices({2}),     Tensor::FromVector<int64_t>({7}),    shape(4),
-      Tensor::Scalar(int64_t{11}), indices({}),      Tensor::FromVector<int64_t>({}),     shape(0),
-      Tensor::Scalar(int64_t{12}), indices({0, 5}),  Tensor::FromVector<int64_t>({8, 9}), shape(6)};
+      Tensor::Scalar(int64_t{10}), indices({2}),    Tensor::FromVector<int64_t>({7}),    shape(4),
+      Tensor::Scalar(int64_t{11}), indices({}),     Tensor::FromVector<int64_t>({}),     shape(0),
+      Tensor::Scalar(int64_t{12}), indices({0, 5}), Tensor::FromVector<int64_t>({8, 9}), shape(6)};
   auto got = Collect(batch, inputs, {DT_INT64, DT_INT64, DT_INT64, DT_INT64});
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->size(), 1u);

@@ -327,11 +327,10 @@ StatusOr<std::array<Tensor, 3>> BatchSparse(const std::vector<Element>& elements
     if (indices.dtype() != DT_INT64 || indices.rank() != 2 || values.rank() != 1 ||
         shape.dtype() != DT_INT64 || shape.rank() != 1 || indices.dim(0) != values.dim(0) ||
         indices.dim(1) != shape.dim(0) || values.dtype() != elements[0][c + 1].dtype()) {
-      return errors::InvalidArgument("component ", c, " of element ", i,
-                                     " is not a SparseTensor (indices ",
-                                     indices.shape().DebugString(), ", values ",
-                                     values.shape().DebugString(), ", dense_shape ",
-                                     shape.shape().DebugString(), ")");
+      return errors::InvalidArgument(
+          "component ", c, " of element ", i, " is not a SparseTensor (indices ",
+          indices.shape().DebugString(), ", values ", values.shape().DebugString(),
+          ", dense_shape ", shape.shape().DebugString(), ")");
     }
     if (rank < 0) {
       rank = shape.dim(0);
@@ -381,8 +380,8 @@ StatusOr<Element> StackWithSparse(std::vector<Element>& elements,
   std::vector<bool> in_sparse(components, false);
   for (int64_t c : sparse) {
     if (c < 0 || static_cast<size_t>(c) + 3 > components) {
-      return errors::InvalidArgument("Batch: sparse component ", c, " is outside the ",
-                                     components, " components of the element");
+      return errors::InvalidArgument("Batch: sparse component ", c, " is outside the ", components,
+                                     " components of the element");
     }
     std::fill_n(in_sparse.begin() + c, 3, true);
   }

@@ -22,8 +22,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "google/protobuf/arena.h"
-#include "tensorweave/tensor.h"
 #include "tensorweave/protobuf/example.pb.h"
+#include "tensorweave/tensor.h"
 
 namespace tw::example_wire {
 
@@ -66,7 +66,7 @@ class ExampleParser {
 
   std::vector<std::string> keys_;
   absl::flat_hash_map<std::string_view, int> slot_of_;  // with more keys than that
-  google::protobuf::Arena arena_;                        // thread-safe
+  google::protobuf::Arena arena_;                       // thread-safe
   std::atomic<int64_t> fallbacks_{0};
 };
 

@@ -86,19 +86,19 @@ std::string Entry(const std::string& key, const std::string& feature) {
 TEST(ExampleWireTest, OtherEncodingsGoToTheMessageParserAndAgree) {
   const std::string floats = Field(2, Field(1, std::string("\0\0\x80?\0\0\0@", 8)));  // 1, 2
   const std::string unpacked_floats =
-      Field(2, std::string("\x0d\0\0\x80?\x0d\0\0\0@", 10));          // two fixed32 fields
+      Field(2, std::string("\x0d\0\0\x80?\x0d\0\0\0@", 10));  // two fixed32 fields
   const std::string unpacked_ints = Field(3, std::string("\x08\x05\x08\x07", 4));  // 5, 7
   const std::string two_kinds = Field(1, Field(1, "a")) + Field(3, Field(1, "\x01"));
   const std::vector<std::string> records = {
-      Field(1, Entry("k0", floats) + Entry("k0", unpacked_ints)),         // a key twice
-      Field(1, Entry("k1", unpacked_floats)),                             // unpacked floats
-      Field(1, Entry("k2", unpacked_ints)),                               // unpacked int64s
-      Field(1, Entry("k0", floats)) + Field(1, Entry("k1", floats)),      // features twice
-      Field(1, Entry("k3", two_kinds)),                                   // two kinds, merged
-      Field(1, Entry("k\xc3\xa9", floats) + Entry("k0", floats)),         // a non-ASCII key
-      Field(1, Entry("k\xff", floats)),                                   // invalid UTF-8
-      Field(1, Entry("k0", floats)) + std::string("\x10\x01", 2),         // an unknown field
-      Field(1, Field(2, floats) + Field(1, "k0")),                        // value before key
+      Field(1, Entry("k0", floats) + Entry("k0", unpacked_ints)),             // a key twice
+      Field(1, Entry("k1", unpacked_floats)),                                 // unpacked floats
+      Field(1, Entry("k2", unpacked_ints)),                                   // unpacked int64s
+      Field(1, Entry("k0", floats)) + Field(1, Entry("k1", floats)),          // features twice
+      Field(1, Entry("k3", two_kinds)),                                       // two kinds, merged
+      Field(1, Entry("k\xc3\xa9", floats) + Entry("k0", floats)),             // a non-ASCII key
+      Field(1, Entry("k\xff", floats)),                                       // invalid UTF-8
+      Field(1, Entry("k0", floats)) + std::string("\x10\x01", 2),             // an unknown field
+      Field(1, Field(2, floats) + Field(1, "k0")),                            // value before key
       Field(1, Entry("k0", Field(2, Field(1, std::string("\0\0\x80", 3))))),  // 3 float bytes
   };
   ExampleParser parser(kKeys);

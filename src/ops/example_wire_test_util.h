@@ -36,7 +36,8 @@ inline std::optional<Tensor> FromMessage(const proto::Feature& f) {
   return NoKind();
 }
 
-inline std::optional<Decoded> ByMessage(const std::string& record, const std::vector<std::string>& keys) {
+inline std::optional<Decoded> ByMessage(const std::string& record,
+                                        const std::vector<std::string>& keys) {
   proto::Example e;
   if (!e.ParseFromString(record)) return std::nullopt;
   Decoded out;
