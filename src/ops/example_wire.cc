@@ -134,6 +134,8 @@ ExampleParser::ExampleParser(std::vector<std::string> keys) : keys_(std::move(ke
   }
 }
 
+ExampleParser::~ExampleParser() = default;
+
 int ExampleParser::SlotOf(std::string_view key) const {
   if (keys_.size() > kMostKeysScanned) {
     auto it = slot_of_.find(key);

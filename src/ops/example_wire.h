@@ -45,6 +45,8 @@ using Views = absl::Span<std::optional<FeatureView>>;
 class ExampleParser {
  public:
   explicit ExampleParser(std::vector<std::string> keys);
+  // Out of line, as the constructor: users need not link absl's hash tables.
+  ~ExampleParser();
 
   // Parses `record` into `views` (one per key): views[i] is keys[i]'s feature, or nullopt when the
   // record has none. False when the record is not a tf.train.Example (the message

@@ -79,7 +79,8 @@ inline bool Same(const std::optional<Tensor>& a, const std::optional<Tensor>& b)
     }
     return true;
   }
-  return std::memcmp(a->raw_data(), b->raw_data(), a->TotalBytes()) == 0;
+  // (An empty tensor may have no buffer: memcmp must not see its null pointer.)
+  return a->TotalBytes() == 0 || std::memcmp(a->raw_data(), b->raw_data(), a->TotalBytes()) == 0;
 }
 
 }  // namespace tw::example_wire::testing
