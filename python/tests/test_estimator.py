@@ -116,6 +116,11 @@ def test_misuse_is_refused_as_tf_does(tmp_path):
                                    eval_metric_ops={"m": tf.constant(1.0)})
     with pytest.raises(ValueError, match="does not include params"):
         tf.estimator.Estimator(lambda features, labels, mode: None, params={"a": 1})
+    # The Estimator's config is a copy with its model_dir; the caller's is unchanged.
+    config = tf.estimator.RunConfig()
+    estimator = tf.estimator.Estimator(_regression_fn, model_dir=str(tmp_path / "own"),
+                                       config=config, params={"learning_rate": 0.1})
+    assert config.model_dir is None and estimator.config.model_dir == str(tmp_path / "own")
     with pytest.raises(ValueError, match="different values"):
         tf.estimator.Estimator(_regression_fn, model_dir=str(tmp_path / "a"),
                                config=tf.estimator.RunConfig(model_dir=str(tmp_path / "b")))

@@ -67,7 +67,8 @@ class Estimator:
         if model_dir is None:
             model_dir = tempfile.mkdtemp()
             logging.warning("Using temporary folder as model directory: %s", model_dir)
-        config.model_dir = os.fspath(model_dir)
+        if config.model_dir != os.fspath(model_dir):  # a copy, as TF: the caller's stays
+            config = config.replace(model_dir=os.fspath(model_dir))
         self._model_fn = model_fn
         self._model_dir = config.model_dir
         self._config = config
