@@ -150,3 +150,60 @@ def test_dnn_classifier_with_an_embedded_categorical_feature(tmp_path):
     metrics = classifier.evaluate(tf.estimator.inputs.numpy_input_fn(
         {"animal": words[picked]}, labels, batch_size=100, shuffle=False))
     assert metrics["accuracy"] == 1.0
+
+
+def test_sparse_inputs_from_var_len_features():
+    # Example 0: "red", "blue", "red"; example 1: nothing; example 2: "green", "mauve".
+    tags = tf.SparseTensor(indices=[[0, 0], [0, 1], [0, 2], [2, 0], [2, 1]],
+                           values=["red", "blue", "red", "green", "mauve"],
+                           dense_shape=[3, 3])
+    color = tf.feature_column.categorical_column_with_vocabulary_list(
+        "tags", ["red", "green", "blue"])
+    layer = tf.feature_column.input_layer({"tags": tags}, [
+        tf.feature_column.indicator_column(color),
+        tf.feature_column.embedding_column(color, 2, combiner="sum",
+                                           initializer=tf.constant_initializer(
+                                               [[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]]))])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run(layer)
+    # tags_embedding (sum: red + blue + red; none; green), then tags_indicator (counts).
+    np.testing.assert_allclose(got, [[7, 5, 2, 0, 1], [0, 0, 0, 0, 0], [0, 1, 0, 1, 0]])
+    with pytest.raises(ValueError, match="SparseTensor is not supported"):
+        tf.feature_column.input_layer({"tags": tags},
+                                      [tf.feature_column.numeric_column("tags")])
+
+
+def test_dnn_classifier_reads_var_len_features_through_tf_data(tmp_path):
+    rng = np.random.RandomState(5)
+    records, labels = [], []
+    for _ in range(300):
+        words = list(rng.choice(["good", "great", "bad", "awful", "the"],
+                                size=rng.randint(1, 5)))
+        score = sum(w in ("good", "great") for w in words) - sum(
+            w in ("bad", "awful") for w in words)
+        if score == 0:
+            continue
+        labels.append(int(score > 0))
+        records.append(tf.train.Example(features=tf.train.Features(feature={
+            "words": tf.train.Feature(bytes_list=tf.train.BytesList(
+                value=[w.encode() for w in words])),
+            "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[labels[-1]])),
+        })).SerializeToString())
+    spec = {"words": tf.VarLenFeature(tf.string), "label": tf.FixedLenFeature([], tf.int64)}
+
+    def input_fn(repeat):
+        def parse(record):
+            parsed = tf.parse_single_example(record, spec)
+            return {"words": parsed["words"]}, parsed["label"]
+        dataset = tf.data.Dataset.from_tensor_slices(np.array(records, dtype=object)).map(parse)
+        return (dataset.shuffle(100).repeat() if repeat else dataset).batch(20)
+
+    words = tf.feature_column.categorical_column_with_vocabulary_list(
+        "words", ["good", "great", "bad", "awful", "the"])
+    classifier = tf.estimator.DNNClassifier(
+        [8], [tf.feature_column.embedding_column(words, 4, combiner="sum")],
+        model_dir=str(tmp_path), config=_config())
+    classifier.train(lambda: input_fn(True), steps=200)
+    metrics = classifier.evaluate(lambda: input_fn(False))
+    assert metrics["accuracy"] > 0.95, metrics

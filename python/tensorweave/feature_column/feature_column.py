@@ -5,9 +5,10 @@ columns ordered by name, concatenated). Variable names are TF's
 (`input_layer/<key>_embedding/embedding_weights`), so checkpoints match.
 
 Categorical inputs are dense tensors of ids or values ([batch] or [batch, n]; -1 or a
-missing value drops an entry), as numpy_input_fn and parsed FixedLenFeatures give them.
-Not built yet (issue #32): SparseTensor inputs (VarLenFeature), hash buckets and crossed
-columns (they need TF's string hash), vocabulary files, linear_model and oov buckets."""
+value not in the vocabulary drops an entry), as numpy_input_fn and parsed
+FixedLenFeatures give them, or SparseTensors (a VarLenFeature, any number of entries per
+example). Not built yet (issue #32): hash buckets and crossed columns (they need TF's
+string hash), vocabulary files, linear_model and oov buckets."""
 
 import collections
 
@@ -165,12 +166,18 @@ def embedding_column(categorical_column, dimension, combiner="mean", initializer
 
 # ---- tensors ----
 
-def _feature(features, key):
+def _feature(features, key, sparse_ok=False):
+    """The input of `key`: a tensor, or a SparseTensor where `sparse_ok`."""
     if key not in features:
         raise ValueError("The feature %s is not in features dictionary." % key)
     value = features[key]
-    if isinstance(value, (sparse_tensor.SparseTensor, sparse_tensor.SparseTensorValue)):
-        raise _not_built("a SparseTensor input of feature column %s (VarLenFeature)" % key)
+    if isinstance(value, sparse_tensor.SparseTensorValue):
+        value = sparse_tensor.SparseTensor.from_value(value)
+    if isinstance(value, sparse_tensor.SparseTensor):
+        if not sparse_ok:
+            raise ValueError("The corresponding Tensor of numerical column must be a Tensor. "
+                             "SparseTensor is not supported. key: %s" % key)
+        return value
     return convert_to_tensor(value)
 
 
@@ -182,22 +189,25 @@ def _numeric(column, features):
     return tf.reshape(value, [-1, int(np.prod(column.shape))])
 
 
-def _ids(column, features):
-    """[batch, n] int64 ids in [0, num_buckets), -1 for a dropped entry."""
+class _Ids(collections.namedtuple("_Ids", ["values", "rows", "batch"])):
+    """A categorical column's entries, flat: values[i] (an id in [0, num_buckets), or -1
+    for a dropped entry) belongs to example rows[i] of `batch`. Dense [batch, n] inputs
+    and SparseTensor ones (a VarLenFeature) both come to this."""
+
+
+def _flat(dense_ids):
+    """_Ids of a dense [batch, n] int64 tensor of ids."""
     tf = _tf()
-    if isinstance(column, BucketizedColumn):
-        values = _numeric(column.source_column, features)
-        buckets = tf.reduce_sum(tf.cast(tf.greater_equal(
-            tf.expand_dims(values, -1), tf.constant(list(column.boundaries))), dtypes.int64), -1)
-        width = int(np.prod(column.source_column.shape))
-        offsets = tf.constant([i * (len(column.boundaries) + 1) for i in range(width)],
-                              dtype=dtypes.int64)
-        return buckets + offsets
-    raw = _feature(features, column.key)
-    if raw.shape.ndims == 1:
-        raw = tf.expand_dims(raw, 1)
+    shape = tf.shape(dense_ids, out_type=dtypes.int64)
+    rows = tf.tile(tf.expand_dims(tf.range(shape[0]), 1), tf.stack([1, shape[1]]))
+    return _Ids(tf.reshape(dense_ids, [-1]), tf.reshape(rows, [-1]), shape[0])
+
+
+def _lookup(column, values):
+    """Ids of `values` (any shape) for an identity or vocabulary-list column."""
+    tf = _tf()
     if isinstance(column, IdentityCategoricalColumn):
-        ids = tf.cast(raw, dtypes.int64)
+        ids = tf.cast(values, dtypes.int64)
         in_range = tf.logical_and(tf.greater_equal(ids, 0), tf.less(ids, column.num_buckets))
         missing = tf.less(ids, 0)
         if column.default_value is not None:
@@ -209,12 +219,36 @@ def _ids(column, features):
         with ops.control_dependencies([check]):
             return tf.identity(ids)
     vocabulary = tf.constant(list(column.vocabulary_list), dtype=column.dtype)
-    values = raw if raw.dtype == column.dtype else tf.cast(raw, column.dtype)
+    values = values if values.dtype == column.dtype else tf.cast(values, column.dtype)
     equal = tf.equal(tf.expand_dims(values, -1), vocabulary)
     found = tf.reduce_any(equal, -1)
     index = tf.argmax(tf.cast(equal, dtypes.int32), -1)
     fallback = tf.fill(tf.shape(index), tf.constant(column.default_value, dtypes.int64))
     return tf.where(found, index, fallback)
+
+
+def _ids(column, features):
+    tf = _tf()
+    if isinstance(column, BucketizedColumn):
+        values = _numeric(column.source_column, features)
+        buckets = tf.reduce_sum(tf.cast(tf.greater_equal(
+            tf.expand_dims(values, -1), tf.constant(list(column.boundaries))), dtypes.int64), -1)
+        width = int(np.prod(column.source_column.shape))
+        offsets = tf.constant([i * (len(column.boundaries) + 1) for i in range(width)],
+                              dtype=dtypes.int64)
+        return _flat(buckets + offsets)
+    raw = _feature(features, column.key, sparse_ok=True)
+    if isinstance(raw, sparse_tensor.SparseTensor):
+        return _Ids(_lookup(column, raw.values), raw.indices[:, 0], raw.dense_shape[0])
+    if raw.shape.ndims == 1:
+        raw = tf.expand_dims(raw, 1)
+    return _flat(_lookup(column, raw))
+
+
+def _per_example(values, ids):
+    """[batch, ...]: the sum of `values` (one per entry of `ids`) over each example."""
+    tf = _tf()
+    return tf.unsorted_segment_sum(values, ids.rows, ids.batch)
 
 
 def _dense(column, features):
@@ -225,13 +259,14 @@ def _dense(column, features):
     if isinstance(column, BucketizedColumn):  # a one-hot per dimension, as TF
         buckets = len(column.boundaries) + 1
         width = int(np.prod(column.source_column.shape))
-        local = _ids(column, features) - tf.constant(
-            [i * buckets for i in range(width)], dtype=dtypes.int64)
+        values = _numeric(column.source_column, features)
+        local = tf.reduce_sum(tf.cast(tf.greater_equal(
+            tf.expand_dims(values, -1), tf.constant(list(column.boundaries))), dtypes.int64), -1)
         return tf.reshape(tf.one_hot(local, buckets), [-1, width * buckets])
     if isinstance(column, IndicatorColumn):
         ids = _ids(column.categorical_column, features)
         # one_hot of -1 is a zero row: dropped entries count nothing.
-        return tf.reduce_sum(tf.one_hot(ids, column.categorical_column.num_buckets), 1)
+        return _per_example(tf.one_hot(ids.values, column.categorical_column.num_buckets), ids)
     if isinstance(column, EmbeddingColumn):
         return _embedded(column, features)
     if isinstance(column, _CATEGORICAL[1:]):
@@ -250,12 +285,13 @@ def _embedded(column, features):
     weights = tf.get_variable("embedding_weights", [buckets, column.dimension],
                               initializer=initializer, trainable=column.trainable)
     ids = _ids(column.categorical_column, features)
-    valid = tf.cast(tf.greater_equal(ids, 0), dtypes.float32)
-    vectors = tf.nn.embedding_lookup(weights, tf.maximum(ids, 0)) * tf.expand_dims(valid, -1)
-    total = tf.reduce_sum(vectors, 1)
+    valid = tf.cast(tf.greater_equal(ids.values, 0), dtypes.float32)
+    vectors = tf.nn.embedding_lookup(weights, tf.maximum(ids.values, 0)) * tf.expand_dims(
+        valid, -1)
+    total = _per_example(vectors, ids)
     if column.combiner == "sum":
         return total
-    count = tf.expand_dims(tf.reduce_sum(valid, 1), -1)
+    count = tf.expand_dims(_per_example(valid, ids), -1)
     if column.combiner == "mean":
         return total / tf.maximum(count, 1.0)
     return total / tf.maximum(tf.sqrt(count), 1.0)
