@@ -76,6 +76,16 @@ def test_dnn_regressor_and_input_layer(tmp_path):
     metrics = regressor.evaluate(tf.estimator.inputs.numpy_input_fn(
         {"a": a, "b": b}, target, batch_size=100, shuffle=False))
     assert metrics["average_loss"] < 0.05
+    # TF 1.x's default reduction sums over the batch of 100; SUM_OVER_BATCH_SIZE averages.
+    np.testing.assert_allclose(metrics["loss"], 100 * metrics["average_loss"], rtol=1e-4)
+    averaged = tf.estimator.DNNRegressor(
+        hidden_units=[16], feature_columns=columns, model_dir=str(tmp_path / "mean"),
+        config=_config(), loss_reduction=tf.losses.Reduction.SUM_OVER_BATCH_SIZE)
+    averaged.train(tf.estimator.inputs.numpy_input_fn(
+        {"a": a, "b": b}, target, batch_size=20, num_epochs=None, shuffle=True), steps=20)
+    mean_metrics = averaged.evaluate(tf.estimator.inputs.numpy_input_fn(
+        {"a": a, "b": b}, target, batch_size=100, shuffle=False))
+    np.testing.assert_allclose(mean_metrics["loss"], mean_metrics["average_loss"], rtol=1e-4)
     # Columns in name order (a, then b), each flattened.
     with tf.Graph().as_default():
         layer = tf.feature_column.input_layer(
@@ -93,6 +103,9 @@ def test_unbuilt_columns_and_options_name_the_issue():
     with pytest.raises(NotImplementedError, match="issue #32"):
         tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
                                    weight_column="w")
+    with pytest.raises(NotImplementedError, match="batch_norm"):
+        tf.estimator.DNNRegressor([4], [tf.feature_column.numeric_column("x")],
+                                  batch_norm=True)
     with pytest.raises(ValueError, match="Unsupported optimizer name"):
         tf.estimator.DNNRegressor([4], [tf.feature_column.numeric_column("x")],
                                   optimizer="Nope")

@@ -227,16 +227,21 @@ def _lookup(column, values):
     return tf.where(found, index, fallback)
 
 
+def _buckets(column, features):
+    """[batch, width] int64: each value's bucket among a bucketized column's boundaries."""
+    tf = _tf()
+    values = _numeric(column.source_column, features)
+    return tf.reduce_sum(tf.cast(tf.greater_equal(
+        tf.expand_dims(values, -1), tf.constant(list(column.boundaries))), dtypes.int64), -1)
+
+
 def _ids(column, features):
     tf = _tf()
-    if isinstance(column, BucketizedColumn):
-        values = _numeric(column.source_column, features)
-        buckets = tf.reduce_sum(tf.cast(tf.greater_equal(
-            tf.expand_dims(values, -1), tf.constant(list(column.boundaries))), dtypes.int64), -1)
+    if isinstance(column, BucketizedColumn):  # dimension i's buckets come i-th
         width = int(np.prod(column.source_column.shape))
         offsets = tf.constant([i * (len(column.boundaries) + 1) for i in range(width)],
                               dtype=dtypes.int64)
-        return _flat(buckets + offsets)
+        return _flat(_buckets(column, features) + offsets)
     raw = _feature(features, column.key, sparse_ok=True)
     if isinstance(raw, sparse_tensor.SparseTensor):
         return _Ids(_lookup(column, raw.values), raw.indices[:, 0], raw.dense_shape[0])
@@ -259,10 +264,7 @@ def _dense(column, features):
     if isinstance(column, BucketizedColumn):  # a one-hot per dimension, as TF
         buckets = len(column.boundaries) + 1
         width = int(np.prod(column.source_column.shape))
-        values = _numeric(column.source_column, features)
-        local = tf.reduce_sum(tf.cast(tf.greater_equal(
-            tf.expand_dims(values, -1), tf.constant(list(column.boundaries))), dtypes.int64), -1)
-        return tf.reshape(tf.one_hot(local, buckets), [-1, width * buckets])
+        return tf.reshape(tf.one_hot(_buckets(column, features), buckets), [-1, width * buckets])
     if isinstance(column, IndicatorColumn):
         ids = _ids(column.categorical_column, features)
         # one_hot of -1 is a zero row: dropped entries count nothing.

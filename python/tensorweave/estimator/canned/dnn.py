@@ -1,8 +1,10 @@
 """The canned DNN estimators of TF 1.x: DNNClassifier and DNNRegressor, with TF's variable
 names (dnn/hiddenlayer_N/kernel, dnn/logits/bias), its heads (softmax or sigmoid cross
-entropy, squared error; losses summed over the batch, TF 1.x's default), its eval metrics
-and prediction keys, and its optimizers by name ('Adagrad' at 0.05 by default).
-weight_column and label_vocabulary are not built yet (issue #32)."""
+entropy, squared error; losses reduced by tf.losses.compute_weighted_loss as
+loss_reduction asks, summed over the batch by default as in TF 1.x), its eval metrics and
+prediction keys, and its optimizers by name ('Adagrad' at 0.05 by default).
+weight_column, label_vocabulary, input_layer_partitioner and batch_norm are not built yet
+(issue #32)."""
 
 from tensorweave.estimator import estimator as estimator_lib
 from tensorweave.estimator import model_fn as model_fn_lib
@@ -49,28 +51,45 @@ def _logits(features, feature_columns, hidden_units, units, activation_fn, dropo
                                name="logits")
 
 
-def _spec(mode, loss_fn, predictions, metrics_fn, optimizer):
-    """The EstimatorSpec of a head: predictions; the summed loss; metrics; a train op."""
+def _spec(mode, loss_fn, predictions, metrics_fn, params):
+    """The EstimatorSpec of a head: predictions; the loss reduced as `loss_reduction`
+    asks (TF 1.x's canned default: summed over the batch); metrics; a train op."""
     tf = _tf()
     if mode == ModeKeys.PREDICT:
         return model_fn_lib.EstimatorSpec(mode, predictions=predictions)
     unreduced = loss_fn()
-    loss = tf.reduce_sum(unreduced, name="loss")
+    loss = tf.losses.compute_weighted_loss(unreduced, reduction=params["loss_reduction"])
     if mode == ModeKeys.EVAL:
         metrics = metrics_fn()
         metrics["average_loss"] = tf.metrics.mean(unreduced)
         return model_fn_lib.EstimatorSpec(mode, predictions=predictions, loss=loss,
                                           eval_metric_ops=metrics)
     tf.summary.scalar("loss", loss)
-    train_op = _optimizer(optimizer).minimize(loss, global_step=tf.train.get_global_step())
+    train_op = _optimizer(params["optimizer"]).minimize(
+        loss, global_step=tf.train.get_global_step())
     return model_fn_lib.EstimatorSpec(mode, predictions=predictions, loss=loss,
                                       train_op=train_op)
 
 
-def _check_unbuilt(weight_column, label_vocabulary=None):
-    if weight_column is not None or label_vocabulary is not None:
-        raise NotImplementedError("weight_column and label_vocabulary of the canned "
-                                  "estimators are not in tensorweave yet (issue #32)")
+def _common_params(hidden_units, feature_columns, optimizer, activation_fn, dropout,
+                   loss_reduction, weight_column=None, label_vocabulary=None,
+                   input_layer_partitioner=None, batch_norm=False):
+    """The settings both DNN estimators take, checked; the options not built yet say so."""
+    if (weight_column is not None or label_vocabulary is not None or
+            input_layer_partitioner is not None or batch_norm):
+        raise NotImplementedError("weight_column, label_vocabulary, input_layer_partitioner "
+                                  "and batch_norm of the canned estimators are not in "
+                                  "tensorweave yet (issue #32)")
+    tf = _tf()
+    if isinstance(optimizer, str):
+        _optimizer(optimizer)  # an unknown name is refused now, as TF's
+    loss_reduction = tf.losses.Reduction.SUM if loss_reduction is None else loss_reduction
+    if loss_reduction == tf.losses.Reduction.NONE:
+        raise ValueError("Invalid loss_reduction: %s" % loss_reduction)
+    tf.losses.Reduction.validate(loss_reduction)
+    return {"hidden_units": list(hidden_units), "feature_columns": list(feature_columns),
+            "optimizer": optimizer, "activation_fn": activation_fn or tf.nn.relu,
+            "dropout": dropout, "loss_reduction": loss_reduction}
 
 
 def _classifier_fn(features, labels, mode, params):
@@ -112,7 +131,7 @@ def _classifier_fn(features, labels, mode, params):
                 "label/mean": tf.metrics.mean(as_float)})
         return metrics
 
-    return _spec(mode, loss_fn, predictions, metrics_fn, params["optimizer"])
+    return _spec(mode, loss_fn, predictions, metrics_fn, params)
 
 
 def _regressor_fn(features, labels, mode, params):
@@ -130,7 +149,7 @@ def _regressor_fn(features, labels, mode, params):
     def metrics_fn():
         return {"prediction/mean": tf.metrics.mean(logits), "label/mean": tf.metrics.mean(labels)}
 
-    return _spec(mode, loss_fn, predictions, metrics_fn, params["optimizer"])
+    return _spec(mode, loss_fn, predictions, metrics_fn, params)
 
 
 class DNNClassifier(estimator_lib.Estimator):
@@ -138,14 +157,12 @@ class DNNClassifier(estimator_lib.Estimator):
                  weight_column=None, label_vocabulary=None, optimizer="Adagrad",
                  activation_fn=None, dropout=None, input_layer_partitioner=None,
                  config=None, warm_start_from=None, loss_reduction=None, batch_norm=False):
-        _check_unbuilt(weight_column, label_vocabulary)
-        if isinstance(optimizer, str):
-            _optimizer(optimizer)  # an unknown name is refused now, as TF's
         if n_classes < 2:
             raise ValueError("n_classes must be > 1 for classification: %s" % n_classes)
-        params = {"hidden_units": list(hidden_units), "feature_columns": list(feature_columns),
-                  "n_classes": n_classes, "optimizer": optimizer,
-                  "activation_fn": activation_fn or _tf().nn.relu, "dropout": dropout}
+        params = _common_params(hidden_units, feature_columns, optimizer, activation_fn,
+                                dropout, loss_reduction, weight_column, label_vocabulary,
+                                input_layer_partitioner, batch_norm)
+        params["n_classes"] = n_classes
         super().__init__(_classifier_fn, model_dir=model_dir, config=config, params=params,
                          warm_start_from=warm_start_from)
 
@@ -155,11 +172,9 @@ class DNNRegressor(estimator_lib.Estimator):
                  weight_column=None, optimizer="Adagrad", activation_fn=None, dropout=None,
                  input_layer_partitioner=None, config=None, warm_start_from=None,
                  loss_reduction=None, batch_norm=False):
-        _check_unbuilt(weight_column)
-        if isinstance(optimizer, str):
-            _optimizer(optimizer)
-        params = {"hidden_units": list(hidden_units), "feature_columns": list(feature_columns),
-                  "label_dimension": label_dimension, "optimizer": optimizer,
-                  "activation_fn": activation_fn or _tf().nn.relu, "dropout": dropout}
+        params = _common_params(hidden_units, feature_columns, optimizer, activation_fn,
+                                dropout, loss_reduction, weight_column, None,
+                                input_layer_partitioner, batch_norm)
+        params["label_dimension"] = label_dimension
         super().__init__(_regressor_fn, model_dir=model_dir, config=config, params=params,
                          warm_start_from=warm_start_from)
