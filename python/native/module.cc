@@ -18,4 +18,5 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindDatasets(m);
   tw::python::BindRecords(m);
   tw::python::BindData(m);
+  tw::python::BindCoordinator(m);
 }

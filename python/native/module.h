@@ -21,6 +21,7 @@ void BindSessionPolicy(pybind11::module_& m);
 void BindDatasets(pybind11::module_& m);
 void BindRecords(pybind11::module_& m);
 void BindData(pybind11::module_& m);
+void BindCoordinator(pybind11::module_& m);
 
 // The C++ graph of a `_native.Graph`.
 const Scope& GraphScope(const pybind11::handle& graph);

@@ -275,8 +275,14 @@ contrib = _namespace(
                          get_or_create_global_step=_training_util.get_or_create_global_step,
                          get_global_step=_training_util.get_global_step,
                          create_global_step=_training_util.create_global_step))
-distribute = _namespace("distribute", cluster_resolver=_namespace(
-    "distribute.cluster_resolver", TFConfigClusterResolver=_TFConfigClusterResolver))
+from tensorweave import distribute as _distribute  # noqa: E402
+distribute = _namespace(
+    "distribute", cluster_resolver=_namespace(
+        "distribute.cluster_resolver", TFConfigClusterResolver=_TFConfigClusterResolver,
+        SimpleClusterResolver=_distribute.cluster_resolver.SimpleClusterResolver),
+    experimental=_distribute.experimental, Server=_distribute.Server,
+    ReduceOp=_distribute.ReduceOp, InputContext=_distribute.InputContext)
+function = _distribute.function
 random = _namespace("random", set_random_seed=set_random_seed, normal=random_normal,
                     uniform=random_uniform, truncated_normal=truncated_normal,
                     shuffle=random_shuffle,
