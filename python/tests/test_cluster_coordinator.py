@@ -175,3 +175,50 @@ def test_strategy_run_and_reduce():
     with tf.Session() as sess:
         np.testing.assert_allclose(sess.run(summed), [8.0, 12.0])
         np.testing.assert_allclose(sess.run(mean), [[2.0, 4.0], [6.0, 8.0]])
+
+
+PROGRAM = str(__import__("pathlib").Path(__file__).parent / "programs" / "coordinator_cluster.py")
+
+
+def test_a_worker_killed_mid_training_loses_no_step_and_rejoins(tw_tool, tmp_path):
+    """chief (the coordinator), a ps and 2 workers under tw launch --restart on-failure:
+    worker 1 is killed with SIGKILL while steps run; its steps run on worker 0, tw launch
+    starts it again, and it takes steps again. Every scheduled step is applied; a step its
+    worker died in after the update reached the ps may be applied twice (at most one per
+    failure: a worker runs one step at a time)."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from conftest import python_env
+    launch = subprocess.Popen(
+        [tw_tool, "launch", "--cluster", "chief=1,ps=1,worker=2", "--restart", "on-failure",
+         "--restart-delay", "0.5", "--", sys.executable, PROGRAM, "--pid_dir=%s" % tmp_path,
+         "--steps=1500", "--wait_for_recovery", "--timeout=90"],
+        env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        pid_file, progress = tmp_path / "worker-1.pid", tmp_path / "progress"
+        deadline = time.time() + 60
+        while time.time() < deadline and not (
+                pid_file.exists() and progress.exists() and int(progress.read_text()) >= 200):
+            time.sleep(0.05)
+        assert progress.exists() and int(progress.read_text()) >= 200, "no progress"
+        victim = int(pid_file.read_text())
+        os.kill(victim, signal.SIGKILL)
+        output, _ = launch.communicate(timeout=150)
+    finally:
+        if launch.poll() is None:
+            launch.kill()
+            launch.communicate()
+    assert launch.returncode == 0, output
+    line = next(l for l in output.splitlines() if '"scheduled"' in l)
+    result = json.loads(line[line.index("{"):])
+    assert result["scheduled"] >= 1500, result
+    assert result["worker_failures"] >= 1 and result["rescheduled"] >= 1, result
+    assert result["worker_recoveries"] >= 1, result
+    assert result["scheduled"] <= result["applied"] <= (
+        result["scheduled"] + result["worker_failures"]), result
+    assert int(pid_file.read_text()) != victim  # started again, and it ran steps after
+    assert all(result["worker_available"]), result
