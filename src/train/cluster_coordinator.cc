@@ -190,8 +190,7 @@ Status ClusterCoordinator::Enqueue(std::unique_ptr<Closure> closure) {
   TW_RETURN_IF_ERROR(TakePendingErrorLocked());
   TW_RETURN_IF_ERROR(broken_);
   if (stopping_) return errors::Cancelled("The ClusterCoordinator is being destroyed");
-  // The queue's next function is at its back; a new one goes in front of the others.
-  queue_.insert(queue_.begin(), std::move(closure));
+  queue_.push_back(std::move(closure));
   ++stats_.scheduled;
   changed_.Signal();
   return OkStatus();
@@ -339,8 +338,8 @@ void ClusterCoordinator::WorkerLoop(int index) {
         connected = false;
         continue;
       }
-      closure = std::move(queue_.back());
-      queue_.pop_back();
+      closure = std::move(queue_.front());
+      queue_.pop_front();
       ++running_;
     }
     Status sent = SendNewNodes(worker);
@@ -370,7 +369,7 @@ void ClusterCoordinator::Finish(Worker& worker, std::unique_ptr<Closure> closure
     ++stats_.rescheduled;
     ++stats_.worker_failures;
     stats_.worker_available[worker.index] = false;
-    queue_.push_back(std::move(closure));  // next to run
+    queue_.push_front(std::move(closure));  // next to run
     return;
   }
   ++stats_.failed;

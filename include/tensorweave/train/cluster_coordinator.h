@@ -26,6 +26,7 @@
 #define TENSORWEAVE_TRAIN_CLUSTER_COORDINATOR_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -167,7 +168,7 @@ class ClusterCoordinator {
 
   mutable absl::Mutex mu_;
   absl::CondVar changed_;  // the queue, the running count or stopping_ changed
-  std::vector<std::unique_ptr<Closure>> queue_ ABSL_GUARDED_BY(mu_);  // next at the back
+  std::deque<std::unique_ptr<Closure>> queue_ ABSL_GUARDED_BY(mu_);  // next at the front
   int running_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   Status pending_error_ ABSL_GUARDED_BY(mu_);
