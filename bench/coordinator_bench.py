@@ -5,8 +5,9 @@
    `tw launch`, trained by one client with a ClusterCoordinator
    (examples/python/coordinator_trainer.py, chief=1) and by the workers themselves through
    MonitoredTrainingSession (examples/python/trainer.py); both feed batches from memory
-   (the coordinator's chief feeds them; MTS workers feed their own). The chief's
-   "examples/s (all workers)". Goal: coordinator at least 0.95x MTS.
+   (the coordinator's chief feeds them; MTS workers feed their own), or with
+   --train_files both read TFRecord files on the workers. The chief's "examples/s (all
+   workers)", after the first step. Goal: coordinator at least 0.95x MTS.
 2. The coordinator's own cost per scheduled step, in this process with a ps and one worker
    server on loopback, a step that adds one to a ps variable:
      schedule     the program's side: schedule() of a traced function (Python and C++
@@ -16,6 +17,7 @@
    Goal: under 50 us each.
 
   /usr/bin/python3 bench/coordinator_bench.py [--rounds 2] [--steps 6000] [--build build]
+      [--train_files '/tmp/records/train-*'] [--skip_training]
 """
 import argparse
 import os
@@ -30,7 +32,7 @@ import time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-def trainer_rounds(rounds, steps, build):
+def trainer_rounds(rounds, steps, build, train_files):
     tw = os.path.join(build, "tools", "tw")
     programs = {
         "coordinator": (["chief=1,ps=1,worker=2"],
@@ -47,6 +49,8 @@ def trainer_rounds(rounds, steps, build):
                     "--max_steps=%d" % steps, "--log_every=%d" % steps] + extra
                 if name == "mts":
                     cmd.append("--checkpoint_dir=" + ckpt)
+                if train_files:
+                    cmd.append("--train_files=" + train_files)
                 out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
                 found = re.search(r"([0-9.]+) examples/s \(all workers", out.stdout)
                 if out.returncode != 0 or not found:
@@ -116,10 +120,14 @@ def main():
     parser.add_argument("--cost_steps", type=int, default=5000)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--skip_training", action="store_true")
+    parser.add_argument("--train_files", default="",
+                        help="TFRecord files (examples/python/make_tfrecords.py) both "
+                             "trainers read through tf.data, on each worker, instead of "
+                             "feeding batches")
     args = parser.parse_args()
     coordinator_cost(args.cost_steps)
     if not args.skip_training:
-        trainer_rounds(args.rounds, args.steps, args.build)
+        trainer_rounds(args.rounds, args.steps, args.build, args.train_files)
 
 
 if __name__ == "__main__":

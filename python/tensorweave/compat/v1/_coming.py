@@ -43,13 +43,12 @@ COMING.update(_names(LATER, """
     train.AdadeltaOptimizer train.FtrlOptimizer train.ProximalGradientDescentOptimizer
     train.ProximalAdagradOptimizer train.ProfilerHook
     summary.image summary.audio summary.text summary.tensor_summary
+    distribute.Strategy distribute.MirroredStrategy distribute.MultiWorkerMirroredStrategy
     """))
 COMING.update(_names(32, """
     feature_column.categorical_column_with_vocabulary_file
     feature_column.categorical_column_with_hash_bucket
     feature_column.crossed_column feature_column.linear_model
-    distribute.experimental distribute.Strategy
-    distribute.MirroredStrategy
     estimator.LinearClassifier
     estimator.LinearRegressor estimator.DNNLinearCombinedClassifier estimator.export
     estimator.LatestExporter estimator.FinalExporter estimator.BestExporter
