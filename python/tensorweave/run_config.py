@@ -39,10 +39,13 @@ class RunConfig:
                  experimental_distribute=None, experimental_max_worker_delay_secs=None,
                  session_creation_timeout_secs=7200):
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
-        if train_distribute is not None or eval_distribute is not None:
-            raise NotImplementedError("RunConfig(train_distribute=...): tf.distribute "
-                                      "strategies for Estimator are not in tensorweave yet "
-                                      "(issue #32)")
+        for name, strategy in (("train_distribute", train_distribute),
+                               ("eval_distribute", eval_distribute)):
+            if strategy is not None and not hasattr(strategy, "_worker_scope"):
+                raise NotImplementedError(
+                    "RunConfig(%s=%s): of the tf.distribute strategies, tensorweave's "
+                    "Estimator takes ParameterServerStrategy only" % (
+                        name, type(strategy).__name__))
         if save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError("Can not provide both save_checkpoints_steps and "
                              "save_checkpoints_secs.")

@@ -238,3 +238,32 @@ def test_train_and_evaluate_under_tfjobs_own_tf_config(tmp_path):
             if p.poll() is None:
                 p.terminate()
                 p.wait(timeout=30)
+
+
+def test_train_distribute_parameter_server_strategy_under_tw_launch(tw_tool, tmp_path):
+    """RunConfig(train_distribute=ParameterServerStrategy(variable_partitioner=...)): the
+    chief and a worker train through the ps task, and the strategy's partitioner splits
+    the model's `table` in two parts, which the checkpoint holds as TF names them."""
+    import subprocess
+    import sys
+    from conftest import python_env
+    out = subprocess.run(
+        [tw_tool, "launch", "--cluster", "chief=1,ps=1,worker=1", "--", sys.executable,
+         PROGRAM, "--model_dir=%s" % tmp_path, "--max_steps=200", "--strategy"],
+        env=python_env(), capture_output=True, text=True, timeout=180)
+    output = out.stdout + out.stderr
+    assert out.returncode == 0, output
+    assert "[chief:0] chief finished" in output
+    # Two parts, on the ps task; the checkpoint holds the whole variable, as TF's does.
+    assert ("[chief:0] table parts: /job:ps/task:0 /job:ps/task:0"
+            in output), output
+    assert dict(tf.train.list_variables(str(tmp_path)))["table"] == [4, 1]
+    kernel = tf.train.load_variable(str(tmp_path), "linear/kernel")
+    np.testing.assert_allclose(kernel, [[2.0]], atol=0.2)
+
+
+def test_run_config_takes_only_parameter_server_strategy():
+    class MirroredStrategy:
+        pass
+    with pytest.raises(NotImplementedError, match="ParameterServerStrategy only"):
+        tf.estimator.RunConfig(train_distribute=MirroredStrategy())

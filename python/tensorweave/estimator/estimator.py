@@ -5,6 +5,7 @@ checkpoint and runs the eval_metric_ops to the input's end, predict yields predi
 On a cluster (TF_CONFIG through RunConfig) the model's variables are placed on the ps
 tasks by replica_device_setter and the session's master is this task's server."""
 
+import contextlib
 import inspect
 import os
 import tempfile
@@ -126,13 +127,26 @@ class Estimator:
         return spec
 
     def _device_fn(self):
-        """Variables on the ps tasks, ops on this task, when the cluster has ps tasks."""
+        """RunConfig's device_fn when given; else variables on the ps tasks, ops on this
+        task, when the cluster has ps tasks (round robin, as ParameterServerStrategy
+        places them too)."""
         c = self._config
+        if c.device_fn is not None:
+            return c.device_fn
         if c.num_ps_replicas <= 0 or c.task_type is None:
             return None
         return device_setter.replica_device_setter(
             ps_tasks=c.num_ps_replicas, cluster=c.cluster_spec, merge_devices=True,
             worker_device="/job:%s/task:%d" % (c.task_type, c.task_id))
+
+    def _partitioning(self):
+        """The train_distribute strategy's variable_partitioner while the model is built
+        (in every mode, so that evaluation's graph reads the checkpoint's parts as they
+        were trained)."""
+        strategy = self._config.train_distribute
+        if strategy is None:
+            return contextlib.nullcontext()
+        return strategy._partitioning()
 
     def _build(self, input_fn, mode):
         """In the default graph (a fresh one): the global step, the input, the model; to
@@ -144,7 +158,7 @@ class Estimator:
         with ops.device(device_fn):
             global_step = training_util.get_or_create_global_step()
         features, labels = self._call_input_fn(input_fn, mode)
-        with ops.device(device_fn):
+        with ops.device(device_fn), self._partitioning():
             spec = self._call_model_fn(features, labels, mode)
         return global_step, spec
 
