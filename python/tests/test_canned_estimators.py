@@ -99,7 +99,7 @@ def test_dnn_regressor_and_input_layer(tmp_path):
 
 def test_unbuilt_columns_and_options_name_the_issue():
     with pytest.raises(AttributeError, match="issue #32"):
-        tf.feature_column.categorical_column_with_hash_bucket  # noqa: B018
+        tf.feature_column.crossed_column  # noqa: B018
     with pytest.raises(NotImplementedError, match="issue #32"):
         tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
                                    weight_column="w")
@@ -220,3 +220,56 @@ def test_dnn_classifier_reads_var_len_features_through_tf_data(tmp_path):
     classifier.train(lambda: input_fn(True), steps=200)
     metrics = classifier.evaluate(lambda: input_fn(False))
     assert metrics["accuracy"] > 0.95, metrics
+
+
+def test_hash_buckets_are_tensorflows():
+    """TF's own expectations: string_to_hash_bucket_fast(['a','b','c','d'], 10) is
+    [9, 2, 2, 5] (FarmHash fingerprints), and a hashed column counts those buckets."""
+    words = tf.constant([["a", "b"], ["c", ""], ["d", "d"]])
+    column = tf.feature_column.categorical_column_with_hash_bucket("w", 10)
+    layer = tf.feature_column.input_layer({"w": words},
+                                          [tf.feature_column.indicator_column(column)])
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(
+            sess.run(tf.string_to_hash_bucket_fast(["a", "b", "c", "d"], 10)), [9, 2, 2, 5])
+        np.testing.assert_array_equal(
+            sess.run(tf.strings.to_hash_bucket_fast(["a"], 1)), [0])
+        got = sess.run(layer)
+    expected = np.zeros([3, 10])
+    expected[0, 9] = expected[0, 2] = 1  # "a", "b"
+    expected[1, 2] = 1  # "c"; "" is dropped, as TF drops empty strings
+    expected[2, 5] = 2  # "d" twice
+    np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match="hash_bucket_size must be set"):
+        tf.feature_column.categorical_column_with_hash_bucket("w", 0)
+    with pytest.raises(NotImplementedError, match="as_string"):
+        tf.feature_column.categorical_column_with_hash_bucket("w", 3, dtype=tf.int64)
+
+
+def test_vocabulary_file_and_oov_buckets(tmp_path):
+    vocabulary = tmp_path / "colors.txt"
+    vocabulary.write_text("red\ngreen\nblue\nunused\n")
+    from_file = tf.feature_column.categorical_column_with_vocabulary_file(
+        "color", str(vocabulary), vocabulary_size=3, num_oov_buckets=2)
+    assert from_file.num_buckets == 5 and from_file.vocabulary_file == str(vocabulary)
+    from_list = tf.feature_column.categorical_column_with_vocabulary_list(
+        "color", ["red", "green", "blue"], num_oov_buckets=2)
+    colors = {"color": tf.constant([["blue"], ["a"], ["d"], ["unused"], [""]])}
+    with tf.Session() as sess:
+        got = [sess.run(tf.feature_column.input_layer(
+            colors, [tf.feature_column.indicator_column(c)])) for c in (from_file, from_list)]
+    # In the vocabulary: its index; outside: 3 + fingerprint % 2 ("a" -> 3 + 9 % 2,
+    # "d" -> 3 + 4470636696479570465 % 2, "unused" is past vocabulary_size); "" dropped.
+    for layer in got:
+        assert layer.argmax(1).tolist()[:3] == [2, 4, 4]
+        assert layer[3].sum() == 1 and layer[3, 3:].sum() == 1
+        assert layer[4].sum() == 0
+    np.testing.assert_array_equal(got[0], got[1])
+    with pytest.raises(ValueError, match="Can't specify both"):
+        tf.feature_column.categorical_column_with_vocabulary_file(
+            "color", str(vocabulary), num_oov_buckets=1, default_value=0)
+    with pytest.raises(ValueError, match="larger than the 4 lines"):
+        tf.feature_column.categorical_column_with_vocabulary_file(
+            "color", str(vocabulary), vocabulary_size=9)
+    plain = tf.feature_column.categorical_column_with_vocabulary_file("color", str(vocabulary))
+    assert plain.vocabulary_size == 4 and plain.default_value == -1

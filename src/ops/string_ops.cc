@@ -1,11 +1,12 @@
 // TF 1.x's string ops for input pipelines: StringSplit (tokens as a sparse tensor),
-// Substr (bytes or UTF-8 characters) and StringJoin, with TensorFlow's signatures and
-// messages.
+// Substr (bytes or UTF-8 characters), StringJoin and StringToHashBucketFast (the hash
+// buckets of feature columns), with TensorFlow's signatures and messages.
 #include "tensorweave/ops/string_ops.h"
 
 #include <algorithm>
 #include <string_view>
 
+#include "farmhash.h"
 #include "src/framework/op_kernel.h"
 #include "src/graph/gradient_registry.h"
 
@@ -218,9 +219,52 @@ class StringJoinOp : public OpKernel {
 TW_REGISTER_KERNEL("StringJoin", "CPU", StringJoinOp);
 TW_NO_GRADIENT("StringJoin");
 
+// ---- StringToHashBucketFast ----
+
+TW_REGISTER_OP("StringToHashBucketFast")
+    .Input("input: string")
+    .Output("output: int64")
+    .Attr("num_buckets: int >= 1")
+    .Doc("Each string's bucket: its 64-bit FarmHash fingerprint modulo num_buckets.");
+
+// TensorFlow's buckets exactly: its Fingerprint64 is FarmHash's (Debian's libfarmhash), so
+// a model's hashed features land in the same buckets as under TensorFlow.
+class StringToHashBucketFastOp : public OpKernel {
+ public:
+  explicit StringToHashBucketFastOp(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("num_buckets", &num_buckets_));
+    if (c->status().ok() && num_buckets_ < 1) {
+      c->SetStatus(errors::InvalidArgument("num_buckets must be at least 1, got ", num_buckets_));
+    }
+  }
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    auto out = Tensor::Allocate(DT_INT64, in.shape());
+    TW_OP_REQUIRES_OK(ctx, out.status());
+    auto strings = in.flat<std::string>();
+    auto buckets = out->flat<int64_t>();
+    const auto n = static_cast<uint64_t>(num_buckets_);
+    for (size_t i = 0; i < strings.size(); ++i) {
+      buckets[i] =
+          static_cast<int64_t>(util::Fingerprint64(strings[i].data(), strings[i].size()) % n);
+    }
+    ctx->set_output(0, *std::move(out));
+  }
+
+ private:
+  int64_t num_buckets_ = 1;
+};
+TW_REGISTER_KERNEL("StringToHashBucketFast", "CPU", StringToHashBucketFastOp);
+TW_NO_GRADIENT("StringToHashBucketFast");
+
 }  // namespace
 
 namespace ops {
+
+Output StringToHashBucketFast(const Scope& scope, Input input, int64_t num_buckets) {
+  return scope.AddNodeOutput("StringToHashBucketFast", {{std::move(input)}},
+                             {{"num_buckets", MakeAttr(num_buckets)}});
+}
 
 SparseOutput StringSplit(const Scope& scope, Input input, Input delimiter, bool skip_empty) {
   Operation op = scope.AddNode("StringSplit", {{std::move(input)}, {std::move(delimiter)}},

@@ -110,5 +110,29 @@ TEST(StringJoinTest, ElementwiseWithScalarsBroadcast) {
   EXPECT_TRUE(IsInvalidArgument(RunGraph(other, {bad}).status()));
 }
 
+// TensorFlow's own expectations (its string_to_hash_bucket_op_test): FarmHash's
+// Fingerprint64 of "a".."d" is 12917804110809363939, 11795596070477164822,
+// 11430444447143000872 and 4470636696479570465.
+TEST(StringToHashBucketFastTest, TensorFlowsBuckets) {
+  Scope root = Scope::NewRootScope();
+  auto ten = ops::StringToHashBucketFast(root, Strings({"a", "b", "c", "d"}), 10);
+  auto one = ops::StringToHashBucketFast(root, Strings({"a", "b", "c"}), 1);
+  auto huge = ops::StringToHashBucketFast(root, Strings({"a", "d"}), int64_t{1} << 62);
+  auto got = RunGraph(root, {ten, one, huge});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsInts((*got)[0]), ElementsAre(9, 2, 2, 5));
+  EXPECT_THAT(AsInts((*got)[1]), ElementsAre(0, 0, 0));
+  EXPECT_THAT(AsInts((*got)[2]), ElementsAre(int64_t(12917804110809363939ull % (1ull << 62)),
+                                             int64_t(4470636696479570465ull % (1ull << 62))));
+}
+
+TEST(StringToHashBucketFastTest, RefusesNoBuckets) {
+  Scope root = Scope::NewRootScope();
+  auto bad = ops::StringToHashBucketFast(root, Strings({"a"}), 0);
+  Status s = root.status().ok() ? RunGraph(root, {bad}).status() : root.status();
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("num_buckets"));
+}
+
 }  // namespace
 }  // namespace tw

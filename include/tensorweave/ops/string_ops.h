@@ -1,5 +1,5 @@
 // Graph-building functions for TF 1.x's string ops that input pipelines use: splitting
-// lines into tokens (a sparse tensor), substrings and joining. Errors are TensorFlow's,
+// lines into tokens (a sparse tensor), substrings, joining and hash buckets. Errors are TensorFlow's,
 // raised when the step runs.
 #ifndef TENSORWEAVE_OPS_STRING_OPS_H_
 #define TENSORWEAVE_OPS_STRING_OPS_H_
@@ -30,6 +30,11 @@ Output Substr(const Scope& scope, Input input, Input pos, Input len,
 // the inputs have one shape, or are scalars.
 Output StringJoin(const Scope& scope, const std::vector<Input>& inputs,
                   const std::string& separator = "");
+
+// Each string's bucket in [0, num_buckets): its FarmHash Fingerprint64 modulo num_buckets,
+// the buckets TensorFlow's tf.string_to_hash_bucket_fast gives (feature columns' hash
+// buckets). An int64 tensor of the input's shape.
+Output StringToHashBucketFast(const Scope& scope, Input input, int64_t num_buckets);
 
 }  // namespace tw::ops
 

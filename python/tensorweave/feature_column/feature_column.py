@@ -1,14 +1,17 @@
 """tf.feature_column as TF 1.x's: numeric_column, bucketized_column, the categorical
-columns with an identity or a vocabulary list, and the dense columns made of those
-(indicator_column, embedding_column), with input_layer (each column's dense tensor,
-columns ordered by name, concatenated). Variable names are TF's
-(`input_layer/<key>_embedding/embedding_weights`), so checkpoints match.
+columns with an identity, a vocabulary list or file, or hash buckets, and the dense
+columns made of those (indicator_column, embedding_column), with input_layer (each
+column's dense tensor, columns ordered by name, concatenated). Variable names are TF's
+(`input_layer/<key>_embedding/embedding_weights`), so checkpoints match, and hash buckets
+are TF's (FarmHash fingerprints, the StringToHashBucketFast op), so hashed ids match too.
 
-Categorical inputs are dense tensors of ids or values ([batch] or [batch, n]; -1 or a
-value not in the vocabulary drops an entry), as numpy_input_fn and parsed
-FixedLenFeatures give them, or SparseTensors (a VarLenFeature, any number of entries per
-example). Not built yet (issue #32): hash buckets and crossed columns (they need TF's
-string hash), vocabulary files, linear_model and oov buckets."""
+Categorical inputs are dense tensors of ids or values ([batch] or [batch, n]; -1, "" or a
+value not in the vocabulary without oov buckets drops an entry), as numpy_input_fn and
+parsed FixedLenFeatures give them, or SparseTensors (a VarLenFeature, any number of
+entries per example). A vocabulary file is read when the column is made, where the graph
+is built (TensorFlow reads it when its table is initialized, on the task that holds it).
+Not built yet (issue #32): crossed columns, linear_model, and hashing integer values
+(TF's as_string first)."""
 
 import collections
 
@@ -66,6 +69,22 @@ class VocabularyListCategoricalColumn(collections.namedtuple(
     num_buckets = property(lambda self: len(self.vocabulary_list) + self.num_oov_buckets)
 
 
+class VocabularyFileCategoricalColumn(collections.namedtuple(
+        "VocabularyFileCategoricalColumn",
+        ["key", "vocabulary_file", "vocabulary_size", "num_oov_buckets", "dtype",
+         "default_value", "vocabulary_list"])):
+    """A vocabulary list read from a file (one entry per line) when the column is made."""
+    name = property(lambda self: self.key)
+    num_buckets = property(lambda self: self.vocabulary_size + self.num_oov_buckets)
+
+
+class HashedCategoricalColumn(collections.namedtuple(
+        "HashedCategoricalColumn", ["key", "hash_bucket_size", "dtype"])):
+    """Each value's id: its FarmHash fingerprint modulo hash_bucket_size, as TF's."""
+    name = property(lambda self: self.key)
+    num_buckets = property(lambda self: self.hash_bucket_size)
+
+
 class IndicatorColumn(collections.namedtuple("IndicatorColumn", ["categorical_column"])):
     """A categorical column as counts of its ids: [batch, num_buckets]."""
 
@@ -84,7 +103,9 @@ class EmbeddingColumn(collections.namedtuple(
         return self.categorical_column.name + "_embedding"
 
 
-_CATEGORICAL = (BucketizedColumn, IdentityCategoricalColumn, VocabularyListCategoricalColumn)
+_CATEGORICAL = (BucketizedColumn, IdentityCategoricalColumn, VocabularyListCategoricalColumn,
+                VocabularyFileCategoricalColumn, HashedCategoricalColumn)
+_VOCABULARY = (VocabularyListCategoricalColumn, VocabularyFileCategoricalColumn)
 
 
 def numeric_column(key, shape=(1,), default_value=None, dtype=dtypes.float32,
@@ -133,13 +154,65 @@ def categorical_column_with_vocabulary_list(key, vocabulary_list, dtype=None,
     if len(set(vocabulary_list)) != len(vocabulary_list):
         raise ValueError("Duplicate keys in vocabulary_list %s, column_name: %s" %
                          (vocabulary_list, key))
-    if num_oov_buckets:
-        raise _not_built("categorical_column_with_vocabulary_list's num_oov_buckets "
-                         "(TF's string hash)")
     if dtype is None:
         dtype = dtypes.string if isinstance(vocabulary_list[0], (str, bytes)) else dtypes.int64
-    return VocabularyListCategoricalColumn(key, tuple(vocabulary_list), dtypes.as_dtype(dtype),
-                                           default_value, 0)
+    dtype = dtypes.as_dtype(dtype)
+    if num_oov_buckets and default_value != -1:
+        raise ValueError("Can't specify both num_oov_buckets and default_value in %s." % key)
+    _check_oov(key, num_oov_buckets, default_value, dtype)
+    return VocabularyListCategoricalColumn(key, tuple(vocabulary_list), dtype, default_value,
+                                           int(num_oov_buckets))
+
+
+def categorical_column_with_vocabulary_file(key, vocabulary_file, vocabulary_size=None,
+                                            num_oov_buckets=0, default_value=None,
+                                            dtype=dtypes.string):
+    """The vocabulary is the file's lines (the first vocabulary_size), read now."""
+    if not vocabulary_file:
+        raise ValueError("Missing vocabulary_file in %s." % key)
+    if vocabulary_size is not None and vocabulary_size < 1:
+        raise ValueError("Invalid vocabulary_size in %s." % key)
+    if num_oov_buckets and default_value is not None:
+        raise ValueError("Can't specify both num_oov_buckets and default_value in %s." % key)
+    dtype = dtypes.as_dtype(dtype)
+    _check_oov(key, num_oov_buckets, default_value, dtype)
+    from tensorweave.platform import gfile
+    with gfile.GFile(vocabulary_file, "r") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if vocabulary_size is None:
+        vocabulary_size = len(lines)
+    elif len(lines) < vocabulary_size:
+        raise ValueError("Invalid vocab_size in %s: vocabulary_size %d is larger than the %d "
+                         "lines of %s." % (key, vocabulary_size, len(lines), vocabulary_file))
+    entries = lines[:vocabulary_size]
+    if dtype.is_integer:
+        entries = [int(e) for e in entries]
+    return VocabularyFileCategoricalColumn(
+        key, vocabulary_file, int(vocabulary_size), int(num_oov_buckets), dtype,
+        -1 if default_value is None else default_value, tuple(entries))
+
+
+def categorical_column_with_hash_bucket(key, hash_bucket_size, dtype=dtypes.string):
+    if hash_bucket_size is None or hash_bucket_size < 1:
+        raise ValueError("hash_bucket_size must be set. key: %s" % key)
+    dtype = dtypes.as_dtype(dtype)
+    if dtype != dtypes.string and not dtype.is_integer:
+        raise ValueError("dtype must be string or integer. dtype: %s, column_name: %s" %
+                         (dtype, key))
+    if dtype != dtypes.string:
+        raise _not_built("categorical_column_with_hash_bucket of integers (TF hashes their "
+                         "decimal text: tf.as_string)")
+    return HashedCategoricalColumn(key, int(hash_bucket_size), dtype)
+
+
+def _check_oov(key, num_oov_buckets, default_value, dtype):
+    if num_oov_buckets < 0:
+        raise ValueError("Invalid num_oov_buckets %s in %s." % (num_oov_buckets, key))
+    if num_oov_buckets and dtype != dtypes.string:
+        raise _not_built("num_oov_buckets for integer vocabularies (TF hashes their decimal "
+                         "text: tf.as_string)")
 
 
 def indicator_column(categorical_column):
@@ -218,13 +291,28 @@ def _lookup(column, values):
             (column.key, column.num_buckets)))
         with ops.control_dependencies([check]):
             return tf.identity(ids)
+    if isinstance(column, HashedCategoricalColumn):
+        return _drop_empty(values, tf.string_to_hash_bucket_fast(values,
+                                                                 column.hash_bucket_size))
     vocabulary = tf.constant(list(column.vocabulary_list), dtype=column.dtype)
     values = values if values.dtype == column.dtype else tf.cast(values, column.dtype)
     equal = tf.equal(tf.expand_dims(values, -1), vocabulary)
     found = tf.reduce_any(equal, -1)
     index = tf.argmax(tf.cast(equal, dtypes.int32), -1)
+    if column.num_oov_buckets:
+        # A value not in the vocabulary goes to one of the oov buckets after it, by its
+        # hash, as TF's lookup table with hash buckets does.
+        fallback = len(column.vocabulary_list) + tf.string_to_hash_bucket_fast(
+            values, column.num_oov_buckets)
+        return _drop_empty(values, tf.where(found, index, fallback))
     fallback = tf.fill(tf.shape(index), tf.constant(column.default_value, dtypes.int64))
     return tf.where(found, index, fallback)
+
+
+def _drop_empty(values, ids):
+    """-1 (a dropped entry) where a dense string input is empty, as TF drops ''."""
+    tf = _tf()
+    return tf.where(tf.equal(values, ""), -tf.ones_like(ids), ids)
 
 
 def _buckets(column, features):

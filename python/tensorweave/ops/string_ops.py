@@ -1,5 +1,5 @@
-"""TF 1.x's string ops for input pipelines: string_split (tokens as a SparseTensor), substr
-and string_join, over the C++ kernels (src/ops/string_ops.cc) with TensorFlow's
+"""TF 1.x's string ops for input pipelines: string_split (tokens as a SparseTensor), substr,
+string_join and string_to_hash_bucket_fast, over the C++ kernels (src/ops/string_ops.cc) with TensorFlow's
 signatures."""
 
 from tensorweave import raw_ops
@@ -40,3 +40,8 @@ def string_join(inputs, separator="", name=None):
     return raw_ops.StringJoin(
         inputs=[convert_to_tensor(i, dtype=dtypes.string) for i in inputs], separator=separator,
         name=name)
+
+
+def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002 (TF's names)
+    """Each string's bucket: its FarmHash fingerprint modulo num_buckets (TF's buckets)."""
+    return raw_ops.StringToHashBucketFast(input=input, num_buckets=int(num_buckets), name=name)

@@ -259,6 +259,9 @@ feature_column = _namespace(
     categorical_column_with_identity=_feature_column.categorical_column_with_identity,
     categorical_column_with_vocabulary_list=(
         _feature_column.categorical_column_with_vocabulary_list),
+    categorical_column_with_vocabulary_file=(
+        _feature_column.categorical_column_with_vocabulary_file),
+    categorical_column_with_hash_bucket=_feature_column.categorical_column_with_hash_bucket,
     indicator_column=_feature_column.indicator_column,
     embedding_column=_feature_column.embedding_column,
     input_layer=_feature_column.input_layer)
@@ -423,7 +426,9 @@ string_to_number = _parsing.string_to_number
 from tensorweave.ops import string_ops as _string_ops  # noqa: E402
 string_split, substr = _string_ops.string_split, _string_ops.substr
 string_join = _string_ops.string_join
-strings = _namespace("strings", substr=substr, join=string_join, to_number=string_to_number)
+string_to_hash_bucket_fast = _string_ops.string_to_hash_bucket_fast
+strings = _namespace("strings", substr=substr, join=string_join, to_number=string_to_number,
+                     to_hash_bucket_fast=string_to_hash_bucket_fast)
 ReaderBase, TFRecordReader = _io_ops.ReaderBase, _io_ops.TFRecordReader
 TextLineReader, WholeFileReader = _io_ops.TextLineReader, _io_ops.WholeFileReader
 FixedLengthRecordReader = _io_ops.FixedLengthRecordReader

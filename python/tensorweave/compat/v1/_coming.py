@@ -46,8 +46,6 @@ COMING.update(_names(LATER, """
     distribute.Strategy distribute.MirroredStrategy distribute.MultiWorkerMirroredStrategy
     """))
 COMING.update(_names(32, """
-    feature_column.categorical_column_with_vocabulary_file
-    feature_column.categorical_column_with_hash_bucket
     feature_column.crossed_column feature_column.linear_model
     estimator.LinearClassifier
     estimator.LinearRegressor estimator.DNNLinearCombinedClassifier estimator.export
