@@ -102,7 +102,7 @@ def test_unbuilt_columns_and_options_name_the_issue():
         tf.feature_column.crossed_column  # noqa: B018
     with pytest.raises(NotImplementedError, match="issue #32"):
         tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
-                                   weight_column="w")
+                                   input_layer_partitioner=lambda *a: [1])
     with pytest.raises(NotImplementedError, match="batch_norm"):
         tf.estimator.DNNRegressor([4], [tf.feature_column.numeric_column("x")],
                                   batch_norm=True)
@@ -273,3 +273,59 @@ def test_vocabulary_file_and_oov_buckets(tmp_path):
             "color", str(vocabulary), vocabulary_size=9)
     plain = tf.feature_column.categorical_column_with_vocabulary_file("color", str(vocabulary))
     assert plain.vocabulary_size == 4 and plain.default_value == -1
+
+
+def test_weight_column_weighs_the_loss_and_the_metrics(tmp_path):
+    x = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]], np.float32)
+    labels = np.array([0, 1, 2, 0, 1, 2])
+    weights = np.array([1.0, 0.0, 2.0, 0.0, 1.0, 0.0], np.float32)
+    features = {"x": x, "w": weights}
+    estimator = tf.estimator.DNNClassifier(
+        [4], [tf.feature_column.numeric_column("x")], n_classes=3, weight_column="w",
+        model_dir=str(tmp_path), config=tf.estimator.RunConfig(tf_random_seed=3))
+    train = tf.estimator.inputs.numpy_input_fn(features, labels, batch_size=6,
+                                               num_epochs=None, shuffle=False)
+    estimator.train(train, steps=3)
+    whole = tf.estimator.inputs.numpy_input_fn(features, labels, batch_size=6, shuffle=False)
+    predicted = [p["class_ids"][0] for p in estimator.predict(
+        tf.estimator.inputs.numpy_input_fn({"x": x}, batch_size=6, shuffle=False))]
+    result = estimator.evaluate(whole)
+    correct = (np.array(predicted) == labels).astype(np.float64)
+    assert result["accuracy"] == pytest.approx((correct * weights).sum() / weights.sum())
+    # The loss (summed over the batch, TF 1.x's default) counts each example by its weight.
+    probabilities = np.array([p["probabilities"] for p in estimator.predict(
+        tf.estimator.inputs.numpy_input_fn({"x": x}, batch_size=6, shuffle=False))])
+    per_example = -np.log(probabilities[np.arange(6), labels])
+    assert result["loss"] == pytest.approx((per_example * weights).sum(), rel=1e-4)
+    assert result["average_loss"] == pytest.approx(
+        (per_example * weights).sum() / weights.sum(), rel=1e-4)
+    with pytest.raises(TypeError, match="Weight column must be"):
+        tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
+                                   weight_column=3)
+
+
+def test_label_vocabulary_takes_string_labels(tmp_path):
+    rng = np.random.RandomState(0)
+    x = rng.uniform(-1, 1, size=(300, 2)).astype(np.float32)
+    names = np.array(["left", "right"], dtype=object)
+    labels = names[(x[:, 0] > 0).astype(int)]
+    estimator = tf.estimator.DNNClassifier(
+        [8], [tf.feature_column.numeric_column("x", shape=[2])], n_classes=2,
+        label_vocabulary=["left", "right"], model_dir=str(tmp_path),
+        config=tf.estimator.RunConfig(tf_random_seed=1))
+    estimator.train(tf.estimator.inputs.numpy_input_fn(
+        {"x": x}, labels, batch_size=50, num_epochs=None, shuffle=True), steps=200)
+    result = estimator.evaluate(tf.estimator.inputs.numpy_input_fn(
+        {"x": x}, labels, batch_size=100, shuffle=False))
+    assert result["accuracy"] > 0.9
+    classes = [p["classes"][0] for p in estimator.predict(
+        tf.estimator.inputs.numpy_input_fn({"x": x[:4]}, shuffle=False))]
+    assert classes == [n.encode() for n in labels[:4]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="label_vocabulary"):
+        estimator.evaluate(tf.estimator.inputs.numpy_input_fn(
+            {"x": x[:3]}, np.array(["left", "up", "right"], dtype=object), shuffle=False))
+    with pytest.raises(ValueError, match="n_classes elements"):
+        tf.estimator.DNNClassifier(
+            [8], [tf.feature_column.numeric_column("x", shape=[2])], n_classes=3,
+            label_vocabulary=["a", "b"]).train(tf.estimator.inputs.numpy_input_fn(
+                {"x": x}, labels, num_epochs=1, shuffle=False), steps=1)
