@@ -220,6 +220,15 @@ std::unique_ptr<PyOptimizer> MakeOptimizer(const std::string& kind, const py::di
   } else if (kind == "RMSProp") {
     made = train::RMSPropOptimizer(f(get("learning_rate")), f(get("decay")), f(get("momentum")),
                                    f(get("epsilon")), o);
+  } else if (kind == "Ftrl") {
+    made = train::FtrlOptimizer(
+        f(get("learning_rate")),
+        {.learning_rate_power = f(get("learning_rate_power")),
+         .initial_accumulator_value = f(get("initial_accumulator_value")),
+         .l1_regularization_strength = f(get("l1_regularization_strength")),
+         .l2_regularization_strength = f(get("l2_regularization_strength")),
+         .l2_shrinkage_regularization_strength = f(get("l2_shrinkage_regularization_strength"))},
+        o);
   } else {
     ThrowIfError(errors::InvalidArgument("no optimizer called ", kind));
   }

@@ -329,3 +329,117 @@ def test_label_vocabulary_takes_string_labels(tmp_path):
             [8], [tf.feature_column.numeric_column("x", shape=[2])], n_classes=3,
             label_vocabulary=["a", "b"]).train(tf.estimator.inputs.numpy_input_fn(
                 {"x": x}, labels, num_epochs=1, shuffle=False), steps=1)
+
+
+def test_linear_model_weights_sums_and_names():
+    features = {"x": tf.constant([[1.0], [2.0], [3.0]]),
+                "color": tf.constant([["red", "blue"], ["blue", ""], ["mauve", "red"]])}
+    x = tf.feature_column.numeric_column("x")
+    color = tf.feature_column.categorical_column_with_vocabulary_list(
+        "color", ["red", "green", "blue"])
+    cols_to_vars = {}
+    summed = tf.feature_column.linear_model(features, [x, color], units=1,
+                                            cols_to_vars=cols_to_vars)
+    tf.get_variable_scope().reuse_variables()
+    names = sorted(v.op.name for v in tf.global_variables())
+    assert names == ["linear_model/bias_weights", "linear_model/color/weights",
+                     "linear_model/x/weights"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(summed), [[0.0], [0.0], [0.0]])  # zeros first
+        sess.run([cols_to_vars[x][0].assign([[10.0]]),
+                  cols_to_vars[color][0].assign([[1.0], [2.0], [4.0]]),
+                  cols_to_vars["bias"][0].assign([0.5])])
+        # 10x + the colors' rows (red 1, blue 4; "" and "mauve" count nothing) + 0.5.
+        np.testing.assert_allclose(sess.run(summed), [[15.5], [24.5], [31.5]])
+    with pytest.raises(ValueError, match="sparse_combiner"):
+        tf.feature_column.linear_model(features, [x], sparse_combiner="max")
+
+
+def test_linear_model_mean_combiner_and_bucketized_columns():
+    features = {"x": tf.constant([[0.5], [2.5]]),
+                "ids": tf.constant([[0, 1], [1, -1]], dtype=tf.int64)}
+    ids = tf.feature_column.categorical_column_with_identity("ids", 2)
+    buckets = tf.feature_column.bucketized_column(tf.feature_column.numeric_column("x"), [1.0])
+    cols_to_vars = {}
+    out = tf.feature_column.linear_model(features, [ids, buckets], sparse_combiner="mean",
+                                         cols_to_vars=cols_to_vars)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([cols_to_vars[ids][0].assign([[2.0], [6.0]]),
+                  cols_to_vars[buckets][0].assign([[100.0], [200.0]])])
+        # mean of ids' rows (2, 6 -> 4; 6 alone), plus the bucket's row.
+        np.testing.assert_allclose(sess.run(out), [[104.0], [206.0]])
+
+
+def _census_like(n=400, seed=0):
+    """A separable problem with a numeric and two categorical features."""
+    rng = np.random.RandomState(seed)
+    age = rng.uniform(0, 1, size=(n, 1)).astype(np.float32)
+    job = rng.choice(np.array(["a", "b", "c"], dtype=object), size=(n, 1))
+    city = rng.choice(np.array(["x", "y"], dtype=object), size=(n, 1))
+    score = 2.0 * age[:, 0] + (job[:, 0] == "a") * 1.5 - (city[:, 0] == "y") * 1.0
+    labels = (score > 0.75).astype(np.int64)
+    return {"age": age, "job": job, "city": city}, labels
+
+
+def _census_columns():
+    return [tf.feature_column.numeric_column("age"),
+            tf.feature_column.categorical_column_with_vocabulary_list("job", ["a", "b", "c"]),
+            tf.feature_column.categorical_column_with_hash_bucket("city", 10)]
+
+
+def test_linear_classifier_learns_with_ftrl(tmp_path):
+    features, labels = _census_like()
+    estimator = tf.estimator.LinearClassifier(_census_columns(), model_dir=str(tmp_path))
+    estimator.train(tf.estimator.inputs.numpy_input_fn(
+        features, labels, batch_size=40, num_epochs=None, shuffle=True), steps=300)
+    result = estimator.evaluate(tf.estimator.inputs.numpy_input_fn(
+        features, labels, batch_size=100, shuffle=False))
+    assert result["accuracy"] > 0.9, result
+    names = dict(tf.train.list_variables(str(tmp_path)))
+    assert names["linear/linear_model/job/weights"] == [3, 1]
+    assert names["linear/linear_model/city/weights"] == [10, 1]
+    assert "linear/linear_model/age/weights/Ftrl" in names
+    assert "linear/linear_model/age/weights/Ftrl_1" in names
+    assert "linear/linear_model/bias_weights" in names
+    assert result["global_step"] == 300
+
+
+def test_linear_regressor_fits_a_line(tmp_path):
+    rng = np.random.RandomState(1)
+    x = rng.uniform(-1, 1, size=(200, 1)).astype(np.float32)
+    y = 2.0 * x + 1.0
+    estimator = tf.estimator.LinearRegressor(
+        [tf.feature_column.numeric_column("x")], model_dir=str(tmp_path),
+        optimizer=tf.train.FtrlOptimizer(0.5))
+    estimator.train(tf.estimator.inputs.numpy_input_fn(
+        {"x": x}, y, batch_size=20, num_epochs=None, shuffle=True), steps=400)
+    np.testing.assert_allclose(
+        estimator.get_variable_value("linear/linear_model/x/weights"), [[2.0]], atol=0.1)
+    np.testing.assert_allclose(
+        estimator.get_variable_value("linear/linear_model/bias_weights"), [1.0], atol=0.1)
+
+
+def test_dnn_linear_combined_classifier_trains_both_parts(tmp_path):
+    features, labels = _census_like()
+    linear = _census_columns()
+    deep = [tf.feature_column.numeric_column("age"),
+            tf.feature_column.embedding_column(linear[1], 2)]
+    estimator = tf.estimator.DNNLinearCombinedClassifier(
+        model_dir=str(tmp_path), linear_feature_columns=linear, dnn_feature_columns=deep,
+        dnn_hidden_units=[8], config=tf.estimator.RunConfig(tf_random_seed=2))
+    estimator.train(tf.estimator.inputs.numpy_input_fn(
+        features, labels, batch_size=40, num_epochs=None, shuffle=True), steps=300)
+    result = estimator.evaluate(tf.estimator.inputs.numpy_input_fn(
+        features, labels, batch_size=100, shuffle=False))
+    assert result["accuracy"] > 0.9, result
+    assert result["global_step"] == 300  # one increment per step, not one per optimizer
+    names = dict(tf.train.list_variables(str(tmp_path)))
+    assert "dnn/hiddenlayer_0/kernel/Adagrad" in names  # the DNN's optimizer
+    assert "linear/linear_model/job/weights/Ftrl" in names  # the linear part's
+    assert "dnn/hiddenlayer_0/kernel/Ftrl" not in names
+    with pytest.raises(ValueError, match="Either linear_feature_columns"):
+        tf.estimator.DNNLinearCombinedClassifier()
+    with pytest.raises(ValueError, match="dnn_hidden_units must be defined"):
+        tf.estimator.DNNLinearCombinedClassifier(dnn_feature_columns=deep)

@@ -182,3 +182,69 @@ def test_a_decayed_learning_rate_tensor_drives_every_optimizer():
             np.testing.assert_allclose(sess.run(w), [0.0])  # 1 - 0.5 * 2
     with pytest.raises(TypeError, match="learning_rate"):
         tf.train.GradientDescentOptimizer("fast")
+
+
+def _ftrl_steps(optimizer, inits, grads, steps):
+    variables = [tf.Variable(np.array(v, np.float32)) for v in inits]
+    loss = tf.add_n([tf.reduce_sum(v * tf.constant(np.array(g, np.float32)))
+                     for v, g in zip(variables, grads)])
+    train = optimizer.minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(steps):
+            sess.run(train)
+        return sess.run(variables), sess.run(
+            [optimizer.get_slot(variables[0], name) for name in ("accum", "linear")])
+
+
+def test_ftrl_matches_tensorflows_expected_values():
+    """TF's ftrl_test: testFtrlwithoutRegularization and testFtrlWithL1_L2 (lr 3.0,
+    initial accumulator 0.1), the values TF's tests expect."""
+    (w0, w1), (accum, _) = _ftrl_steps(tf.train.FtrlOptimizer(3.0), [[0.0, 0.0], [0.0, 0.0]],
+                                       [[0.1, 0.2], [0.01, 0.02]], 3)
+    np.testing.assert_allclose(w0, [-2.60260963, -4.29698515], rtol=1e-5)
+    np.testing.assert_allclose(w1, [-0.28432083, -0.56694895], rtol=1e-5)
+    np.testing.assert_allclose(accum, 0.1 + 3 * np.array([0.1, 0.2]) ** 2, rtol=1e-5)
+    tf.reset_default_graph()
+    (w0, w1), _ = _ftrl_steps(
+        tf.train.FtrlOptimizer(3.0, l1_regularization_strength=0.001,
+                               l2_regularization_strength=2.0),
+        [[1.0, 2.0], [4.0, 3.0]], [[0.1, 0.2], [0.01, 0.02]], 10)
+    np.testing.assert_allclose(w0, [-0.24059935, -0.46829352], rtol=1e-5)
+    np.testing.assert_allclose(w1, [-0.02406147, -0.04830509], rtol=1e-5)
+
+
+def test_ftrl_shrinkage_and_power_and_sparse_rows():
+    def reference(w, g, steps, lr, acc0=0.1, l1=0.0, l2=0.0, power=-0.5, shrinkage=0.0):
+        w, acc, linear = np.array(w, float), np.full(len(w), acc0), np.zeros(len(w))
+        for _ in range(steps):
+            new_acc = acc + g * g
+            linear += g + 2 * shrinkage * w - (new_acc ** -power - acc ** -power) / lr * w
+            quadratic = new_acc ** -power / lr + 2 * l2
+            w = np.where(np.abs(linear) > l1, (np.sign(linear) * l1 - linear) / quadratic, 0.0)
+            acc = new_acc
+        return w
+    g = np.array([0.1, -0.2])
+    (w,), _ = _ftrl_steps(tf.train.FtrlOptimizer(
+        0.5, learning_rate_power=-0.7, l2_shrinkage_regularization_strength=0.3,
+        l2_regularization_strength=0.1), [[1.0, 2.0]], [g], 4)
+    np.testing.assert_allclose(w, reference([1.0, 2.0], g, 4, 0.5, l2=0.1, power=-0.7,
+                                            shrinkage=0.3), rtol=1e-5)
+    tf.reset_default_graph()
+    table = tf.Variable(np.ones((4, 2), np.float32), name="table")
+    opt = tf.train.FtrlOptimizer(1.0)
+    # Row 2 twice: its gradients are summed first, as TF's optimizers do.
+    train = opt.minimize(tf.reduce_sum(tf.gather(table, [2, 0, 2])), var_list=[table])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        value = sess.run(table)
+    np.testing.assert_allclose(value[2], reference([1.0, 1.0], np.array([2.0, 2.0]), 1, 1.0),
+                               rtol=1e-5)
+    np.testing.assert_allclose(value[0], reference([1.0, 1.0], np.array([1.0, 1.0]), 1, 1.0),
+                               rtol=1e-5)
+    np.testing.assert_array_equal(value[[1, 3]], 1.0)
+    names = sorted(v.op.name for v in opt.variables())
+    assert names == ["table/Ftrl", "table/Ftrl_1"]
+    with pytest.raises(ValueError, match="learning_rate_power"):
+        tf.train.FtrlOptimizer(1.0, learning_rate_power=0.5)

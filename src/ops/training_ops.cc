@@ -102,6 +102,48 @@ struct RMSPropUpdate {
   }
 };
 
+// FTRL-Proximal (McMahan et al., as TensorFlow's ApplyFtrl and ApplyFtrlV2 kernels):
+// s: lr, l1, l2, l2_shrinkage, lr_power (kShrinkage: whether s holds l2_shrinkage; without,
+// it is 0). The accumulator grows by grad^2 (not the shrunk gradient); the variable is the
+// closed-form minimizer of the linear term plus the L1 and L2 penalties.
+template <bool kShrinkage>
+struct FtrlUpdate {
+  template <typename T>
+  static void Apply(MutArray<T> var, MutArray<T>* slots, ConstArray<T> grad, const T* s, bool) {
+    MutArray<T>& accum = slots[0];
+    MutArray<T>& linear = slots[1];
+    const T lr = s[0], l1 = s[1], l2 = s[2];
+    const T shrinkage = kShrinkage ? s[3] : T(0);
+    const T lr_power = kShrinkage ? s[4] : s[3];
+    const bool square_root = lr_power == T(-0.5);
+    for (Eigen::Index i = 0; i < var.size(); ++i) {
+      const T g = grad[i];
+      const T new_accum = accum[i] + g * g;
+      const T new_power = square_root ? std::sqrt(new_accum) : std::pow(new_accum, -lr_power);
+      const T old_power = square_root ? std::sqrt(accum[i]) : std::pow(accum[i], -lr_power);
+      linear[i] += g + T(2) * shrinkage * var[i] - (new_power - old_power) / lr * var[i];
+      const T quadratic = new_power / lr + T(2) * l2;
+      var[i] = std::abs(linear[i]) > l1
+                   ? ((linear[i] > T(0) ? l1 : -l1) - linear[i]) / quadratic
+                   : T(0);
+      accum[i] = new_accum;
+    }
+  }
+  // TensorFlow's checks of the scalars, before anything changes; null when they hold.
+  template <typename T>
+  static const char* Check(const T* s) {
+    const T lr_power = kShrinkage ? s[4] : s[3];
+    if (!(s[0] > T(0))) return "lr is not a positive scalar";
+    if (!(s[1] >= T(0))) return "l1 regularization strength is not a non-negative scalar";
+    if (!(s[2] >= T(0))) return "l2 regularization strength is not a non-negative scalar";
+    if (kShrinkage && !(s[3] >= T(0))) {
+      return "l2 shrinkage regularization strength is not a non-negative scalar";
+    }
+    if (!(lr_power <= T(0))) return "lr_power is not a non-positive scalar";
+    return nullptr;
+  }
+};
+
 // ---- op specs: where each input is ----
 
 struct ScalarInput {
@@ -197,6 +239,53 @@ struct SparseRMSPropSpec {
   static constexpr int kGrad = 7, kIndices = 8;
   static constexpr bool kNesterov = false;
 };
+
+struct FtrlSpec {
+  static constexpr char kOp[] = "ApplyFtrl";
+  using Update = FtrlUpdate<false>;
+  static constexpr std::array<const char*, 3> kVars{"var", "accum", "linear"};
+  static constexpr std::array<ScalarInput, 4> kScalars{
+      {{4, "lr"}, {5, "l1"}, {6, "l2"}, {7, "lr_power"}}};
+  static constexpr int kGrad = 3, kIndices = -1;
+  static constexpr bool kNesterov = false;
+};
+struct FtrlV2Spec {
+  static constexpr char kOp[] = "ApplyFtrlV2";
+  using Update = FtrlUpdate<true>;
+  static constexpr std::array<const char*, 3> kVars{"var", "accum", "linear"};
+  static constexpr std::array<ScalarInput, 5> kScalars{
+      {{4, "lr"}, {5, "l1"}, {6, "l2"}, {7, "l2_shrinkage"}, {8, "lr_power"}}};
+  static constexpr int kGrad = 3, kIndices = -1;
+  static constexpr bool kNesterov = false;
+};
+struct SparseFtrlSpec {
+  static constexpr char kOp[] = "SparseApplyFtrl";
+  using Update = FtrlUpdate<false>;
+  static constexpr std::array<const char*, 3> kVars{"var", "accum", "linear"};
+  static constexpr std::array<ScalarInput, 4> kScalars{
+      {{5, "lr"}, {6, "l1"}, {7, "l2"}, {8, "lr_power"}}};
+  static constexpr int kGrad = 3, kIndices = 4;
+  static constexpr bool kNesterov = false;
+};
+struct SparseFtrlV2Spec {
+  static constexpr char kOp[] = "SparseApplyFtrlV2";
+  using Update = FtrlUpdate<true>;
+  static constexpr std::array<const char*, 3> kVars{"var", "accum", "linear"};
+  static constexpr std::array<ScalarInput, 5> kScalars{
+      {{5, "lr"}, {6, "l1"}, {7, "l2"}, {8, "l2_shrinkage"}, {9, "lr_power"}}};
+  static constexpr int kGrad = 3, kIndices = 4;
+  static constexpr bool kNesterov = false;
+};
+
+// Updates whose scalars need checking (FTRL's) have Check; the others take any values.
+template <typename Update, typename T>
+const char* CheckScalars(const T* s) {
+  if constexpr (requires { Update::template Check<T>(s); }) {
+    return Update::template Check<T>(s);
+  } else {
+    return nullptr;
+  }
+}
 
 constexpr int kMaxVars = 3;
 constexpr int kMaxScalars = 6;
@@ -320,13 +409,17 @@ class ApplyOp : public OpKernel {
                                     num_rows, ") for variable ", vars[0]->name()));
       }
     }
-    // Every input is valid: from here on nothing fails.
+    // Every input is valid but the scalars' values, which are checked before anything
+    // changes: from there on nothing fails.
+    const char* bad_scalar = nullptr;
     const bool known = Dispatch(FloatTypes{}, grad.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       std::array<T, kMaxScalars> s{};
       for (size_t i = 0; i < Spec::kScalars.size(); ++i) {
         s[i] = ctx->input(Spec::kScalars[i].index).template scalar<T>();
       }
+      bad_scalar = CheckScalars<typename Spec::Update, T>(s.data());
+      if (bad_scalar != nullptr) return;
       std::array<T*, kMaxVars> data{};
       for (int i = 0; i < kNumVars; ++i) data[i] = values[i]->template flat<T>().data();
       const T* g = grad.template flat<T>().data();
@@ -345,6 +438,8 @@ class ApplyOp : public OpKernel {
       }
     });
     TW_OP_REQUIRES(ctx, known, UnsupportedType(*this, grad.dtype()));
+    TW_OP_REQUIRES(ctx, bad_scalar == nullptr,
+                   errors::InvalidArgument(Where(), bad_scalar));
   }
 
   // Elements per block of a dense update: with up to 4 arrays of 8-byte values, 64 KiB.
@@ -513,6 +608,74 @@ TW_REGISTER_OP("SparseApplyRMSProp")
     .Doc("ApplyRMSProp on the rows indices, once per index.");
 TW_REGISTER_KERNEL("SparseApplyRMSProp", "CPU", ApplyOp<SparseRMSPropSpec>);
 
+TW_REGISTER_OP("ApplyFtrl")
+    .Input("var: resource")
+    .Input("accum: resource")
+    .Input("linear: resource")
+    .Input("grad: T")
+    .Input("lr: T")
+    .Input("l1: T")
+    .Input("l2: T")
+    .Input("lr_power: T")
+    .Attr("T: {float, double}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc("FTRL-Proximal: accum += grad^2; linear += grad - (accum_new^-lr_power - "
+         "accum^-lr_power) / lr * var; var = (sign(linear) * l1 - linear) / "
+         "(accum_new^-lr_power / lr + 2 * l2) where |linear| > l1, else 0.");
+TW_REGISTER_KERNEL("ApplyFtrl", "CPU", ApplyOp<FtrlSpec>);
+
+TW_REGISTER_OP("ApplyFtrlV2")
+    .Input("var: resource")
+    .Input("accum: resource")
+    .Input("linear: resource")
+    .Input("grad: T")
+    .Input("lr: T")
+    .Input("l1: T")
+    .Input("l2: T")
+    .Input("l2_shrinkage: T")
+    .Input("lr_power: T")
+    .Attr("T: {float, double}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc("ApplyFtrl whose linear term takes grad + 2 * l2_shrinkage * var.");
+TW_REGISTER_KERNEL("ApplyFtrlV2", "CPU", ApplyOp<FtrlV2Spec>);
+
+TW_REGISTER_OP("SparseApplyFtrl")
+    .Input("var: resource")
+    .Input("accum: resource")
+    .Input("linear: resource")
+    .Input("grad: T")
+    .Input("indices: Tindices")
+    .Input("lr: T")
+    .Input("l1: T")
+    .Input("l2: T")
+    .Input("lr_power: T")
+    .Attr("Tindices: {int32, int64}")
+    .Attr("T: {float, double}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc("ApplyFtrl on the rows indices, once per index.");
+TW_REGISTER_KERNEL("SparseApplyFtrl", "CPU", ApplyOp<SparseFtrlSpec>);
+
+TW_REGISTER_OP("SparseApplyFtrlV2")
+    .Input("var: resource")
+    .Input("accum: resource")
+    .Input("linear: resource")
+    .Input("grad: T")
+    .Input("indices: Tindices")
+    .Input("lr: T")
+    .Input("l1: T")
+    .Input("l2: T")
+    .Input("l2_shrinkage: T")
+    .Input("lr_power: T")
+    .Attr("Tindices: {int32, int64}")
+    .Attr("T: {float, double}")
+    .Attr("use_locking: bool = false")
+    .SetIsStateful()
+    .Doc("ApplyFtrlV2 on the rows indices, once per index.");
+TW_REGISTER_KERNEL("SparseApplyFtrlV2", "CPU", ApplyOp<SparseFtrlV2Spec>);
+
 }  // namespace
 
 namespace ops {
@@ -624,6 +787,62 @@ Operation SparseApplyRMSProp(const Scope& scope, const Variable& var, const Vari
                         {epsilon},
                         {grad},
                         {indices}},
+                       Attrs(options, false));
+}
+
+Operation ApplyFtrl(const Scope& scope, const Variable& var, const Variable& accum,
+                    const Variable& linear, Input grad, Input lr, Input l1, Input l2,
+                    Input lr_power, const ApplyOptions& options) {
+  return scope.AddNode(
+      "ApplyFtrl",
+      {{var.handle}, {accum.handle}, {linear.handle}, {grad}, {lr}, {l1}, {l2}, {lr_power}},
+      Attrs(options, false));
+}
+Operation ApplyFtrlV2(const Scope& scope, const Variable& var, const Variable& accum,
+                      const Variable& linear, Input grad, Input lr, Input l1, Input l2,
+                      Input l2_shrinkage, Input lr_power, const ApplyOptions& options) {
+  return scope.AddNode("ApplyFtrlV2",
+                       {{var.handle},
+                        {accum.handle},
+                        {linear.handle},
+                        {grad},
+                        {lr},
+                        {l1},
+                        {l2},
+                        {l2_shrinkage},
+                        {lr_power}},
+                       Attrs(options, false));
+}
+Operation SparseApplyFtrl(const Scope& scope, const Variable& var, const Variable& accum,
+                          const Variable& linear, Input grad, Input indices, Input lr, Input l1,
+                          Input l2, Input lr_power, const ApplyOptions& options) {
+  return scope.AddNode("SparseApplyFtrl",
+                       {{var.handle},
+                        {accum.handle},
+                        {linear.handle},
+                        {grad},
+                        {indices},
+                        {lr},
+                        {l1},
+                        {l2},
+                        {lr_power}},
+                       Attrs(options, false));
+}
+Operation SparseApplyFtrlV2(const Scope& scope, const Variable& var, const Variable& accum,
+                            const Variable& linear, Input grad, Input indices, Input lr,
+                            Input l1, Input l2, Input l2_shrinkage, Input lr_power,
+                            const ApplyOptions& options) {
+  return scope.AddNode("SparseApplyFtrlV2",
+                       {{var.handle},
+                        {accum.handle},
+                        {linear.handle},
+                        {grad},
+                        {indices},
+                        {lr},
+                        {l1},
+                        {l2},
+                        {l2_shrinkage},
+                        {lr_power}},
                        Attrs(options, false));
 }
 

@@ -310,6 +310,53 @@ TEST_F(TrainingTest, SparseRMSPropRepeatedIndicesAreSequential) {
   }
 }
 
+// TensorFlow's ftrl_test (testFtrlWithL1_L2): lr 3, accumulators 0.1, l1 0.001, l2 2,
+// ten steps of a constant gradient; the values TF's test expects.
+TEST_F(TrainingTest, FtrlWithL1AndL2MatchesTensorFlow) {
+  auto w = Var("w", Doubles({1, 2}));
+  auto accum = Var("accum", Doubles({0.1, 0.1}));
+  auto linear = Var("linear", Doubles({0, 0}));
+  auto step = ops::ApplyFtrl(root_, w, accum, linear, Doubles({0.1, 0.2}), 3.0, 0.001, 2.0, -0.5);
+  Init();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(Step(step).ok());
+  ExpectNear(Read(w), Doubles({-0.24059935, -0.46829352}), 1e-7);
+  ExpectNear(Read(accum), Doubles({0.2, 0.5}));
+}
+
+// Sparse rows once per index; V2's shrinkage enters the linear term only.
+TEST_F(TrainingTest, SparseFtrlV2UpdatesOnlyItsRows) {
+  auto w = Var("w", Doubles({1, 2, 3, 4}, TensorShape({2, 2})));
+  auto accum = Var("accum", Doubles({0.1, 0.1, 0.1, 0.1}, TensorShape({2, 2})));
+  auto linear = Var("linear", Doubles({0, 0, 0, 0}, TensorShape({2, 2})));
+  auto step = ops::SparseApplyFtrlV2(root_, w, accum, linear, Doubles({0.5, -0.5}, {1, 2}),
+                                     Tensor::FromVector<int64_t>({1}), 1.0, 0.0, 0.0, 0.25, -0.5);
+  Init();
+  ASSERT_TRUE(Step(step).ok());
+  // Row 1: linear = g + 2 * 0.25 * w - (sqrt(0.35) - sqrt(0.1)) * w, var = -linear / sqrt(0.35).
+  const double sigma = std::sqrt(0.35) - std::sqrt(0.1);
+  const double l3 = 0.5 + 0.5 * 3 - sigma * 3, l4 = -0.5 + 0.5 * 4 - sigma * 4;
+  ExpectNear(Read(w), Doubles({1, 2, -l3 / std::sqrt(0.35), -l4 / std::sqrt(0.35)},
+                              TensorShape({2, 2})));
+  ExpectNear(Read(accum), Doubles({0.1, 0.1, 0.35, 0.35}, TensorShape({2, 2})));
+}
+
+TEST_F(TrainingTest, FtrlChecksItsScalarsBeforeChangingAnything) {
+  auto w = Var("w", Doubles({1, 2}));
+  auto accum = Var("accum", Doubles({0.1, 0.1}));
+  auto linear = Var("linear", Doubles({0, 0}));
+  auto bad_lr = ops::ApplyFtrl(root_, w, accum, linear, Doubles({1, 1}), 0.0, 0.0, 0.0, -0.5);
+  auto bad_power = ops::ApplyFtrl(root_, w, accum, linear, Doubles({1, 1}), 1.0, 0.0, 0.0, 0.5);
+  auto bad_l1 = ops::ApplyFtrl(root_, w, accum, linear, Doubles({1, 1}), 1.0, -1.0, 0.0, -0.5);
+  Init();
+  Status s = Step(bad_lr);
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(Message(s), HasSubstr("lr is not a positive scalar"));
+  EXPECT_THAT(Message(Step(bad_power)), HasSubstr("lr_power is not a non-positive scalar"));
+  EXPECT_THAT(Message(Step(bad_l1)), HasSubstr("l1 regularization strength"));
+  ExpectNear(Read(w), Doubles({1, 2}));
+  ExpectNear(Read(accum), Doubles({0.1, 0.1}));
+}
+
 TEST_F(TrainingTest, UninitializedVariableOrSlotIsFailedPrecondition) {
   auto w = Var("w", Doubles({1, 2}));
   auto cold = Uninitialized("cold", DT_DOUBLE, {2});

@@ -328,6 +328,51 @@ class RMSProp : public Optimizer {
 std::unique_ptr<Optimizer> GradientDescentOptimizer(float learning_rate, OptimizerOptions o) {
   return std::make_unique<GradientDescent>(learning_rate, o);
 }
+class Ftrl : public Optimizer {
+ public:
+  Ftrl(float lr, FtrlOptions ftrl, OptimizerOptions o) : lr_(lr), ftrl_(ftrl), options_(o) {}
+  std::string name() const override { return "Ftrl"; }
+
+ protected:
+  Operation ApplyDense(const Scope& s, const ops::Variable& var, const Output& grad,
+                       ModelVariables* variables) override {
+    ops::Variable accum = Slot(var, "Ftrl", ftrl_.initial_accumulator_value, variables);
+    ops::Variable linear = Slot(var, "Ftrl_1", 0.0f, variables);
+    if (ftrl_.l2_shrinkage_regularization_strength > 0.0f) {
+      return ops::ApplyFtrlV2(s, var, accum, linear, grad, LearningRate(s, var, lr_), L1(var),
+                              L2(var), Shrinkage(var), Power(var), Options());
+    }
+    return ops::ApplyFtrl(s, var, accum, linear, grad, LearningRate(s, var, lr_), L1(var),
+                          L2(var), Power(var), Options());
+  }
+  Operation ApplySparse(const Scope& s, const ops::Variable& var, const IndexedSlices& grad,
+                        ModelVariables* variables) override {
+    ops::Variable accum = Slot(var, "Ftrl", ftrl_.initial_accumulator_value, variables);
+    ops::Variable linear = Slot(var, "Ftrl_1", 0.0f, variables);
+    if (ftrl_.l2_shrinkage_regularization_strength > 0.0f) {
+      return ops::SparseApplyFtrlV2(s, var, accum, linear, grad.values, grad.indices,
+                                    LearningRate(s, var, lr_), L1(var), L2(var), Shrinkage(var),
+                                    Power(var), Options());
+    }
+    return ops::SparseApplyFtrl(s, var, accum, linear, grad.values, grad.indices,
+                                LearningRate(s, var, lr_), L1(var), L2(var), Power(var),
+                                Options());
+  }
+
+ private:
+  Input L1(const ops::Variable& v) const { return ScalarLike(v, ftrl_.l1_regularization_strength); }
+  Input L2(const ops::Variable& v) const { return ScalarLike(v, ftrl_.l2_regularization_strength); }
+  Input Shrinkage(const ops::Variable& v) const {
+    return ScalarLike(v, ftrl_.l2_shrinkage_regularization_strength);
+  }
+  Input Power(const ops::Variable& v) const { return ScalarLike(v, ftrl_.learning_rate_power); }
+  ops::ApplyOptions Options() const { return {.use_locking = options_.use_locking}; }
+
+  float lr_;
+  FtrlOptions ftrl_;
+  OptimizerOptions options_;
+};
+
 std::unique_ptr<Optimizer> MomentumOptimizer(float learning_rate, float momentum, bool use_nesterov,
                                              OptimizerOptions o) {
   return std::make_unique<Momentum>(learning_rate, momentum, use_nesterov, o);
@@ -343,6 +388,11 @@ std::unique_ptr<Optimizer> AdamOptimizer(float learning_rate, float beta1, float
 std::unique_ptr<Optimizer> RMSPropOptimizer(float learning_rate, float decay, float momentum,
                                             float epsilon, OptimizerOptions o) {
   return std::make_unique<RMSProp>(learning_rate, decay, momentum, epsilon, o);
+}
+
+std::unique_ptr<Optimizer> FtrlOptimizer(float learning_rate, FtrlOptions ftrl,
+                                         OptimizerOptions o) {
+  return std::make_unique<Ftrl>(learning_rate, ftrl, o);
 }
 
 }  // namespace tw::train

@@ -72,6 +72,23 @@ Operation SparseApplyRMSProp(const Scope& scope, const Variable& var, const Vari
                              const Variable& mom, Input lr, Input rho, Input momentum,
                              Input epsilon, Input grad, Input indices,
                              const ApplyOptions& options = {});
+// FTRL-Proximal, as TensorFlow's FtrlOptimizer: accum (initially positive) and linear are
+// the slots; l2_shrinkage > 0 takes ApplyFtrlV2. InvalidArgument when the step runs for
+// lr <= 0, l1, l2 or l2_shrinkage < 0, or lr_power > 0 (TensorFlow's checks).
+Operation ApplyFtrl(const Scope& scope, const Variable& var, const Variable& accum,
+                    const Variable& linear, Input grad, Input lr, Input l1, Input l2,
+                    Input lr_power, const ApplyOptions& options = {});
+Operation ApplyFtrlV2(const Scope& scope, const Variable& var, const Variable& accum,
+                      const Variable& linear, Input grad, Input lr, Input l1, Input l2,
+                      Input l2_shrinkage, Input lr_power, const ApplyOptions& options = {});
+// Only the rows in `indices` are updated, once per index.
+Operation SparseApplyFtrl(const Scope& scope, const Variable& var, const Variable& accum,
+                          const Variable& linear, Input grad, Input indices, Input lr, Input l1,
+                          Input l2, Input lr_power, const ApplyOptions& options = {});
+Operation SparseApplyFtrlV2(const Scope& scope, const Variable& var, const Variable& accum,
+                            const Variable& linear, Input grad, Input indices, Input lr,
+                            Input l1, Input l2, Input l2_shrinkage, Input lr_power,
+                            const ApplyOptions& options = {});
 
 // ---- Conditional accumulators (synchronous training) ----
 // A resource shared by name, like a variable, that averages (or sums) gradients of one

@@ -130,6 +130,20 @@ std::unique_ptr<Optimizer> RMSPropOptimizer(float learning_rate, float decay = 0
                                             float momentum = 0.0f, float epsilon = 1e-10f,
                                             OptimizerOptions options = {});
 
+// TensorFlow 1.x's FtrlOptimizer (FTRL-Proximal, the linear estimators' default). Slots
+// "<var>/Ftrl" (the accumulator, initially initial_accumulator_value) and "<var>/Ftrl_1"
+// (the linear term, zeros), TF's names. l2_shrinkage > 0 applies ApplyFtrlV2. The
+// arguments' checks are TF's: InvalidArgument when the step runs (training_ops.h).
+struct FtrlOptions {
+  float learning_rate_power = -0.5f;
+  float initial_accumulator_value = 0.1f;
+  float l1_regularization_strength = 0.0f;
+  float l2_regularization_strength = 0.0f;
+  float l2_shrinkage_regularization_strength = 0.0f;
+};
+std::unique_ptr<Optimizer> FtrlOptimizer(float learning_rate, FtrlOptions ftrl = {},
+                                         OptimizerOptions options = {});
+
 }  // namespace tw::train
 
 #endif  // TENSORWEAVE_TRAIN_OPTIMIZER_H_

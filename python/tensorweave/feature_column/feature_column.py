@@ -10,8 +10,9 @@ value not in the vocabulary without oov buckets drops an entry), as numpy_input_
 parsed FixedLenFeatures give them, or SparseTensors (a VarLenFeature, any number of
 entries per example). A vocabulary file is read when the column is made, where the graph
 is built (TensorFlow reads it when its table is initialized, on the task that holds it).
-Not built yet (issue #32): crossed columns, linear_model, and hashing integer values
-(TF's as_string first)."""
+linear_model gives a linear model of the columns (sparse weight rows for the categorical
+ones), as the linear estimators use it. Not built yet (issue #32): crossed columns, and
+hashing integer values (TF's as_string first)."""
 
 import collections
 
@@ -403,3 +404,62 @@ def input_layer(features, feature_columns, weight_collections=None, trainable=Tr
             if cols_to_vars is not None:
                 cols_to_vars[column] = []
         return tensors[0] if len(tensors) == 1 else tf.concat(tensors, 1)
+
+
+def linear_model(features, feature_columns, units=1, sparse_combiner="sum",
+                 weight_collections=None, trainable=True, cols_to_vars=None):
+    """[batch, units]: a weighted sum of the columns plus a bias, as TF 1.x's linear_model.
+    A categorical column (bucketized too) has a weight row per bucket, summed over each
+    example's ids (sparse_combiner 'sum', 'mean' or 'sqrtn'), so its gradient touches
+    only the rows seen; a dense column is multiplied by its weights. TF's variable names:
+    linear_model/<column>/weights and linear_model/bias_weights, all zeros at first."""
+    tf = _tf()
+    if sparse_combiner not in ("mean", "sqrtn", "sum"):
+        raise ValueError("sparse_combiner must be one of 'mean', 'sqrtn' or 'sum'. Given: %s"
+                         % sparse_combiner)
+    columns = list(feature_columns) if isinstance(feature_columns, (list, tuple)) else [
+        feature_columns]
+    if not columns:
+        raise ValueError("feature_columns must not be empty.")
+    collections_ = None if weight_collections is None else (
+        list(weight_collections) + [ops.GraphKeys.GLOBAL_VARIABLES])
+    zeros = tf.zeros_initializer()
+    with tf.variable_scope(None, default_name="linear_model"):
+        sums = []
+        for column in sorted(columns, key=lambda c: getattr(c, "name", "")):
+            with tf.variable_scope(None, default_name=column.name):
+                if isinstance(column, _CATEGORICAL):
+                    weights = tf.get_variable("weights", [column.num_buckets, units],
+                                              initializer=zeros, trainable=trainable,
+                                              collections=collections_)
+                    sums.append(_sparse_weighted_sum(column, features, weights,
+                                                     sparse_combiner))
+                else:
+                    dense = _dense(column, features)
+                    weights = tf.get_variable("weights", [int(dense.shape[1]), units],
+                                              initializer=zeros, trainable=trainable,
+                                              collections=collections_)
+                    sums.append(tf.matmul(dense, weights))
+            if cols_to_vars is not None:
+                cols_to_vars[column] = [weights]
+        no_bias = sums[0] if len(sums) == 1 else tf.add_n(sums, name="weighted_sum_no_bias")
+        bias = tf.get_variable("bias_weights", [units], initializer=zeros, trainable=trainable,
+                               collections=collections_)
+        if cols_to_vars is not None:
+            cols_to_vars["bias"] = [bias]
+        return tf.nn.bias_add(no_bias, bias, name="weighted_sum")
+
+
+def _sparse_weighted_sum(column, features, weights, combiner):
+    """[batch, units]: the weight rows of each example's ids, combined."""
+    tf = _tf()
+    ids = _ids(column, features)
+    valid = tf.cast(tf.greater_equal(ids.values, 0), dtypes.float32)
+    rows = tf.gather(weights, tf.maximum(ids.values, 0)) * tf.expand_dims(valid, -1)
+    total = _per_example(rows, ids)
+    if combiner == "sum":
+        return total
+    count = tf.expand_dims(_per_example(valid, ids), -1)
+    if combiner == "mean":
+        return total / tf.maximum(count, 1.0)
+    return total / tf.maximum(tf.sqrt(count), 1.0)

@@ -231,6 +231,51 @@ class AdamOptimizer(Optimizer):
         return dict(self._hyper)
 
 
+class FtrlOptimizer(Optimizer):
+    """FTRL-Proximal (the linear estimators' default), TF's arguments and checks."""
+    _kind = "Ftrl"
+    _slot_names = {"Ftrl": "accum", "Ftrl_1": "linear"}
+
+    def __init__(self, learning_rate, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 use_locking=False, name="Ftrl", accum_name=None, linear_name=None,
+                 l2_shrinkage_regularization_strength=0.0):
+        if initial_accumulator_value < 0.0:
+            raise ValueError("initial_accumulator_value %f needs to be positive or zero" %
+                             initial_accumulator_value)
+        if learning_rate_power > 0.0:
+            raise ValueError("learning_rate_power %f needs to be negative or zero" %
+                             learning_rate_power)
+        if l1_regularization_strength < 0.0:
+            raise ValueError("l1_regularization_strength %f needs to be positive or zero" %
+                             l1_regularization_strength)
+        if l2_regularization_strength < 0.0:
+            raise ValueError("l2_regularization_strength %f needs to be positive or zero" %
+                             l2_regularization_strength)
+        if l2_shrinkage_regularization_strength < 0.0:
+            raise ValueError("l2_shrinkage_regularization_strength %f needs to be positive or "
+                             "zero" % l2_shrinkage_regularization_strength)
+        if accum_name is not None or linear_name is not None:
+            raise NotImplementedError("FtrlOptimizer: accum_name and linear_name are not "
+                                      "supported (the slots are <var>/Ftrl and <var>/Ftrl_1, "
+                                      "TF's defaults)")
+        super().__init__(use_locking, name)
+        self._hyper = {
+            "learning_rate": _learning_rate(learning_rate),
+            "learning_rate_power": _number("learning_rate_power", learning_rate_power),
+            "initial_accumulator_value": _number("initial_accumulator_value",
+                                                 initial_accumulator_value),
+            "l1_regularization_strength": _number("l1_regularization_strength",
+                                                  l1_regularization_strength),
+            "l2_regularization_strength": _number("l2_regularization_strength",
+                                                  l2_regularization_strength),
+            "l2_shrinkage_regularization_strength": _number(
+                "l2_shrinkage_regularization_strength", l2_shrinkage_regularization_strength)}
+
+    def _params(self):
+        return dict(self._hyper)
+
+
 class RMSPropOptimizer(Optimizer):
     _kind = "RMSProp"
     _slot_names = {"RMSProp": "rms", "RMSProp_1": "momentum"}

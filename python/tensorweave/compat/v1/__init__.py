@@ -180,6 +180,7 @@ train = _namespace(
     GradientDescentOptimizer=_optimizer.GradientDescentOptimizer,
     MomentumOptimizer=_optimizer.MomentumOptimizer,
     AdagradOptimizer=_optimizer.AdagradOptimizer, AdamOptimizer=_optimizer.AdamOptimizer,
+    FtrlOptimizer=_optimizer.FtrlOptimizer,
     RMSPropOptimizer=_optimizer.RMSPropOptimizer,
     SyncReplicasOptimizer=_sync_replicas.SyncReplicasOptimizer,
     get_global_step=_training_util.get_global_step,
@@ -252,6 +253,8 @@ from tensorweave.estimator import inputs as _estimator_inputs  # noqa: E402
 from tensorweave.estimator import model_fn as _model_fn  # noqa: E402
 from tensorweave.estimator import training as _estimator_training  # noqa: E402
 from tensorweave.estimator.canned import dnn as _canned_dnn  # noqa: E402
+from tensorweave.estimator.canned import linear as _canned_linear  # noqa: E402
+from tensorweave.estimator.canned import dnn_linear_combined as _canned_combined  # noqa: E402
 from tensorweave.feature_column import feature_column as _feature_column  # noqa: E402
 feature_column = _namespace(
     "feature_column", numeric_column=_feature_column.numeric_column,
@@ -264,13 +267,17 @@ feature_column = _namespace(
     categorical_column_with_hash_bucket=_feature_column.categorical_column_with_hash_bucket,
     indicator_column=_feature_column.indicator_column,
     embedding_column=_feature_column.embedding_column,
-    input_layer=_feature_column.input_layer)
+    input_layer=_feature_column.input_layer, linear_model=_feature_column.linear_model)
 estimator = _namespace(
     "estimator", RunConfig=_RunConfig, TaskType=_TaskType, Estimator=_estimator.Estimator,
     EstimatorSpec=_model_fn.EstimatorSpec, ModeKeys=_model_fn.ModeKeys,
     TrainSpec=_estimator_training.TrainSpec, EvalSpec=_estimator_training.EvalSpec,
     train_and_evaluate=_estimator_training.train_and_evaluate,
     DNNClassifier=_canned_dnn.DNNClassifier, DNNRegressor=_canned_dnn.DNNRegressor,
+    LinearClassifier=_canned_linear.LinearClassifier,
+    LinearRegressor=_canned_linear.LinearRegressor,
+    DNNLinearCombinedClassifier=_canned_combined.DNNLinearCombinedClassifier,
+    DNNLinearCombinedRegressor=_canned_combined.DNNLinearCombinedRegressor,
     inputs=_namespace("estimator.inputs", numpy_input_fn=_estimator_inputs.numpy_input_fn))
 contrib = _namespace(
     "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),

@@ -40,15 +40,14 @@ COMING.update(_names(LATER, """
     layers.conv1d layers.conv3d layers.conv2d_transpose
     layers.separable_conv2d layers.max_pooling1d
     train.ExponentialMovingAverage
-    train.AdadeltaOptimizer train.FtrlOptimizer train.ProximalGradientDescentOptimizer
+    train.AdadeltaOptimizer train.ProximalGradientDescentOptimizer
     train.ProximalAdagradOptimizer train.ProfilerHook
     summary.image summary.audio summary.text summary.tensor_summary
     distribute.Strategy distribute.MirroredStrategy distribute.MultiWorkerMirroredStrategy
     """))
 COMING.update(_names(32, """
-    feature_column.crossed_column feature_column.linear_model
-    estimator.LinearClassifier
-    estimator.LinearRegressor estimator.DNNLinearCombinedClassifier estimator.export
+    feature_column.crossed_column
+    estimator.export
     estimator.LatestExporter estimator.FinalExporter estimator.BestExporter
     contrib.learn.Experiment contrib.learn.learn_runner
     """))
