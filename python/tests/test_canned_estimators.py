@@ -99,7 +99,7 @@ def test_dnn_regressor_and_input_layer(tmp_path):
 
 def test_unbuilt_columns_and_options_name_the_issue():
     with pytest.raises(AttributeError, match="issue #32"):
-        tf.feature_column.crossed_column  # noqa: B018
+        tf.estimator.LatestExporter  # noqa: B018
     with pytest.raises(NotImplementedError, match="issue #32"):
         tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
                                    input_layer_partitioner=lambda *a: [1])
@@ -443,3 +443,56 @@ def test_dnn_linear_combined_classifier_trains_both_parts(tmp_path):
         tf.estimator.DNNLinearCombinedClassifier()
     with pytest.raises(ValueError, match="dnn_hidden_units must be defined"):
         tf.estimator.DNNLinearCombinedClassifier(dnn_feature_columns=deep)
+
+
+def test_crossed_columns_are_tensorflows_crosses():
+    """TF's sparse_cross_op_test expects 83 for these three values crossed into 100 buckets
+    with the default key, and 31 with the next key."""
+    features = {"a": tf.constant([["batch1-FC1-F1"]]), "b": tf.constant(["batch1-FC2-F1"]),
+                "c": tf.constant([["batch1-FC3-F1"]])}
+    crossed = tf.feature_column.crossed_column(["a", "b", "c"], 100)
+    keyed = tf.feature_column.crossed_column(["a", "b", "c"], 100, hash_key=0xDECAFCAFFE + 1)
+    assert crossed.name == "a_X_b_X_c" and crossed.num_buckets == 100
+    layers = [tf.feature_column.input_layer(features, [tf.feature_column.indicator_column(c)])
+              for c in (crossed, keyed)]
+    direct = tf.sparse.cross_hashed([tf.constant([["batch1-FC1-F1"]]),
+                                     tf.constant([["batch1-FC2-F1"]]),
+                                     tf.constant([["batch1-FC3-F1"]])], num_buckets=100)
+    with tf.Session() as sess:
+        got = sess.run(layers)
+        assert sess.run(direct).values.tolist() == [83]
+        text = sess.run(tf.sparse.cross([tf.constant([["x", "y"]]), tf.constant([[7]])]))
+    assert got[0].argmax() == 83 and got[0].sum() == 1
+    assert got[1].argmax() == 31 and got[1].sum() == 1
+    assert text.values.tolist() == [b"x_X_7", b"y_X_7"]
+
+
+def test_crossed_column_of_categorical_columns_in_a_linear_model(tmp_path):
+    features, labels = _census_like()
+    age = tf.feature_column.numeric_column("age")
+    job = tf.feature_column.categorical_column_with_vocabulary_list("job", ["a", "b", "c"])
+    age_buckets = tf.feature_column.bucketized_column(age, [0.25, 0.5, 0.75])
+    crossed = tf.feature_column.crossed_column([age_buckets, job, "city"], 64)
+    # Ids: one cross per example (each key has one value), in [0, 64).
+    layer = tf.feature_column.input_layer(
+        {k: tf.constant(v) for k, v in features.items()},
+        [tf.feature_column.indicator_column(crossed)])
+    with tf.Session() as sess:
+        counts = sess.run(layer)
+    assert counts.shape == (400, 64) and (counts.sum(1) == 1).all()
+    # Equal features, equal crosses; the 24 combinations fall in few buckets.
+    assert len(np.unique(counts.argmax(1))) <= 24
+    tf.reset_default_graph()
+    estimator = tf.estimator.LinearClassifier([age, job, crossed], model_dir=str(tmp_path))
+    estimator.train(tf.estimator.inputs.numpy_input_fn(
+        features, labels, batch_size=40, num_epochs=None, shuffle=True), steps=200)
+    result = estimator.evaluate(tf.estimator.inputs.numpy_input_fn(
+        features, labels, batch_size=100, shuffle=False))
+    assert result["accuracy"] > 0.9, result
+    assert dict(tf.train.list_variables(str(tmp_path)))[
+        "linear/linear_model/age_bucketized_X_city_X_job/weights"] == [64, 1]
+    with pytest.raises(ValueError, match="not supported for crossing"):
+        tf.feature_column.crossed_column(
+            [tf.feature_column.categorical_column_with_hash_bucket("city", 4), "job"], 8)
+    with pytest.raises(ValueError, match="length > 1"):
+        tf.feature_column.crossed_column(["job"], 8)

@@ -134,5 +134,62 @@ TEST(StringToHashBucketFastTest, RefusesNoBuckets) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("num_buckets"));
 }
 
+// TensorFlow's sparse_cross_op_test: the hashes it checks "to prevent unintentional
+// hashing changes", for the default hash key and the next one, 0 and 100 buckets.
+TEST(SparseCrossTest, TensorFlowsHashedCrosses) {
+  Scope root = Scope::NewRootScope();
+  auto one = [&](const std::string& value) {
+    return ops::SparseOutput{ops::Const(root, Tensor::FromVector<int64_t>({0, 0}, {1, 2})),
+                             ops::Const(root, Strings({value})),
+                             ops::Const(root, Tensor::FromVector<int64_t>({1, 1}))};
+  };
+  std::vector<ops::SparseOutput> inputs = {one("batch1-FC1-F1"), one("batch1-FC2-F1"),
+                                           one("batch1-FC3-F1")};
+  auto none = ops::SparseCrossHashed(root, inputs, {}, 0);
+  auto key = ops::SparseCrossHashed(root, inputs, {}, 0, ops::kDefaultCrossHashKey + 1);
+  auto hundred = ops::SparseCrossHashed(root, inputs, {}, 100);
+  auto both = ops::SparseCrossHashed(root, inputs, {}, 100, ops::kDefaultCrossHashKey + 1);
+  auto got = RunGraph(root, {none.values, key.values, hundred.values, both.values,
+                             both.indices, both.dense_shape});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsInts((*got)[0]), ElementsAre(1971693436396284976));
+  EXPECT_THAT(AsInts((*got)[1]), ElementsAre(4847552627144134031));
+  EXPECT_THAT(AsInts((*got)[2]), ElementsAre(83));
+  EXPECT_THAT(AsInts((*got)[3]), ElementsAre(31));
+  EXPECT_THAT(AsInts((*got)[4]), ElementsAre(0, 0));
+  EXPECT_THAT(AsInts((*got)[5]), ElementsAre(1, 1));
+}
+
+// Sparse inputs first, then dense; every combination per example, the last input fastest;
+// an example with no value in some input has no cross.
+TEST(SparseCrossTest, CombinationsPerExample) {
+  Scope root = Scope::NewRootScope();
+  // Example 0 has "a"; example 1 has "b" and "c"; example 2 has none.
+  ops::SparseOutput sparse{
+      ops::Const(root, Tensor::FromVector<int64_t>({0, 0, 1, 0, 1, 1}, {3, 2})),
+      ops::Const(root, Strings({"a", "b", "c"})),
+      ops::Const(root, Tensor::FromVector<int64_t>({3, 2}))};
+  auto dense = ops::Const(root, Tensor::FromVector<int64_t>({1, 2, 3, 4, 5, 6}, {3, 2}));
+  auto crossed = ops::SparseCrossHashed(root, {sparse}, {dense}, 1000);
+  auto got = RunGraph(root, {crossed.indices, crossed.values, crossed.dense_shape});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsInts((*got)[0]), ElementsAre(0, 0, 0, 1, 1, 0, 1, 1, 1, 2, 1, 3));
+  EXPECT_THAT(AsInts((*got)[2]), ElementsAre(3, 4));
+  std::vector<int64_t> values = AsInts((*got)[1]);
+  ASSERT_EQ(values.size(), 6u);
+  for (int64_t v : values) EXPECT_TRUE(v >= 0 && v < 1000) << v;
+  // ("b", 3) and ("c", 3) differ, as do ("b", 3) and ("b", 4).
+  EXPECT_NE(values[2], values[4]);
+  EXPECT_NE(values[2], values[3]);
+
+  Scope bad = Scope::NewRootScope();
+  auto other = ops::Const(bad, Tensor::FromVector<int64_t>({1, 2}, {2, 1}));
+  auto three = ops::Const(bad, Tensor::FromVector<int64_t>({1, 2, 3}, {3, 1}));
+  auto mismatch = ops::SparseCrossHashed(bad, {}, {other, three}, 10);
+  Status s = RunGraph(bad, {mismatch.values}).status();
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("Expected batch size 2 got 3"));
+}
+
 }  // namespace
 }  // namespace tw

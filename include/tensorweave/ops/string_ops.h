@@ -36,6 +36,20 @@ Output StringJoin(const Scope& scope, const std::vector<Input>& inputs,
 // buckets). An int64 tensor of the input's shape.
 Output StringToHashBucketFast(const Scope& scope, Input input, int64_t num_buckets);
 
+// TensorFlow's default hash key of crosses (sparse_ops._DEFAULT_HASH_KEY).
+inline constexpr int64_t kDefaultCrossHashKey = 0xDECAFCAFFE;
+
+// The hashed crosses of categorical features per example (tf.sparse.cross_hashed, the
+// ids of feature columns' crossed_column): every combination of one value of each input
+// (the sparse inputs first, then the dense [batch, k] ones; the first varies slowest),
+// hashed as TensorFlow hashes them (FingerprintCat64 of hash_key and each value's hash:
+// a string's FarmHash Fingerprint64, an int64 itself) modulo num_buckets (0: the largest
+// int64). Inputs are int64 or string; a sparse input has rank 2. A [batch, most crosses]
+// sparse tensor.
+SparseOutput SparseCrossHashed(const Scope& scope, const std::vector<SparseOutput>& sparse,
+                               const std::vector<Input>& dense, int64_t num_buckets,
+                               int64_t hash_key = kDefaultCrossHashKey);
+
 }  // namespace tw::ops
 
 #endif  // TENSORWEAVE_OPS_STRING_OPS_H_

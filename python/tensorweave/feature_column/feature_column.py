@@ -11,8 +11,8 @@ parsed FixedLenFeatures give them, or SparseTensors (a VarLenFeature, any number
 entries per example). A vocabulary file is read when the column is made, where the graph
 is built (TensorFlow reads it when its table is initialized, on the task that holds it).
 linear_model gives a linear model of the columns (sparse weight rows for the categorical
-ones), as the linear estimators use it. Not built yet (issue #32): crossed columns, and
-hashing integer values (TF's as_string first)."""
+ones), as the linear estimators use it; crossed_column hashes crosses as TF's SparseCross.
+Not built yet (issue #32): hashing integer values (TF's as_string first)."""
 
 import collections
 
@@ -86,6 +86,18 @@ class HashedCategoricalColumn(collections.namedtuple(
     num_buckets = property(lambda self: self.hash_bucket_size)
 
 
+class CrossedColumn(collections.namedtuple("CrossedColumn",
+                                           ["keys", "hash_bucket_size", "hash_key"])):
+    """The hashed crosses of features (raw ones by name, or categorical columns' ids), as
+    TF's crossed_column: TF's ids exactly (the SparseCross op's hashing)."""
+
+    @property
+    def name(self):
+        return "_X_".join(sorted(k if isinstance(k, str) else k.name for k in self.keys))
+
+    num_buckets = property(lambda self: self.hash_bucket_size)
+
+
 class IndicatorColumn(collections.namedtuple("IndicatorColumn", ["categorical_column"])):
     """A categorical column as counts of its ids: [batch, num_buckets]."""
 
@@ -105,7 +117,7 @@ class EmbeddingColumn(collections.namedtuple(
 
 
 _CATEGORICAL = (BucketizedColumn, IdentityCategoricalColumn, VocabularyListCategoricalColumn,
-                VocabularyFileCategoricalColumn, HashedCategoricalColumn)
+                VocabularyFileCategoricalColumn, HashedCategoricalColumn, CrossedColumn)
 _VOCABULARY = (VocabularyListCategoricalColumn, VocabularyFileCategoricalColumn)
 
 
@@ -206,6 +218,27 @@ def categorical_column_with_hash_bucket(key, hash_bucket_size, dtype=dtypes.stri
         raise _not_built("categorical_column_with_hash_bucket of integers (TF hashes their "
                          "decimal text: tf.as_string)")
     return HashedCategoricalColumn(key, int(hash_bucket_size), dtype)
+
+
+def crossed_column(keys, hash_bucket_size, hash_key=None):
+    """Crosses of `keys`: feature names (their raw values) or categorical columns (their
+    ids), hashed into hash_bucket_size buckets as TensorFlow hashes them."""
+    if not hash_bucket_size or hash_bucket_size < 1:
+        raise ValueError("hash_bucket_size must be > 1. hash_bucket_size: %s" %
+                         hash_bucket_size)
+    if not keys or len(keys) < 2:
+        raise ValueError("keys must be a list with length > 1. Given: %s" % (keys,))
+    for key in keys:
+        if not isinstance(key, (str,) + _CATEGORICAL):
+            raise ValueError("Unsupported key type. All keys must be either string, or "
+                             "categorical column except _HashedCategoricalColumn. Given: %s" %
+                             (key,))
+        if isinstance(key, HashedCategoricalColumn):
+            raise ValueError("categorical_column_with_hash_bucket is not supported for "
+                             "crossing. Hashing before crossing will increase probability of "
+                             "collision. Instead, use the feature name as a string. Given: %s"
+                             % (key,))
+    return CrossedColumn(tuple(keys), int(hash_bucket_size), hash_key)
 
 
 def _check_oov(key, num_oov_buckets, default_value, dtype):
@@ -324,8 +357,42 @@ def _buckets(column, features):
         tf.expand_dims(values, -1), tf.constant(list(column.boundaries))), dtypes.int64), -1)
 
 
+def _leaf_keys(column):
+    """A crossed column's keys, nested crossed columns flattened (as TF's)."""
+    for key in column.keys:
+        if isinstance(key, CrossedColumn):
+            yield from _leaf_keys(key)
+        else:
+            yield key
+
+
+def _crossed_ids(column, features):
+    tf = _tf()
+    inputs = []
+    for key in _leaf_keys(column):
+        if isinstance(key, str):
+            raw = _feature(features, key, sparse_ok=True)
+            if not isinstance(raw, sparse_tensor.SparseTensor) and raw.shape.ndims == 1:
+                raw = tf.expand_dims(raw, 1)
+            inputs.append(raw)
+            continue
+        # A categorical column's ids, dropped entries left out, as a sparse tensor.
+        ids = _ids(key, features)
+        keep = tf.reshape(tf.where(tf.greater_equal(ids.values, 0)), [-1])
+        values = tf.gather(ids.values, keep)
+        count = tf.size(values, out_type=dtypes.int64)
+        indices = tf.stack([tf.gather(ids.rows, keep), tf.range(count)], 1)
+        inputs.append(sparse_tensor.SparseTensor(indices, values,
+                                                 tf.stack([ids.batch, count])))
+    crossed = tf.sparse.cross_hashed(inputs, num_buckets=column.hash_bucket_size,
+                                     hash_key=column.hash_key)
+    return _Ids(crossed.values, crossed.indices[:, 0], crossed.dense_shape[0])
+
+
 def _ids(column, features):
     tf = _tf()
+    if isinstance(column, CrossedColumn):
+        return _crossed_ids(column, features)
     if isinstance(column, BucketizedColumn):  # dimension i's buckets come i-th
         width = int(np.prod(column.source_column.shape))
         offsets = tf.constant([i * (len(column.boundaries) + 1) for i in range(width)],

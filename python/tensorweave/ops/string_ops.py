@@ -45,3 +45,44 @@ def string_join(inputs, separator="", name=None):
 def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002 (TF's names)
     """Each string's bucket: its FarmHash fingerprint modulo num_buckets (TF's buckets)."""
     return raw_ops.StringToHashBucketFast(input=input, num_buckets=int(num_buckets), name=name)
+
+
+_DEFAULT_HASH_KEY = 0xDECAFCAFFE  # TensorFlow's sparse_ops._DEFAULT_HASH_KEY
+
+
+def _cross(inputs, hashed_output, num_buckets, hash_key, name):
+    """SparseCross of `inputs` (SparseTensors and dense [batch, k] tensors, int64 or
+    string): sparse inputs first, then dense ones, as TensorFlow orders them."""
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError("Inputs must be a list")
+    sparse, dense = [], []
+    for value in inputs:
+        if isinstance(value, sparse_tensor.SparseTensorValue):
+            value = sparse_tensor.SparseTensor.from_value(value)
+        if isinstance(value, sparse_tensor.SparseTensor):
+            sparse.append(value)
+        else:
+            dense.append(convert_to_tensor(value))
+    cast = [s if s.dtype == dtypes.string else sparse_tensor.SparseTensor(
+        s.indices, raw_ops.Cast(x=s.values, DstT=dtypes.int64), s.dense_shape) for s in sparse]
+    dense = [d if d.dtype in (dtypes.string, dtypes.int64) else raw_ops.Cast(
+        x=d, DstT=dtypes.int64) for d in dense]
+    out_type = dtypes.int64 if hashed_output else dtypes.string
+    indices, values, shape = raw_ops.SparseCross(
+        indices=[s.indices for s in cast], values=[s.values for s in cast],
+        shapes=[s.dense_shape for s in cast], dense_inputs=dense,
+        hashed_output=hashed_output, num_buckets=int(num_buckets),
+        hash_key=int(_DEFAULT_HASH_KEY if hash_key is None else hash_key),
+        out_type=out_type, internal_type=out_type, name=name)
+    return sparse_tensor.SparseTensor(indices, values, shape)
+
+
+def sparse_cross(inputs, name=None):
+    """The crosses of `inputs` per example as strings joined by "_X_" (tf.sparse.cross)."""
+    return _cross(inputs, False, 0, 0, name)
+
+
+def sparse_cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
+    """The crosses of `inputs` per example, hashed as TensorFlow hashes them
+    (tf.sparse.cross_hashed): TF's buckets exactly."""
+    return _cross(inputs, True, num_buckets, hash_key, name)

@@ -267,6 +267,7 @@ feature_column = _namespace(
     categorical_column_with_hash_bucket=_feature_column.categorical_column_with_hash_bucket,
     indicator_column=_feature_column.indicator_column,
     embedding_column=_feature_column.embedding_column,
+    crossed_column=_feature_column.crossed_column,
     input_layer=_feature_column.input_layer, linear_model=_feature_column.linear_model)
 estimator = _namespace(
     "estimator", RunConfig=_RunConfig, TaskType=_TaskType, Estimator=_estimator.Estimator,
@@ -421,16 +422,18 @@ from tensorweave.ops import data_flow_ops as _data_flow  # noqa: E402
 from tensorweave.ops import variables as _variables  # noqa: E402
 from tensorweave.protobuf import example_pb2 as _example_pb2  # noqa: E402
 from tensorweave.training import input as _input  # noqa: E402
+from tensorweave.ops import string_ops as _string_ops  # noqa: E402
 SparseTensor, SparseTensorValue = _sparse_tensor.SparseTensor, _sparse_tensor.SparseTensorValue
 sparse_tensor_to_dense = _parsing.sparse_tensor_to_dense
 sparse_to_dense = _parsing.sparse_to_dense
-sparse = _namespace("sparse", SparseTensor=SparseTensor, to_dense=sparse_tensor_to_dense)
+sparse = _namespace("sparse", SparseTensor=SparseTensor, to_dense=sparse_tensor_to_dense,
+                    cross=_string_ops.sparse_cross,
+                    cross_hashed=_string_ops.sparse_cross_hashed)
 FixedLenFeature, VarLenFeature = _parsing.FixedLenFeature, _parsing.VarLenFeature
 FixedLenSequenceFeature = _parsing.FixedLenSequenceFeature
 parse_example, parse_single_example = _parsing.parse_example, _parsing.parse_single_example
 decode_raw, decode_csv = _parsing.decode_raw, _parsing.decode_csv
 string_to_number = _parsing.string_to_number
-from tensorweave.ops import string_ops as _string_ops  # noqa: E402
 string_split, substr = _string_ops.string_split, _string_ops.substr
 string_join = _string_ops.string_join
 string_to_hash_bucket_fast = _string_ops.string_to_hash_bucket_fast

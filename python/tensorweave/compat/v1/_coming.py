@@ -46,7 +46,6 @@ COMING.update(_names(LATER, """
     distribute.Strategy distribute.MirroredStrategy distribute.MultiWorkerMirroredStrategy
     """))
 COMING.update(_names(32, """
-    feature_column.crossed_column
     estimator.export
     estimator.LatestExporter estimator.FinalExporter estimator.BestExporter
     contrib.learn.Experiment contrib.learn.learn_runner
