@@ -242,8 +242,31 @@ def test_hash_buckets_are_tensorflows():
     np.testing.assert_array_equal(got, expected)
     with pytest.raises(ValueError, match="hash_bucket_size must be set"):
         tf.feature_column.categorical_column_with_hash_bucket("w", 0)
-    with pytest.raises(NotImplementedError, match="as_string"):
-        tf.feature_column.categorical_column_with_hash_bucket("w", 3, dtype=tf.int64)
+
+
+
+def test_integer_values_hash_by_their_text():
+    """TF hashes an integer feature's decimal text (as_string); -1 is no value."""
+    numbers = tf.constant([[7, -1], [123456789012, 7]], dtype=tf.int64)
+    column = tf.feature_column.categorical_column_with_hash_bucket("n", 1000, dtype=tf.int64)
+    oov = tf.feature_column.categorical_column_with_vocabulary_list(
+        "n", [7, 8], num_oov_buckets=5)
+    layers = [tf.feature_column.input_layer({"n": numbers},
+                                            [tf.feature_column.indicator_column(c)])
+              for c in (column, oov)]
+    with tf.Session() as sess:
+        hashed, vocab = sess.run(layers)
+        seven, big = sess.run(tf.string_to_hash_bucket_fast(["7", "123456789012"], 1000))
+        big_oov = sess.run(tf.string_to_hash_bucket_fast(["123456789012"], 5))[0]
+        assert sess.run(tf.as_string(tf.constant([3, -42]))).tolist() == [b"3", b"-42"]
+        assert sess.run(tf.as_string(tf.constant(1.5), precision=2)) == b"1.50"
+        assert sess.run(tf.as_string(tf.constant(7), width=3, fill="0")) == b"007"
+        assert sess.run(tf.as_string(tf.constant([True, False]))).tolist() == [b"true",
+                                                                                b"false"]
+    assert hashed[0].nonzero()[0].tolist() == [seven] and hashed[0].sum() == 1
+    assert hashed[1, seven] == 1 and hashed[1, big] == 1
+    assert vocab[0].tolist() == [1, 0, 0, 0, 0, 0, 0]
+    assert vocab[1, 0] == 1 and vocab[1, 2 + big_oov] == 1
 
 
 def test_vocabulary_file_and_oov_buckets(tmp_path):

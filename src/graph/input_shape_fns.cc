@@ -69,6 +69,7 @@ TW_REGISTER_SHAPE_FN("ParseExample", ParseExampleShape);
 TW_REGISTER_SHAPE_FN("DecodeRaw", DecodeRawShape);
 TW_REGISTER_SHAPE_FN("StringToNumber", AllLikeFirstInput);
 TW_REGISTER_SHAPE_FN("StringToHashBucketFast", AllLikeFirstInput);
+TW_REGISTER_SHAPE_FN("AsString", AllLikeFirstInput);
 TW_REGISTER_SHAPE_FN("DecodeCSV", AllLikeFirstInput);
 TW_REGISTER_SHAPE_FN("StringSplit", [](ShapeContext* ctx) {
   ctx->set_output(0, Make({kUnknown, 2}));

@@ -4,6 +4,7 @@
 #include "tensorweave/ops/string_ops.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string_view>
 
 #include "farmhash.h"
@@ -257,9 +258,118 @@ class StringToHashBucketFastOp : public OpKernel {
 TW_REGISTER_KERNEL("StringToHashBucketFast", "CPU", StringToHashBucketFastOp);
 TW_NO_GRADIENT("StringToHashBucketFast");
 
+// ---- AsString ----
+
+TW_REGISTER_OP("AsString")
+    .Input("input: T")
+    .Output("output: string")
+    .Attr("T: {int32, int64, float, double, bool}")
+    .Attr("precision: int = -1")
+    .Attr("scientific: bool = false")
+    .Attr("shortest: bool = false")
+    .Attr("width: int = -1")
+    .Attr("fill: string = ''")
+    .Doc("Each element as text, printf-formatted as TensorFlow's AsString formats it.");
+
+// TensorFlow's format: "%" fill width [.precision] then d for integers; f, e (scientific)
+// or g (shortest) for floats; booleans are "true" and "false".
+class AsStringOp : public OpKernel {
+ public:
+  explicit AsStringOp(OpKernelConstruction* c) : OpKernel(c) {
+    int64_t precision = -1, width = -1;
+    bool scientific = false, shortest = false;
+    std::string fill;
+    Status s = c->GetAttr("precision", &precision);
+    if (s.ok()) s = c->GetAttr("scientific", &scientific);
+    if (s.ok()) s = c->GetAttr("shortest", &shortest);
+    if (s.ok()) s = c->GetAttr("width", &width);
+    if (s.ok()) s = c->GetAttr("fill", &fill);
+    if (s.ok()) s = c->GetAttr("T", &dtype_);
+    if (s.ok() && fill.size() > 1) {
+      s = errors::InvalidArgument("Fill string must be one or fewer characters");
+    }
+    if (s.ok() && scientific && shortest) {
+      s = errors::InvalidArgument("Cannot select both scientific and shortest notation");
+    }
+    const bool is_float = dtype_ == DT_FLOAT || dtype_ == DT_DOUBLE;
+    if (s.ok() && !is_float && (precision > -1 || scientific || shortest)) {
+      s = errors::InvalidArgument("precision, scientific and shortest apply to floating "
+                                  "point inputs only, got ", DataTypeName(dtype_));
+    }
+    if (s.ok() && !fill.empty() && std::string_view(" +-0#").find(fill[0]) == std::string::npos) {
+      s = errors::InvalidArgument("Fill argument not supported: \"", fill, "\"");
+    }
+    c->SetStatus(s);
+    format_ = "%" + fill;
+    if (width > -1) format_ += std::to_string(width);
+    if (precision > -1) format_ += "." + std::to_string(precision);
+    if (dtype_ == DT_INT32) {
+      format_ += "d";
+    } else if (dtype_ == DT_INT64) {
+      format_ += "lld";
+    } else if (is_float) {
+      format_ += shortest ? "g" : (scientific ? "e" : "f");
+    }
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& in = ctx->input(0);
+    auto out = Tensor::Allocate(DT_STRING, in.shape());
+    TW_OP_REQUIRES_OK(ctx, out.status());
+    auto text = out->flat<std::string>();
+    for (size_t i = 0; i < text.size(); ++i) {
+      switch (dtype_) {
+        case DT_BOOL:
+          text[i] = in.flat<bool>()[i] ? "true" : "false";
+          break;
+        case DT_INT32:
+          text[i] = Format(in.flat<int32_t>()[i]);
+          break;
+        case DT_INT64:
+          text[i] = Format(static_cast<long long>(in.flat<int64_t>()[i]));  // NOLINT: %lld
+          break;
+        case DT_FLOAT:
+          text[i] = Format(static_cast<double>(in.flat<float>()[i]));
+          break;
+        default:
+          text[i] = Format(in.flat<double>()[i]);
+          break;
+      }
+    }
+    ctx->set_output(0, *std::move(out));
+  }
+
+ private:
+  template <typename T>
+  std::string Format(T value) const {
+    char buffer[512];
+    const int n = std::snprintf(buffer, sizeof(buffer), format_.c_str(), value);
+    if (n < 0) return std::string();
+    if (static_cast<size_t>(n) < sizeof(buffer)) return std::string(buffer, n);
+    std::string big(static_cast<size_t>(n) + 1, '\0');
+    std::snprintf(big.data(), big.size(), format_.c_str(), value);
+    big.resize(static_cast<size_t>(n));
+    return big;
+  }
+
+  DataType dtype_ = DT_INVALID;
+  std::string format_;
+};
+TW_REGISTER_KERNEL("AsString", "CPU", AsStringOp);
+TW_NO_GRADIENT("AsString");
+
 }  // namespace
 
 namespace ops {
+
+Output AsString(const Scope& scope, Input input, const AsStringOptions& options) {
+  return scope.AddNodeOutput("AsString", {{std::move(input)}},
+                             {{"precision", MakeAttr(options.precision)},
+                              {"scientific", MakeAttr(options.scientific)},
+                              {"shortest", MakeAttr(options.shortest)},
+                              {"width", MakeAttr(options.width)},
+                              {"fill", MakeAttr(options.fill)}});
+}
 
 Output StringToHashBucketFast(const Scope& scope, Input input, int64_t num_buckets) {
   return scope.AddNodeOutput("StringToHashBucketFast", {{std::move(input)}},

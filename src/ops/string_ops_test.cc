@@ -134,6 +134,30 @@ TEST(StringToHashBucketFastTest, RefusesNoBuckets) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("num_buckets"));
 }
 
+TEST(AsStringTest, TensorFlowsFormats) {
+  Scope root = Scope::NewRootScope();
+  auto ints = ops::AsString(root, Tensor::FromVector<int64_t>({0, -42, 123456789012}));
+  auto padded = ops::AsString(root, Tensor::FromVector<int32_t>({7}), {.width = 3, .fill = "0"});
+  auto floats = ops::AsString(root, Tensor::FromVector<float>({1.5f}));
+  auto short_floats = ops::AsString(root, Tensor::FromVector<double>({0.25}), {.shortest = true});
+  auto sci = ops::AsString(root, Tensor::FromVector<double>({1500}),
+                           {.precision = 2, .scientific = true});
+  auto bools = ops::AsString(root, Tensor::FromVector<bool>({true, false}));
+  auto got = RunGraph(root, {ints, padded, floats, short_floats, sci, bools});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(AsStrings((*got)[0]), ElementsAre("0", "-42", "123456789012"));
+  EXPECT_THAT(AsStrings((*got)[1]), ElementsAre("007"));
+  EXPECT_THAT(AsStrings((*got)[2]), ElementsAre("1.500000"));
+  EXPECT_THAT(AsStrings((*got)[3]), ElementsAre("0.25"));
+  EXPECT_THAT(AsStrings((*got)[4]), ElementsAre("1.50e+03"));
+  EXPECT_THAT(AsStrings((*got)[5]), ElementsAre("true", "false"));
+  Scope bad = Scope::NewRootScope();
+  auto fill = ops::AsString(bad, Tensor::FromVector<int32_t>({7}), {.width = 3, .fill = "x"});
+  Status s = bad.status().ok() ? RunGraph(bad, {fill}).status() : bad.status();
+  EXPECT_TRUE(IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("Fill argument not supported"));
+}
+
 // TensorFlow's sparse_cross_op_test: the hashes it checks "to prevent unintentional
 // hashing changes", for the default hash key and the next one, 0 and 100 buckets.
 TEST(SparseCrossTest, TensorFlowsHashedCrosses) {

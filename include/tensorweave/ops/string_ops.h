@@ -36,6 +36,18 @@ Output StringJoin(const Scope& scope, const std::vector<Input>& inputs,
 // buckets). An int64 tensor of the input's shape.
 Output StringToHashBucketFast(const Scope& scope, Input input, int64_t num_buckets);
 
+// Each element of an int32, int64, float, double or bool tensor as text (tf.as_string):
+// integers "%d", floats "%f" (with precision, or "%e"/"%g" for scientific/shortest),
+// right-aligned to width with fill (" ", "0", "+", "-" or "#"); booleans "true"/"false".
+struct AsStringOptions {
+  int64_t precision = -1;
+  bool scientific = false;
+  bool shortest = false;
+  int64_t width = -1;
+  std::string fill;
+};
+Output AsString(const Scope& scope, Input input, const AsStringOptions& options = {});
+
 // TensorFlow's default hash key of crosses (sparse_ops._DEFAULT_HASH_KEY).
 inline constexpr int64_t kDefaultCrossHashKey = 0xDECAFCAFFE;
 

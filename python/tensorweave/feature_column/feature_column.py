@@ -12,7 +12,7 @@ entries per example). A vocabulary file is read when the column is made, where t
 is built (TensorFlow reads it when its table is initialized, on the task that holds it).
 linear_model gives a linear model of the columns (sparse weight rows for the categorical
 ones), as the linear estimators use it; crossed_column hashes crosses as TF's SparseCross.
-Not built yet (issue #32): hashing integer values (TF's as_string first)."""
+Integer values are hashed by their decimal text (as_string), as TF hashes them."""
 
 import collections
 
@@ -214,9 +214,6 @@ def categorical_column_with_hash_bucket(key, hash_bucket_size, dtype=dtypes.stri
     if dtype != dtypes.string and not dtype.is_integer:
         raise ValueError("dtype must be string or integer. dtype: %s, column_name: %s" %
                          (dtype, key))
-    if dtype != dtypes.string:
-        raise _not_built("categorical_column_with_hash_bucket of integers (TF hashes their "
-                         "decimal text: tf.as_string)")
     return HashedCategoricalColumn(key, int(hash_bucket_size), dtype)
 
 
@@ -244,9 +241,6 @@ def crossed_column(keys, hash_bucket_size, hash_key=None):
 def _check_oov(key, num_oov_buckets, default_value, dtype):
     if num_oov_buckets < 0:
         raise ValueError("Invalid num_oov_buckets %s in %s." % (num_oov_buckets, key))
-    if num_oov_buckets and dtype != dtypes.string:
-        raise _not_built("num_oov_buckets for integer vocabularies (TF hashes their decimal "
-                         "text: tf.as_string)")
 
 
 def indicator_column(categorical_column):
@@ -326,6 +320,9 @@ def _lookup(column, values):
         with ops.control_dependencies([check]):
             return tf.identity(ids)
     if isinstance(column, HashedCategoricalColumn):
+        if values.dtype != dtypes.string:  # TF hashes an integer's decimal text
+            ids = tf.string_to_hash_bucket_fast(tf.as_string(values), column.hash_bucket_size)
+            return tf.where(tf.equal(values, -1), -tf.ones_like(ids), ids)  # -1: no value
         return _drop_empty(values, tf.string_to_hash_bucket_fast(values,
                                                                  column.hash_bucket_size))
     vocabulary = tf.constant(list(column.vocabulary_list), dtype=column.dtype)
@@ -336,8 +333,12 @@ def _lookup(column, values):
     if column.num_oov_buckets:
         # A value not in the vocabulary goes to one of the oov buckets after it, by its
         # hash, as TF's lookup table with hash buckets does.
+        text = values if values.dtype == dtypes.string else tf.as_string(values)
         fallback = len(column.vocabulary_list) + tf.string_to_hash_bucket_fast(
-            values, column.num_oov_buckets)
+            text, column.num_oov_buckets)
+        if values.dtype != dtypes.string:
+            return tf.where(tf.equal(values, -1), -tf.ones_like(index),
+                            tf.where(found, index, fallback))
         return _drop_empty(values, tf.where(found, index, fallback))
     fallback = tf.fill(tf.shape(index), tf.constant(column.default_value, dtypes.int64))
     return tf.where(found, index, fallback)

@@ -86,3 +86,10 @@ def sparse_cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
     """The crosses of `inputs` per example, hashed as TensorFlow hashes them
     (tf.sparse.cross_hashed): TF's buckets exactly."""
     return _cross(inputs, True, num_buckets, hash_key, name)
+
+
+def as_string(input, precision=-1, scientific=False, shortest=False, width=-1,  # noqa: A002
+              fill="", name=None):
+    """Each element as text, formatted as TensorFlow's as_string."""
+    return raw_ops.AsString(input=input, precision=int(precision), scientific=bool(scientific),
+                            shortest=bool(shortest), width=int(width), fill=fill, name=name)

@@ -437,8 +437,9 @@ string_to_number = _parsing.string_to_number
 string_split, substr = _string_ops.string_split, _string_ops.substr
 string_join = _string_ops.string_join
 string_to_hash_bucket_fast = _string_ops.string_to_hash_bucket_fast
+as_string = _string_ops.as_string
 strings = _namespace("strings", substr=substr, join=string_join, to_number=string_to_number,
-                     to_hash_bucket_fast=string_to_hash_bucket_fast)
+                     to_hash_bucket_fast=string_to_hash_bucket_fast, as_string=as_string)
 ReaderBase, TFRecordReader = _io_ops.ReaderBase, _io_ops.TFRecordReader
 TextLineReader, WholeFileReader = _io_ops.TextLineReader, _io_ops.WholeFileReader
 FixedLengthRecordReader = _io_ops.FixedLengthRecordReader

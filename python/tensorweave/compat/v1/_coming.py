@@ -27,7 +27,7 @@ COMING.update(_names(LATER, """
     .reverse_sequence
     .sparse_placeholder
     .to_double .diag .eye .matrix_diag .einsum
-    .tensordot .norm .as_string
+    .tensordot .norm
     data.experimental.choose_from_datasets data.experimental.group_by_window
     data.experimental.scan data.experimental.rejection_resample
     .reduce_join strings.split strings.length strings.regex_replace strings.reduce_join .linspace .meshgrid .space_to_depth
