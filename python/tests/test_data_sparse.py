@@ -101,3 +101,54 @@ def test_padded_batch_and_unbatch_refuse_sparse_components_as_tf_does():
     with pytest.raises(NotImplementedError, match="from_tensor_slices of a SparseTensor"):
         tf.data.Dataset.from_tensor_slices(
             tf.SparseTensor(indices=[[0]], values=[1], dense_shape=[2]))
+
+
+def _sequence_example():
+    ex = tf.train.SequenceExample()
+    ex.context.feature["length"].int64_list.value.append(3)
+    ex.context.feature["tags"].bytes_list.value.extend([b"a", b"b"])
+    for step in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]):
+        ex.feature_lists.feature_list["frames"].feature.add().float_list.value.extend(step)
+    for words in ([b"x"], [], [b"y", b"z"]):
+        ex.feature_lists.feature_list["words"].feature.add().bytes_list.value.extend(words)
+    return ex.SerializeToString()
+
+def test_parse_single_sequence_example_context_and_feature_lists():
+    """TF 1.x's parse_single_sequence_example: context FixedLen and VarLen features, feature
+    lists as [steps, shape] tensors (allow_missing: no steps) and [steps, longest] sparse."""
+    context, sequences = tf.parse_single_sequence_example(
+        _sequence_example(),
+        context_features={"length": tf.FixedLenFeature([], tf.int64),
+                          "tags": tf.VarLenFeature(tf.string),
+                          "missing": tf.FixedLenFeature([2], tf.float32, default_value=[7.0, 8.0])},
+        sequence_features={"frames": tf.FixedLenSequenceFeature([2], tf.float32),
+                           "words": tf.VarLenFeature(tf.string),
+                           "absent": tf.FixedLenSequenceFeature([], tf.int64, allow_missing=True)})
+    with tf.Session() as sess:
+        c, s = sess.run([context, sequences])
+    assert c["length"] == 3
+    assert c["tags"].values.tolist() == [b"a", b"b"] and c["tags"].dense_shape.tolist() == [2]
+    np.testing.assert_array_equal(c["missing"], [7.0, 8.0])
+    np.testing.assert_array_equal(s["frames"], [[1, 2], [3, 4], [5, 6]])
+    assert s["words"].indices.tolist() == [[0, 0], [2, 0], [2, 1]]
+    assert s["words"].values.tolist() == [b"x", b"y", b"z"]
+    assert s["words"].dense_shape.tolist() == [3, 2]
+    assert s["absent"].shape == (0,)
+    required = tf.parse_single_sequence_example(
+        _sequence_example(), sequence_features={"nope": tf.FixedLenSequenceFeature([], tf.int64)})
+    wrong_type = tf.parse_single_sequence_example(
+        _sequence_example(), context_features={"length": tf.FixedLenFeature([], tf.float32)})
+    wrong_size = tf.parse_single_sequence_example(
+        _sequence_example(), sequence_features={"frames": tf.FixedLenSequenceFeature([3],
+                                                                                  tf.float32)})
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="Feature list 'nope' is required"):
+            sess.run(required[1])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Data types don't match"):
+            sess.run(wrong_type[0])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Number of values != expected"):
+            sess.run(wrong_size[1])
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Could not parse example"):
+            sess.run(tf.parse_single_sequence_example(
+                b"\xff\xff", context_features={"x": tf.VarLenFeature(tf.int64)})[0])

@@ -115,6 +115,96 @@ def parse_example(serialized, features, name=None, example_names=None):
     return out
 
 
+def parse_single_sequence_example(serialized, context_features=None, sequence_features=None,
+                                  example_name=None, name=None):
+    """Parses one serialized SequenceExample: (context, sequences), dicts of its context
+    features (FixedLenFeature: a Tensor of its shape; VarLenFeature: a SparseTensor) and of
+    its feature lists (FixedLenSequenceFeature: [steps, shape...], allow_missing giving no
+    steps; VarLenFeature: a [steps, longest] SparseTensor), as TF 1.x's."""
+    context_features = context_features or {}
+    sequence_features = sequence_features or {}
+    if not context_features and not sequence_features:
+        raise ValueError("Missing features.")
+    context_sparse, context_sparse_types = [], []
+    context_dense, context_dense_types, context_shapes, context_defaults = [], [], [], []
+    for key in sorted(context_features):
+        feature = context_features[key]
+        if isinstance(feature, VarLenFeature):
+            context_sparse.append(key)
+            context_sparse_types.append(_check_dtype(key, feature.dtype))
+        elif isinstance(feature, FixedLenFeature):
+            dtype = _check_dtype(key, feature.dtype)
+            dims = _dims(feature.shape)
+            context_dense.append(key)
+            context_dense_types.append(dtype)
+            context_shapes.append(dims)
+            context_defaults.append(
+                np.zeros([0], dtype=dtype.as_numpy_dtype) if feature.default_value is None else
+                np.reshape(np.asarray(feature.default_value, dtype=dtype.as_numpy_dtype), dims))
+        else:
+            raise ValueError("Unsupported context feature type %s for %s (VarLenFeature or "
+                             "FixedLenFeature)" % (type(feature).__name__, key))
+    list_sparse, list_sparse_types = [], []
+    list_dense, list_dense_types, list_shapes, missing_ok = [], [], [], []
+    for key in sorted(sequence_features):
+        feature = sequence_features[key]
+        if isinstance(feature, VarLenFeature):
+            list_sparse.append(key)
+            list_sparse_types.append(_check_dtype(key, feature.dtype))
+        elif isinstance(feature, FixedLenSequenceFeature):
+            if feature.default_value is not None:
+                raise ValueError("FixedLenSequenceFeature of a sequence feature takes no "
+                                 "default_value (%s)" % key)
+            list_dense.append(key)
+            list_dense_types.append(_check_dtype(key, feature.dtype))
+            list_shapes.append(_dims(feature.shape))
+            if feature.allow_missing:
+                missing_ok.append(key)
+        else:
+            raise ValueError("Unsupported sequence feature type %s for %s "
+                             "(VarLenFeature or FixedLenSequenceFeature)" % (
+                                 type(feature).__name__, key))
+
+    def keys(names):
+        return [constant(k, dtype=dtypes.string) for k in names]
+
+    with ops.name_scope(name, "ParseSingleSequenceExample"):
+        serialized = convert_to_tensor(serialized, dtype=dtypes.string, name="serialized")
+        op = op_def_library.apply_op(
+            "ParseSingleSequenceExample", serialized=serialized,
+            feature_list_dense_missing_assumed_empty=constant(
+                np.array([k.encode() for k in missing_ok], dtype=object), dtype=dtypes.string),
+            context_sparse_keys=keys(context_sparse), context_dense_keys=keys(context_dense),
+            feature_list_sparse_keys=keys(list_sparse), feature_list_dense_keys=keys(list_dense),
+            context_dense_defaults=[constant(d, dtype=t) for d, t in
+                                    zip(context_defaults, context_dense_types)],
+            debug_name=constant(example_name or "", dtype=dtypes.string),
+            Ncontext_sparse=len(context_sparse), Ncontext_dense=len(context_dense),
+            Nfeature_list_sparse=len(list_sparse), Nfeature_list_dense=len(list_dense),
+            context_sparse_types=context_sparse_types, Tcontext_dense=context_dense_types,
+            feature_list_sparse_types=list_sparse_types,
+            feature_list_dense_types=list_dense_types, context_dense_shapes=context_shapes,
+            feature_list_dense_shapes=list_shapes, name="ParseSingleSequenceExample")
+    outputs, at = op.outputs, 0
+    context, sequences = {}, {}
+    n = len(context_sparse)
+    for i, key in enumerate(context_sparse):
+        context[key] = sparse_tensor.SparseTensor._from_tensors(
+            outputs[i], outputs[n + i], outputs[2 * n + i])
+    at = 3 * n
+    for i, key in enumerate(context_dense):
+        context[key] = outputs[at + i]
+    at += len(context_dense)
+    n = len(list_sparse)
+    for i, key in enumerate(list_sparse):
+        sequences[key] = sparse_tensor.SparseTensor._from_tensors(
+            outputs[at + i], outputs[at + n + i], outputs[at + 2 * n + i])
+    at += 3 * n
+    for i, key in enumerate(list_dense):
+        sequences[key] = outputs[at + i]
+    return context, sequences
+
+
 def parse_single_example(serialized, features, name=None, example_names=None):
     """Parses one serialized Example (a scalar string): parse_example of a batch of one, its
     batch dimension removed."""

@@ -432,6 +432,7 @@ sparse = _namespace("sparse", SparseTensor=SparseTensor, to_dense=sparse_tensor_
 FixedLenFeature, VarLenFeature = _parsing.FixedLenFeature, _parsing.VarLenFeature
 FixedLenSequenceFeature = _parsing.FixedLenSequenceFeature
 parse_example, parse_single_example = _parsing.parse_example, _parsing.parse_single_example
+parse_single_sequence_example = _parsing.parse_single_sequence_example
 decode_raw, decode_csv = _parsing.decode_raw, _parsing.decode_csv
 string_to_number = _parsing.string_to_number
 string_split, substr = _string_ops.string_split, _string_ops.substr
