@@ -5,6 +5,7 @@
 
 #include "src/base/crc32c.h"
 #include "src/checkpoint/checkpoint_format.h"
+#include "src/checkpoint/tf_bundle.h"
 
 namespace tw::checkpoint {
 namespace {
@@ -54,6 +55,10 @@ StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const std::st
                             "not finish)");
   }
   TW_RETURN_IF_ERROR(bytes.status());
+  if (IsTensorFlowIndex(*bytes)) {  // a checkpoint TensorFlow saved
+    TW_ASSIGN_OR_RETURN(proto::CheckpointIndex index, ReadTensorFlowIndex(prefix, file));
+    return std::unique_ptr<CheckpointReader>(new CheckpointReader(prefix, std::move(index)));
+  }
   TW_ASSIGN_OR_RETURN(proto::CheckpointIndex index, DecodeIndexFile(*bytes, file));
   if (index.shard() != -1) {
     return errors::DataLoss("checkpoint index ", file, " is a single shard's index");
@@ -113,17 +118,25 @@ StatusOr<Tensor> CheckpointReader::ReadRows(const std::string& name, int64_t row
   for (const proto::CheckpointEntry* e : by_name_.at(name)) {
     const int64_t e_end = e->row_offset() + e->row_count();
     if (e_end <= row_offset || e->row_offset() >= end) continue;
+    if (e->shard() < 0) {
+      return errors::Unimplemented("variable \"", name, "\" of TensorFlow checkpoint ", prefix_,
+                                   " was saved partitioned; restoring partitioned variables "
+                                   "from TensorFlow checkpoints is not built yet");
+    }
     TW_ASSIGN_OR_RETURN(RandomAccessFile * file, DataFile(e->shard()));
     const std::string what = absl::StrCat("tensor \"", name, "\" (rows ", e->row_offset(), "+",
                                           e->row_count(), ") in ", file->path());
     std::string bytes(e->length(), '\0');
     TW_RETURN_IF_ERROR(file->Read(e->offset(), e->length(), bytes.data()));
-    if (crc32c::Value(bytes.data(), bytes.size()) != crc32c::Unmask(e->masked_crc32c())) {
-      return errors::DataLoss("checksum mismatch: ", what, " is corrupted");
-    }
-    TW_ASSIGN_OR_RETURN(
-        Tensor slice,
-        DecodeTensorBytes(info.dtype, RowsShape(info.full_shape, e->row_count()), bytes, what));
+    const TensorShape shape = RowsShape(info.full_shape, e->row_count());
+    StatusOr<Tensor> decoded =
+        index_.tensorflow_bundle()
+            ? DecodeTensorFlowBytes(info.dtype, shape, bytes, e->masked_crc32c(), what)
+            : (crc32c::Value(bytes.data(), bytes.size()) != crc32c::Unmask(e->masked_crc32c())
+                   ? StatusOr<Tensor>(errors::DataLoss("checksum mismatch: ", what,
+                                                       " is corrupted"))
+                   : DecodeTensorBytes(info.dtype, shape, bytes, what));
+    TW_ASSIGN_OR_RETURN(Tensor slice, std::move(decoded));
     const int64_t first = std::max(row_offset, e->row_offset());
     const int64_t last = std::min(end, e_end);
     CopyRows(slice, first - e->row_offset(), &out, first - row_offset, last - first, row_elements);

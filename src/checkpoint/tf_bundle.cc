@@ -1,0 +1,236 @@
+#include "src/checkpoint/tf_bundle.h"
+
+#include <sys/stat.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "leveldb/env.h"
+#include "leveldb/iterator.h"
+#include "leveldb/options.h"
+#include "leveldb/table.h"
+#include "src/base/crc32c.h"
+#include "src/base/request_text.h"
+#include "src/checkpoint/checkpoint_format.h"
+#include "tensorweave/protobuf/tensor_bundle.pb.h"
+
+namespace tw::checkpoint {
+namespace {
+
+// LevelDB's (and TensorFlow's) table footer ends with this number, little-endian.
+constexpr uint64_t kTableMagicNumber = 0xdb4775248b80fb57ull;
+// TensorFlow's tensor bundle versions: it writes producer 1, min_consumer 0, and reads
+// what a producer >= 0 wrote unless its min_consumer is above 1 or it lists 1 as bad.
+constexpr int kBundleVersion = 1;
+
+Status CheckVersion(const tfproto::VersionDef& v, const std::string& file) {
+  if (v.producer() < 0) {
+    return errors::Unimplemented("TensorFlow checkpoint ", file, ": producer version ",
+                                 v.producer(), " below the minimum 0");
+  }
+  if (v.min_consumer() > kBundleVersion) {
+    return errors::Unimplemented("TensorFlow checkpoint ", file, " needs a reader of version ",
+                                 v.min_consumer(), "; this one is version ", kBundleVersion);
+  }
+  for (int bad : v.bad_consumers()) {
+    if (bad == kBundleVersion) {
+      return errors::Unimplemented("TensorFlow checkpoint ", file, " disallows reader version ",
+                                   kBundleVersion);
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<int64_t>> Dims(const tfproto::TensorShapeProto& shape,
+                                    const std::string& name, const std::string& file) {
+  if (shape.unknown_rank()) {
+    return errors::DataLoss("TensorFlow checkpoint ", file, ": tensor \"",
+                            QuoteRequestText(name), "\" has an unknown rank");
+  }
+  std::vector<int64_t> dims;
+  for (const auto& d : shape.dim()) dims.push_back(d.size());
+  auto valid = TensorShape::Create(dims);
+  if (!valid.ok()) {
+    return errors::DataLoss("TensorFlow checkpoint ", file, ": tensor \"",
+                            QuoteRequestText(name), "\" has an invalid shape: ",
+                            valid.status().message());
+  }
+  return dims;
+}
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+bool IsTensorFlowIndex(std::string_view index_bytes) {
+  if (index_bytes.size() < 48) return false;  // LevelDB's footer is 48 bytes
+  uint64_t magic = 0;
+  std::memcpy(&magic, index_bytes.data() + index_bytes.size() - 8, 8);
+  return magic == kTableMagicNumber;
+}
+
+StatusOr<proto::CheckpointIndex> ReadTensorFlowIndex(const std::string& prefix,
+                                                     const std::string& index_file) {
+  leveldb::Env* env = leveldb::Env::Default();
+  uint64_t size = 0;
+  leveldb::RandomAccessFile* raw_file = nullptr;
+  leveldb::Status s = env->GetFileSize(index_file, &size);
+  if (s.ok()) s = env->NewRandomAccessFile(index_file, &raw_file);
+  std::unique_ptr<leveldb::RandomAccessFile> file(raw_file);
+  leveldb::Table* raw_table = nullptr;
+  if (s.ok()) s = leveldb::Table::Open(leveldb::Options(), file.get(), size, &raw_table);
+  std::unique_ptr<leveldb::Table> table(raw_table);
+  if (!s.ok()) {
+    return errors::DataLoss("TensorFlow checkpoint index ", index_file,
+                            " cannot be read: ", s.ToString());
+  }
+  leveldb::ReadOptions read;
+  read.verify_checksums = true;
+  std::unique_ptr<leveldb::Iterator> it(table->NewIterator(read));
+  it->SeekToFirst();
+  if (!it->Valid() || !it->key().empty()) {
+    return errors::DataLoss("TensorFlow checkpoint index ", index_file,
+                            " has no header entry (key \"\")",
+                            it->status().ok() ? "" : ": " + it->status().ToString());
+  }
+  tfproto::BundleHeaderProto header;
+  if (!header.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+    return errors::DataLoss("TensorFlow checkpoint index ", index_file,
+                            ": its header cannot be parsed");
+  }
+  if (header.endianness() != tfproto::BundleHeaderProto::LITTLE) {
+    return errors::Unimplemented("TensorFlow checkpoint ", index_file,
+                                 " was written big-endian; this reader is little-endian");
+  }
+  TW_RETURN_IF_ERROR(CheckVersion(header.version(), index_file));
+  if (header.num_shards() < 1 || header.num_shards() > kMaxShards) {
+    return errors::DataLoss("TensorFlow checkpoint index ", index_file, " has ",
+                            header.num_shards(), " shards; expected 1 to ", kMaxShards);
+  }
+  proto::CheckpointIndex index;
+  index.set_num_shards(header.num_shards());
+  index.set_shard(-1);
+  index.set_tensorflow_bundle(true);
+  for (int i = 0; i < header.num_shards(); ++i) {
+    index.add_shard_size(FileSize(DataFileName(prefix, i, header.num_shards())));
+  }
+  for (it->Next(); it->Valid(); it->Next()) {
+    const std::string name = it->key().ToString();
+    // A slice of a partitioned variable: its key is TensorFlow's encoding of the name and
+    // the slice, which begins with a zero byte; the variable's own entry lists the slices.
+    if (!name.empty() && name[0] == '\0') continue;
+    tfproto::BundleEntryProto entry;
+    if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+      return errors::DataLoss("TensorFlow checkpoint index ", index_file, ": the entry of \"",
+                              QuoteRequestText(name), "\" cannot be parsed");
+    }
+    const auto dtype = static_cast<DataType>(entry.dtype());
+    if (!IsSavableDataType(dtype) || !proto::DataType_IsValid(entry.dtype())) {
+      return errors::DataLoss("TensorFlow checkpoint index ", index_file, ": tensor \"",
+                              QuoteRequestText(name), "\" has dtype ", entry.dtype(),
+                              ", which this reader does not hold");
+    }
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, Dims(entry.shape(), name, index_file));
+    const TensorShape shape = *TensorShape::Create(dims);
+    proto::CheckpointEntry* e = index.add_entry();
+    e->set_name(name);
+    e->set_dtype(static_cast<proto::DataType>(dtype));
+    for (int64_t d : dims) e->add_full_shape(d);
+    e->set_row_offset(0);
+    e->set_row_count(NumRows(shape));
+    if (entry.slices_size() > 0) {  // partitioned: not readable yet (ReadRows says so)
+      e->set_shard(-1);
+      continue;
+    }
+    const bool numeric = dtype != DT_STRING;
+    const uint64_t expected =
+        numeric ? static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dtype) : 0;
+    if (entry.shard_id() < 0 || entry.shard_id() >= header.num_shards() || entry.offset() < 0 ||
+        entry.size() < 0 ||
+        static_cast<uint64_t>(entry.offset()) + static_cast<uint64_t>(entry.size()) >
+            index.shard_size(entry.shard_id()) ||
+        (numeric && static_cast<uint64_t>(entry.size()) != expected)) {
+      return errors::DataLoss("TensorFlow checkpoint ", prefix, ": the entry of \"",
+                              QuoteRequestText(name), "\" (shard ", entry.shard_id(), ", offset ",
+                              entry.offset(), ", size ", entry.size(),
+                              ") does not fit its data file, or its size is not its tensor's");
+    }
+    e->set_shard(entry.shard_id());
+    e->set_offset(static_cast<uint64_t>(entry.offset()));
+    e->set_length(static_cast<uint64_t>(entry.size()));
+    e->set_masked_crc32c(entry.crc32c());
+  }
+  if (!it->status().ok()) {
+    return errors::DataLoss("TensorFlow checkpoint index ", index_file, " is corrupt: ",
+                            it->status().ToString());
+  }
+  return index;
+}
+
+StatusOr<Tensor> DecodeTensorFlowBytes(DataType dtype, const TensorShape& shape,
+                                       std::string_view bytes, uint32_t masked_crc32c,
+                                       const std::string& what) {
+  TW_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, shape));
+  if (dtype != DT_STRING) {
+    if (crc32c::Value(bytes.data(), bytes.size()) != crc32c::Unmask(masked_crc32c)) {
+      return errors::DataLoss("checksum mismatch: ", what, " is corrupted");
+    }
+    if (bytes.size() != out.TotalBytes()) {
+      return errors::DataLoss(what, " has ", bytes.size(), " bytes; its shape needs ",
+                              out.TotalBytes());
+    }
+    if (!bytes.empty()) std::memcpy(out.raw_data(), bytes.data(), bytes.size());
+    return out;
+  }
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  const int64_t n = out.num_elements();
+  std::vector<uint64_t> lengths(static_cast<size_t>(n));
+  uint32_t crc = 0;
+  uint64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t length = 0;
+    if (!in.ReadVarint64(&length) || length > bytes.size()) {
+      return errors::DataLoss(what, ": string length ", i, " is missing or too large");
+    }
+    lengths[i] = length;
+    total += length;
+    // TensorFlow checksums each length as uint32 (uint64 above 2^32-1).
+    if (length <= UINT32_MAX) {
+      const auto small = static_cast<uint32_t>(length);
+      crc = crc32c::Extend(crc, reinterpret_cast<const char*>(&small), sizeof(small));
+    } else {
+      crc = crc32c::Extend(crc, reinterpret_cast<const char*>(&length), sizeof(length));
+    }
+  }
+  uint32_t length_checksum = 0;
+  if (!in.ReadLittleEndian32(&length_checksum) || crc32c::Unmask(length_checksum) != crc) {
+    return errors::DataLoss("checksum mismatch: the string lengths of ", what, " are corrupted");
+  }
+  crc = crc32c::Extend(crc, reinterpret_cast<const char*>(&length_checksum),
+                       sizeof(length_checksum));
+  const auto start = static_cast<uint64_t>(in.CurrentPosition());
+  if (start + total != bytes.size()) {
+    return errors::DataLoss(what, " has ", bytes.size() - start, " bytes of strings; its ",
+                            "lengths add up to ", total);
+  }
+  auto strings = out.flat<std::string>();
+  uint64_t at = start;
+  for (int64_t i = 0; i < n; ++i) {
+    strings[i].assign(bytes.data() + at, lengths[i]);
+    crc = crc32c::Extend(crc, bytes.data() + at, lengths[i]);
+    at += lengths[i];
+  }
+  if (crc != crc32c::Unmask(masked_crc32c)) {
+    return errors::DataLoss("checksum mismatch: ", what, " is corrupted");
+  }
+  return out;
+}
+
+}  // namespace tw::checkpoint
