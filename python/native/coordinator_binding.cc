@@ -103,10 +103,9 @@ class PyCoordinator {
     std::vector<Tensor> values;
     values.reserve(feeds.size());
     for (size_t i = 0; i < feeds.size(); ++i) {
-      values.push_back(ValueOrThrow(NumpyToTensor(feeds[i].first,
-                                                  static_cast<DataType>(feeds[i].second),
-                                                  "input " + std::to_string(i) + " of '" +
-                                                      function.function->name + "'")));
+      values.push_back(ValueOrThrow(
+          NumpyToTensor(feeds[i].first, static_cast<DataType>(feeds[i].second),
+                        "input " + std::to_string(i) + " of '" + function.function->name + "'")));
     }
     return PyRemoteValue(
         ValueOrThrow(coordinator_->Schedule(function.function, std::move(values))));
@@ -166,8 +165,8 @@ void BindCoordinator(py::module_& m) {
       .def(py::init<py::object, std::vector<std::string>, std::string, std::vector<std::string>,
                     int64_t, int64_t>(),
            py::arg("graph"), py::arg("worker_targets"), py::arg("worker_job") = "worker",
-           py::arg("shared_tasks") = std::vector<std::string>{"/job:ps"},
-           py::arg("retry_ms") = 0, py::arg("operation_timeout_ms") = 0)
+           py::arg("shared_tasks") = std::vector<std::string>{"/job:ps"}, py::arg("retry_ms") = 0,
+           py::arg("operation_timeout_ms") = 0)
       .def("register", &PyCoordinator::Register, py::arg("name"), py::arg("per_worker"))
       .def("schedule", &PyCoordinator::Schedule, py::arg("function"), py::arg("feeds"))
       .def("join", &PyCoordinator::Join)

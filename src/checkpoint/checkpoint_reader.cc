@@ -133,8 +133,8 @@ StatusOr<Tensor> CheckpointReader::ReadRows(const std::string& name, int64_t row
         index_.tensorflow_bundle()
             ? DecodeTensorFlowBytes(info.dtype, shape, bytes, e->masked_crc32c(), what)
             : (crc32c::Value(bytes.data(), bytes.size()) != crc32c::Unmask(e->masked_crc32c())
-                   ? StatusOr<Tensor>(errors::DataLoss("checksum mismatch: ", what,
-                                                       " is corrupted"))
+                   ? StatusOr<Tensor>(
+                         errors::DataLoss("checksum mismatch: ", what, " is corrupted"))
                    : DecodeTensorBytes(info.dtype, shape, bytes, what));
     TW_ASSIGN_OR_RETURN(Tensor slice, std::move(decoded));
     const int64_t first = std::max(row_offset, e->row_offset());

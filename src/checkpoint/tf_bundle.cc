@@ -44,19 +44,18 @@ Status CheckVersion(const tfproto::VersionDef& v, const std::string& file) {
   return OkStatus();
 }
 
-StatusOr<std::vector<int64_t>> Dims(const tfproto::TensorShapeProto& shape,
-                                    const std::string& name, const std::string& file) {
+StatusOr<std::vector<int64_t>> Dims(const tfproto::TensorShapeProto& shape, const std::string& name,
+                                    const std::string& file) {
   if (shape.unknown_rank()) {
-    return errors::DataLoss("TensorFlow checkpoint ", file, ": tensor \"",
-                            QuoteRequestText(name), "\" has an unknown rank");
+    return errors::DataLoss("TensorFlow checkpoint ", file, ": tensor \"", QuoteRequestText(name),
+                            "\" has an unknown rank");
   }
   std::vector<int64_t> dims;
   for (const auto& d : shape.dim()) dims.push_back(d.size());
   auto valid = TensorShape::Create(dims);
   if (!valid.ok()) {
-    return errors::DataLoss("TensorFlow checkpoint ", file, ": tensor \"",
-                            QuoteRequestText(name), "\" has an invalid shape: ",
-                            valid.status().message());
+    return errors::DataLoss("TensorFlow checkpoint ", file, ": tensor \"", QuoteRequestText(name),
+                            "\" has an invalid shape: ", valid.status().message());
   }
   return dims;
 }
@@ -167,8 +166,8 @@ StatusOr<proto::CheckpointIndex> ReadTensorFlowIndex(const std::string& prefix,
     e->set_masked_crc32c(entry.crc32c());
   }
   if (!it->status().ok()) {
-    return errors::DataLoss("TensorFlow checkpoint index ", index_file, " is corrupt: ",
-                            it->status().ToString());
+    return errors::DataLoss("TensorFlow checkpoint index ", index_file,
+                            " is corrupt: ", it->status().ToString());
   }
   return index;
 }
@@ -213,8 +212,8 @@ StatusOr<Tensor> DecodeTensorFlowBytes(DataType dtype, const TensorShape& shape,
   if (!in.ReadLittleEndian32(&length_checksum) || crc32c::Unmask(length_checksum) != crc) {
     return errors::DataLoss("checksum mismatch: the string lengths of ", what, " are corrupted");
   }
-  crc = crc32c::Extend(crc, reinterpret_cast<const char*>(&length_checksum),
-                       sizeof(length_checksum));
+  crc =
+      crc32c::Extend(crc, reinterpret_cast<const char*>(&length_checksum), sizeof(length_checksum));
   const auto start = static_cast<uint64_t>(in.CurrentPosition());
   if (start + total != bytes.size()) {
     return errors::DataLoss(what, " has ", bytes.size() - start, " bytes of strings; its ",

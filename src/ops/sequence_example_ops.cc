@@ -141,12 +141,13 @@ class ParseSingleSequenceExampleOp : public OpKernel {
       s = errors::InvalidArgument("ParseSingleSequenceExample ", c->def().name(),
                                   ": the type and shape lists do not match their counts");
     }
-    for (const auto* types : {&context_sparse_types_, &context_dense_types_,
-                              &list_sparse_types_, &list_dense_types_}) {
+    for (const auto* types :
+         {&context_sparse_types_, &context_dense_types_, &list_sparse_types_, &list_dense_types_}) {
       for (DataType t : *types) {
         if (s.ok() && t != DT_FLOAT && t != DT_INT64 && t != DT_STRING) {
           s = errors::InvalidArgument("ParseSingleSequenceExample ", c->def().name(), ": ",
-                                      DataTypeName(t), " is not a feature type (float, int64 "
+                                      DataTypeName(t),
+                                      " is not a feature type (float, int64 "
                                       "or string)");
         }
       }
@@ -197,10 +198,10 @@ class ParseSingleSequenceExampleOp : public OpKernel {
     }
 
     proto::SequenceExample example;
-    TW_OP_REQUIRES(ctx, example.ParseFromString(serialized.flat<std::string>()[0]),
-                   errors::InvalidArgument("Could not parse example input, value: '",
-                                           QuoteRequestText(serialized.flat<std::string>()[0]),
-                                           "'"));
+    TW_OP_REQUIRES(
+        ctx, example.ParseFromString(serialized.flat<std::string>()[0]),
+        errors::InvalidArgument("Could not parse example input, value: '",
+                                QuoteRequestText(serialized.flat<std::string>()[0]), "'"));
     const auto& context = example.context().feature();
     const auto& lists = example.feature_lists().feature_list();
     int out = 0;
@@ -254,11 +255,11 @@ class ParseSingleSequenceExampleOp : public OpKernel {
       }
       auto count = ValueCount(it->second, dtype, context_dense[i]);
       TW_OP_REQUIRES_OK(ctx, count.status());
-      TW_OP_REQUIRES(ctx, *count == Product(dims),
-                     errors::InvalidArgument("Name: ", name, ", Key: ", context_dense[i],
-                                             ".  Number of values != expected.  values size: ",
-                                             *count, " but output shape: ",
-                                             value->shape().DebugString()));
+      TW_OP_REQUIRES(
+          ctx, *count == Product(dims),
+          errors::InvalidArgument("Name: ", name, ", Key: ", context_dense[i],
+                                  ".  Number of values != expected.  values size: ", *count,
+                                  " but output shape: ", value->shape().DebugString()));
       CopyValues(it->second, &*value, 0);
       ctx->set_output(out++, *std::move(value));
     }
@@ -325,12 +326,11 @@ class ParseSingleSequenceExampleOp : public OpKernel {
         const proto::Feature& step = it->second.feature(static_cast<int>(t));
         auto count = ValueCount(step, dtype, list_dense[i]);
         TW_OP_REQUIRES_OK(ctx, count.status());
-        TW_OP_REQUIRES(ctx, *count == per_step,
-                       errors::InvalidArgument("Name: ", name, ", Key: ", list_dense[i],
-                                               ", Index: ", t,
-                                               ".  Number of values != expected.  values size: ",
-                                               *count, " but output shape: [",
-                                               absl::StrJoin(dims, ","), "]"));
+        TW_OP_REQUIRES(
+            ctx, *count == per_step,
+            errors::InvalidArgument("Name: ", name, ", Key: ", list_dense[i], ", Index: ", t,
+                                    ".  Number of values != expected.  values size: ", *count,
+                                    " but output shape: [", absl::StrJoin(dims, ","), "]"));
         CopyValues(step, &*value, t * per_step);
       }
       ctx->set_output(out++, *std::move(value));

@@ -102,28 +102,29 @@ class SparseCrossOp : public OpKernel {
       const Tensor& shape = ctx->input(2 * num_sparse_ + i);
       TW_OP_REQUIRES(ctx, indices.rank() == 2,
                      errors::InvalidArgument("Input indices should be a matrix but received "
-                                             "shape ", indices.shape().DebugString(), " at ", i));
+                                             "shape ",
+                                             indices.shape().DebugString(), " at ", i));
       TW_OP_REQUIRES(ctx, indices.shape().dim(1) == 2,
                      errors::InvalidArgument("Expected D2 of index to be 2 got ",
                                              indices.shape().dim(1), " at position ", i));
       TW_OP_REQUIRES(ctx, values.rank() == 1 && values.num_elements() == indices.shape().dim(0),
                      errors::InvalidArgument("Input values should be a vector of one value per "
-                                             "index, got shape ", values.shape().DebugString(),
-                                             " at position ", i));
+                                             "index, got shape ",
+                                             values.shape().DebugString(), " at position ", i));
       TW_OP_REQUIRES(ctx, shape.rank() == 1 && shape.num_elements() == 2,
                      errors::InvalidArgument("Input shapes should be a vector of 2 elements, got "
-                                             "shape ", shape.shape().DebugString(), " at position ",
-                                             i));
+                                             "shape ",
+                                             shape.shape().DebugString(), " at position ", i));
       TW_OP_REQUIRES_OK(ctx, CheckType(values.dtype(), "sparse", i));
       TW_OP_REQUIRES_OK(ctx, check_batch(shape.flat<int64_t>()[0]));
       Column column{.values = &values, .rows = std::vector<std::vector<int64_t>>(batch)};
       auto idx = indices.flat<int64_t>();
       for (int64_t k = 0; k < indices.shape().dim(0); ++k) {
         const int64_t row = idx[2 * k];
-        TW_OP_REQUIRES(ctx, row >= 0 && row < batch,
-                       errors::InvalidArgument("Input indices[", k, "] = ", row,
-                                               " is outside the batch of ", batch, " at position ",
-                                               i));
+        TW_OP_REQUIRES(
+            ctx, row >= 0 && row < batch,
+            errors::InvalidArgument("Input indices[", k, "] = ", row, " is outside the batch of ",
+                                    batch, " at position ", i));
         column.rows[row].push_back(k);
       }
       columns.push_back(std::move(column));
@@ -152,7 +153,8 @@ class SparseCrossOp : public OpKernel {
       for (const Column& column : columns) {
         counts[b] *= static_cast<int64_t>(column.rows[b].size());
         TW_OP_REQUIRES(ctx, counts[b] <= (int64_t{1} << 31),
-                       errors::InvalidArgument("SparseCross: example ", b, " has more than 2^31 "
+                       errors::InvalidArgument("SparseCross: example ", b,
+                                               " has more than 2^31 "
                                                "crosses"));
       }
       total += counts[b];
@@ -231,13 +233,13 @@ SparseOutput SparseCrossHashed(const Scope& scope, const std::vector<SparseOutpu
     shapes.emplace_back(s.dense_shape);
   }
   // N, sparse_types and dense_types are inferred from the inputs.
-  Operation op = scope.AddNode("SparseCross",
-                               {indices, values, shapes, InputList(dense.begin(), dense.end())},
-                               {{"hashed_output", MakeAttr(true)},
-                                {"num_buckets", MakeAttr(num_buckets)},
-                                {"hash_key", MakeAttr(hash_key)},
-                                {"out_type", MakeAttr(DT_INT64)},
-                                {"internal_type", MakeAttr(DT_INT64)}});
+  Operation op =
+      scope.AddNode("SparseCross", {indices, values, shapes, InputList(dense.begin(), dense.end())},
+                    {{"hashed_output", MakeAttr(true)},
+                     {"num_buckets", MakeAttr(num_buckets)},
+                     {"hash_key", MakeAttr(hash_key)},
+                     {"out_type", MakeAttr(DT_INT64)},
+                     {"internal_type", MakeAttr(DT_INT64)}});
   if (!op.valid()) return {};
   return {Output(op, 0), Output(op, 1), Output(op, 2)};
 }

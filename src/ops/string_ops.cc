@@ -293,8 +293,10 @@ class AsStringOp : public OpKernel {
     }
     const bool is_float = dtype_ == DT_FLOAT || dtype_ == DT_DOUBLE;
     if (s.ok() && !is_float && (precision > -1 || scientific || shortest)) {
-      s = errors::InvalidArgument("precision, scientific and shortest apply to floating "
-                                  "point inputs only, got ", DataTypeName(dtype_));
+      s = errors::InvalidArgument(
+          "precision, scientific and shortest apply to floating "
+          "point inputs only, got ",
+          DataTypeName(dtype_));
     }
     if (s.ok() && !fill.empty() && std::string_view(" +-0#").find(fill[0]) == std::string::npos) {
       s = errors::InvalidArgument("Fill argument not supported: \"", fill, "\"");

@@ -140,8 +140,8 @@ TEST(AsStringTest, TensorFlowsFormats) {
   auto padded = ops::AsString(root, Tensor::FromVector<int32_t>({7}), {.width = 3, .fill = "0"});
   auto floats = ops::AsString(root, Tensor::FromVector<float>({1.5f}));
   auto short_floats = ops::AsString(root, Tensor::FromVector<double>({0.25}), {.shortest = true});
-  auto sci = ops::AsString(root, Tensor::FromVector<double>({1500}),
-                           {.precision = 2, .scientific = true});
+  auto sci =
+      ops::AsString(root, Tensor::FromVector<double>({1500}), {.precision = 2, .scientific = true});
   auto bools = ops::AsString(root, Tensor::FromVector<bool>({true, false}));
   auto got = RunGraph(root, {ints, padded, floats, short_floats, sci, bools});
   ASSERT_TRUE(got.ok()) << got.status();
@@ -173,8 +173,8 @@ TEST(SparseCrossTest, TensorFlowsHashedCrosses) {
   auto key = ops::SparseCrossHashed(root, inputs, {}, 0, ops::kDefaultCrossHashKey + 1);
   auto hundred = ops::SparseCrossHashed(root, inputs, {}, 100);
   auto both = ops::SparseCrossHashed(root, inputs, {}, 100, ops::kDefaultCrossHashKey + 1);
-  auto got = RunGraph(root, {none.values, key.values, hundred.values, both.values,
-                             both.indices, both.dense_shape});
+  auto got = RunGraph(
+      root, {none.values, key.values, hundred.values, both.values, both.indices, both.dense_shape});
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_THAT(AsInts((*got)[0]), ElementsAre(1971693436396284976));
   EXPECT_THAT(AsInts((*got)[1]), ElementsAre(4847552627144134031));

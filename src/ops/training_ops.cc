@@ -123,9 +123,8 @@ struct FtrlUpdate {
       const T old_power = square_root ? std::sqrt(accum[i]) : std::pow(accum[i], -lr_power);
       linear[i] += g + T(2) * shrinkage * var[i] - (new_power - old_power) / lr * var[i];
       const T quadratic = new_power / lr + T(2) * l2;
-      var[i] = std::abs(linear[i]) > l1
-                   ? ((linear[i] > T(0) ? l1 : -l1) - linear[i]) / quadratic
-                   : T(0);
+      var[i] =
+          std::abs(linear[i]) > l1 ? ((linear[i] > T(0) ? l1 : -l1) - linear[i]) / quadratic : T(0);
       accum[i] = new_accum;
     }
   }
@@ -438,8 +437,7 @@ class ApplyOp : public OpKernel {
       }
     });
     TW_OP_REQUIRES(ctx, known, UnsupportedType(*this, grad.dtype()));
-    TW_OP_REQUIRES(ctx, bad_scalar == nullptr,
-                   errors::InvalidArgument(Where(), bad_scalar));
+    TW_OP_REQUIRES(ctx, bad_scalar == nullptr, errors::InvalidArgument(Where(), bad_scalar));
   }
 
   // Elements per block of a dense update: with up to 4 arrays of 8-byte values, 64 KiB.
@@ -620,9 +618,10 @@ TW_REGISTER_OP("ApplyFtrl")
     .Attr("T: {float, double}")
     .Attr("use_locking: bool = false")
     .SetIsStateful()
-    .Doc("FTRL-Proximal: accum += grad^2; linear += grad - (accum_new^-lr_power - "
-         "accum^-lr_power) / lr * var; var = (sign(linear) * l1 - linear) / "
-         "(accum_new^-lr_power / lr + 2 * l2) where |linear| > l1, else 0.");
+    .Doc(
+        "FTRL-Proximal: accum += grad^2; linear += grad - (accum_new^-lr_power - "
+        "accum^-lr_power) / lr * var; var = (sign(linear) * l1 - linear) / "
+        "(accum_new^-lr_power / lr + 2 * l2) where |linear| > l1, else 0.");
 TW_REGISTER_KERNEL("ApplyFtrl", "CPU", ApplyOp<FtrlSpec>);
 
 TW_REGISTER_OP("ApplyFtrlV2")
@@ -829,8 +828,8 @@ Operation SparseApplyFtrl(const Scope& scope, const Variable& var, const Variabl
                        Attrs(options, false));
 }
 Operation SparseApplyFtrlV2(const Scope& scope, const Variable& var, const Variable& accum,
-                            const Variable& linear, Input grad, Input indices, Input lr,
-                            Input l1, Input l2, Input l2_shrinkage, Input lr_power,
+                            const Variable& linear, Input grad, Input indices, Input lr, Input l1,
+                            Input l2, Input l2_shrinkage, Input lr_power,
                             const ApplyOptions& options) {
   return scope.AddNode("SparseApplyFtrlV2",
                        {{var.handle},

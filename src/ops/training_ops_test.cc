@@ -335,8 +335,8 @@ TEST_F(TrainingTest, SparseFtrlV2UpdatesOnlyItsRows) {
   // Row 1: linear = g + 2 * 0.25 * w - (sqrt(0.35) - sqrt(0.1)) * w, var = -linear / sqrt(0.35).
   const double sigma = std::sqrt(0.35) - std::sqrt(0.1);
   const double l3 = 0.5 + 0.5 * 3 - sigma * 3, l4 = -0.5 + 0.5 * 4 - sigma * 4;
-  ExpectNear(Read(w), Doubles({1, 2, -l3 / std::sqrt(0.35), -l4 / std::sqrt(0.35)},
-                              TensorShape({2, 2})));
+  ExpectNear(Read(w),
+             Doubles({1, 2, -l3 / std::sqrt(0.35), -l4 / std::sqrt(0.35)}, TensorShape({2, 2})));
   ExpectNear(Read(accum), Doubles({0.1, 0.1, 0.35, 0.35}, TensorShape({2, 2})));
 }
 

@@ -40,9 +40,7 @@ bool RemoteValue::IsReady() const {
   return ready_;
 }
 
-StatusOr<std::vector<Tensor>> RemoteValue::Fetch() const {
-  return Fetch(absl::InfiniteDuration());
-}
+StatusOr<std::vector<Tensor>> RemoteValue::Fetch() const { return Fetch(absl::InfiniteDuration()); }
 
 StatusOr<std::vector<Tensor>> RemoteValue::Fetch(absl::Duration timeout) const {
   absl::MutexLock lock(&mu_);
@@ -163,8 +161,8 @@ StatusOr<std::shared_ptr<RemoteValue>> ClusterCoordinator::Schedule(
   }
   for (const WorkerStep& step : function->per_worker) {
     if (step.feeds.size() != feeds.size()) {
-      return errors::InvalidArgument("Function '", function->name, "' takes ",
-                                     step.feeds.size(), " inputs, got ", feeds.size());
+      return errors::InvalidArgument("Function '", function->name, "' takes ", step.feeds.size(),
+                                     " inputs, got ", feeds.size());
     }
   }
   auto closure = std::make_unique<Closure>();
@@ -215,8 +213,8 @@ Status ClusterCoordinator::InitializeModel(const WorkerStep& report, const Worke
   closure->run = [report, initialize](int, Session& session) -> StatusOr<std::vector<Tensor>> {
     std::vector<Tensor> missing;
     TW_RETURN_IF_ERROR(session.Run({}, report.fetches, report.targets, &missing));
-    const bool ready =
-        std::all_of(missing.begin(), missing.end(), [](const Tensor& t) { return t.num_elements() == 0; });
+    const bool ready = std::all_of(missing.begin(), missing.end(),
+                                   [](const Tensor& t) { return t.num_elements() == 0; });
     std::vector<Tensor> none;
     if (!ready) TW_RETURN_IF_ERROR(session.Run({}, initialize.fetches, initialize.targets, &none));
     return none;
@@ -363,9 +361,10 @@ void ClusterCoordinator::Finish(Worker& worker, std::unique_ptr<Closure> closure
   }
   const Status& s = out.status();
   if (!stopping_ && IsWorkerFailure(s, worker.task)) {
-    Log().warn("ClusterCoordinator: worker {} failed running '{}' ({}); it runs on another "
-               "worker",
-               worker.index, closure->name, s.ToString());
+    Log().warn(
+        "ClusterCoordinator: worker {} failed running '{}' ({}); it runs on another "
+        "worker",
+        worker.index, closure->name, s.ToString());
     ++stats_.rescheduled;
     ++stats_.worker_failures;
     stats_.worker_available[worker.index] = false;
@@ -375,8 +374,8 @@ void ClusterCoordinator::Finish(Worker& worker, std::unique_ptr<Closure> closure
   ++stats_.failed;
   closure->value->Set(worker.index, s);
   if (pending_error_.ok()) pending_error_ = s;
-  FailQueuedLocked(errors::Cancelled("Cancelled because the scheduled function '",
-                                     closure->name, "' failed: ", s.message()));
+  FailQueuedLocked(errors::Cancelled("Cancelled because the scheduled function '", closure->name,
+                                     "' failed: ", s.message()));
   // A recoverable error of another task (a ps task lost or restarted) leaves every
   // session bound to the incarnation that is gone.
   if (IsRecoverable(s)) ++session_generation_;

@@ -40,8 +40,8 @@ class ClusterCoordinatorTest : public ::testing::Test {
                ops::LogicalNot(root, ops::Pack(root, {initialized})));
     for (int i = 0; i < 2; ++i) {
       Scope on_worker = root.WithDevice("/job:worker/task:" + std::to_string(i));
-      auto one = ops::Const(on_worker.WithOpName("one_" + std::to_string(i)),
-                            Tensor::Scalar<int64_t>(1));
+      auto one =
+          ops::Const(on_worker.WithOpName("one_" + std::to_string(i)), Tensor::Scalar<int64_t>(1));
       ops::AssignAdd(root.WithOpName("add_" + std::to_string(i)), counter, one,
                      {.use_locking = true});
       auto amount = ops::Placeholder(on_worker.WithOpName("amount_" + std::to_string(i)), DT_INT64);

@@ -342,8 +342,8 @@ class Ftrl : public Optimizer {
       return ops::ApplyFtrlV2(s, var, accum, linear, grad, LearningRate(s, var, lr_), L1(var),
                               L2(var), Shrinkage(var), Power(var), Options());
     }
-    return ops::ApplyFtrl(s, var, accum, linear, grad, LearningRate(s, var, lr_), L1(var),
-                          L2(var), Power(var), Options());
+    return ops::ApplyFtrl(s, var, accum, linear, grad, LearningRate(s, var, lr_), L1(var), L2(var),
+                          Power(var), Options());
   }
   Operation ApplySparse(const Scope& s, const ops::Variable& var, const IndexedSlices& grad,
                         ModelVariables* variables) override {
@@ -355,8 +355,7 @@ class Ftrl : public Optimizer {
                                     Power(var), Options());
     }
     return ops::SparseApplyFtrl(s, var, accum, linear, grad.values, grad.indices,
-                                LearningRate(s, var, lr_), L1(var), L2(var), Power(var),
-                                Options());
+                                LearningRate(s, var, lr_), L1(var), L2(var), Power(var), Options());
   }
 
  private:

@@ -1,6 +1,6 @@
 // Graph-building functions for TF 1.x's string ops that input pipelines use: splitting
-// lines into tokens (a sparse tensor), substrings, joining and hash buckets. Errors are TensorFlow's,
-// raised when the step runs.
+// lines into tokens (a sparse tensor), substrings, joining and hash buckets. Errors are
+// TensorFlow's, raised when the step runs.
 #ifndef TENSORWEAVE_OPS_STRING_OPS_H_
 #define TENSORWEAVE_OPS_STRING_OPS_H_
 

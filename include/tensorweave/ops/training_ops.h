@@ -86,8 +86,8 @@ Operation SparseApplyFtrl(const Scope& scope, const Variable& var, const Variabl
                           const Variable& linear, Input grad, Input indices, Input lr, Input l1,
                           Input l2, Input lr_power, const ApplyOptions& options = {});
 Operation SparseApplyFtrlV2(const Scope& scope, const Variable& var, const Variable& accum,
-                            const Variable& linear, Input grad, Input indices, Input lr,
-                            Input l1, Input l2, Input l2_shrinkage, Input lr_power,
+                            const Variable& linear, Input grad, Input indices, Input lr, Input l1,
+                            Input l2, Input l2_shrinkage, Input lr_power,
                             const ApplyOptions& options = {});
 
 // ---- Conditional accumulators (synchronous training) ----
