@@ -29,17 +29,22 @@ class TfBundleTest : public ::testing::Test {
               ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
 
-  // Writes <prefix_>.index with LevelDB and the data file with `data`.
+  static tfproto::BundleHeaderProto Header() {
+    tfproto::BundleHeaderProto header;
+    header.set_num_shards(1);
+    header.mutable_version()->set_producer(1);
+    return header;
+  }
+
+  // Writes <prefix_>.index with LevelDB (`header`, then `entries`) and the data file with
+  // `data`.
   void Write(const std::vector<std::pair<std::string, std::string>>& entries,
-             const std::string& data) {
+             const std::string& data, const tfproto::BundleHeaderProto& header = Header()) {
     std::ofstream(prefix_ + ".data-00000-of-00001", std::ios::binary) << data;
     leveldb::WritableFile* raw = nullptr;
     ASSERT_TRUE(leveldb::Env::Default()->NewWritableFile(prefix_ + ".index", &raw).ok());
     std::unique_ptr<leveldb::WritableFile> file(raw);
     leveldb::TableBuilder builder(leveldb::Options(), file.get());
-    tfproto::BundleHeaderProto header;
-    header.set_num_shards(1);
-    header.mutable_version()->set_producer(1);
     builder.Add("", header.SerializeAsString());
     for (const auto& [key, value] : entries) builder.Add(key, value);
     ASSERT_TRUE(builder.Finish().ok());
@@ -93,18 +98,10 @@ TEST_F(TfBundleTest, AnEntryOutsideItsDataFileIsDataLoss) {
 }
 
 TEST_F(TfBundleTest, TooNewAFormatIsUnimplemented) {
-  std::ofstream(prefix_ + ".data-00000-of-00001", std::ios::binary) << "";
-  leveldb::WritableFile* raw = nullptr;
-  ASSERT_TRUE(leveldb::Env::Default()->NewWritableFile(prefix_ + ".index", &raw).ok());
-  std::unique_ptr<leveldb::WritableFile> file(raw);
-  leveldb::TableBuilder builder(leveldb::Options(), file.get());
-  tfproto::BundleHeaderProto header;
-  header.set_num_shards(1);
+  tfproto::BundleHeaderProto header = Header();
   header.mutable_version()->set_producer(5);
   header.mutable_version()->set_min_consumer(3);
-  builder.Add("", header.SerializeAsString());
-  ASSERT_TRUE(builder.Finish().ok());
-  ASSERT_TRUE(file->Close().ok());
+  Write({}, "", header);
   auto reader = CheckpointReader::Open(prefix_);
   EXPECT_TRUE(IsUnimplemented(reader.status())) << reader.status();
 }

@@ -301,6 +301,7 @@ void ClusterCoordinator::WorkerLoop(int index) {
   Worker& worker = *workers_[index];
   bool connected = false;
   bool was_available = false;
+  bool reported_down = false;  // logged once per outage, not at every retry
   while (true) {
     if (!connected) {
       Status s = Connect(worker);
@@ -314,11 +315,19 @@ void ClusterCoordinator::WorkerLoop(int index) {
         }
       }
       if (!s.ok()) {
-        Log().info("ClusterCoordinator: worker {} ({}) is not available: {}", index,
-                   options_.worker_targets[index], s.ToString());
+        if (!reported_down) {
+          Log().info("ClusterCoordinator: worker {} ({}) is not available, retrying every {}: {}",
+                     index, options_.worker_targets[index],
+                     absl::FormatDuration(options_.worker_retry_interval), s.ToString());
+          reported_down = true;
+        }
         if (SleepUnlessStopping()) return;
         continue;
       }
+      if (reported_down && was_available) {
+        Log().info("ClusterCoordinator: worker {} is back", index);
+      }
+      reported_down = false;
       connected = true;
       absl::MutexLock lock(&mu_);
       stats_.worker_available[index] = true;

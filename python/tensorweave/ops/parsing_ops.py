@@ -56,6 +56,16 @@ def _check_dtype(key, dtype):
     return dtype
 
 
+def _fixed_len(key, feature):
+    """A FixedLenFeature's dtype, dimensions and default (an empty array: required)."""
+    dtype = _check_dtype(key, feature.dtype)
+    dims = _dims(feature.shape)
+    if feature.default_value is None:
+        return dtype, dims, np.zeros([0], dtype=dtype.as_numpy_dtype)
+    return dtype, dims, np.reshape(np.asarray(feature.default_value,
+                                              dtype=dtype.as_numpy_dtype), dims)
+
+
 def parse_example(serialized, features, name=None, example_names=None):
     """Parses a batch of serialized Examples into a dict of Tensors (FixedLenFeature,
     FixedLenSequenceFeature) and SparseTensors (VarLenFeature)."""
@@ -69,16 +79,10 @@ def parse_example(serialized, features, name=None, example_names=None):
             sparse_keys.append(key)
             sparse_types.append(_check_dtype(key, feature.dtype))
         elif isinstance(feature, FixedLenFeature):
-            dtype = _check_dtype(key, feature.dtype)
-            dims = _dims(feature.shape)
+            dtype, dims, default = _fixed_len(key, feature)
             dense_keys.append(key)
             dense_types.append(dtype)
             dense_shapes.append(dims)
-            if feature.default_value is None:
-                default = np.zeros([0], dtype=dtype.as_numpy_dtype)
-            else:
-                default = np.reshape(np.asarray(feature.default_value,
-                                                dtype=dtype.as_numpy_dtype), dims)
             dense_defaults.append(default)
         elif isinstance(feature, FixedLenSequenceFeature):
             if not feature.allow_missing:
@@ -133,14 +137,11 @@ def parse_single_sequence_example(serialized, context_features=None, sequence_fe
             context_sparse.append(key)
             context_sparse_types.append(_check_dtype(key, feature.dtype))
         elif isinstance(feature, FixedLenFeature):
-            dtype = _check_dtype(key, feature.dtype)
-            dims = _dims(feature.shape)
+            dtype, dims, default = _fixed_len(key, feature)
             context_dense.append(key)
             context_dense_types.append(dtype)
             context_shapes.append(dims)
-            context_defaults.append(
-                np.zeros([0], dtype=dtype.as_numpy_dtype) if feature.default_value is None else
-                np.reshape(np.asarray(feature.default_value, dtype=dtype.as_numpy_dtype), dims))
+            context_defaults.append(default)
         else:
             raise ValueError("Unsupported context feature type %s for %s (VarLenFeature or "
                              "FixedLenFeature)" % (type(feature).__name__, key))
