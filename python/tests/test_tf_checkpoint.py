@@ -10,27 +10,8 @@ import numpy as np
 import pytest
 
 import tensorweave.compat.v1 as tf
-
-# ---- CRC32C (Castagnoli), masked as LevelDB and TensorFlow store it ----
-
-_TABLE = []
-for _i in range(256):
-    _c = _i
-    for _ in range(8):
-        _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
-    _TABLE.append(_c)
-
-
-def crc32c(data, crc=0):
-    crc ^= 0xFFFFFFFF
-    for byte in data:
-        crc = _TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(crc):
-    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
-
+from tfrecord_format import crc32c  # CRC32C from its published definition
+from tfrecord_format import mask as masked
 
 # ---- protobuf wire format, by hand ----
 

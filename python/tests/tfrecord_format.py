@@ -1,6 +1,7 @@
-"""The TFRecord framing's checksum written from its published definition, for tests that
-read or write record files independently of tensorweave's own code: CRC32C (Castagnoli,
-reflected polynomial 0x82F63B78) and TensorFlow's mask of it."""
+"""The checksum of TFRecord framing, LevelDB tables and TensorFlow checkpoints, written from
+its published definition for tests that read or write those files independently of
+tensorweave's own code: CRC32C (Castagnoli, reflected polynomial 0x82F63B78) and the mask
+they store it with."""
 
 
 def _crc32c_table():
@@ -16,14 +17,21 @@ def _crc32c_table():
 _TABLE = _crc32c_table()
 
 
-def crc32c(data):
-    crc = 0xFFFFFFFF
+def crc32c(data, crc=0):
+    """The CRC32C of `data`; with `crc`, of the data it was computed over followed by
+    `data` (an extension)."""
+    crc ^= 0xFFFFFFFF
     for b in data:
         crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
 
 
-def masked_crc(data):
-    """What a record stores for `data`: its CRC32C rotated right by 15 plus 0xa282ead8."""
-    crc = crc32c(data)
+def mask(crc):
+    """A CRC as TFRecord, LevelDB and TensorFlow's checkpoints store it: rotated right by
+    15, plus 0xa282ead8."""
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def masked_crc(data):
+    """What a record stores for `data`."""
+    return mask(crc32c(data))
