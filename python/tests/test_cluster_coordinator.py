@@ -47,6 +47,9 @@ def test_scheduled_steps_update_ps_variables_from_every_worker():
     assert fetched[-1] == pytest.approx(2.0 * sum(range(1, 41)))
     read = coordinator.schedule(tf.function(lambda: (total.read_value(), steps.read_value())))
     assert read.fetch() == (pytest.approx(1640.0), 40)
+    # ClusterCoordinator.fetch: RemoteValues in a structure fetched, other values kept.
+    assert coordinator.fetch({"read": read, "n": 3}) == {"read": (pytest.approx(1640.0), 40),
+                                                         "n": 3}
     stats = coordinator._stats()
     assert stats["completed_by_worker"][0] > 0 and stats["completed_by_worker"][1] > 0
     # One trace per worker, its replica on that worker.

@@ -97,9 +97,6 @@ class RemoteValue:
 
     get = fetch
 
-    def _ready(self):
-        return self._native.ready()
-
 
 def _flatten(structure):
     """Leaves of tuples, lists, namedtuples and dicts (by sorted key), as tf.nest."""
