@@ -35,7 +35,7 @@ FROM debian:12-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         libgrpc++1.51 libprotobuf32 libabsl20220623 libspdlog1.10 libyaml-cpp0.7 zlib1g \
-        libcpp-httplib0.11 libssl3 libdnnl2 libleveldb1d \
+        libcpp-httplib0.11 libssl3 libdnnl2 libleveldb1d libsnappy1v5 \
         tini dataset-fashion-mnist \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /staging/usr/local/ /usr/local/

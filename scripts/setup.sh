@@ -34,6 +34,7 @@ build_packages=(
   zlib1g-dev libyaml-cpp-dev
   libfarmhash-dev  # src/ops/string_ops.cc: TensorFlow's string fingerprints (hash buckets)
   libleveldb-dev  # src/checkpoint/tf_bundle.cc: TensorFlow's checkpoint index (LevelDB's table format)
+  libsnappy-dev  # src/checkpoint/table_blocks.cc: a table's Snappy blocks checked before LevelDB reads them
   libssl-dev  # src/rpc/grpc_tls.cc: a server checks its TLS certificate and key at start
   libcpp-httplib-dev  # src/rpc/metrics_endpoint.cc: the tasks' Prometheus endpoints
   libdnnl-dev ocl-icd-opencl-dev  # src/ops/onednn_conv.cc: oneDNN (its CMake config wants OpenCL's)

@@ -59,8 +59,7 @@ def block(entries):
     return bytes(body + struct.pack("<I", len(restarts)))
 
 
-def with_trailer(contents):
-    kind = b"\x00"  # no compression
+def with_trailer(contents, kind=b"\x00"):  # 0: no compression
     return contents + kind + struct.pack("<I", masked(crc32c(contents + kind)))
 
 
@@ -68,17 +67,20 @@ def handle(offset, size):
     return varint(offset) + varint(size)
 
 
-def table(entries):
+def table(entries, data_kind=b"\x00", data_size=None, index_size=None):
+    """The table of `entries`, in one data block. The keywords make it lie, with every
+    checksum still right: the data block's compression type, or the sizes that the index
+    block and the footer state."""
     entries = sorted(entries)
     out = bytearray()
     data = block(entries)
-    data_handle = handle(len(out), len(data))
-    out += with_trailer(data)
+    data_handle = handle(len(out), len(data) if data_size is None else data_size)
+    out += with_trailer(data, data_kind)
     meta = block([])
     meta_handle = handle(len(out), len(meta))
     out += with_trailer(meta)
     index = block([(entries[-1][0], data_handle)])
-    index_handle = handle(len(out), len(index))
+    index_handle = handle(len(out), len(index) if index_size is None else index_size)
     out += with_trailer(index)
     footer = meta_handle + index_handle
     footer += b"\x00" * (40 - len(footer))
@@ -162,6 +164,24 @@ def test_a_corrupted_tensorflow_checkpoint_is_data_loss(tf_checkpoint):
         f.write(b"\x00\x00\x00")
     with pytest.raises(tf.errors.DataLossError, match="TensorFlow checkpoint index"):
         tf.train.list_variables(tf_checkpoint)
+
+
+@pytest.mark.parametrize("lie, error", [
+    ({"data_size": 1 << 40}, r"data block 0 \(offset 0, 1099511627776 bytes\) does not fit"),
+    ({"index_size": 1 << 40}, r"the index block .* does not fit"),
+    ({"data_kind": b"\x01"}, r"data block 0 .*compression type 1 but is not valid Snappy"),
+    ({"data_kind": b"\x07"}, r"data block 0 .*compression type 7, neither none"),
+])
+def test_an_index_whose_block_handles_lie_is_data_loss(tmp_path, lie, error):
+    # LevelDB would allocate what a handle or a Snappy header claims before reading it:
+    # the handles are checked against the file first, so a terabyte claim is an error.
+    prefix = str(tmp_path / "lying")
+    with open(prefix + ".data-00000-of-00001", "wb"):
+        pass
+    with open(prefix + ".index", "wb") as f:
+        f.write(table([(b"", header_proto(1))], **lie))
+    with pytest.raises(tf.errors.DataLossError, match="TensorFlow checkpoint index .*" + error):
+        tf.train.list_variables(prefix)
 
 
 def test_a_partitioned_tensorflow_variable_says_it_is_not_built_yet(tmp_path):

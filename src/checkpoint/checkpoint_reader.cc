@@ -56,7 +56,7 @@ StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const std::st
   }
   TW_RETURN_IF_ERROR(bytes.status());
   if (IsTensorFlowIndex(*bytes)) {  // a checkpoint TensorFlow saved
-    TW_ASSIGN_OR_RETURN(proto::CheckpointIndex index, ReadTensorFlowIndex(prefix, file));
+    TW_ASSIGN_OR_RETURN(proto::CheckpointIndex index, ReadTensorFlowIndex(prefix, file, *bytes));
     return std::unique_ptr<CheckpointReader>(new CheckpointReader(prefix, std::move(index)));
   }
   TW_ASSIGN_OR_RETURN(proto::CheckpointIndex index, DecodeIndexFile(*bytes, file));

@@ -15,6 +15,7 @@
 #include "src/base/crc32c.h"
 #include "src/base/request_text.h"
 #include "src/checkpoint/checkpoint_format.h"
+#include "src/checkpoint/table_blocks.h"
 #include "tensorweave/protobuf/tensor_bundle.pb.h"
 
 namespace tw::checkpoint {
@@ -60,6 +61,23 @@ StatusOr<std::vector<int64_t>> Dims(const tfproto::TensorShapeProto& shape, cons
   return dims;
 }
 
+// The index file's bytes, already read whole, as the file LevelDB's Table reads: LevelDB
+// reads exactly the bytes CheckTableBlocks checked.
+class BytesFile final : public leveldb::RandomAccessFile {
+ public:
+  explicit BytesFile(std::string_view bytes) : bytes_(bytes) {}
+  leveldb::Status Read(uint64_t offset, size_t n, leveldb::Slice* result,
+                       char* /*scratch*/) const override {
+    if (offset > bytes_.size()) return leveldb::Status::IOError("read past the end of the index");
+    const std::string_view part = bytes_.substr(offset, n);
+    *result = leveldb::Slice(part.data(), part.size());
+    return leveldb::Status::OK();
+  }
+
+ private:
+  std::string_view bytes_;
+};
+
 uint64_t FileSize(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
@@ -75,15 +93,15 @@ bool IsTensorFlowIndex(std::string_view index_bytes) {
 }
 
 StatusOr<proto::CheckpointIndex> ReadTensorFlowIndex(const std::string& prefix,
-                                                     const std::string& index_file) {
-  leveldb::Env* env = leveldb::Env::Default();
-  uint64_t size = 0;
-  leveldb::RandomAccessFile* raw_file = nullptr;
-  leveldb::Status s = env->GetFileSize(index_file, &size);
-  if (s.ok()) s = env->NewRandomAccessFile(index_file, &raw_file);
-  std::unique_ptr<leveldb::RandomAccessFile> file(raw_file);
+                                                     const std::string& index_file,
+                                                     std::string_view index_bytes) {
+  // LevelDB trusts the table's block handles with its allocations: check them first.
+  TW_RETURN_IF_ERROR(CheckTableBlocks(index_bytes, "TensorFlow checkpoint index " + index_file));
+  BytesFile file(index_bytes);
+  leveldb::Options options;
+  options.paranoid_checks = true;  // the index block's checksum too
   leveldb::Table* raw_table = nullptr;
-  if (s.ok()) s = leveldb::Table::Open(leveldb::Options(), file.get(), size, &raw_table);
+  leveldb::Status s = leveldb::Table::Open(options, &file, index_bytes.size(), &raw_table);
   std::unique_ptr<leveldb::Table> table(raw_table);
   if (!s.ok()) {
     return errors::DataLoss("TensorFlow checkpoint index ", index_file,

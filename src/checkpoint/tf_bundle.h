@@ -31,13 +31,15 @@ namespace tw::checkpoint {
 // format: a TensorFlow checkpoint's index rather than tensorweave's.
 bool IsTensorFlowIndex(std::string_view index_bytes);
 
-// The index of TensorFlow checkpoint `prefix` (its index file: `index_file`) as a
+// The index of TensorFlow checkpoint `prefix` (its index file: `index_file`, whose whole
+// contents are `index_bytes`; CheckTableBlocks checks them before LevelDB reads them) as a
 // CheckpointIndex with tensorflow_bundle set: one entry per tensor, all of its rows, in
 // TensorFlow's names; a partitioned variable's entry has shard -1 (not readable yet).
 // DataLoss for an unreadable table, header or entry; Unimplemented for a big-endian
 // checkpoint or one whose versions this reader does not accept (TensorFlow's rules).
 StatusOr<proto::CheckpointIndex> ReadTensorFlowIndex(const std::string& prefix,
-                                                     const std::string& index_file);
+                                                     const std::string& index_file,
+                                                     std::string_view index_bytes);
 
 // A tensor of `dtype` and `shape` from its bytes in a TensorFlow data file, after checking
 // them against the entry's masked CRC32C as TensorFlow computes it. DataLoss naming `what`.

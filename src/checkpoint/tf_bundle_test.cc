@@ -88,6 +88,25 @@ TEST_F(TfBundleTest, ReadsWhatLevelDbWrote) {
   EXPECT_EQ(got->flat<int64_t>()[0], 42);
 }
 
+TEST_F(TfBundleTest, ReadsSnappyCompressedBlocks) {
+  // 300 alike entries: LevelDB's default options Snappy-compress such blocks (TensorFlow's
+  // reader accepts them, though its writer does not compress), which the block check
+  // before LevelDB reads the table must accept.
+  std::vector<std::pair<std::string, std::string>> entries;
+  size_t entry_bytes = 0;
+  for (int i = 0; i < 300; ++i) {
+    entries.emplace_back("tower_" + std::to_string(1000 + i) + "/dense/kernel/Adam_1",
+                         Entry(1, {0}, 0, ""));
+    entry_bytes += entries.back().first.size() + entries.back().second.size();
+  }
+  Write(entries, "");
+  std::ifstream index(prefix_ + ".index", std::ios::binary | std::ios::ate);
+  ASSERT_LT(static_cast<size_t>(index.tellg()), entry_bytes / 2) << "not compressed";
+  auto reader = CheckpointReader::Open(prefix_);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_EQ((*reader)->Names().size(), 300u);
+}
+
 TEST_F(TfBundleTest, AnEntryOutsideItsDataFileIsDataLoss) {
   const std::string four(4, '\0');
   Write({{"x", Entry(1, {2}, 0, std::string(8, '\0'))}}, four);  // the file is 4 bytes
