@@ -1,14 +1,15 @@
 // Checkpoints of a model on 2 ps tasks, saved and restored by the chief (the default Saver:
-// values travel to the chief, which writes the files) against ps-side writes
-// (write_on_variable_tasks: each ps writes its own shard), in turns in one run.
+// values travel to the chief, which writes the files) in TensorFlow's format (the default)
+// and in tensorweave's own index, against ps-side writes (write_on_variable_tasks: each ps
+// writes its own shard), in turns in one run.
 //
 //   build/bench/checkpoint_bench [rounds [megabytes]]     (defaults: 5 rounds, 256 MB)
 //
 // The ps tasks are `tw server` processes on loopback allowed to write one scratch
-// directory (under TMPDIR); this process is the worker/chief. Each round saves with one
-// Saver, then the other (which goes first alternates), then restores each; the
+// directory (under TMPDIR); this process is the worker/chief. Each round saves with each
+// Saver (which goes first rotates), then restores each; the
 // checkpoint is dropped from the page cache's concern by the save replacing the same
-// step's files. Prints the median of each and their ratio, and the disk's own rate for
+// step's files. Prints the median of each and their ratios, and the disk's own rate for
 // the same bytes (one file written and fsynced here) as the floor.
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -114,12 +116,29 @@ int Main(int argc, char** argv) {
     inits.push_back(ops::Assign(on_ps, v, fill).op());
     vars.push_back({.name = "w" + std::to_string(i), .var = v});
   }
-  auto chief = train::Saver::Create(root, vars, {.checkpoint_dir = dir.string() + "/chief"});
-  auto on_ps = train::Saver::Create(
-      root, vars, {.checkpoint_dir = dir.string() + "/ps", .write_on_variable_tasks = true});
-  if (!chief.ok() || !on_ps.ok()) {
-    std::fprintf(stderr, "Saver::Create failed\n");
-    return 1;
+  // The Savers measured, in turns: the chief writing TensorFlow's format (the default) or
+  // tensorweave's own, and the ps tasks writing their shards.
+  struct Measured {
+    const char* name;
+    std::unique_ptr<train::Saver> saver;
+    std::string prefix;
+    std::vector<double> save, restore;
+  };
+  std::vector<Measured> savers;
+  for (const auto& [name, sub, on_tasks, format] :
+       std::vector<std::tuple<const char*, const char*, bool, train::CheckpointFormat>>{
+           {"by the chief (default)", "/chief", false, train::CheckpointFormat::kTensorFlow},
+           {"by the chief, own index", "/own", false, train::CheckpointFormat::kTensorweave},
+           {"by the ps tasks", "/ps", true, train::CheckpointFormat::kTensorFlow}}) {
+    auto saver = train::Saver::Create(root, vars,
+                                      {.checkpoint_dir = dir.string() + sub,
+                                       .write_on_variable_tasks = on_tasks,
+                                       .format = format});
+    if (!saver.ok()) {
+      std::fprintf(stderr, "Saver::Create failed: %s\n", saver.status().ToString().c_str());
+      return 1;
+    }
+    savers.push_back({.name = name, .saver = *std::move(saver)});
   }
   ClientSession session(root, {.target = (*worker)->target()});
   if (!session.Run({}, {}, inits).ok()) {  // waits for the ps processes
@@ -128,34 +147,27 @@ int Main(int argc, char** argv) {
   }
 
   bool ok = true;
-  std::vector<double> save_chief, save_ps, restore_chief, restore_ps, disk;
-  std::string chief_prefix, ps_prefix;
-  auto save = [&](train::Saver& saver, std::string* prefix) {
-    auto saved = saver.Save(session, 1);
+  std::vector<double> disk;
+  auto save = [&](Measured& m) {
+    auto saved = m.saver->Save(session, 1);
     if (!saved.ok()) std::fprintf(stderr, "save: %s\n", saved.status().ToString().c_str());
-    if (saved.ok()) *prefix = *saved;
+    if (saved.ok()) m.prefix = *saved;
     return saved.ok();
   };
-  auto restore = [&](train::Saver& saver, const std::string& prefix) {
-    Status s = saver.Restore(session, prefix);
+  auto restore = [&](Measured& m) {
+    Status s = m.saver->Restore(session, m.prefix);
     if (!s.ok()) std::fprintf(stderr, "restore: %s\n", s.ToString().c_str());
     return s.ok();
   };
+  const size_t n = savers.size();
   for (int r = 0; r < rounds && ok; ++r) {
-    const bool chief_first = r % 2 == 0;
-    for (int turn = 0; turn < 2; ++turn) {
-      if ((turn == 0) == chief_first) {
-        save_chief.push_back(Seconds([&] { return save(**chief, &chief_prefix); }, &ok));
-      } else {
-        save_ps.push_back(Seconds([&] { return save(**on_ps, &ps_prefix); }, &ok));
-      }
+    for (size_t turn = 0; turn < n; ++turn) {  // a different one first each round
+      Measured& m = savers[(turn + r) % n];
+      m.save.push_back(Seconds([&] { return save(m); }, &ok));
     }
-    for (int turn = 0; turn < 2; ++turn) {
-      if ((turn == 0) == chief_first) {
-        restore_chief.push_back(Seconds([&] { return restore(**chief, chief_prefix); }, &ok));
-      } else {
-        restore_ps.push_back(Seconds([&] { return restore(**on_ps, ps_prefix); }, &ok));
-      }
+    for (size_t turn = 0; turn < n; ++turn) {
+      Measured& m = savers[(turn + r) % n];
+      m.restore.push_back(Seconds([&] { return restore(m); }, &ok));
     }
     disk.push_back(Seconds(
         [&] { return WriteAndSync(dir.string() + "/floor", int64_t{megabytes} << 20); }, &ok));
@@ -164,17 +176,19 @@ int Main(int argc, char** argv) {
   if (!ok) return 1;
   const double mb = megabytes;
   std::printf("checkpoint of %d MB on 2 ps tasks, median of %d rounds\n", megabytes, rounds);
-  std::printf("%-34s %9s %9s\n", "", "seconds", "MB/s");
-  auto row = [&](const char* what, double s) {
-    std::printf("%-34s %9.3f %9.0f\n", what, s, mb / s);
+  std::printf("%-40s %9s %9s\n", "", "seconds", "MB/s");
+  auto row = [&](const std::string& what, double s) {
+    std::printf("%-40s %9.3f %9.0f\n", what.c_str(), s, mb / s);
   };
   row("disk floor (one file, fsync)", Median(disk));
-  row("save, chief writes (default)", Median(save_chief));
-  row("save, ps tasks write", Median(save_ps));
-  row("restore, chief reads (default)", Median(restore_chief));
-  row("restore, ps tasks read", Median(restore_ps));
+  for (const Measured& m : savers) row(std::string("save, ") + m.name, Median(m.save));
+  for (const Measured& m : savers) row(std::string("restore, ") + m.name, Median(m.restore));
   std::printf("chief / ps-side: save %.2fx, restore %.2fx of the time\n",
-              Median(save_chief) / Median(save_ps), Median(restore_chief) / Median(restore_ps));
+              Median(savers[0].save) / Median(savers[2].save),
+              Median(savers[0].restore) / Median(savers[2].restore));
+  std::printf("TensorFlow's format / own index (chief): save %.2fx, restore %.2fx\n",
+              Median(savers[0].save) / Median(savers[1].save),
+              Median(savers[0].restore) / Median(savers[1].restore));
   return 0;
 }
 

@@ -41,7 +41,8 @@ std::vector<std::string> OutputNames(const std::vector<Output>& outputs) {
 class PySaver {
  public:
   PySaver(const py::object& graph, const std::vector<SaveableSpec>& vars,
-          const std::string& checkpoint_dir, int max_to_keep, bool write_on_variable_tasks) {
+          const std::string& checkpoint_dir, int max_to_keep, bool write_on_variable_tasks,
+          bool tensorflow_format) {
     std::vector<train::SaveableVariable> saveables;
     for (const auto& [name, spec, full_shape, offset, iterator] : vars) {
       saveables.push_back(
@@ -51,11 +52,13 @@ class PySaver {
            .row_offset = offset,
            .kind = iterator ? train::SaveableKind::kIterator : train::SaveableKind::kVariable});
     }
-    saver_ =
-        ValueOrThrow(train::Saver::Create(GraphScope(graph), std::move(saveables),
-                                          {.checkpoint_dir = checkpoint_dir,
-                                           .max_to_keep = max_to_keep,
-                                           .write_on_variable_tasks = write_on_variable_tasks}));
+    saver_ = ValueOrThrow(train::Saver::Create(
+        GraphScope(graph), std::move(saveables),
+        {.checkpoint_dir = checkpoint_dir,
+         .max_to_keep = max_to_keep,
+         .write_on_variable_tasks = write_on_variable_tasks,
+         .format = tensorflow_format ? train::CheckpointFormat::kTensorFlow
+                                     : train::CheckpointFormat::kTensorweave}));
   }
 
   // In this process: the tensors to fetch, then write_values; read_values, then feed them
@@ -118,9 +121,9 @@ std::unique_ptr<train::CheckpointDirectory> MakeDirectory(const std::string& dir
 void BindSaver(py::module_& m) {
   py::class_<PySaver>(m, "Saver")
       .def(py::init<const py::object&, const std::vector<SaveableSpec>&, const std::string&, int,
-                    bool>(),
+                    bool, bool>(),
            py::arg("graph"), py::arg("vars"), py::arg("checkpoint_dir"), py::arg("max_to_keep"),
-           py::arg("write_on_variable_tasks"))
+           py::arg("write_on_variable_tasks"), py::arg("tensorflow_format"))
       .def("value_names", &PySaver::ValueNames)
       .def("restore_input_names", &PySaver::RestoreInputNames)
       .def("restore_op_name", &PySaver::RestoreOpName)

@@ -184,15 +184,225 @@ def test_an_index_whose_block_handles_lie_is_data_loss(tmp_path, lie, error):
         tf.train.list_variables(prefix)
 
 
-def test_a_partitioned_tensorflow_variable_says_it_is_not_built_yet(tmp_path):
+def slice_key(name, extents):
+    """EncodeTensorNameSlice: OrderedCode's 0, the escaped name and its terminator, the
+    rank, then each dimension's start and length (-1: whole)."""
+    key = b"\x00" + name + b"\x00\x01" + bytes([1, len(extents)])
+    for start, length in extents:
+        key += signed_ordered(start) + signed_ordered(length)
+    return key
+
+
+def extent_proto(start=None, length=None):
+    return (field_varint(1, start or 0) if start is not None else b"") + (
+        field_varint(2, length) if length is not None else b"")
+
+
+def write_partitioned(prefix, name, shape, parts):
+    """parts: [(extents for the key, extent protos, values)] of one variable, as TF's
+    BundleWriter::AddSlice writes them: the full entry lists the slices, each slice is an
+    entry of its own."""
+    data, entries, slices = bytearray(), [(b"", header_proto(1))], b""
+    for extents, protos, values in parts:
+        raw = values.tobytes()
+        entries.append((slice_key(name, extents),
+                        entry_proto(DT_FLOAT, list(values.shape), len(data), len(raw),
+                                    crc32c(raw))))
+        slices += field_bytes(7, b"".join(field_bytes(1, p) for p in protos))
+        data += raw
+    entries.append((name, entry_proto(DT_FLOAT, shape, 0, 0, 0) + slices))
+    with open(prefix + ".data-00000-of-00001", "wb") as f:
+        f.write(data)
+    with open(prefix + ".index", "wb") as f:
+        f.write(table(entries))
+
+
+def test_a_partitioned_tensorflow_variable_is_read_from_its_row_slices(tmp_path):
     prefix = str(tmp_path / "parted")
-    # The full variable's entry lists its slices (field 7); its parts are under other keys.
-    slice_proto = field_bytes(1, field_varint(1, 0) + field_varint(2, 2))
+    full = np.arange(15, dtype=np.float32).reshape(5, 3)
+    write_partitioned(prefix, b"emb", [5, 3], [
+        ([(0, 2), (0, -1)], [extent_proto(0, 2), b""], full[:2]),
+        ([(2, 3), (0, -1)], [extent_proto(2, 3), b""], full[2:]),
+    ])
+    assert tf.train.list_variables(prefix) == [("emb", [5, 3])]
+    np.testing.assert_array_equal(tf.train.load_variable(prefix, "emb"), full)
+    with tf.Graph().as_default():  # restored onto a partitioning of its own (3 parts)
+        emb = tf.get_variable("emb", [5, 3], partitioner=tf.fixed_size_partitioner(3))
+        with tf.Session() as sess:
+            tf.train.Saver().restore(sess, prefix)
+            np.testing.assert_array_equal(sess.run(tf.concat(list(emb), 0)), full)
+
+
+def test_a_variable_partitioned_by_columns_is_listed_and_refused(tmp_path):
+    prefix = str(tmp_path / "columns")
+    full = np.arange(6, dtype=np.float32).reshape(2, 3)
+    write_partitioned(prefix, b"w", [2, 3], [
+        ([(0, -1), (0, 1)], [b"", extent_proto(0, 1)], full[:, :1]),
+        ([(0, -1), (1, 2)], [b"", extent_proto(1, 2)], full[:, 1:]),
+    ])
+    assert tf.train.list_variables(prefix) == [("w", [2, 3])]
+    with pytest.raises(tf.errors.UnimplementedError, match="partitioned along a dimension"):
+        tf.train.load_variable(prefix, "w")
+
+
+def test_a_listed_slice_without_its_entry_is_data_loss(tmp_path):
+    prefix = str(tmp_path / "missing")
+    slice_proto = field_bytes(1, extent_proto(0, 2))
     entry = entry_proto(DT_FLOAT, [2], 0, 0, 0) + field_bytes(7, slice_proto)
     with open(prefix + ".data-00000-of-00001", "wb"):
         pass
     with open(prefix + ".index", "wb") as f:
         f.write(table([(b"", header_proto(1)), (b"emb", entry)]))
-    assert tf.train.list_variables(prefix) == [("emb", [2])]
-    with pytest.raises(tf.errors.UnimplementedError, match="partitioned"):
-        tf.train.load_variable(prefix, "emb")
+    with pytest.raises(tf.errors.DataLossError, match="emb.*lists a slice of rows 0\\+2"):
+        tf.train.list_variables(prefix)
+
+
+# ---- checkpoints tensorweave writes, read back by an independent reader ----
+
+def read_varint(buf, at):
+    value, shift = 0, 0
+    while True:
+        byte = buf[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, at
+
+
+def proto_fields(buf):
+    """field number -> [values]: ints for varints and fixed32, bytes for the rest."""
+    fields, at = {}, 0
+    while at < len(buf):
+        tag, at = read_varint(buf, at)
+        kind = tag & 7
+        if kind == 0:
+            value, at = read_varint(buf, at)
+        elif kind == 2:
+            n, at = read_varint(buf, at)
+            value, at = bytes(buf[at:at + n]), at + n
+        elif kind == 5:
+            value, at = struct.unpack_from("<I", buf, at)[0], at + 4
+        else:
+            raise AssertionError("wire type %d" % kind)
+        fields.setdefault(tag >> 3, []).append(value)
+    return fields
+
+
+def block_entries(contents):
+    """A block's (key, value) pairs: prefix-shared keys, restart array at the end."""
+    restarts = struct.unpack_from("<I", contents, len(contents) - 4)[0]
+    end, at, key, out = len(contents) - 4 - 4 * restarts, 0, b"", []
+    while at < end:
+        shared, at = read_varint(contents, at)
+        unshared, at = read_varint(contents, at)
+        size, at = read_varint(contents, at)
+        key = key[:shared] + contents[at:at + unshared]
+        at += unshared
+        out.append((key, contents[at:at + size]))
+        at += size
+    return out
+
+
+def read_block(table_bytes, offset, size):
+    contents, kind = table_bytes[offset:offset + size], table_bytes[offset + size:offset + size + 1]
+    assert kind == b"\x00", "TensorFlow writes its index uncompressed"
+    stored = struct.unpack_from("<I", table_bytes, offset + size + 1)[0]
+    assert stored == masked(crc32c(contents + kind))
+    return contents
+
+
+def read_table(path):
+    data = open(path, "rb").read()
+    assert struct.unpack_from("<Q", data, len(data) - 8)[0] == 0xDB4775248B80FB57
+    at = len(data) - 48
+    _, at = read_varint(data, at)  # metaindex offset and size
+    _, at = read_varint(data, at)
+    index_offset, at = read_varint(data, at)
+    index_size, at = read_varint(data, at)
+    entries = []
+    for _, handle_bytes in block_entries(read_block(data, index_offset, index_size)):
+        offset, at = read_varint(handle_bytes, 0)
+        size, _ = read_varint(handle_bytes, at)
+        entries += block_entries(read_block(data, offset, size))
+    return entries
+
+
+def signed_ordered(n):
+    """OrderedCode's SignedNumIncreasing for the small numbers slice keys hold here."""
+    assert -64 <= n < 64
+    return bytes([(0x80 ^ n) & 0xFF])
+
+
+def shape_of(entry):
+    return [proto_fields(d).get(1, [0])[0] for d in proto_fields(entry[2][0]).get(2, [])]
+
+
+def test_the_saver_writes_what_tensorflow_reads(tmp_path):
+    w = tf.Variable(W, name="dense/kernel")
+    words = tf.Variable(NAMES, name="vocabulary")
+    emb = tf.get_variable("emb", [10, 4], partitioner=tf.fixed_size_partitioner(3),
+                          initializer=tf.ones_initializer())
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        prefix = tf.train.Saver().save(sess, str(tmp_path / "model.ckpt"), global_step=3)
+    table = read_table(prefix + ".index")
+    keys = [k for k, _ in table]
+    assert keys == sorted(keys) and keys[0] == b""
+    header = proto_fields(table[0][1])
+    assert header.get(1) == [1] and proto_fields(header[3][0]).get(1) == [1]  # 1 shard, v1
+    entries = {k: proto_fields(v) for k, v in table[1:]}
+    data = open(prefix + ".data-00000-of-00001", "rb").read()
+
+    def tensor_bytes(entry):
+        offset, size = entry.get(4, [0])[0], entry.get(5, [0])[0]
+        raw = data[offset:offset + size]
+        assert entry[6] == [masked(crc32c(raw))] or entry[1] == [DT_STRING]
+        return raw
+
+    kernel = entries[b"dense/kernel"]
+    assert kernel[1] == [DT_FLOAT] and shape_of(kernel) == [2, 3]
+    assert tensor_bytes(kernel) == W.tobytes()
+    vocab = entries[b"vocabulary"]
+    raw, crc = string_tensor_bytes(NAMES)
+    assert vocab[1] == [DT_STRING] and tensor_bytes(vocab) == raw and vocab[6] == [masked(crc)]
+    # emb: a partitioned entry listing three row slices, each an entry under its slice key.
+    full = entries[b"emb"]
+    assert shape_of(full) == [10, 4] and 4 not in full and len(full[7]) == 3
+    slice_keys = set()
+    for start, count, slice_proto in zip([0, 4, 7], [4, 3, 3], full[7]):
+        rows_extent, cols_extent = proto_fields(slice_proto)[1]
+        assert proto_fields(rows_extent).get(1, [0]) == [start]
+        assert proto_fields(rows_extent)[2] == [count] and cols_extent == b""
+        key = slice_key(b"emb", [(start, count), (0, -1)])
+        slice_keys.add(key)
+        part = entries[key]
+        assert shape_of(part) == [count, 4]
+        assert tensor_bytes(part) == np.ones([count, 4], np.float32).tobytes()
+    assert set(entries) == {b"dense/kernel", b"vocabulary", b"emb"} | slice_keys
+
+
+def test_a_partitioned_checkpoint_restores_onto_another_partitioning(tmp_path):
+    with tf.Graph().as_default():
+        emb = tf.get_variable("emb", [10, 4], partitioner=tf.fixed_size_partitioner(3),
+                              initializer=tf.random_uniform_initializer())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            values = sess.run(tf.concat(list(emb), 0))
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "parts"))
+    np.testing.assert_array_equal(tf.train.load_variable(prefix, "emb"), values)
+    with tf.Graph().as_default():
+        emb = tf.get_variable("emb", [10, 4], partitioner=tf.fixed_size_partitioner(2))
+        with tf.Session() as sess:
+            tf.train.Saver().restore(sess, prefix)
+            np.testing.assert_array_equal(sess.run(tf.concat(list(emb), 0)), values)
+
+
+def test_write_version_v1_writes_tensorweaves_own_index(tmp_path):
+    tf.Variable(W, name="w")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        prefix = tf.train.Saver(write_version=tf.train.SaverDef.V1).save(
+            sess, str(tmp_path / "own"))
+    assert open(prefix + ".index", "rb").read(8) == b"TWCKIDX1"
+    np.testing.assert_array_equal(tf.train.load_variable(prefix, "w"), W)

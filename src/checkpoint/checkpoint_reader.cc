@@ -120,8 +120,9 @@ StatusOr<Tensor> CheckpointReader::ReadRows(const std::string& name, int64_t row
     if (e_end <= row_offset || e->row_offset() >= end) continue;
     if (e->shard() < 0) {
       return errors::Unimplemented("variable \"", name, "\" of TensorFlow checkpoint ", prefix_,
-                                   " was saved partitioned; restoring partitioned variables "
-                                   "from TensorFlow checkpoints is not built yet");
+                                   " was saved partitioned along a dimension other than 0; "
+                                   "tensorweave partitions variables by rows and reads "
+                                   "TensorFlow's row slices only");
     }
     TW_ASSIGN_OR_RETURN(RandomAccessFile * file, DataFile(e->shard()));
     const std::string what = absl::StrCat("tensor \"", name, "\" (rows ", e->row_offset(), "+",

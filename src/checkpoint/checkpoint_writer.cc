@@ -4,6 +4,7 @@
 
 #include "src/base/crc32c.h"
 #include "src/checkpoint/checkpoint_format.h"
+#include "src/checkpoint/tf_bundle.h"
 
 namespace tw::checkpoint {
 namespace {
@@ -18,7 +19,7 @@ std::string PrefixDirectory(const std::string& prefix) {
 }  // namespace
 
 StatusOr<std::unique_ptr<ShardWriter>> ShardWriter::Create(const std::string& prefix, int shard,
-                                                           int num_shards) {
+                                                           int num_shards, bool tensorflow_format) {
   if (num_shards < 1 || num_shards > kMaxShards || shard < 0 || shard >= num_shards) {
     return errors::InvalidArgument("bad checkpoint shard ", shard, " of ", num_shards, " for ",
                                    prefix);
@@ -34,7 +35,8 @@ StatusOr<std::unique_ptr<ShardWriter>> ShardWriter::Create(const std::string& pr
   });
   TW_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> data,
                       WritableFile::Create(TempFileName(DataFileName(prefix, shard, num_shards))));
-  return std::unique_ptr<ShardWriter>(new ShardWriter(prefix, shard, num_shards, std::move(data)));
+  return std::unique_ptr<ShardWriter>(
+      new ShardWriter(prefix, shard, num_shards, tensorflow_format, std::move(data)));
 }
 
 ShardWriter::~ShardWriter() {
@@ -62,7 +64,16 @@ Status ShardWriter::Add(const std::string& name, const TensorShape& full_shape, 
                                    value.shape().DebugString(), " at row ", row_offset,
                                    " is not a slice of shape ", full_shape.DebugString());
   }
-  const std::string bytes = EncodeTensorBytes(value);
+  std::string bytes;
+  uint32_t masked_crc32c = 0;
+  if (tensorflow_format_) {
+    TensorFlowBytes encoded = EncodeTensorFlowBytes(value);
+    bytes = std::move(encoded.bytes);
+    masked_crc32c = encoded.masked_crc32c;
+  } else {
+    bytes = EncodeTensorBytes(value);
+    masked_crc32c = crc32c::Mask(crc32c::Value(bytes.data(), bytes.size()));
+  }
   proto::CheckpointEntry* e = index_.add_entry();
   e->set_name(name);
   e->set_dtype(static_cast<proto::DataType>(value.dtype()));
@@ -72,7 +83,7 @@ Status ShardWriter::Add(const std::string& name, const TensorShape& full_shape, 
   e->set_shard(shard_);
   e->set_offset(data_->size());
   e->set_length(bytes.size());
-  e->set_masked_crc32c(crc32c::Mask(crc32c::Value(bytes.data(), bytes.size())));
+  e->set_masked_crc32c(masked_crc32c);
   return data_->Append(bytes);
 }
 
@@ -81,6 +92,7 @@ Status ShardWriter::Finish() {
   index_.set_num_shards(num_shards_);
   index_.set_shard(shard_);
   index_.add_shard_size(data_->size());
+  index_.set_tensorflow_bundle(tensorflow_format_);
   Status s = data_->SyncAndClose();
   if (s.ok()) s = RenameFile(data_->path(), DataFileName(prefix_, shard_, num_shards_));
   if (!s.ok()) return s;
@@ -110,6 +122,13 @@ Status MergeShardIndexes(const std::string& prefix, int num_shards) {
       return errors::DataLoss("checkpoint data file ", data, " has ", f->size(),
                               " bytes; its index says ", shard.shard_size(0));
     }
+    if (i > 0 && shard.tensorflow_bundle() != merged.tensorflow_bundle()) {
+      return errors::InvalidArgument("cannot merge the shards of checkpoint ", prefix, ": shard ",
+                                     i, " was written in ",
+                                     shard.tensorflow_bundle() ? "TensorFlow's" : "tensorweave's",
+                                     " format, shard 0 in the other");
+    }
+    merged.set_tensorflow_bundle(shard.tensorflow_bundle());
     merged.add_shard_size(shard.shard_size(0));
     for (auto& e : *shard.mutable_entry()) *merged.add_entry() = std::move(e);
   }
@@ -122,7 +141,9 @@ Status MergeShardIndexes(const std::string& prefix, int num_shards) {
     return errors::InvalidArgument("cannot merge the shards of checkpoint ", prefix, ": ",
                                    s.message());
   }
-  TW_RETURN_IF_ERROR(WriteFileAtomically(index_file, EncodeIndexFile(merged)));
+  TW_RETURN_IF_ERROR(merged.tensorflow_bundle()
+                         ? WriteTensorFlowIndex(index_file, merged)
+                         : WriteFileAtomically(index_file, EncodeIndexFile(merged)));
   for (int i = 0; i < num_shards; ++i) {
     TW_RETURN_IF_ERROR(RemoveFileIfExists(ShardIndexFileName(prefix, i, num_shards)));
   }

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "src/base/crc32c.h"
 #include "src/base/request_text.h"
 #include "src/checkpoint/checkpoint_format.h"
+#include "src/checkpoint/ordered_code.h"
 #include "src/checkpoint/table_blocks.h"
 #include "tensorweave/protobuf/tensor_bundle.pb.h"
 
@@ -83,6 +86,129 @@ uint64_t FileSize(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
+// Turns the bundle's entries into the CheckpointIndex's row slices, checking each.
+class BundleIndexBuilder {
+ public:
+  BundleIndexBuilder(const std::string& prefix, const std::string& index_file,
+                     proto::CheckpointIndex* index)
+      : prefix_(prefix), index_file_(index_file), index_(index) {}
+
+  // The tensor `name` whose entry is `entry`: whole, or (partitioned) in the row slices
+  // that `slice_entries` holds under their slice keys.
+  Status Add(const std::string& name, const tfproto::BundleEntryProto& entry,
+             const std::map<std::string, tfproto::BundleEntryProto>& slice_entries) {
+    const auto dtype = static_cast<DataType>(entry.dtype());
+    if (!IsSavableDataType(dtype) || !proto::DataType_IsValid(entry.dtype())) {
+      return errors::DataLoss("TensorFlow checkpoint index ", index_file_, ": tensor \"",
+                              QuoteRequestText(name), "\" has dtype ", entry.dtype(),
+                              ", which this reader does not hold");
+    }
+    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, Dims(entry.shape(), name, index_file_));
+    const int64_t rows = dims.empty() ? 1 : dims[0];
+    if (entry.slices_size() == 0) return AddBytes(name, entry, dims, 0, rows, entry);
+    // Partitioned: each slice must cut rows only; their rows must cover the tensor once.
+    std::vector<std::vector<SliceExtent>> slices;
+    for (const tfproto::TensorSliceProto& slice : entry.slices()) {
+      std::vector<SliceExtent> extents(dims.size());
+      bool rows_only = slice.extent_size() == static_cast<int>(dims.size()) && !dims.empty();
+      for (int d = 0; rows_only && d < slice.extent_size(); ++d) {
+        const auto& x = slice.extent(d);
+        if (x.has_length_case() == tfproto::TensorSliceProto::Extent::kLength) {
+          extents[d] = {x.start(), x.length()};
+          rows_only = d == 0 || (x.start() == 0 && x.length() == dims[d]);
+        }
+      }
+      if (!rows_only) {  // listed; reading it says why not (CheckpointReader::ReadRows)
+        AddUnreadable(name, dtype, dims);
+        return OkStatus();
+      }
+      slices.push_back(std::move(extents));
+    }
+    std::vector<std::pair<int64_t, int64_t>> covered;
+    for (const std::vector<SliceExtent>& extents : slices) {
+      const int64_t start = extents[0].length < 0 ? 0 : extents[0].start;
+      const int64_t count = extents[0].length < 0 ? rows : extents[0].length;
+      if (start < 0 || count < 0 || start > rows || count > rows - start) {
+        return Loss(name, absl::StrCat("has a slice of rows ", start, "+", count, " outside its ",
+                                       rows, " rows"));
+      }
+      auto found = slice_entries.find(EncodeSliceKey(name, extents));
+      if (found == slice_entries.end()) {
+        return Loss(
+            name, absl::StrCat("lists a slice of rows ", start, "+", count, " that has no entry"));
+      }
+      TW_RETURN_IF_ERROR(AddBytes(name, entry, dims, start, count, found->second));
+      covered.emplace_back(start, count);
+    }
+    std::sort(covered.begin(), covered.end());
+    int64_t next = 0;
+    for (const auto& [start, count] : covered) {
+      if (start != next) break;
+      next += count;
+    }
+    if (next != rows) return Loss(name, "has slices that do not cover its rows exactly once");
+    return OkStatus();
+  }
+
+ private:
+  Status Loss(const std::string& name, const std::string& what) const {
+    return errors::DataLoss("TensorFlow checkpoint index ", index_file_, ": tensor \"",
+                            QuoteRequestText(name), "\" ", what);
+  }
+
+  proto::CheckpointEntry* NewEntry(const std::string& name, DataType dtype,
+                                   const std::vector<int64_t>& dims) {
+    proto::CheckpointEntry* e = index_->add_entry();
+    e->set_name(name);
+    e->set_dtype(static_cast<proto::DataType>(dtype));
+    for (int64_t d : dims) e->add_full_shape(d);
+    return e;
+  }
+
+  void AddUnreadable(const std::string& name, DataType dtype, const std::vector<int64_t>& dims) {
+    proto::CheckpointEntry* e = NewEntry(name, dtype, dims);
+    e->set_row_count(dims.empty() ? 1 : dims[0]);
+    e->set_shard(-1);
+  }
+
+  // Rows [start, start + count) of tensor `name` (of shape `dims`), whose bytes `bytes`
+  // locates: the whole tensor's entry, or a slice's entry of the same dtype.
+  Status AddBytes(const std::string& name, const tfproto::BundleEntryProto& full,
+                  const std::vector<int64_t>& dims, int64_t start, int64_t count,
+                  const tfproto::BundleEntryProto& bytes) {
+    const auto dtype = static_cast<DataType>(full.dtype());
+    std::vector<int64_t> slice_dims = dims;
+    if (!slice_dims.empty()) slice_dims[0] = count;
+    const TensorShape slice_shape = *TensorShape::Create(slice_dims);
+    const bool numeric = dtype != DT_STRING;
+    const uint64_t expected =
+        numeric ? static_cast<uint64_t>(slice_shape.num_elements()) * DataTypeSize(dtype) : 0;
+    if (bytes.dtype() != full.dtype() || bytes.shard_id() < 0 ||
+        bytes.shard_id() >= index_->num_shards() || bytes.offset() < 0 || bytes.size() < 0 ||
+        static_cast<uint64_t>(bytes.offset()) + static_cast<uint64_t>(bytes.size()) >
+            index_->shard_size(bytes.shard_id()) ||
+        (numeric && static_cast<uint64_t>(bytes.size()) != expected)) {
+      return errors::DataLoss("TensorFlow checkpoint ", prefix_, ": the entry of \"",
+                              QuoteRequestText(name), "\" (rows ", start, "+", count, ", shard ",
+                              bytes.shard_id(), ", offset ", bytes.offset(), ", size ",
+                              bytes.size(), ", dtype ", bytes.dtype(),
+                              ") does not fit its data file, or is not its tensor's");
+    }
+    proto::CheckpointEntry* e = NewEntry(name, dtype, dims);
+    e->set_row_offset(start);
+    e->set_row_count(count);
+    e->set_shard(bytes.shard_id());
+    e->set_offset(static_cast<uint64_t>(bytes.offset()));
+    e->set_length(static_cast<uint64_t>(bytes.size()));
+    e->set_masked_crc32c(bytes.crc32c());
+    return OkStatus();
+  }
+
+  const std::string& prefix_;
+  const std::string& index_file_;
+  proto::CheckpointIndex* index_;
+};
+
 }  // namespace
 
 bool IsTensorFlowIndex(std::string_view index_bytes) {
@@ -137,55 +263,30 @@ StatusOr<proto::CheckpointIndex> ReadTensorFlowIndex(const std::string& prefix,
   for (int i = 0; i < header.num_shards(); ++i) {
     index.add_shard_size(FileSize(DataFileName(prefix, i, header.num_shards())));
   }
+  std::map<std::string, tfproto::BundleEntryProto> slice_entries;  // by slice key
+  std::vector<std::pair<std::string, tfproto::BundleEntryProto>> entries;
   for (it->Next(); it->Valid(); it->Next()) {
-    const std::string name = it->key().ToString();
-    // A slice of a partitioned variable: its key is TensorFlow's encoding of the name and
-    // the slice, which begins with a zero byte; the variable's own entry lists the slices.
-    if (!name.empty() && name[0] == '\0') continue;
+    const std::string key = it->key().ToString();
     tfproto::BundleEntryProto entry;
     if (!entry.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
       return errors::DataLoss("TensorFlow checkpoint index ", index_file, ": the entry of \"",
-                              QuoteRequestText(name), "\" cannot be parsed");
+                              QuoteRequestText(key), "\" cannot be parsed");
     }
-    const auto dtype = static_cast<DataType>(entry.dtype());
-    if (!IsSavableDataType(dtype) || !proto::DataType_IsValid(entry.dtype())) {
-      return errors::DataLoss("TensorFlow checkpoint index ", index_file, ": tensor \"",
-                              QuoteRequestText(name), "\" has dtype ", entry.dtype(),
-                              ", which this reader does not hold");
+    // A slice of a partitioned variable: its key (EncodeSliceKey) begins with a zero byte;
+    // the variable's own entry lists the slices.
+    if (!key.empty() && key[0] == '\0') {
+      slice_entries.emplace(key, std::move(entry));
+    } else {
+      entries.emplace_back(key, std::move(entry));
     }
-    TW_ASSIGN_OR_RETURN(std::vector<int64_t> dims, Dims(entry.shape(), name, index_file));
-    const TensorShape shape = *TensorShape::Create(dims);
-    proto::CheckpointEntry* e = index.add_entry();
-    e->set_name(name);
-    e->set_dtype(static_cast<proto::DataType>(dtype));
-    for (int64_t d : dims) e->add_full_shape(d);
-    e->set_row_offset(0);
-    e->set_row_count(NumRows(shape));
-    if (entry.slices_size() > 0) {  // partitioned: not readable yet (ReadRows says so)
-      e->set_shard(-1);
-      continue;
-    }
-    const bool numeric = dtype != DT_STRING;
-    const uint64_t expected =
-        numeric ? static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(dtype) : 0;
-    if (entry.shard_id() < 0 || entry.shard_id() >= header.num_shards() || entry.offset() < 0 ||
-        entry.size() < 0 ||
-        static_cast<uint64_t>(entry.offset()) + static_cast<uint64_t>(entry.size()) >
-            index.shard_size(entry.shard_id()) ||
-        (numeric && static_cast<uint64_t>(entry.size()) != expected)) {
-      return errors::DataLoss("TensorFlow checkpoint ", prefix, ": the entry of \"",
-                              QuoteRequestText(name), "\" (shard ", entry.shard_id(), ", offset ",
-                              entry.offset(), ", size ", entry.size(),
-                              ") does not fit its data file, or its size is not its tensor's");
-    }
-    e->set_shard(entry.shard_id());
-    e->set_offset(static_cast<uint64_t>(entry.offset()));
-    e->set_length(static_cast<uint64_t>(entry.size()));
-    e->set_masked_crc32c(entry.crc32c());
   }
   if (!it->status().ok()) {
     return errors::DataLoss("TensorFlow checkpoint index ", index_file,
                             " is corrupt: ", it->status().ToString());
+  }
+  BundleIndexBuilder builder(prefix, index_file, &index);
+  for (const auto& [name, entry] : entries) {
+    TW_RETURN_IF_ERROR(builder.Add(name, entry, slice_entries));
   }
   return index;
 }

@@ -11,9 +11,18 @@
 // as uint32 each, 4 bytes), then every element's bytes, the entry's CRC covering the
 // lengths (as uint32), that 4-byte checksum and the bytes, as TensorFlow computes it.
 //
+// A partitioned variable's entry has no bytes of its own: it lists its slices
+// (TensorSliceProto), and each slice is an entry of its own under a key made of the name
+// and the slice (ordered_code.h: EncodeSliceKey). tensorweave partitions variables by rows,
+// so it reads slices along dimension 0 (any partitioning: restoring onto another one reads
+// the rows it needs) and refuses others as Unimplemented naming the variable.
+//
+// Written too (WriteTensorFlowIndex): the index as TensorFlow's BundleWriter writes it
+// (LevelDB's table format with TensorFlow's table options: no compression, 256 KiB blocks,
+// a restart point every 16 keys), over data files whose bytes are TensorFlow's.
+//
 // Everything read is checked: a corrupt or truncated file is DataLoss naming it, never a
-// crash. Not built yet: partitioned variables (entries with slices) are listed with their
-// full shape, and reading one is Unimplemented naming it. Thread-safe: pure functions.
+// crash. Thread-safe: pure functions.
 #ifndef TENSORWEAVE_SRC_CHECKPOINT_TF_BUNDLE_H_
 #define TENSORWEAVE_SRC_CHECKPOINT_TF_BUNDLE_H_
 
@@ -40,6 +49,20 @@ bool IsTensorFlowIndex(std::string_view index_bytes);
 StatusOr<proto::CheckpointIndex> ReadTensorFlowIndex(const std::string& prefix,
                                                      const std::string& index_file,
                                                      std::string_view index_bytes);
+
+// Writes `index_file` for the merged index `index` of a checkpoint whose data files hold
+// TensorFlow's bytes (ShardWriter with tensorflow_format): the header, then an entry per
+// tensor; a tensor saved in row slices becomes a partitioned entry listing its slices and
+// an entry per slice under its slice key. Atomic (WriteFileAtomically).
+Status WriteTensorFlowIndex(const std::string& index_file, const proto::CheckpointIndex& index);
+
+// A tensor's bytes as TensorFlow writes them in a data file (numbers as in memory; strings
+// as above), and the masked CRC32C TensorFlow's entry holds for them.
+struct TensorFlowBytes {
+  std::string bytes;
+  uint32_t masked_crc32c = 0;
+};
+TensorFlowBytes EncodeTensorFlowBytes(const Tensor& tensor);
 
 // A tensor of `dtype` and `shape` from its bytes in a TensorFlow data file, after checking
 // them against the entry's masked CRC32C as TensorFlow computes it. DataLoss naming `what`.

@@ -1,22 +1,28 @@
 // TensorFlow checkpoints whose index LevelDB's own TableBuilder writes with its default
 // options (Snappy-compressed blocks, as TensorFlow's table options default to), read by
-// CheckpointReader. python/tests/test_tf_checkpoint.py writes them byte by byte from the
+// CheckpointReader; and TensorFlow's index written from shards in its format, read back
+// with LevelDB. python/tests/test_tf_checkpoint.py writes them byte by byte from the
 // published formats instead.
 #include "src/checkpoint/tf_bundle.h"
 
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "leveldb/env.h"
+#include "leveldb/iterator.h"
 #include "leveldb/options.h"
+#include "leveldb/table.h"
 #include "leveldb/table_builder.h"
 #include "src/base/crc32c.h"
 #include "src/checkpoint/checkpoint_reader.h"
+#include "src/checkpoint/checkpoint_writer.h"
+#include "src/checkpoint/ordered_code.h"
 #include "tensorweave/protobuf/tensor_bundle.pb.h"
 
 namespace tw::checkpoint {
@@ -105,6 +111,76 @@ TEST_F(TfBundleTest, ReadsSnappyCompressedBlocks) {
   auto reader = CheckpointReader::Open(prefix_);
   ASSERT_TRUE(reader.ok()) << reader.status();
   EXPECT_EQ((*reader)->Names().size(), 300u);
+}
+
+TEST_F(TfBundleTest, WritesTensorFlowsIndexForShardsInItsFormat) {
+  // Two shards, as two ps tasks save: "w" whole on shard 0, "emb" in row slices on both.
+  auto rows = [](int64_t n, float v) {
+    return Tensor::FromVector<float>(std::vector<float>(n * 2, v), {n, 2});
+  };
+  const TensorShape emb_shape = *TensorShape::Create({5, 2});
+  for (int shard = 0; shard < 2; ++shard) {
+    auto writer = ShardWriter::Create(prefix_, shard, 2, /*tensorflow_format=*/true);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    if (shard == 0) {
+      ASSERT_TRUE((*writer)
+                      ->Add("w", *TensorShape::Create({3}), 0,
+                            Tensor::FromVector<std::string>({"a", "", "bc"}, {3}))
+                      .ok());
+      ASSERT_TRUE((*writer)->Add("emb", emb_shape, 0, rows(3, 1.0f)).ok());
+    } else {
+      ASSERT_TRUE((*writer)->Add("emb", emb_shape, 3, rows(2, 2.0f)).ok());
+    }
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  ASSERT_TRUE(MergeShardIndexes(prefix_, 2).ok());
+
+  // The index, read with LevelDB: the header, the slice keys (first: they begin with a zero
+  // byte), then the names.
+  leveldb::RandomAccessFile* raw = nullptr;
+  uint64_t size = 0;
+  ASSERT_TRUE(leveldb::Env::Default()->GetFileSize(prefix_ + ".index", &size).ok());
+  ASSERT_TRUE(leveldb::Env::Default()->NewRandomAccessFile(prefix_ + ".index", &raw).ok());
+  std::unique_ptr<leveldb::RandomAccessFile> file(raw);
+  leveldb::Table* raw_table = nullptr;
+  ASSERT_TRUE(leveldb::Table::Open(leveldb::Options(), file.get(), size, &raw_table).ok());
+  std::unique_ptr<leveldb::Table> table(raw_table);
+  std::unique_ptr<leveldb::Iterator> it(table->NewIterator(leveldb::ReadOptions()));
+  std::vector<std::string> keys;
+  std::map<std::string, tfproto::BundleEntryProto> entries;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    keys.push_back(it->key().ToString());
+    if (!keys.back().empty()) entries[keys.back()].ParseFromString(it->value().ToString());
+  }
+  const std::string first_rows = EncodeSliceKey("emb", {{0, 3}, {0, -1}});
+  const std::string last_rows = EncodeSliceKey("emb", {{3, 2}, {0, -1}});
+  EXPECT_THAT(keys, ::testing::ElementsAre("", first_rows, last_rows, "emb", "w"));
+  EXPECT_EQ(entries["emb"].slices_size(), 2);
+  EXPECT_EQ(entries["emb"].slices(1).extent(0).start(), 3);
+  EXPECT_EQ(entries["emb"].slices(1).extent(0).length(), 2);
+  EXPECT_EQ(entries[last_rows].shard_id(), 1);
+  EXPECT_EQ(entries[last_rows].size(), 2 * 2 * 4);
+  EXPECT_EQ(entries["w"].dtype(), DT_STRING);
+
+  auto reader = CheckpointReader::Open(prefix_);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto emb = (*reader)->ReadRows("emb", 2, 2);  // one row of each slice
+  ASSERT_TRUE(emb.ok()) << emb.status();
+  EXPECT_THAT(std::vector<float>(emb->flat<float>().data(), emb->flat<float>().data() + 4),
+              ::testing::ElementsAre(1.0f, 1.0f, 2.0f, 2.0f));
+  auto w = (*reader)->ReadRows("w", 0, 3);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->flat<std::string>()[2], "bc");
+}
+
+TEST_F(TfBundleTest, ShardsInDifferentFormatsDoNotMerge) {
+  for (int shard = 0; shard < 2; ++shard) {
+    auto writer = ShardWriter::Create(prefix_, shard, 2, /*tensorflow_format=*/shard == 0);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  const Status merged = MergeShardIndexes(prefix_, 2);
+  EXPECT_TRUE(IsInvalidArgument(merged)) << merged;
 }
 
 TEST_F(TfBundleTest, AnEntryOutsideItsDataFileIsDataLoss) {

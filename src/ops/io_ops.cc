@@ -97,8 +97,11 @@ TW_REGISTER_OP("SaveVariables")
     .Attr("shard: int")
     .Attr("num_shards: int >= 1")
     .Attr("directory: string")
+    .Attr("tensorflow_format: bool = false")
     .SetIsStateful()
-    .Doc("Writes the variables' values as one shard of the checkpoint at prefix.");
+    .Doc(
+        "Writes the variables' values as one shard of the checkpoint at prefix "
+        "(with tensorflow_format, TensorFlow's bytes).");
 
 class SaveVariablesOp : public OpKernel {
  public:
@@ -107,6 +110,7 @@ class SaveVariablesOp : public OpKernel {
     if (s.ok()) s = c->GetAttr("shard", &shard_);
     if (s.ok()) s = c->GetAttr("num_shards", &num_shards_);
     if (s.ok()) s = c->GetAttr("directory", &directory_);
+    if (s.ok()) s = c->GetAttr("tensorflow_format", &tensorflow_format_);
     c->SetStatus(s);
   }
   bool IsExpensive() const override { return true; }
@@ -126,7 +130,7 @@ class SaveVariablesOp : public OpKernel {
                                                 "\": it is uninitialized (", (*var)->name(), ")"));
       values.push_back((*var)->Snapshot());
     }
-    auto writer = checkpoint::ShardWriter::Create(*prefix, shard_, num_shards_);
+    auto writer = checkpoint::ShardWriter::Create(*prefix, shard_, num_shards_, tensorflow_format_);
     TW_OP_REQUIRES_OK(ctx, writer.status());
     for (size_t i = 0; i < slices_.size(); ++i) {
       const SliceAttr& s = slices_[i];
@@ -142,6 +146,7 @@ class SaveVariablesOp : public OpKernel {
   int shard_ = 0;
   int num_shards_ = 1;
   std::string directory_;
+  bool tensorflow_format_ = false;
 };
 TW_REGISTER_KERNEL("SaveVariables", "CPU", SaveVariablesOp);
 
@@ -256,7 +261,7 @@ InputList Handles(const std::vector<Variable>& vars) {
 
 Operation SaveVariables(const Scope& scope, Input prefix, const std::vector<Variable>& vars,
                         const std::vector<CheckpointSlice>& slices, int shard, int num_shards,
-                        const std::string& directory) {
+                        const std::string& directory, bool tensorflow_format) {
   if (vars.size() != slices.size()) {
     scope.UpdateStatus(errors::InvalidArgument("SaveVariables: ", vars.size(), " variables but ",
                                                slices.size(), " slices"));
@@ -265,6 +270,7 @@ Operation SaveVariables(const Scope& scope, Input prefix, const std::vector<Vari
   AttrMap attrs = SliceAttrs(slices, directory);
   attrs["shard"] = MakeAttr(shard);
   attrs["num_shards"] = MakeAttr(num_shards);
+  attrs["tensorflow_format"] = MakeAttr(tensorflow_format);
   return scope.AddNode("SaveVariables", {{prefix}, Handles(vars)}, attrs);
 }
 

@@ -219,7 +219,8 @@ void Saver::BuildTaskOps(const Scope& s, const DeviceGroups& groups,
                         .row_offset = v->row_offset});
     }
     saves.push_back(ops::SaveVariables(at.WithOpName("save"), prefix_, handles, slices,
-                                       static_cast<int>(saves.size()), num_shards_, dir));
+                                       static_cast<int>(saves.size()), num_shards_, dir,
+                                       options_.format == CheckpointFormat::kTensorFlow));
     restores->push_back(
         ops::RestoreVariables(at.WithOpName("restore"), prefix_, handles, slices, dir));
   }
@@ -254,7 +255,9 @@ Status Saver::WriteValues(const std::string& prefix, const std::vector<Tensor>& 
   // One data file per device, as the variables' tasks would write them, so either kind of
   // save restores the other's files; the shards' variables are consecutive.
   TW_RETURN_IF_ERROR(ParallelFor(num_shards_, [&](int shard) -> Status {
-    TW_ASSIGN_OR_RETURN(auto writer, checkpoint::ShardWriter::Create(prefix, shard, num_shards_));
+    TW_ASSIGN_OR_RETURN(auto writer, checkpoint::ShardWriter::Create(
+                                         prefix, shard, num_shards_,
+                                         options_.format == CheckpointFormat::kTensorFlow));
     for (size_t i = shard_begin_[shard]; i < shard_begin_[shard + 1]; ++i) {
       const SaveableVariable& v = ordered_[i];
       const checkpoint::VariableSlice slice = SliceOf(v);

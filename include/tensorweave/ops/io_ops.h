@@ -29,11 +29,13 @@ struct CheckpointSlice {
 
 // Writes shard `shard` of `num_shards` of the checkpoint: the data file
 // "<prefix>.data-<shard>-of-<num_shards>" and that shard's index, each under a temporary
-// name until complete. Errors name the variable: FailedPrecondition when uninitialized,
-// InvalidArgument when its value does not fit its slice.
+// name until complete; with `tensorflow_format` the bytes TensorFlow's checkpoints hold, so
+// that MergeCheckpoint writes TensorFlow's index. Errors name the variable:
+// FailedPrecondition when uninitialized, InvalidArgument when its value does not fit its
+// slice.
 Operation SaveVariables(const Scope& scope, Input prefix, const std::vector<Variable>& vars,
                         const std::vector<CheckpointSlice>& slices, int shard, int num_shards,
-                        const std::string& directory);
+                        const std::string& directory, bool tensorflow_format = false);
 
 // Combines the shard indexes into "<prefix>.index", which makes the checkpoint valid. Run
 // it after every SaveVariables of the checkpoint (a control dependency).

@@ -42,6 +42,12 @@
 
 namespace tw::train {
 
+// The files' format (docs/architecture.md, "Checkpoints"). kTensorFlow: TensorFlow's V2
+// checkpoint (its tensor-bundle index and data files), which TensorFlow's Saver,
+// tf.train.load_checkpoint and TF Serving read. kTensorweave: tensorweave's own index
+// (a checksummed protocol buffer) over the same data files. Either restores here.
+enum class CheckpointFormat { kTensorFlow, kTensorweave };
+
 struct SaverOptions {
   // Where checkpoints and the `checkpoint` state file live; created when missing. Every
   // checkpoint path must lie inside it. May be empty when write_on_variable_tasks is false:
@@ -58,6 +64,7 @@ struct SaverOptions {
   // the tasks holding the variables do, each its own shard (see above); faster for models
   // much larger than one link can carry in the time a disk writes them.
   bool write_on_variable_tasks = false;
+  CheckpointFormat format = CheckpointFormat::kTensorFlow;
 };
 
 // What a checkpoint entry holds: a variable's value, or a tf.data iterator's place in its

@@ -74,6 +74,11 @@ def _entry(name, v):
     return (info.full_name, spec, list(info.full_shape), int(info.var_offset[0]), False)
 
 
+class SaverDef:
+    """TF's SaverDef.CheckpointFormatVersion values, for Saver(write_version=...)."""
+    LEGACY, V1, V2 = 0, 1, 2
+
+
 class Saver:
     def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5,
                  keep_checkpoint_every_n_hours=10000.0, name=None, restore_sequentially=False,
@@ -89,6 +94,9 @@ class Saver:
             raise ValueError("No variables to save")
         self._max_to_keep = int(max_to_keep or 0)
         self._on_tasks = bool(write_on_variable_tasks)
+        # V2 (the default, as in TF): TensorFlow's V2 checkpoint. V1 or LEGACY: tensorweave's
+        # own index over the same data files (TF's V1 files are not written; docs/python.md).
+        self._tensorflow_format = write_version in (None, SaverDef.V2)
         self._built = {}  # on the tasks: canonical directory -> (native, prefix, save, restore)
         self._directories = {}  # canonical directory -> _native.CheckpointDirectory
         self._save_lock = threading.Lock()
@@ -113,7 +121,8 @@ class Saver:
         if graph.finalized:
             raise RuntimeError("Graph is finalized and cannot be modified.")
         with graph._native_building("saver"):
-            native = _native.Saver(graph._native, self._saveables, "", self._max_to_keep, False)
+            native = _native.Saver(graph._native, self._saveables, "", self._max_to_keep, False,
+                                   self._tensorflow_format)
         self._local = (native,
                        [graph.get_tensor_by_name(n) for n in native.value_names()],
                        [graph.get_tensor_by_name(n) for n in native.restore_input_names()],
@@ -141,7 +150,8 @@ class Saver:
                 "saver.build(%r) before finalizing (with write_on_variable_tasks its ops name "
                 "the directory they write)" % (key, directory))
         with graph._native_building("saver"):
-            native = _native.Saver(graph._native, self._saveables, key, self._max_to_keep, True)
+            native = _native.Saver(graph._native, self._saveables, key, self._max_to_keep, True,
+                                   self._tensorflow_format)
         prefix_name, save_name, restore_name = native.nodes()
         found = (native, graph.get_tensor_by_name(prefix_name),
                  graph.get_operation_by_name(save_name),

@@ -191,7 +191,7 @@ train = _namespace(
     replica_device_setter=_device_setter.replica_device_setter,
     GreedyLoadBalancingStrategy=_device_setter.GreedyLoadBalancingStrategy,
     byte_size_load_fn=_device_setter.byte_size_load_fn,
-    Saver=_saver.Saver, latest_checkpoint=_saver.latest_checkpoint,
+    Saver=_saver.Saver, SaverDef=_saver.SaverDef, latest_checkpoint=_saver.latest_checkpoint,
     get_checkpoint_state=_saver.get_checkpoint_state,
     list_variables=_checkpoint_utils.list_variables,
     load_variable=_checkpoint_utils.load_variable,
