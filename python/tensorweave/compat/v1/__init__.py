@@ -196,6 +196,7 @@ train = _namespace(
     list_variables=_checkpoint_utils.list_variables,
     load_variable=_checkpoint_utils.load_variable,
     load_checkpoint=_checkpoint_utils.load_checkpoint,
+    init_from_checkpoint=_checkpoint_utils.init_from_checkpoint,
     NewCheckpointReader=_checkpoint_utils.NewCheckpointReader,
     checkpoint_exists=_saver.checkpoint_exists,
     Coordinator=_coordinator.Coordinator, LooperThread=_coordinator.LooperThread,
