@@ -13,6 +13,7 @@ PYBIND11_MODULE(_native, m) {
   tw::python::BindServer(m);
   tw::python::BindTrain(m);
   tw::python::BindSaver(m);
+  tw::python::BindSavedModel(m);
   tw::python::BindSummary(m);
   tw::python::BindSessionPolicy(m);
   tw::python::BindDatasets(m);

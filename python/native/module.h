@@ -16,6 +16,7 @@ void BindSession(pybind11::module_& m);
 void BindServer(pybind11::module_& m);
 void BindTrain(pybind11::module_& m);
 void BindSaver(pybind11::module_& m);
+void BindSavedModel(pybind11::module_& m);
 void BindSummary(pybind11::module_& m);
 void BindSessionPolicy(pybind11::module_& m);
 void BindDatasets(pybind11::module_& m);

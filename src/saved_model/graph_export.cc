@@ -195,8 +195,8 @@ StatusOr<tfproto::NodeDef> ExportNode(const proto::NodeDef& node) {
   const std::string_view op = TensorFlowOpName(node.op());
   if (op.empty()) {
     return errors::Unimplemented("node ", node.name(), ": op ", node.op(),
-                                 " has no TensorFlow counterpart, so a graph for TensorFlow "
-                                 "cannot hold it");
+                                 " has no TensorFlow counterpart that tensorweave writes, so a "
+                                 "graph for TensorFlow cannot hold it");
   }
   tfproto::NodeDef out;
   out.set_name(node.name());

@@ -106,7 +106,11 @@ from tensorweave.training import training_util as _training_util
 from tensorweave.training import server_lib as _server_lib
 from tensorweave.training.server_lib import ClusterSpec as _ClusterSpec
 from tensorweave.training.server_lib import Server as _Server
+import tensorweave.saved_model as _saved_model
+from tensorweave.saved_model import builder as _saved_model_builder
 from tensorweave.saved_model import signature_constants as _signature_constants
+from tensorweave.saved_model import signature_def_utils as _signature_def_utils
+from tensorweave.saved_model import utils as _saved_model_utils
 from tensorweave.saved_model import tag_constants as _tag_constants
 
 # The TF 1.x release whose API this module follows, and tensorweave's own version beside it
@@ -314,6 +318,22 @@ losses = _namespace(
     sparse_softmax_cross_entropy=_losses.sparse_softmax_cross_entropy)
 saved_model = _namespace("saved_model", tag_constants=_tag_constants,
                          signature_constants=_signature_constants,
+                         builder=_saved_model_builder,
+                         Builder=_saved_model_builder.SavedModelBuilder,
+                         simple_save=_saved_model.simple_save,
+                         signature_def_utils=_signature_def_utils,
+                         utils=_saved_model_utils,
+                         build_signature_def=_signature_def_utils.build_signature_def,
+                         predict_signature_def=_signature_def_utils.predict_signature_def,
+                         classification_signature_def=(
+                             _signature_def_utils.classification_signature_def),
+                         regression_signature_def=_signature_def_utils.regression_signature_def,
+                         is_valid_signature=_signature_def_utils.is_valid_signature,
+                         build_tensor_info=_saved_model_utils.build_tensor_info,
+                         get_tensor_from_tensor_info=_saved_model_utils.get_tensor_from_tensor_info,
+                         PREDICT_METHOD_NAME=_signature_constants.PREDICT_METHOD_NAME,
+                         CLASSIFY_METHOD_NAME=_signature_constants.CLASSIFY_METHOD_NAME,
+                         REGRESS_METHOD_NAME=_signature_constants.REGRESS_METHOD_NAME,
                          DEFAULT_SERVING_SIGNATURE_DEF_KEY=(
                              _signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY),
                          SERVING=_tag_constants.SERVING, TRAINING=_tag_constants.TRAINING)

@@ -1,0 +1,136 @@
+"""SavedModels written by tf.saved_model's builder and simple_save, read back by an
+independent reader of the published formats (saved_model.proto's field numbers, and the
+V2 checkpoint of the variables)."""
+
+import os
+
+import numpy as np
+import pytest
+
+import tensorweave.compat.v1 as tf
+from tf_file_readers import proto_fields, read_table
+
+DT_FLOAT, DT_STRING = 1, 7
+# The ops a TensorFlow 1.x build registers that this model's export may use.
+TENSORFLOW_OPS = {"Placeholder", "VarHandleOp", "ReadVariableOp", "MatMul", "BiasAdd", "Relu",
+                  "Softmax", "ArgMax", "Const", "PlaceholderWithDefault", "SaveV2", "Identity",
+                  "RestoreV2", "AssignVariableOp", "NoOp"}
+
+
+def mlp():
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    h = tf.layers.dense(x, 8, activation=tf.nn.relu)
+    logits = tf.layers.dense(h, 3)
+    probs = tf.nn.softmax(logits, name="probs")
+    classes = tf.argmax(logits, 1, name="classes")
+    # What training adds stays behind (gradients, the optimizer's updates); its variables
+    # are saved, as TensorFlow saves every global variable.
+    loss = tf.reduce_mean(tf.square(logits))
+    step = tf.train.get_or_create_global_step()
+    tf.train.AdamOptimizer(0.1).minimize(loss, global_step=step)
+    return x, probs, classes
+
+
+def strings(values):
+    return [v.decode() for v in values]
+
+
+def node_map(graph_def):
+    nodes = {}
+    for raw in graph_def.get(1, []):
+        f = proto_fields(raw)
+        nodes[f[1][0].decode()] = {"op": f[2][0].decode(), "inputs": strings(f.get(3, []))}
+    return nodes
+
+
+def test_simple_save_writes_tensorflows_layout_and_messages(tmp_path):
+    export_dir = str(tmp_path / "model" / "1")
+    x, probs, classes = mlp()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        kernel = sess.run(tf.get_default_graph().get_tensor_by_name("dense/kernel:0"))
+        tf.saved_model.simple_save(sess, export_dir, inputs={"x": x},
+                                   outputs={"probs": probs, "classes": classes})
+    assert sorted(os.listdir(export_dir)) == ["saved_model.pb", "variables"]
+    assert sorted(os.listdir(os.path.join(export_dir, "variables"))) == [
+        "variables.data-00000-of-00001", "variables.index"]
+
+    model = proto_fields(open(os.path.join(export_dir, "saved_model.pb"), "rb").read())
+    assert model[1] == [1] and len(model[2]) == 1  # schema version, one MetaGraphDef
+    meta = proto_fields(model[2][0])
+    assert strings(proto_fields(meta[1][0])[4]) == ["serve"]  # meta_info_def.tags
+    nodes = node_map(proto_fields(meta[2][0]))
+    assert {n["op"] for n in nodes.values()} <= TENSORFLOW_OPS
+    assert nodes["dense/kernel"]["op"] == "VarHandleOp"
+    assert not any(name.startswith("gradients/") or name.startswith("Adam") for name in nodes)
+    for name, node in nodes.items():  # a closed graph: every input is there
+        for i in node["inputs"]:
+            assert i.lstrip("^").split(":")[0] in nodes, (name, i)
+    saver = proto_fields(meta[3][0])
+    assert strings(saver[1] + saver[2] + saver[3]) == [
+        "save/Const:0", "save/control_dependency:0", "save/restore_all"]
+    signatures = {}
+    for entry in meta[5]:  # map<string, SignatureDef>: key 1, value 2
+        e = proto_fields(entry)
+        signatures[e[1][0].decode()] = proto_fields(e[2][0])
+    default = signatures["serving_default"]
+    assert default[3] == [b"tensorflow/serving/predict"]
+    inputs = {proto_fields(e)[1][0].decode(): proto_fields(proto_fields(e)[2][0])
+              for e in default[1]}
+    assert inputs["x"][1] == [b"x:0"] and inputs["x"][2] == [DT_FLOAT]
+    outputs = {proto_fields(e)[1][0].decode() for e in default[2]}
+    assert outputs == {"probs", "classes"}
+
+    # The variables: TensorFlow's checkpoint, the model's values in it (the optimizer's too,
+    # as TensorFlow saves every global variable).
+    table = dict(read_table(os.path.join(export_dir, "variables", "variables.index")))
+    entry = proto_fields(table[b"dense/kernel"])
+    data = open(os.path.join(export_dir, "variables", "variables.data-00000-of-00001"),
+                "rb").read()
+    offset, size = entry.get(4, [0])[0], entry[5][0]
+    np.testing.assert_array_equal(
+        np.frombuffer(data[offset:offset + size], np.float32).reshape(4, 8), kernel)
+    assert b"global_step" in table
+
+
+def test_the_builder_keeps_several_meta_graphs_and_checks_its_order(tmp_path):
+    export_dir = str(tmp_path / "built")
+    x, probs, classes = mlp()
+    signature = tf.saved_model.predict_signature_def({"x": x}, {"probs": probs})
+    builder = tf.saved_model.builder.SavedModelBuilder(export_dir)
+    with pytest.raises(AssertionError, match="add_meta_graph_and_variables"):
+        builder.add_meta_graph(["eval"])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        builder.add_meta_graph_and_variables(sess, ["serve"], {"predict": signature})
+        builder.add_meta_graph(["eval", "gpu"], {"predict": signature})
+    assert builder.save() == os.path.join(export_dir, "saved_model.pb").encode()
+    model = proto_fields(open(os.path.join(export_dir, "saved_model.pb"), "rb").read())
+    assert [strings(proto_fields(proto_fields(m)[1][0])[4]) for m in model[2]] == [
+        ["serve"], ["eval", "gpu"]]
+    with pytest.raises(AssertionError, match="already exists, and isn't empty"):
+        tf.saved_model.builder.SavedModelBuilder(export_dir)
+
+
+def test_an_op_tensorflow_lacks_is_refused_by_name(tmp_path):
+    x = tf.placeholder(tf.int64, [None], name="ids")
+    text = tf.as_string(x, name="text")
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.UnimplementedError, match="node text: op AsString"):
+            tf.saved_model.simple_save(sess, str(tmp_path / "m"), {"ids": x}, {"text": text})
+
+
+def test_signature_helpers_check_as_tensorflow_does():
+    examples = tf.placeholder(tf.string, [None], name="examples")
+    scores = tf.placeholder(tf.float32, [None, 3], name="scores")
+    with pytest.raises(ValueError, match="Prediction inputs cannot be None or empty."):
+        tf.saved_model.predict_signature_def({}, {"s": scores})
+    with pytest.raises(ValueError, match="Classification examples must be a string Tensor."):
+        tf.saved_model.classification_signature_def(scores, None, scores)
+    with pytest.raises(ValueError, match="Regression predictions must be a float Tensor."):
+        tf.saved_model.regression_signature_def(examples, examples)
+    sig = tf.saved_model.classification_signature_def(examples, None, scores)
+    assert sig.method_name == "tensorflow/serving/classify"
+    assert sig.inputs["inputs"].name == "examples:0"
+    assert sorted(sig.outputs) == ["scores"]
+    assert tf.saved_model.is_valid_signature(sig)
