@@ -10,7 +10,9 @@
 
 #include "python/native/errors.h"
 #include "python/native/module.h"
+#include "src/saved_model/graph_import.h"
 #include "src/saved_model/meta_graph_export.h"
+#include "src/saved_model/saved_model_reader.h"
 
 namespace py = pybind11;
 
@@ -75,11 +77,57 @@ void WriteSavedModel(const std::string& dir, const std::vector<py::bytes>& meta_
   ThrowIfError(saved_model::WriteSavedModel(dir, metas, as_text));
 }
 
+py::tuple TensorInfoTuple(const tfproto::TensorInfo& info) {
+  py::object dims = py::none();
+  if (!info.tensor_shape().unknown_rank()) {
+    std::vector<int64_t> d;
+    for (const auto& dim : info.tensor_shape().dim()) d.push_back(dim.size());
+    dims = py::cast(d);
+  }
+  return py::make_tuple(info.name(), static_cast<int>(info.dtype()), dims);
+}
+
+// The MetaGraphDef of `tags` in `export_dir`, its graph converted to tensorweave's:
+// {"graph_def": serialized tw GraphDef, "tags", "signatures": {key: (method, {key:
+// (name, dtype, dims | None)}, {...})}, "saver": (filename tensor, restore op) | None,
+// "main_op", "legacy_init_op"}.
+py::dict ReadSavedModel(const std::string& export_dir, const std::vector<std::string>& tags) {
+  tfproto::MetaGraphDef meta = ValueOrThrow(saved_model::ReadMetaGraph(export_dir, tags));
+  proto::GraphDef graph = ValueOrThrow(saved_model::ImportGraph(meta.graph_def()));
+  py::dict out;
+  out["graph_def"] = py::bytes(graph.SerializeAsString());
+  out["tags"] = std::vector<std::string>(meta.meta_info_def().tags().begin(),
+                                         meta.meta_info_def().tags().end());
+  py::dict signatures;
+  for (const auto& [key, sig] : meta.signature_def()) {
+    py::dict inputs, outputs;
+    for (const auto& [k, info] : sig.inputs()) inputs[py::str(k)] = TensorInfoTuple(info);
+    for (const auto& [k, info] : sig.outputs()) outputs[py::str(k)] = TensorInfoTuple(info);
+    signatures[py::str(key)] = py::make_tuple(sig.method_name(), inputs, outputs);
+  }
+  out["signatures"] = signatures;
+  out["saver"] = meta.has_saver_def()
+                     ? py::object(py::make_tuple(meta.saver_def().filename_tensor_name(),
+                                                 meta.saver_def().restore_op_name()))
+                     : py::object(py::none());
+  auto collection_node = [&](const std::string& key) {
+    auto it = meta.collection_def().find(key);
+    if (it == meta.collection_def().end() || it->second.node_list().value_size() == 0) {
+      return std::string();
+    }
+    return it->second.node_list().value(0);
+  };
+  out["main_op"] = collection_node("saved_model_main_op");
+  out["legacy_init_op"] = collection_node("legacy_init_op");
+  return out;
+}
+
 }  // namespace
 
 void BindSavedModel(py::module_& m) {
   m.def("export_meta_graph", &ExportMetaGraph, py::arg("graph_def"), py::arg("tags"),
         py::arg("signatures"), py::arg("variables"), py::arg("main_op"), py::arg("clear_devices"));
+  m.def("read_saved_model", &ReadSavedModel, py::arg("export_dir"), py::arg("tags"));
   m.def("write_saved_model", &WriteSavedModel, py::arg("export_dir"), py::arg("meta_graphs"),
         py::arg("as_text"));
 }

@@ -134,3 +134,47 @@ def test_signature_helpers_check_as_tensorflow_does():
     assert sig.inputs["inputs"].name == "examples:0"
     assert sorted(sig.outputs) == ["scores"]
     assert tf.saved_model.is_valid_signature(sig)
+
+
+def test_a_saved_model_loads_back_and_predicts_as_the_training_session(tmp_path):
+    export_dir = str(tmp_path / "roundtrip")
+    batch = np.random.RandomState(0).rand(5, 4).astype(np.float32)
+    with tf.Graph().as_default():
+        x, probs, classes = mlp()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            want_probs, want_classes = sess.run([probs, classes], {x: batch})
+            tf.saved_model.simple_save(sess, export_dir, {"x": x},
+                                       {"probs": probs, "classes": classes})
+    with tf.Graph().as_default() as graph:
+        with tf.Session() as sess:
+            meta = tf.saved_model.loader.load(sess, ["serve"], export_dir)
+            sig = meta.signature_def["serving_default"]
+            assert sig.method_name == "tensorflow/serving/predict"
+            assert sig.inputs["x"].tensor_shape.as_list() == [None, 4]
+            feeds = {graph.get_tensor_by_name(sig.inputs["x"].name): batch}
+            got_probs, got_classes = sess.run(
+                [graph.get_tensor_by_name(sig.outputs["probs"].name),
+                 graph.get_tensor_by_name(sig.outputs["classes"].name)], feeds)
+            # The model's own saver subgraph saves too (SaveV2, TensorFlow's format).
+            resaved = str(tmp_path / "resaved")
+            sess.run(meta.saver_def.filename_tensor_name.replace("Const", "control_dependency"),
+                     {meta.saver_def.filename_tensor_name: resaved})
+            kernel = sess.run("dense/kernel/read:0")
+    np.testing.assert_array_equal(tf.train.load_variable(resaved, "dense/kernel"), kernel)
+    np.testing.assert_allclose(got_probs, want_probs, rtol=1e-6)
+    np.testing.assert_array_equal(got_classes, want_classes)
+
+
+def test_loading_names_missing_tags_and_directories(tmp_path):
+    export_dir = str(tmp_path / "tagged")
+    x, probs, _ = mlp()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        tf.saved_model.simple_save(sess, export_dir, {"x": x}, {"probs": probs})
+    with tf.Graph().as_default(), tf.Session() as sess:
+        with pytest.raises(RuntimeError, match="MetaGraphDef associated with tags train"):
+            tf.saved_model.loader.load(sess, ["train"], export_dir)
+        with pytest.raises(IOError, match="SavedModel file does not exist"):
+            tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "nothing"))
+    assert tf.saved_model.loader.maybe_saved_model_directory(export_dir)

@@ -108,6 +108,7 @@ from tensorweave.training.server_lib import ClusterSpec as _ClusterSpec
 from tensorweave.training.server_lib import Server as _Server
 import tensorweave.saved_model as _saved_model
 from tensorweave.saved_model import builder as _saved_model_builder
+from tensorweave.saved_model import loader as _saved_model_loader
 from tensorweave.saved_model import signature_constants as _signature_constants
 from tensorweave.saved_model import signature_def_utils as _signature_def_utils
 from tensorweave.saved_model import utils as _saved_model_utils
@@ -319,6 +320,9 @@ losses = _namespace(
 saved_model = _namespace("saved_model", tag_constants=_tag_constants,
                          signature_constants=_signature_constants,
                          builder=_saved_model_builder,
+                         loader=_saved_model_loader, load=_saved_model_loader.load,
+                         maybe_saved_model_directory=(
+                             _saved_model_loader.maybe_saved_model_directory),
                          Builder=_saved_model_builder.SavedModelBuilder,
                          simple_save=_saved_model.simple_save,
                          signature_def_utils=_signature_def_utils,

@@ -1,6 +1,8 @@
-// RestoreV2, with TensorFlow's name and signature: tensors (or row slices of them) read from
-// a checkpoint in either format, as graph values. tf.train.init_from_checkpoint builds it as
-// a variable's initial value; TensorFlow's SavedModel loader runs it through a SaverDef.
+// SaveV2 and RestoreV2, with TensorFlow's names and signatures. RestoreV2: tensors (or row
+// slices of them) read from a checkpoint in either format, as graph values;
+// tf.train.init_from_checkpoint builds it as a variable's initial value, and a SavedModel's
+// saver restores through it. SaveV2: tensors written as one checkpoint in TensorFlow's
+// format (one data file), as a SavedModel's saver subgraph saves.
 //
 // `shape_and_slices` entries are "" (the whole tensor) or TensorFlow's slice spec: the full
 // shape's dimensions, then per dimension "start,length" or "-" (all of it), ':'-separated
@@ -13,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "src/base/request_text.h"
 #include "src/checkpoint/checkpoint_reader.h"
+#include "src/checkpoint/checkpoint_writer.h"
 #include "src/framework/op_def.h"
 #include "src/framework/op_kernel.h"
 #include "src/ops/checkpoint_slice.h"
@@ -124,6 +127,63 @@ class RestoreV2Op : public OpKernel {
   std::vector<DataType> dtypes_;
 };
 TW_REGISTER_KERNEL("RestoreV2", "CPU", RestoreV2Op);
+
+TW_REGISTER_OP("SaveV2")
+    .Input("prefix: string")
+    .Input("tensor_names: string")
+    .Input("shape_and_slices: string")
+    .Input("tensors: dtypes")
+    .Attr("dtypes: list(type) >= 1")
+    .SetIsStateful()
+    .Doc("Writes the tensors, or row slices of larger ones, as the checkpoint at prefix.");
+
+class SaveV2Op : public OpKernel {
+ public:
+  explicit SaveV2Op(OpKernelConstruction* c) : OpKernel(c) {
+    c->SetStatus(c->GetAttr("dtypes", &dtypes_));
+  }
+  bool IsExpensive() const override { return true; }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& prefix = ctx->input(0);
+    const Tensor& names = ctx->input(1);
+    const Tensor& specs = ctx->input(2);
+    const auto n = static_cast<int64_t>(dtypes_.size());
+    TW_OP_REQUIRES(ctx, prefix.dtype() == DT_STRING && prefix.num_elements() == 1,
+                   errors::InvalidArgument("SaveV2: prefix must be one string, got ",
+                                           prefix.shape().DebugString()));
+    TW_OP_REQUIRES(ctx,
+                   names.dtype() == DT_STRING && specs.dtype() == DT_STRING &&
+                       names.num_elements() == n && specs.num_elements() == n,
+                   errors::InvalidArgument("SaveV2: ", n, " tensors need as many tensor_names",
+                                           " and shape_and_slices; got ", names.num_elements(),
+                                           " and ", specs.num_elements()));
+    const std::string& path = prefix.flat<std::string>()[0];
+    TW_OP_REQUIRES_OK(ctx, ctx->file_access().Check(path, "checkpoint path"));
+    auto writer = checkpoint::ShardWriter::Create(path, 0, 1, /*tensorflow_format=*/true);
+    TW_OP_REQUIRES_OK(ctx, writer.status());
+    for (int64_t i = 0; i < n; ++i) {
+      const std::string& name = names.flat<std::string>()[i];
+      const Tensor& value = ctx->input(3 + static_cast<int>(i));
+      checkpoint::VariableSlice slice;
+      PartialShape shape;
+      TW_OP_REQUIRES_OK(ctx, ParseSliceSpec(name, specs.flat<std::string>()[i], &slice, &shape));
+      TW_OP_REQUIRES(ctx, shape.IsCompatibleWith(value.shape()),
+                     errors::InvalidArgument("SaveV2: tensor \"", QuoteRequestText(name),
+                                             "\" has shape ", value.shape().DebugString(),
+                                             "; its slice spec says ", shape.DebugString()));
+      TW_OP_REQUIRES_OK(ctx,
+                        (*writer)->Add(name, slice.partitioned ? slice.full_shape : value.shape(),
+                                       slice.row_offset, value));
+    }
+    TW_OP_REQUIRES_OK(ctx, (*writer)->Finish());
+    TW_OP_REQUIRES_OK(ctx, checkpoint::MergeShardIndexes(path, 1));
+  }
+
+ private:
+  std::vector<DataType> dtypes_;
+};
+TW_REGISTER_KERNEL("SaveV2", "CPU", SaveV2Op);
 
 }  // namespace
 }  // namespace tw

@@ -1,0 +1,59 @@
+#include "src/saved_model/saved_model_reader.h"
+
+#include <set>
+
+#include "absl/strings/str_join.h"
+#include "google/protobuf/text_format.h"
+#include "src/checkpoint/checkpoint_file.h"
+
+namespace tw::saved_model {
+namespace {
+
+// A saved_model.pb larger than this is refused before it is read (protobuf's own limit
+// is 2 GiB).
+constexpr uint64_t kMaxSavedModelBytes = uint64_t{1} << 30;
+
+StatusOr<tfproto::SavedModel> ReadSavedModel(const std::string& export_dir) {
+  const std::string binary = export_dir + "/saved_model.pb";
+  const std::string text = export_dir + "/saved_model.pbtxt";
+  tfproto::SavedModel model;
+  auto bytes = checkpoint::ReadWholeFile(binary, kMaxSavedModelBytes);
+  if (bytes.ok()) {
+    if (!model.ParseFromString(*bytes)) {
+      return errors::DataLoss("SavedModel file ", binary, " cannot be parsed");
+    }
+    return model;
+  }
+  if (!IsNotFound(bytes.status())) return bytes.status();
+  bytes = checkpoint::ReadWholeFile(text, kMaxSavedModelBytes);
+  if (IsNotFound(bytes.status())) {
+    return errors::NotFound("SavedModel file does not exist at: ", export_dir,
+                            "/{saved_model.pbtxt|saved_model.pb}");
+  }
+  TW_RETURN_IF_ERROR(bytes.status());
+  if (!google::protobuf::TextFormat::ParseFromString(*bytes, &model)) {
+    return errors::DataLoss("SavedModel file ", text, " cannot be parsed");
+  }
+  return model;
+}
+
+}  // namespace
+
+StatusOr<tfproto::MetaGraphDef> ReadMetaGraph(const std::string& export_dir,
+                                              const std::vector<std::string>& tags) {
+  TW_ASSIGN_OR_RETURN(tfproto::SavedModel model, ReadSavedModel(export_dir));
+  const std::set<std::string> wanted(tags.begin(), tags.end());
+  std::vector<std::string> available;
+  for (const tfproto::MetaGraphDef& meta : model.meta_graphs()) {
+    const auto& have = meta.meta_info_def().tags();
+    if (std::set<std::string>(have.begin(), have.end()) == wanted) return meta;
+    available.push_back("[" + absl::StrJoin(have, ", ") + "]");
+  }
+  return errors::NotFound("MetaGraphDef associated with tags ", absl::StrJoin(tags, ", "),
+                          " could not be found in SavedModel. To inspect available tag-sets "
+                          "in the SavedModel, please use the SavedModel CLI: `saved_model_cli`"
+                          "\navailable_tags: ",
+                          absl::StrJoin(available, " "));
+}
+
+}  // namespace tw::saved_model
