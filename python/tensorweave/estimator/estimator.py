@@ -37,6 +37,18 @@ def _fn_args(fn):
     return tuple(inspect.signature(fn).parameters)
 
 
+def _timestamped_dir(export_dir_base):
+    """export_dir_base/<seconds since the epoch>, a name not taken yet (TF waits for the
+    next second; the next free second is taken here instead)."""
+    import time
+    stamp = int(time.time())
+    while (os.path.exists(os.path.join(export_dir_base, str(stamp))) or
+           os.path.exists(os.path.join(export_dir_base, "temp-%d" % stamp))):
+        stamp += 1
+    os.makedirs(export_dir_base, exist_ok=True)
+    return os.path.join(export_dir_base, str(stamp))
+
+
 class Estimator:
     """Trains, evaluates and predicts with the model `model_fn` builds, keeping its
     checkpoints and summaries in `model_dir`."""
@@ -290,11 +302,53 @@ class Estimator:
         writer.flush()
 
     # ---- export ----
-    def export_saved_model(self, export_dir_base, serving_input_receiver_fn, *args, **kwargs):
-        raise NotImplementedError("Estimator.export_saved_model writes a SavedModel, which "
-                                  "is not in tensorweave yet (issue #33)")
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
+                           assets_extra=None, as_text=False, checkpoint_path=None,
+                           experimental_mode=ModeKeys.PREDICT):
+        """Writes a SavedModel (TensorFlow's format) of the model in PREDICT mode over the
+        receiver's features, with the latest checkpoint's (or `checkpoint_path`'s) values,
+        into a new export_dir_base/<timestamp>; returns that directory (bytes, as TF)."""
+        from tensorweave.estimator import export as export_lib
+        from tensorweave.saved_model import builder as builder_lib
+        from tensorweave.saved_model import tag_constants
+        if serving_input_receiver_fn is None:
+            raise ValueError("An input_receiver_fn must be defined.")
+        if assets_extra:
+            raise NotImplementedError("export_saved_model: assets_extra are not written yet")
+        if experimental_mode != ModeKeys.PREDICT:
+            raise NotImplementedError("export_saved_model exports the PREDICT mode only")
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        if checkpoint_path is None:
+            raise ValueError("Couldn't find trained model at %s." % self._model_dir)
+        export_dir = _timestamped_dir(os.fspath(export_dir_base))
+        temp_dir = os.path.join(os.path.dirname(export_dir),
+                                "temp-" + os.path.basename(export_dir))
+        with ops.Graph().as_default():
+            if self._config.tf_random_seed is not None:
+                ops.get_default_graph().seed = self._config.tf_random_seed
+            training_util.get_or_create_global_step()
+            receiver = serving_input_receiver_fn()
+            with self._partitioning():
+                spec = self._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
+            signatures = export_lib.build_all_signature_defs(
+                receiver.receiver_tensors, spec.export_outputs, spec.predictions)
+            saver = saver_lib.Saver(variables.global_variables(), allow_empty=True)
+            with self._session() as session:
+                saver.restore(session, checkpoint_path)
+                builder = builder_lib.SavedModelBuilder(temp_dir)
+                builder.add_meta_graph_and_variables(
+                    session, [tag_constants.SERVING], signature_def_map=signatures,
+                    saver=saver)
+                builder.save(as_text)
+        os.rename(temp_dir, export_dir)
+        logging.info("SavedModel written to: %s", export_dir)
+        return export_dir.encode()
 
     export_savedmodel = export_saved_model
+
+    def _session(self):
+        from tensorweave.client import session as session_lib
+        return session_lib.Session(config=self._config.session_config)
 
     # ---- predict ----
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,

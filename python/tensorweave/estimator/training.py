@@ -10,10 +10,12 @@ TF_CONFIG (RunConfig) gives the process:
                        throttle_secs, and ends after the one at max_steps (so that with
                        `tw launch --success evaluator:0` the job ends with its last result).
 
-Exporters (SavedModel) are not built yet (issue #33): an EvalSpec with exporters is
-refused when evaluation would run them."""
+After each evaluation (local and evaluator roles) the EvalSpec's exporters run
+(estimator/exporter.py) into model_dir/export/<name>; the evaluation at max_steps is the
+final export."""
 
 import collections
+import os
 import time
 
 from tensorweave import errors
@@ -47,29 +49,47 @@ class EvalSpec(collections.namedtuple("EvalSpec", [
             raise ValueError("Must specify throttle_secs >= 0, given: %s" % throttle_secs)
         exporters = () if exporters is None else exporters
         exporters = tuple(exporters) if isinstance(exporters, (list, tuple)) else (exporters,)
+        from tensorweave.estimator import exporter as exporter_lib
+        for e in exporters:
+            if not isinstance(e, exporter_lib.Exporter):
+                raise TypeError("`exporters` must be an Exporter, an iterable of Exporter, "
+                                "or `None`, found %s." % (e,))
+        names = [e.name for e in exporters]
+        if len(set(names)) != len(names):
+            raise ValueError("`exporters` must have unique names.")
         return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), exporters,
                                start_delay_secs, throttle_secs)
 
 
 def _evaluate(estimator, eval_spec, checkpoint_path=None):
-    if eval_spec.exporters:
-        raise NotImplementedError("EvalSpec exporters write SavedModels, which are not in "
-                                  "tensorweave yet (issue #33)")
     return estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps,
                               hooks=list(eval_spec.hooks), name=eval_spec.name,
                               checkpoint_path=checkpoint_path)
+
+
+def _export(estimator, eval_spec, checkpoint_path, result, is_final):
+    """Runs the EvalSpec's exporters after the evaluation `result` of `checkpoint_path`;
+    returns what they exported (None for an exporter that did not)."""
+    results = []
+    for exporter in eval_spec.exporters:
+        export_path = os.path.join(estimator.model_dir, "export", exporter.name)
+        results.append(exporter.export(estimator, export_path, checkpoint_path, result,
+                                       is_final))
+    return results
 
 
 class _EvaluateAfterSaves(hooks_lib.CheckpointSaverListener):
     """Evaluates the checkpoint just saved, once throttle_secs have passed since the last
     evaluation; remembers the last result."""
 
-    def __init__(self, estimator, eval_spec):
+    def __init__(self, estimator, eval_spec, max_steps):
         self._estimator = estimator
         self._eval_spec = eval_spec
+        self._max_steps = max_steps
         self._last_time = None
         self.last_step = None
         self.result = None
+        self.exports = []
 
     def after_save(self, session, global_step_value):
         now = time.time()
@@ -78,8 +98,11 @@ class _EvaluateAfterSaves(hooks_lib.CheckpointSaverListener):
         if global_step_value == 0:  # the untrained model's first save
             return False
         self._last_time = now
-        self.result = _evaluate(self._estimator, self._eval_spec)
+        path = self._estimator.latest_checkpoint()
+        self.result = _evaluate(self._estimator, self._eval_spec, checkpoint_path=path)
         self.last_step = self.result["global_step"]
+        self.exports = _export(self._estimator, self._eval_spec, path, self.result,
+                               is_final=self.last_step == self._max_steps)
         return False
 
 
@@ -113,10 +136,13 @@ def _run_evaluator(estimator, train_spec, eval_spec):
             time.sleep(0.5)
             continue
         last_path = path
-        if train_spec.max_steps is not None and result["global_step"] >= train_spec.max_steps:
+        final = train_spec.max_steps is not None and \
+            result["global_step"] >= train_spec.max_steps
+        exports = _export(estimator, eval_spec, path, result, is_final=final)
+        if final:
             logging.info("Exiting evaluation, global_step=%s >= train max_steps=%s",
                          result["global_step"], train_spec.max_steps)
-            return result, []
+            return result, exports
         time.sleep(max(eval_spec.throttle_secs - (time.time() - started), 0))
 
 
@@ -132,14 +158,16 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     config = estimator.config
     task_type = config.task_type
     if task_type is None:
-        listener = _EvaluateAfterSaves(estimator, eval_spec)
+        listener = _EvaluateAfterSaves(estimator, eval_spec, train_spec.max_steps)
         estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps,
                         hooks=list(train_spec.hooks), saving_listeners=[listener])
         latest = estimator.latest_checkpoint()
         step = estimator._checkpoint_step()
         if listener.result is None or listener.last_step != step:
             listener.result = _evaluate(estimator, eval_spec, checkpoint_path=latest)
-        return listener.result, []
+            listener.exports = _export(estimator, eval_spec, latest, listener.result,
+                                       is_final=True)
+        return listener.result, listener.exports
     if task_type == "evaluator":
         return _run_evaluator(estimator, train_spec, eval_spec)
     if task_type == "ps":

@@ -44,6 +44,7 @@ def _tensor_info(name, dtype, dims):
 
 
 def maybe_saved_model_directory(export_dir):
+    export_dir = os.fsdecode(export_dir)
     return any(os.path.isfile(os.path.join(export_dir, name))
                for name in ("saved_model.pb", "saved_model.pbtxt"))
 
@@ -53,7 +54,7 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
     restores its variables from export_dir/variables/variables and runs its main op (or
     legacy init op); returns the MetaGraphDef. RuntimeError (TF's message) when no
     MetaGraphDef has those tags; IOError when there is no SavedModel."""
-    export_dir = os.fspath(export_dir)
+    export_dir = os.fsdecode(export_dir)  # TF's exports name themselves in bytes
     try:
         loaded = _native.read_saved_model(export_dir, list(tags))
     except errors.NotFoundError as e:

@@ -107,6 +107,8 @@ from tensorweave.training import server_lib as _server_lib
 from tensorweave.training.server_lib import ClusterSpec as _ClusterSpec
 from tensorweave.training.server_lib import Server as _Server
 import tensorweave.saved_model as _saved_model
+from tensorweave.estimator import export as _estimator_export
+from tensorweave.estimator import exporter as _estimator_exporter
 from tensorweave.saved_model import builder as _saved_model_builder
 from tensorweave.saved_model import loader as _saved_model_loader
 from tensorweave.saved_model import signature_constants as _signature_constants
@@ -285,7 +287,20 @@ estimator = _namespace(
     LinearRegressor=_canned_linear.LinearRegressor,
     DNNLinearCombinedClassifier=_canned_combined.DNNLinearCombinedClassifier,
     DNNLinearCombinedRegressor=_canned_combined.DNNLinearCombinedRegressor,
-    inputs=_namespace("estimator.inputs", numpy_input_fn=_estimator_inputs.numpy_input_fn))
+    inputs=_namespace("estimator.inputs", numpy_input_fn=_estimator_inputs.numpy_input_fn),
+    export=_namespace(
+        "estimator.export", ServingInputReceiver=_estimator_export.ServingInputReceiver,
+        build_raw_serving_input_receiver_fn=(
+            _estimator_export.build_raw_serving_input_receiver_fn),
+        build_parsing_serving_input_receiver_fn=(
+            _estimator_export.build_parsing_serving_input_receiver_fn),
+        ExportOutput=_estimator_export.ExportOutput,
+        PredictOutput=_estimator_export.PredictOutput,
+        ClassificationOutput=_estimator_export.ClassificationOutput,
+        RegressionOutput=_estimator_export.RegressionOutput),
+    Exporter=_estimator_exporter.Exporter, LatestExporter=_estimator_exporter.LatestExporter,
+    FinalExporter=_estimator_exporter.FinalExporter,
+    BestExporter=_estimator_exporter.BestExporter)
 contrib = _namespace(
     "contrib", learn=_namespace("contrib.learn", RunConfig=_RunConfig),
     framework=_namespace("contrib.framework",

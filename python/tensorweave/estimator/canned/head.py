@@ -5,7 +5,10 @@ classification (sigmoid cross entropy for two classes, softmax otherwise) and re
 every metric, label_vocabulary for string labels, TF's eval metric and prediction keys,
 and optimizers by name."""
 
+from tensorweave.estimator import export as export_lib
 from tensorweave.estimator import model_fn as model_fn_lib
+from tensorweave.saved_model.signature_constants import (
+    DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_KEY)
 
 ModeKeys = model_fn_lib.ModeKeys
 
@@ -87,13 +90,17 @@ def example_weights(features, params):
     return tf.reshape(tf.cast(features[key], tf.float32), [-1, 1])
 
 
-def spec(mode, loss_fn, predictions, metrics_fn, params, weights, train_op_fn):
-    """The EstimatorSpec of a head: predictions; the loss (weighted by `weights` when
-    given) reduced as `loss_reduction` asks (TF 1.x's canned default: summed over the
-    batch); metrics; `train_op_fn(loss)` for the train op."""
+def spec(mode, loss_fn, predictions, metrics_fn, params, weights, train_op_fn,
+         export_outputs_fn=None):
+    """The EstimatorSpec of a head: predictions (and, to predict, `export_outputs_fn()`'s
+    signatures for export); the loss (weighted by `weights` when given) reduced as
+    `loss_reduction` asks (TF 1.x's canned default: summed over the batch); metrics;
+    `train_op_fn(loss)` for the train op."""
     tf = _tf()
     if mode == ModeKeys.PREDICT:
-        return model_fn_lib.EstimatorSpec(mode, predictions=predictions)
+        return model_fn_lib.EstimatorSpec(
+            mode, predictions=predictions,
+            export_outputs=export_outputs_fn() if export_outputs_fn else None)
     unreduced = loss_fn()
     if weights is not None and unreduced.shape.ndims == 1:  # one loss per example
         weights = tf.reshape(weights, [-1])
@@ -161,7 +168,19 @@ def classifier_spec(features, labels, mode, params, logits, train_op_fn):
                 "label/mean": tf.metrics.mean(as_float, weights=w)})
         return metrics
 
-    return spec(mode, loss_fn, predictions, metrics_fn, params, weights, train_op_fn)
+    def export_outputs_fn():
+        # TF's heads: the classes as strings, one row of every class per example, with
+        # their scores; a binary head also regresses the logistic.
+        classes = tf.tile(tf.expand_dims(names, 0), [tf.shape(probabilities)[0], 1])
+        classify = export_lib.ClassificationOutput(scores=probabilities, classes=classes)
+        outputs = {DEFAULT_SERVING_KEY: classify, "classification": classify,
+                   "predict": export_lib.PredictOutput(predictions)}
+        if n_classes == 2:
+            outputs["regression"] = export_lib.RegressionOutput(value=logistic)
+        return outputs
+
+    return spec(mode, loss_fn, predictions, metrics_fn, params, weights, train_op_fn,
+                export_outputs_fn)
 
 
 def _label_ids(labels, names, vocabulary):
@@ -195,4 +214,10 @@ def regressor_spec(features, labels, mode, params, logits, train_op_fn):
         return {"prediction/mean": tf.metrics.mean(logits, weights=w),
                 "label/mean": tf.metrics.mean(labels, weights=w)}
 
-    return spec(mode, loss_fn, predictions, metrics_fn, params, weights, train_op_fn)
+    def export_outputs_fn():
+        regress = export_lib.RegressionOutput(value=logits)
+        return {DEFAULT_SERVING_KEY: regress, "regression": regress,
+                "predict": export_lib.PredictOutput(predictions)}
+
+    return spec(mode, loss_fn, predictions, metrics_fn, params, weights, train_op_fn,
+                export_outputs_fn)
