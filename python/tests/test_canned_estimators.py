@@ -99,7 +99,7 @@ def test_dnn_regressor_and_input_layer(tmp_path):
 
 def test_unbuilt_columns_and_options_name_the_issue():
     with pytest.raises(AttributeError, match="issue #32"):
-        tf.estimator.LatestExporter  # noqa: B018
+        tf.contrib.learn.Experiment  # noqa: B018
     with pytest.raises(NotImplementedError, match="issue #32"):
         tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
                                    input_layer_partitioner=lambda *a: [1])

@@ -46,15 +46,10 @@ COMING.update(_names(LATER, """
     distribute.Strategy distribute.MirroredStrategy distribute.MultiWorkerMirroredStrategy
     """))
 COMING.update(_names(32, """
-    estimator.export
-    estimator.LatestExporter estimator.FinalExporter estimator.BestExporter
     contrib.learn.Experiment contrib.learn.learn_runner
     """))
 COMING.update(_names(33, """
-    saved_model.builder saved_model.loader saved_model.simple_save
-    saved_model.signature_def_utils saved_model.utils saved_model.load
-    saved_model.save saved_model.build_tensor_info
-    train.init_from_checkpoint
+    saved_model.save
     """))
 COMING.update(_names(34, """
     .cond .case .while_loop .map_fn .scan .foldl .foldr .TensorArray
