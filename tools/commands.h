@@ -17,6 +17,7 @@ void AddGraphCommand(CLI::App& app, int* exit_code);
 void AddK8sCommand(CLI::App& app, int* exit_code);
 void AddLaunchCommand(CLI::App& app, int* exit_code);
 void AddPlotCommand(CLI::App& app, int* exit_code);
+void AddServeCommand(CLI::App& app, int* exit_code);
 void AddServerCommand(CLI::App& app, int* exit_code);
 void AddTopCommand(CLI::App& app, int* exit_code);
 

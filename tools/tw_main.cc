@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
       "  tw k8s       print Kubernetes manifests (a Kubeflow TFJob) for a cluster\n"
       "  tw launch    run every task of a cluster on this machine, as TFJob would\n"
       "  tw plot      draw the training curves of runs' event files into a PNG\n"
+      "  tw serve     serve a SavedModel with TF Serving's REST predict API\n"
       "  tw server    run one task's server (role from flags or TF_CONFIG)\n"
       "  tw top       watch a running cluster live, from its tasks' metrics\n"};
   app.require_subcommand(1);
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   tw::tools::AddK8sCommand(app, &exit_code);
   tw::tools::AddLaunchCommand(app, &exit_code);
   tw::tools::AddPlotCommand(app, &exit_code);
+  tw::tools::AddServeCommand(app, &exit_code);
   tw::tools::AddServerCommand(app, &exit_code);
   tw::tools::AddTopCommand(app, &exit_code);
   // CLI11 reports parse problems as exceptions; this is the one place they are turned into
