@@ -90,6 +90,9 @@ int RunServe(const ServeOptions& opt) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  // A response's headers and body are separate writes: without TCP_NODELAY, Nagle's
+  // algorithm holds the body until the client's delayed ACK (40 ms a request).
+  server.set_tcp_nodelay(true);
   const std::string model_path = "/v1/models/" + opt.model_name;
   auto send = [](httplib::Response& res, const saved_model::RestResponse& r) {
     res.status = r.http_status;

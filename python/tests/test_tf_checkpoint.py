@@ -4,6 +4,7 @@ table format for <prefix>.index (blocks, restart points, block trailers with mas
 CRC32C, the index block and the 48-byte footer) and the field numbers of TensorFlow's
 tensor_bundle.proto for its entries; tensor bytes as TensorFlow lays them out."""
 
+import os
 import struct
 
 import numpy as np
@@ -122,16 +123,36 @@ W = np.arange(6, dtype=np.float32).reshape(2, 3) / 4.0
 NAMES = [b"alpha", b"", b"gamma delta"]
 
 
-@pytest.fixture
-def tf_checkpoint(tmp_path):
-    prefix = str(tmp_path / "model.ckpt-7")
+def write_model_checkpoint(prefix):
     names, names_crc = string_tensor_bytes(NAMES)
     write_tf_checkpoint(prefix, {
         "dense/kernel": (DT_FLOAT, [2, 3], W.tobytes(), None),
         "global_step": (DT_INT64, [], struct.pack("<q", 7), None),
         "vocabulary": (DT_STRING, [3], names, names_crc),
     })
+
+
+@pytest.fixture
+def tf_checkpoint(tmp_path):
+    prefix = str(tmp_path / "model.ckpt-7")
+    write_model_checkpoint(prefix)
     return prefix
+
+
+# The same checkpoint, checked in (python/tests/data/tf_checkpoint): its bytes are what the
+# writer above makes from the published formats, so a change to either shows here.
+CHECKED_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                          "tf_checkpoint", "model.ckpt-7")
+
+
+def test_the_checked_in_checkpoint_is_the_specifications_and_reads(tmp_path):
+    prefix = str(tmp_path / "model.ckpt-7")
+    write_model_checkpoint(prefix)
+    for suffix in (".index", ".data-00000-of-00001"):
+        with open(prefix + suffix, "rb") as made, open(CHECKED_IN + suffix, "rb") as kept:
+            assert made.read() == kept.read(), suffix
+    np.testing.assert_array_equal(tf.train.load_variable(CHECKED_IN, "dense/kernel"), W)
+    assert list(tf.train.load_variable(CHECKED_IN, "vocabulary")) == NAMES
 
 
 def test_a_tensorflow_checkpoint_is_listed_and_read(tf_checkpoint):
