@@ -100,12 +100,9 @@ def test_dnn_regressor_and_input_layer(tmp_path):
 def test_unbuilt_columns_and_options_name_the_issue():
     with pytest.raises(AttributeError, match="issue #32"):
         tf.contrib.learn.Experiment  # noqa: B018
-    with pytest.raises(NotImplementedError, match="issue #32"):
+    with pytest.raises(TypeError, match="input_layer_partitioner must be a partitioner"):
         tf.estimator.DNNClassifier([4], [tf.feature_column.numeric_column("x")],
-                                   input_layer_partitioner=lambda *a: [1])
-    with pytest.raises(NotImplementedError, match="batch_norm"):
-        tf.estimator.DNNRegressor([4], [tf.feature_column.numeric_column("x")],
-                                  batch_norm=True)
+                                   input_layer_partitioner=3)
     with pytest.raises(ValueError, match="Unsupported optimizer name"):
         tf.estimator.DNNRegressor([4], [tf.feature_column.numeric_column("x")],
                                   optimizer="Nope")
@@ -519,3 +516,31 @@ def test_crossed_column_of_categorical_columns_in_a_linear_model(tmp_path):
             [tf.feature_column.categorical_column_with_hash_bucket("city", 4), "job"], 8)
     with pytest.raises(ValueError, match="length > 1"):
         tf.feature_column.crossed_column(["job"], 8)
+
+
+def test_batch_norm_and_a_partitioned_input_layer(tmp_path):
+    x, y = _blobs(n=300)
+    ids = (np.abs(x[:, 0] * 3).astype(np.int64) % 6).reshape(-1, 1)
+    columns = [tf.feature_column.numeric_column("point", shape=[2]),
+               tf.feature_column.embedding_column(
+                   tf.feature_column.categorical_column_with_identity("id", 6), 4)]
+    classifier = tf.estimator.DNNClassifier(
+        hidden_units=[16], feature_columns=columns, n_classes=3, model_dir=str(tmp_path),
+        config=_config(), batch_norm=True,
+        input_layer_partitioner=tf.fixed_size_partitioner(2))
+    data = {"point": x, "id": ids}
+    classifier.train(tf.estimator.inputs.numpy_input_fn(
+        data, y, batch_size=32, num_epochs=None, shuffle=True), steps=200)
+    names = classifier.get_variable_names()
+    for name in ("dnn/hiddenlayer_0/batchnorm_0/gamma", "dnn/hiddenlayer_0/batchnorm_0/beta",
+                 "dnn/hiddenlayer_0/batchnorm_0/moving_mean",
+                 "dnn/hiddenlayer_0/batchnorm_0/moving_variance"):
+        assert name in names, name
+    # The moving averages were updated by the train op (they start at 0 and 1).
+    assert np.abs(classifier.get_variable_value(
+        "dnn/hiddenlayer_0/batchnorm_0/moving_mean")).max() > 1e-3
+    embedding = [n for n in names if n.endswith("embedding_weights")]
+    assert len(embedding) == 1 and classifier.get_variable_value(embedding[0]).shape == (6, 4)
+    metrics = classifier.evaluate(tf.estimator.inputs.numpy_input_fn(
+        data, y, batch_size=100, shuffle=False))
+    assert metrics["accuracy"] > 0.9

@@ -84,3 +84,21 @@ def test_training_touches_only_looked_up_rows_and_checkpoints_repartition(tmp_pa
         restore_whole.restore(sess, str(tmp_path / "model.ckpt"))
         np.testing.assert_array_equal(sess.run(table.as_tensor()), trained)
         np.testing.assert_array_equal(sess.run(whole), trained)
+
+
+def test_a_partitioned_lookup_takes_ids_of_any_rank_and_keeps_the_row_shape():
+    table = tf.get_variable("table", [7, 4], partitioner=tf.fixed_size_partitioner(3),
+                            initializer=tf.random_uniform_initializer())
+    ids = np.array([[0, 6, 3], [5, 5, 1]], np.int64)
+    for strategy in ("mod", "div"):
+        rows = tf.nn.embedding_lookup(table, ids, partition_strategy=strategy)
+        assert rows.shape.as_list() == [2, 3, 4]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            parts = sess.run(list(table))
+            got = sess.run(rows)
+        if strategy == "div":
+            full = np.concatenate(parts)
+        else:  # id i is row i // 3 of part i % 3
+            full = np.stack([parts[i % 3][i // 3] for i in range(7)])
+        np.testing.assert_array_equal(got, full[ids])

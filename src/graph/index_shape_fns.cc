@@ -96,7 +96,23 @@ Status VariableValueShape(ShapeContext* ctx) {
   return OkStatus();
 }
 
+// ResourceGather: the indices' shape, then a row of the variable's declared shape.
+Status ResourceGatherShape(ShapeContext* ctx) {
+  const proto::NodeDef& producer = ctx->input_node(0);
+  const StaticShape& indices = ctx->input(1);
+  PartialShape var;
+  if (producer.op() != "Variable" || !GetNodeAttr(producer, "shape", &var).ok() ||
+      var.unknown_rank || var.dims.empty() || !indices) {
+    return OkStatus();
+  }
+  std::vector<int64_t> dims = indices->dims();
+  dims.insert(dims.end(), var.dims.begin() + 1, var.dims.end());
+  ctx->set_output(0, Make(dims));
+  return OkStatus();
+}
+
 TW_REGISTER_SHAPE_FN("GatherNd", GatherNdShape);
+TW_REGISTER_SHAPE_FN("ResourceGather", ResourceGatherShape);
 [[maybe_unused]] const bool kVariableUpdateShapes = [] {
   for (const char* op : {"ScatterUpdate", "ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv",
                          "ScatterMax", "ScatterMin"}) {

@@ -16,8 +16,13 @@ namespace {
 // TensorFlow's ops that tensorweave names otherwise, beyond graph_export.h's renames.
 std::string_view TensorweaveOpName(std::string_view op) {
   static const auto* renamed = new absl::flat_hash_map<std::string_view, std::string_view>{
-      {"VarHandleOp", "Variable"}, {"ReadVariableOp", "ReadVariable"},
-      {"ConcatV2", "Concat"},      {"AssignVariableOp", "Assign"},  // attributes: see ImportNode
+      {"VarHandleOp", "Variable"},
+      {"ReadVariableOp", "ReadVariable"},
+      {"ConcatV2", "Concat"},
+      // TensorFlow's Select (a vector condition picks rows) is not tensorweave's
+      // broadcasting Select: only SelectV2 is taken.
+      {"SelectV2", "Select"},
+      {"AssignVariableOp", "Assign"},  // attributes: see ImportNode
       {"SaveV2", "SaveV2"},
   };
   auto it = renamed->find(op);

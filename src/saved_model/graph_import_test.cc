@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/saved_model/graph_export.h"
 
 namespace tw::saved_model {
 namespace {
@@ -73,6 +74,19 @@ TEST(GraphImportTest, WhatTensorweaveCannotHonourIsRefusedByName) {
   auto refused = ImportNode(cast);
   EXPECT_TRUE(IsUnimplemented(refused.status())) << refused.status();
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("node n attribute Truncate"));
+  // TensorFlow's Select takes a vector condition as a row mask; tensorweave's broadcasts,
+  // as SelectV2, which is what export writes and import takes.
+  EXPECT_TRUE(IsUnimplemented(ImportNode(Node("Select")).status()));
+  proto::NodeDef select;
+  select.set_name("s");
+  select.set_op("Select");
+  (*select.mutable_attr())["T"].set_type(proto::DT_FLOAT);
+  auto exported = ExportNode(select);
+  ASSERT_TRUE(exported.ok());
+  EXPECT_EQ(exported->op(), "SelectV2");
+  auto back = ImportNode(*exported);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->op(), "Select");
   refused = ImportNode(Node("Unique"));
   EXPECT_TRUE(IsUnimplemented(refused.status()));
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("TensorFlow's op Unique"));

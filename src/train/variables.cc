@@ -94,8 +94,6 @@ Output PartitionedVariable::Lookup(const Scope& scope, Input ids, Strategy strat
   const auto num_parts = static_cast<int64_t>(parts.size());
   // Each part gathers the ids it holds (others clipped into range, then masked to zero), so
   // the gradient reaching a part is sparse in that part's rows.
-  std::vector<int64_t> mask_shape(shape.size(), 1);
-  mask_shape[0] = -1;
   Output sum;
   for (size_t i = 0; i < parts.size(); ++i) {
     const int64_t rows = parts[i].shape[0];
@@ -112,7 +110,11 @@ Output PartitionedVariable::Lookup(const Scope& scope, Input ids, Strategy strat
                                   Tensor::Scalar<int64_t>(rows - 1));
     Output held = ops::Equal(scope, clipped, local);
     if (in_part.op().valid()) held = ops::LogicalAnd(scope, held, in_part);
-    held = ops::Reshape(scope, held, Tensor::FromVector<int64_t>(mask_shape));
+    // One mask entry per id, over the whole row: [ids..., 1, ...] against the gathered
+    // [ids..., row dims...], for ids of any rank.
+    for (size_t d = 1; d < shape.size(); ++d) {
+      held = ops::ExpandDims(scope, held, Tensor::Scalar<int32_t>(-1));
+    }
     Output gathered = ops::ResourceGather(scope, parts[i], clipped);
     Output mine = ops::Select(scope, held, gathered, ops::ZerosLike(scope, gathered));
     sum = i == 0 ? mine : ops::Add(scope, sum, mine);

@@ -68,6 +68,13 @@ class TensorShape:
     def is_fully_defined(self):
         return self._dims is not None and all(d.value is not None for d in self._dims)
 
+    def concatenate(self, other):
+        """This shape's dimensions, then `other`'s; unknown when either rank is (TF's)."""
+        other = as_shape(other)
+        if self._dims is None or other.dims is None:
+            return unknown_shape()
+        return TensorShape(self._dims + other.dims)
+
     def is_compatible_with(self, other):
         other = as_shape(other)
         if self._dims is None or other.dims is None:

@@ -196,4 +196,7 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
             graph._native,
             [(p.op.name, p.dtype.as_datatype_enum, d) for p, d in zip(parts, dims)],
             [int(o) for o in offsets], full_shape, ids._native_ref, partition_strategy, device)
-    return graph.get_operation_by_name(node).outputs[index]
+    out = graph.get_operation_by_name(node).outputs[index]
+    # As TF's lookup: the ids' shape, then a row's (the parts' own lookups lose it).
+    out.set_shape(ids.shape.concatenate(full_shape[1:]))
+    return out

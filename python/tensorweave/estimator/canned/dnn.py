@@ -1,7 +1,8 @@
 """The canned DNN estimators of TF 1.x: DNNClassifier and DNNRegressor, with TF's variable
 names (dnn/hiddenlayer_N/kernel, dnn/logits/bias), TF's heads (head.py) and its
-optimizers by name ('Adagrad' at 0.05 by default). input_layer_partitioner and
-batch_norm are not built yet (issue #32)."""
+optimizers by name ('Adagrad' at 0.05 by default), batch normalization after each hidden
+layer (batch_norm, as TF: momentum 0.999, variables dnn/hiddenlayer_N/batchnorm_N/...) and
+the input layer's partitioner (input_layer_partitioner)."""
 
 from tensorweave.estimator import estimator as estimator_lib
 from tensorweave.estimator.canned import head as head_lib
@@ -19,7 +20,8 @@ def dnn_logits(features, params, mode):
     """The network's logits, under variable scope "dnn", as TF names its variables."""
     tf = _tf()
     with tf.variable_scope("dnn"):
-        with tf.variable_scope("input_from_feature_columns"):
+        with tf.variable_scope("input_from_feature_columns",
+                               partitioner=params["input_layer_partitioner"]):
             net = tf.feature_column.input_layer(features, params["feature_columns"])
         for i, width in enumerate(params["hidden_units"]):
             net = tf.layers.dense(net, width, activation=params["activation_fn"],
@@ -27,6 +29,14 @@ def dnn_logits(features, params, mode):
                                   name="hiddenlayer_%d" % i)
             if params["dropout"] is not None and mode == ModeKeys.TRAIN:
                 net = tf.layers.dropout(net, rate=params["dropout"], training=True)
+            if params["batch_norm"]:
+                # TF's: 0.999, tf.contrib.layers' default (0.99 diverged on some problems);
+                # the moving averages' updates go to UPDATE_OPS, which the head's train op
+                # runs.
+                with tf.variable_scope("hiddenlayer_%d" % i):
+                    net = tf.layers.batch_normalization(
+                        net, momentum=0.999, training=mode == ModeKeys.TRAIN,
+                        name="batchnorm_%d" % i)
         return tf.layers.dense(net, head_lib.logits_dimension(params), activation=None,
                                kernel_initializer=tf.glorot_uniform_initializer(),
                                name="logits")
@@ -34,15 +44,16 @@ def dnn_logits(features, params, mode):
 
 def dnn_params(hidden_units, feature_columns, optimizer, activation_fn, dropout,
                input_layer_partitioner=None, batch_norm=False):
-    """The network's settings, checked; the options not built yet say so."""
-    if input_layer_partitioner is not None or batch_norm:
-        raise NotImplementedError("input_layer_partitioner and batch_norm of the canned "
-                                  "estimators are not in tensorweave yet (issue #32)")
+    """The network's settings, checked."""
+    if input_layer_partitioner is not None and not callable(input_layer_partitioner):
+        raise TypeError("input_layer_partitioner must be a partitioner (callable), got %r" %
+                        (input_layer_partitioner,))
     if isinstance(optimizer, str):
         head_lib.make_optimizer(optimizer, _LEARNING_RATE)  # an unknown name: refused now
     return {"hidden_units": list(hidden_units), "feature_columns": list(feature_columns),
             "optimizer": optimizer, "activation_fn": activation_fn or _tf().nn.relu,
-            "dropout": dropout}
+            "dropout": dropout, "input_layer_partitioner": input_layer_partitioner,
+            "batch_norm": bool(batch_norm)}
 
 
 def _model_fn(features, labels, mode, params):

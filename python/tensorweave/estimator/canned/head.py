@@ -114,8 +114,12 @@ def spec(mode, loss_fn, predictions, metrics_fn, params, weights, train_op_fn,
         return model_fn_lib.EstimatorSpec(mode, predictions=predictions, loss=loss,
                                           eval_metric_ops=metrics)
     tf.summary.scalar("loss", loss)
+    train_op = train_op_fn(loss)
+    update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    if update_ops:  # batch normalization's moving averages, as TF's heads append them
+        train_op = tf.group(train_op, *update_ops)
     return model_fn_lib.EstimatorSpec(mode, predictions=predictions, loss=loss,
-                                      train_op=train_op_fn(loss))
+                                      train_op=train_op)
 
 
 def classifier_spec(features, labels, mode, params, logits, train_op_fn):
