@@ -228,3 +228,37 @@ def test_a_worker_killed_mid_training_loses_no_step_and_rejoins(tw_tool, tmp_pat
         result["scheduled"] + result["worker_failures"]), result
     assert int(pid_file.read_text()) != victim  # started again, and it ran steps after
     assert all(result["worker_available"]), result
+
+
+def test_a_lost_ps_task_is_the_programs_error_and_its_checkpoint_restores_training(tmp_path):
+    # The monitored-session pattern for a coordinator program: it checkpoints the model (the
+    # chief's Saver, values fetched from the ps tasks), and when a ps task is lost the error
+    # comes to it; it starts the task again, restores the checkpoint and goes on.
+    spec, servers = _cluster(num_workers=1)
+    strategy = _strategy(spec)
+    with strategy.scope():
+        counter = tf.Variable(0, name="counter")
+    coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    add = tf.function(lambda: tf.assign_add(counter, 1))
+    read = tf.function(lambda: counter.read_value())
+    saver = tf.train.Saver([counter])
+    for _ in range(5):
+        coordinator.schedule(add)
+    coordinator.join()
+    with tf.Session(servers[1].target) as sess:
+        path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=5)
+    for _ in range(2):
+        coordinator.schedule(add)
+    coordinator.join()
+    assert coordinator.schedule(read).fetch() == 7
+    servers[0].stop()  # the ps task is lost, with the counter
+    coordinator.schedule(add)
+    with pytest.raises((tf.errors.UnavailableError, tf.errors.AbortedError)):
+        coordinator.join()
+    tf.distribute.Server(spec, job_name="ps", task_index=0, _bind_host="127.0.0.1")
+    with tf.Session(servers[1].target) as sess:
+        saver.restore(sess, path)
+    for _ in range(3):
+        coordinator.schedule(add)
+    coordinator.join()
+    assert coordinator.schedule(read).fetch() == 8  # the checkpoint's 5, then 3 more
