@@ -16,7 +16,7 @@ import sys
 
 # Bottom to top, as built.
 LAYERS = ["base", "core", "io", "checkpoint", "summary", "cluster", "framework", "graph", "ops",
-          "runtime", "data", "distributed", "rpc", "train"]
+          "runtime", "data", "distributed", "rpc", "train", "saved_model"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # Public headers by the layer that implements them (the first match wins).
@@ -30,6 +30,7 @@ PUBLIC = [
     (r"tensorweave/session\.h$", "runtime"),
     (r"tensorweave/server\.h$", "rpc"),
     (r"tensorweave/(train/.*|tensorweave)\.h$", "train"),
+    (r"tensorweave/saved_model\.h$", "saved_model"),
     (r"tensorweave/protobuf/.*\.h$", "base"),  # generated wire formats, below everything
 ]
 
