@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tensorweave.compat.v1 as tf
+from tf_file_readers import read_varint  # protobuf varints, from the wire format
 from conftest import BUILD, ROOT, python_env
 from tfrecord_format import crc32c, masked_crc
 
@@ -54,29 +55,18 @@ def read_records(path):
     return records
 
 
-def _varint(buf, i):
-    value, shift = 0, 0
-    while True:
-        b = buf[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, i
-        shift += 7
-
-
 def fields(buf):
     """(field number, wire type, raw value) of each field of a message."""
     out, i = [], 0
     while i < len(buf):
-        key, i = _varint(buf, i)
+        key, i = read_varint(buf, i)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            value, i = _varint(buf, i)
+            value, i = read_varint(buf, i)
         elif wire == 1:
             value, i = buf[i:i + 8], i + 8
         elif wire == 2:
-            n, i = _varint(buf, i)
+            n, i = read_varint(buf, i)
             value, i = buf[i:i + n], i + n
         elif wire == 5:
             value, i = buf[i:i + 4], i + 4

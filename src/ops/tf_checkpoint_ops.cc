@@ -87,6 +87,28 @@ Status ParseSliceSpec(const std::string& name, const std::string& spec,
   return OkStatus();
 }
 
+// The checkpoint path of a SaveV2 or RestoreV2 step (`op` names it in errors): its prefix
+// one string the device's file policy allows, with one tensor name and one slice spec per
+// tensor (`n`).
+StatusOr<std::string> CheckedPath(OpKernelContext* ctx, const char* op, int64_t n) {
+  const Tensor& prefix = ctx->input(0);
+  const Tensor& names = ctx->input(1);
+  const Tensor& specs = ctx->input(2);
+  if (prefix.dtype() != DT_STRING || prefix.num_elements() != 1) {
+    return errors::InvalidArgument(op, ": prefix must be one string, got ",
+                                   prefix.shape().DebugString());
+  }
+  if (names.dtype() != DT_STRING || specs.dtype() != DT_STRING || names.num_elements() != n ||
+      specs.num_elements() != n) {
+    return errors::InvalidArgument(op, ": ", n, " tensors need as many tensor_names and ",
+                                   "shape_and_slices; got ", names.num_elements(), " and ",
+                                   specs.num_elements());
+  }
+  const std::string& path = prefix.flat<std::string>()[0];
+  TW_RETURN_IF_ERROR(ctx->file_access().Check(path, "checkpoint path"));
+  return path;
+}
+
 class RestoreV2Op : public OpKernel {
  public:
   explicit RestoreV2Op(OpKernelConstruction* c) : OpKernel(c) {
@@ -95,22 +117,12 @@ class RestoreV2Op : public OpKernel {
   bool IsExpensive() const override { return true; }
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& prefix = ctx->input(0);
     const Tensor& names = ctx->input(1);
     const Tensor& specs = ctx->input(2);
     const auto n = static_cast<int64_t>(dtypes_.size());
-    TW_OP_REQUIRES(ctx, prefix.dtype() == DT_STRING && prefix.num_elements() == 1,
-                   errors::InvalidArgument("RestoreV2: prefix must be one string, got ",
-                                           prefix.shape().DebugString()));
-    TW_OP_REQUIRES(ctx,
-                   names.dtype() == DT_STRING && specs.dtype() == DT_STRING &&
-                       names.num_elements() == n && specs.num_elements() == n,
-                   errors::InvalidArgument("RestoreV2: ", n, " dtypes need as many tensor_names",
-                                           " and shape_and_slices; got ", names.num_elements(),
-                                           " and ", specs.num_elements()));
-    const std::string& path = prefix.flat<std::string>()[0];
-    TW_OP_REQUIRES_OK(ctx, ctx->file_access().Check(path, "checkpoint path"));
-    auto reader = checkpoint::CheckpointReader::Open(path);
+    auto path = CheckedPath(ctx, "RestoreV2", n);
+    TW_OP_REQUIRES_OK(ctx, path.status());
+    auto reader = checkpoint::CheckpointReader::Open(*path);
     TW_OP_REQUIRES_OK(ctx, reader.status());
     for (int64_t i = 0; i < n; ++i) {
       const std::string& name = names.flat<std::string>()[i];
@@ -145,21 +157,12 @@ class SaveV2Op : public OpKernel {
   bool IsExpensive() const override { return true; }
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& prefix = ctx->input(0);
     const Tensor& names = ctx->input(1);
     const Tensor& specs = ctx->input(2);
     const auto n = static_cast<int64_t>(dtypes_.size());
-    TW_OP_REQUIRES(ctx, prefix.dtype() == DT_STRING && prefix.num_elements() == 1,
-                   errors::InvalidArgument("SaveV2: prefix must be one string, got ",
-                                           prefix.shape().DebugString()));
-    TW_OP_REQUIRES(ctx,
-                   names.dtype() == DT_STRING && specs.dtype() == DT_STRING &&
-                       names.num_elements() == n && specs.num_elements() == n,
-                   errors::InvalidArgument("SaveV2: ", n, " tensors need as many tensor_names",
-                                           " and shape_and_slices; got ", names.num_elements(),
-                                           " and ", specs.num_elements()));
-    const std::string& path = prefix.flat<std::string>()[0];
-    TW_OP_REQUIRES_OK(ctx, ctx->file_access().Check(path, "checkpoint path"));
+    auto checked = CheckedPath(ctx, "SaveV2", n);
+    TW_OP_REQUIRES_OK(ctx, checked.status());
+    const std::string& path = *checked;
     auto writer = checkpoint::ShardWriter::Create(path, 0, 1, /*tensorflow_format=*/true);
     TW_OP_REQUIRES_OK(ctx, writer.status());
     for (int64_t i = 0; i < n; ++i) {
