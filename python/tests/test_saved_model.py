@@ -178,3 +178,26 @@ def test_loading_names_missing_tags_and_directories(tmp_path):
         with pytest.raises(IOError, match="SavedModel file does not exist"):
             tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "nothing"))
     assert tf.saved_model.loader.maybe_saved_model_directory(export_dir)
+
+
+def test_a_text_saved_model_with_fields_this_reader_lacks_loads(tmp_path):
+    export_dir = str(tmp_path / "text")
+    x, probs, _ = mlp()
+    signature = tf.saved_model.predict_signature_def({"x": x}, {"probs": probs})
+    builder = tf.saved_model.builder.SavedModelBuilder(export_dir)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        want = sess.run(probs, {x: np.ones([1, 4], np.float32)})
+        builder.add_meta_graph_and_variables(sess, ["serve"], {"serving_default": signature})
+    path = builder.save(as_text=True).decode()
+    assert path.endswith("saved_model.pbtxt")
+    # TensorFlow writes fields tensorweave does not declare (stripped_op_list, ...).
+    text = open(path).read().replace("meta_info_def {",
+                                     "meta_info_def {\n    stripped_op_list { }", 1)
+    open(path, "w").write(text)
+    with tf.Graph().as_default() as graph, tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], export_dir)
+        got = sess.run(graph.get_tensor_by_name(meta.signature_def["serving_default"]
+                                                .outputs["probs"].name),
+                       {graph.get_tensor_by_name("x:0"): np.ones([1, 4], np.float32)})
+    np.testing.assert_allclose(got, want, rtol=1e-6)

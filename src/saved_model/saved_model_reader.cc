@@ -31,7 +31,12 @@ StatusOr<tfproto::SavedModel> ReadSavedModel(const std::string& export_dir) {
                             "/{saved_model.pbtxt|saved_model.pb}");
   }
   TW_RETURN_IF_ERROR(bytes.status());
-  if (!google::protobuf::TextFormat::ParseFromString(*bytes, &model)) {
+  // TensorFlow writes fields this reader does not declare: skip them, as the binary
+  // parser keeps them as unknown fields.
+  google::protobuf::TextFormat::Parser parser;
+  parser.AllowUnknownField(true);
+  parser.AllowUnknownExtension(true);
+  if (!parser.ParseFromString(*bytes, &model)) {
     return errors::DataLoss("SavedModel file ", text, " cannot be parsed");
   }
   return model;
