@@ -3,6 +3,7 @@
 #include <map>
 #include <vector>
 
+#include "google/protobuf/io/coded_stream.h"
 #include "leveldb/env.h"
 #include "leveldb/options.h"
 #include "leveldb/table_builder.h"
@@ -122,10 +123,10 @@ TensorFlowBytes EncodeTensorFlowBytes(const Tensor& tensor) {
   uint32_t crc = 0;
   for (int64_t i = 0; i < tensor.num_elements(); ++i) {
     const uint64_t length = strings[i].size();
-    for (uint64_t v = length;; v >>= 7) {
-      out.bytes.push_back(static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
-      if (v < 0x80) break;
-    }
+    uint8_t varint[10];  // a varint64 takes at most 10 bytes
+    const uint8_t* end =
+        google::protobuf::io::CodedOutputStream::WriteVarint64ToArray(length, varint);
+    out.bytes.append(reinterpret_cast<const char*>(varint), end - varint);
     if (length <= UINT32_MAX) {
       const auto small = static_cast<uint32_t>(length);
       crc = crc32c::Extend(crc, reinterpret_cast<const char*>(&small), sizeof(small));
