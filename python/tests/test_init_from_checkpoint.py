@@ -75,3 +75,23 @@ def test_restore_v2_reads_rows_and_refuses_other_slices(checkpoint):
             sess.run(columns)
         with pytest.raises(tf.errors.InvalidArgumentError, match="old/b"):
             sess.run(wrong_type)
+
+
+def test_an_embedding_column_starts_from_its_checkpoint(tmp_path):
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    with tf.Graph().as_default():
+        tf.get_variable("pretrained/table", initializer=table)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "pretrained"))
+    column = tf.feature_column.embedding_column(
+        tf.feature_column.categorical_column_with_identity("id", 4), 3, combiner="sum",
+        ckpt_to_load_from=prefix, tensor_name_in_ckpt="pretrained/table")
+    layer = tf.feature_column.input_layer({"id": tf.constant([[2], [0]], tf.int64)}, [column])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(layer), table[[2, 0]])
+    with pytest.raises(ValueError, match="Must specify both"):
+        tf.feature_column.embedding_column(
+            tf.feature_column.categorical_column_with_identity("id", 4), 3,
+            ckpt_to_load_from=prefix)

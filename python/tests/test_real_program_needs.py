@@ -329,8 +329,8 @@ def test_missing_names_say_which_issue_brings_them():
     with pytest.raises(AttributeError, match=r"tf\.data\.experimental\.group_by_window is "
                                              r"not in tensorweave yet, and no open issue"):
         tf.data.experimental.group_by_window  # noqa: B018
-    with pytest.raises(AttributeError, match=r"tf\.contrib\.learn\.Experiment.*issue #32"):
-        tf.contrib.learn.Experiment  # noqa: B018
+    with pytest.raises(AttributeError, match=r"tf\.saved_model\.save.*issue #33"):
+        tf.saved_model.save  # noqa: B018
     with pytest.raises(AttributeError, match=r"tf\.while_loop.*issue #34"):
         tf.while_loop  # noqa: B018
     with pytest.raises(AttributeError, match="no_such_name"):

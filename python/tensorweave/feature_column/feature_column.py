@@ -30,7 +30,8 @@ def _tf():
 
 
 def _not_built(what):
-    return NotImplementedError("%s is not in tensorweave yet (issue #32)" % what)
+    return NotImplementedError("%s is not in tensorweave yet, and no open issue brings it"
+                               % what)
 
 
 # ---- columns ----
@@ -108,8 +109,9 @@ class IndicatorColumn(collections.namedtuple("IndicatorColumn", ["categorical_co
 
 class EmbeddingColumn(collections.namedtuple(
         "EmbeddingColumn", ["categorical_column", "dimension", "combiner", "initializer",
-                            "trainable"])):
-    """A categorical column's ids as learned vectors, combined per example."""
+                            "trainable", "ckpt_to_load_from", "tensor_name_in_ckpt"])):
+    """A categorical column's ids as learned vectors, combined per example; initialized
+    from tensor_name_in_ckpt of the checkpoint ckpt_to_load_from when given (TF's)."""
 
     @property
     def name(self):
@@ -257,12 +259,16 @@ def embedding_column(categorical_column, dimension, combiner="mean", initializer
         raise ValueError("Invalid dimension %s." % dimension)
     if combiner not in ("mean", "sqrtn", "sum"):
         raise ValueError("combiner must be one of mean, sqrtn, sum. Given: %s" % combiner)
-    if ckpt_to_load_from is not None or max_norm is not None:
-        raise _not_built("embedding_column's ckpt_to_load_from and max_norm")
+    if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
+        raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` or "
+                         "none of them.")
+    if max_norm is not None:
+        raise _not_built("embedding_column's max_norm")
     if not isinstance(categorical_column, _CATEGORICAL):
         raise ValueError("Unsupported input type. Input must be a CategoricalColumn. "
                          "Given: %r" % (categorical_column,))
-    return EmbeddingColumn(categorical_column, int(dimension), combiner, initializer, trainable)
+    return EmbeddingColumn(categorical_column, int(dimension), combiner, initializer, trainable,
+                           ckpt_to_load_from, tensor_name_in_ckpt)
 
 
 # ---- tensors ----
@@ -443,6 +449,9 @@ def _embedded(column, features):
         mean=0.0, stddev=1.0 / np.sqrt(column.dimension))
     weights = tf.get_variable("embedding_weights", [buckets, column.dimension],
                               initializer=initializer, trainable=column.trainable)
+    if column.ckpt_to_load_from is not None:  # its initializer reads the checkpoint
+        tf.train.init_from_checkpoint(column.ckpt_to_load_from,
+                                      {column.tensor_name_in_ckpt: weights})
     ids = _ids(column.categorical_column, features)
     valid = tf.cast(tf.greater_equal(ids.values, 0), dtypes.float32)
     vectors = tf.nn.embedding_lookup(weights, tf.maximum(ids.values, 0)) * tf.expand_dims(

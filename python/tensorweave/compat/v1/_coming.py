@@ -10,7 +10,6 @@ LATER = 0  # the "issue" of names no open issue brings yet
 ISSUES = {
     LATER: "more of the op library than issue #30 brought",
     31: "input pipelines: tf.data, TF 1.x's queue-based readers and TFRecord files",
-    32: "Estimator and ParameterServerStrategy",
     33: "TensorFlow's own files: its checkpoints and SavedModels",
     34: "control flow: tf.cond, tf.while_loop and the recurrent networks",
 }
@@ -32,7 +31,7 @@ COMING.update(_names(LATER, """
     data.experimental.scan data.experimental.rejection_resample
     .reduce_join strings.split strings.length strings.regex_replace strings.reduce_join .linspace .meshgrid .space_to_depth
     .depth_to_space .batch_to_space .space_to_batch .truncatediv .truncatemod
-    contrib.metrics
+    contrib.metrics contrib.learn.Experiment contrib.learn.learn_runner
     nn.conv1d nn.conv3d
     nn.atrous_conv2d nn.max_pool_with_argmax
     nn.embedding_lookup_sparse
@@ -44,9 +43,6 @@ COMING.update(_names(LATER, """
     train.ProximalAdagradOptimizer train.ProfilerHook
     summary.image summary.audio summary.text summary.tensor_summary
     distribute.Strategy distribute.MirroredStrategy distribute.MultiWorkerMirroredStrategy
-    """))
-COMING.update(_names(32, """
-    contrib.learn.Experiment contrib.learn.learn_runner
     """))
 COMING.update(_names(33, """
     saved_model.save
