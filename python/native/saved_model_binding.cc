@@ -42,8 +42,9 @@ std::vector<saved_model::TensorSpec> Tensors(const std::vector<TensorTuple>& tup
 // The serialized TensorFlow MetaGraphDef of the serialized tensorweave GraphDef.
 py::bytes ExportMetaGraph(const py::bytes& graph_def, const std::vector<std::string>& tags,
                           const std::vector<SignatureTuple>& signatures,
-                          const std::vector<VariableTuple>& variables, const std::string& main_op,
-                          bool clear_devices) {
+                          const std::vector<VariableTuple>& variables,
+                          const std::vector<std::pair<std::string, std::string>>& assets,
+                          const std::string& main_op, bool clear_devices) {
   proto::GraphDef graph;
   if (!graph.ParseFromString(std::string(graph_def))) {
     ThrowIfError(errors::InvalidArgument("export_meta_graph: not a serialized GraphDef"));
@@ -54,6 +55,9 @@ py::bytes ExportMetaGraph(const py::bytes& graph_def, const std::vector<std::str
                                .method_name = method,
                                .inputs = Tensors(inputs),
                                .outputs = Tensors(outputs)});
+  }
+  for (const auto& [tensor, filename] : assets) {
+    spec.assets.push_back({.tensor = tensor, .filename = filename});
   }
   for (const auto& [name, node, dtype, shape, full_shape, offset] : variables) {
     spec.variables.push_back({.checkpoint_name = name,
@@ -90,7 +94,7 @@ py::tuple TensorInfoTuple(const tfproto::TensorInfo& info) {
 // The MetaGraphDef of `tags` in `export_dir`, its graph converted to tensorweave's:
 // {"graph_def": serialized tw GraphDef, "tags", "signatures": {key: (method, {key:
 // (name, dtype, dims | None)}, {...})}, "saver": (filename tensor, restore op) | None,
-// "main_op", "legacy_init_op"}.
+// "assets": [(tensor, file name)], "main_op", "legacy_init_op"}.
 py::dict ReadSavedModel(const std::string& export_dir, const std::vector<std::string>& tags) {
   tfproto::MetaGraphDef meta = ValueOrThrow(saved_model::ReadMetaGraph(export_dir, tags));
   proto::GraphDef graph = ValueOrThrow(saved_model::ImportGraph(meta.graph_def()));
@@ -117,6 +121,11 @@ py::dict ReadSavedModel(const std::string& export_dir, const std::vector<std::st
     }
     return it->second.node_list().value(0);
   };
+  std::vector<std::pair<std::string, std::string>> assets;
+  for (const auto& a : meta.asset_file_def()) {
+    assets.emplace_back(a.tensor_info().name(), a.filename());
+  }
+  out["assets"] = assets;
   out["main_op"] = collection_node("saved_model_main_op");
   out["legacy_init_op"] = collection_node("legacy_init_op");
   return out;
@@ -126,7 +135,8 @@ py::dict ReadSavedModel(const std::string& export_dir, const std::vector<std::st
 
 void BindSavedModel(py::module_& m) {
   m.def("export_meta_graph", &ExportMetaGraph, py::arg("graph_def"), py::arg("tags"),
-        py::arg("signatures"), py::arg("variables"), py::arg("main_op"), py::arg("clear_devices"));
+        py::arg("signatures"), py::arg("variables"), py::arg("assets"), py::arg("main_op"),
+        py::arg("clear_devices"));
   m.def("read_saved_model", &ReadSavedModel, py::arg("export_dir"), py::arg("tags"));
   m.def("write_saved_model", &WriteSavedModel, py::arg("export_dir"), py::arg("meta_graphs"),
         py::arg("as_text"));

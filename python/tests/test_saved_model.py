@@ -201,3 +201,40 @@ def test_a_text_saved_model_with_fields_this_reader_lacks_loads(tmp_path):
                                                 .outputs["probs"].name),
                        {graph.get_tensor_by_name("x:0"): np.ones([1, 4], np.float32)})
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_assets_are_copied_and_fed_to_the_main_op_at_load(tmp_path):
+    # A vocabulary file as an asset: the export copies it under assets/, and the loader
+    # feeds its new place to the main op, which reads it (the original is gone by then).
+    vocabulary = tmp_path / "vocab.txt"
+    vocabulary.write_text("alpha\nbeta\n")
+    export_dir = str(tmp_path / "with_assets")
+    path = tf.constant(str(vocabulary), name="vocabulary_path")
+    tf.add_to_collection(tf.GraphKeys.ASSET_FILEPATHS, path)
+    text = tf.Variable("", name="text")
+    main_op = tf.group(tf.assign(text, tf.read_file(path)))
+    x = tf.placeholder(tf.string, [None], name="x")
+    joined = tf.identity(text.read_value(), name="joined")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        tf.saved_model.simple_save(sess, export_dir, {"x": x}, {"vocabulary": joined},
+                                   legacy_init_op=main_op)
+    vocabulary.unlink()
+    assert open(os.path.join(export_dir, "assets", "vocab.txt")).read() == "alpha\nbeta\n"
+    model = proto_fields(open(os.path.join(export_dir, "saved_model.pb"), "rb").read())
+    asset = proto_fields(proto_fields(model[2][0])[6][0])  # MetaGraphDef.asset_file_def
+    assert asset[2] == [b"vocab.txt"]
+    assert proto_fields(asset[1][0])[1] == [b"vocabulary_path:0"]
+    with tf.Graph().as_default() as graph, tf.Session() as sess:
+        tf.saved_model.loader.load(sess, ["serve"], export_dir)
+        assert sess.run(graph.get_tensor_by_name("joined:0")) == b"alpha\nbeta\n"
+
+
+def test_a_graph_using_an_assignments_value_is_refused(tmp_path):
+    v = tf.Variable(1.0, name="v")
+    doubled = tf.assign(v, 2.0) * 3.0
+    x = tf.placeholder(tf.float32, [None], name="x")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.UnimplementedError, match="takes the value of Assign"):
+            tf.saved_model.simple_save(sess, str(tmp_path / "m"), {"x": x}, {"d": doubled})

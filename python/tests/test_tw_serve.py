@@ -96,3 +96,29 @@ def test_a_directory_without_a_model_is_refused(tmp_path, tw_tool):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert "holds no saved_model.pb" in result.stderr
+
+
+def test_tw_serve_feeds_assets_to_the_main_op(tmp_path, tw_tool):
+    vocabulary = tmp_path / "labels.txt"
+    vocabulary.write_text("cat dog")
+    path = tf.constant(str(vocabulary), name="labels_path")
+    tf.add_to_collection(tf.GraphKeys.ASSET_FILEPATHS, path)
+    labels = tf.Variable("", name="labels")
+    main_op = tf.group(tf.assign(labels, tf.read_file(path)))
+    x = tf.placeholder(tf.float32, [None], name="x")
+    out = tf.identity(tf.fill(tf.shape(x), labels.read_value()), name="out")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        tf.saved_model.simple_save(sess, str(tmp_path / "m" / "1"), {"x": x}, {"labels": out},
+                                   legacy_init_op=main_op)
+    vocabulary.unlink()  # served from the export's assets/
+    process = subprocess.Popen([tw_tool, "serve", str(tmp_path / "m"), "--bind-host",
+                                "127.0.0.1", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        url = process.stdout.readline().split(" at ")[1].strip()
+        status, body = post(url, {"instances": [1.0, 2.0]})
+        assert status == 200, body
+        assert body["predictions"] == ["cat dog", "cat dog"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0

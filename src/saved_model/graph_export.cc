@@ -21,7 +21,8 @@ const absl::flat_hash_set<std::string_view>& SameOps() {
       "Identity", "L2Loss", "LeakyRelu", "Less", "LessEqual", "Log", "LogSoftmax", "LogicalAnd",
       "LogicalNot", "LogicalOr", "MatMul", "Max", "MaxPool", "Maximum", "Mean", "Min", "Minimum",
       "Mul", "Neg", "NoOp", "NotEqual", "OneHot", "OnesLike", "Pack", "Pad", "ParseExample",
-      "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range", "Reciprocal", "Relu",
+      "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range", "ReadFile", "Reciprocal",
+      "Relu",
       "Relu6", "Reshape", "ResourceGather", "RestoreV2", "Round", "Rsqrt", "Selu", "Shape",
       "Sigmoid", "Sign", "Slice", "Softmax", "Softplus", "SparseToDense", "Split", "SplitV",
       "Sqrt", "Square", "Squeeze", "StopGradient", "StridedSlice", "StringToHashBucketFast",
@@ -38,6 +39,9 @@ const absl::flat_hash_map<std::string_view, std::string_view>& RenamedOps() {
       {"Variable", "VarHandleOp"},  // a resource variable's handle
       {"ReadVariable", "ReadVariableOp"},
       {"Concat", "ConcatV2"},  // (values, axis): TensorFlow's Concat takes the axis first
+      // A resource variable's assignment (main ops, initializers). TensorFlow's gives no
+      // value: meta_graph_export.cc refuses a graph that uses the value.
+      {"Assign", "AssignVariableOp"},
       // NumPy broadcasting, as SelectV2: TensorFlow's Select takes a vector as a row mask.
       {"Select", "SelectV2"},
   };
@@ -126,7 +130,13 @@ StatusOr<tfproto::NodeDef> ExportNode(const proto::NodeDef& node) {
   out.set_op(std::string(op));
   for (const std::string& input : node.input()) out.add_input(input);
   out.set_device(node.device());
-  for (const auto& [name, value] : node.attr()) (*out.mutable_attr())[name] = ExportAttr(value);
+  for (const auto& [name, value] : node.attr()) {
+    if (node.op() == "Assign") {  // AssignVariableOp: only the dtype, always checked
+      if (name == "T") (*out.mutable_attr())["dtype"] = ExportAttr(value);
+      if (name == "T" || name == "use_locking" || name == "validate_shape") continue;
+    }
+    (*out.mutable_attr())[name] = ExportAttr(value);
+  }
   return out;
 }
 

@@ -177,6 +177,9 @@ StatusOr<tfproto::MetaGraphDef> ExportMetaGraph(const proto::GraphDef& graph,
     TW_RETURN_IF_ERROR(need(v.node, absl::StrCat("variable \"", v.checkpoint_name, "\"")));
   }
   if (!spec.main_op.empty()) TW_RETURN_IF_ERROR(need(NodeOf(spec.main_op), "the main op"));
+  for (const AssetSpec& a : spec.assets) {
+    TW_RETURN_IF_ERROR(need(NodeOf(a.tensor), absl::StrCat("asset \"", a.filename, "\"")));
+  }
   absl::flat_hash_set<std::string> kept;
   while (!pending.empty()) {
     std::string name = std::move(pending.front());
@@ -192,6 +195,18 @@ StatusOr<tfproto::MetaGraphDef> ExportMetaGraph(const proto::GraphDef& graph,
     }
   }
 
+  // TensorFlow's AssignVariableOp has no output: a kept node may wait for an Assign, not
+  // take its value.
+  for (const std::string& name : kept) {
+    for (const std::string& input : by_name.at(name)->input()) {
+      if (!input.starts_with("^") && by_name.at(NodeOf(input))->op() == "Assign") {
+        return errors::Unimplemented("SavedModel export: node ", name, " takes the value of ",
+                                     "Assign node ", NodeOf(input),
+                                     "; TensorFlow's "
+                                     "AssignVariableOp gives none (read the variable instead)");
+      }
+    }
+  }
   tfproto::MetaGraphDef meta;
   tfproto::GraphDef* out = meta.mutable_graph_def();
   out->mutable_versions()->set_producer(kGraphProducer);
@@ -233,6 +248,13 @@ StatusOr<tfproto::MetaGraphDef> ExportMetaGraph(const proto::GraphDef& graph,
         *info.mutable_tensor_shape() = ShapeOf(t.shape);
       }
     }
+  }
+  for (const AssetSpec& a : spec.assets) {
+    tfproto::AssetFileDef* asset = meta.add_asset_file_def();
+    asset->set_filename(a.filename);
+    asset->mutable_tensor_info()->set_name(a.tensor);
+    asset->mutable_tensor_info()->set_dtype(proto::DT_STRING);
+    asset->mutable_tensor_info()->mutable_tensor_shape();
   }
   if (!spec.main_op.empty()) {
     (*meta.mutable_collection_def())["saved_model_main_op"].mutable_node_list()->add_value(

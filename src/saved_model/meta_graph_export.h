@@ -10,8 +10,8 @@
 //     resource variables ("save/Const" the file name, SaveV2 and its control dependency,
 //     RestoreV2 and an AssignVariableOp per variable, "save/restore_all"), with the SaverDef
 //     that names them: TensorFlow's loader restores variables/variables through it;
-//   - the signatures as SignatureDefs, the tags, and the main op in the collection
-//     "saved_model_main_op".
+//   - the signatures as SignatureDefs, the tags, the main op in the collection
+//     "saved_model_main_op", and an AssetFileDef per asset (its tensor kept in the graph).
 // Thread-safe: pure functions.
 #ifndef TENSORWEAVE_SRC_SAVED_MODEL_META_GRAPH_EXPORT_H_
 #define TENSORWEAVE_SRC_SAVED_MODEL_META_GRAPH_EXPORT_H_
@@ -53,10 +53,18 @@ struct VariableSpec {
   int64_t row_offset = 0;
 };
 
+// An asset: the string tensor holding its path (a Const, fed the file's place under
+// <export_dir>/assets/ when the model loads) and its file name there.
+struct AssetSpec {
+  std::string tensor;  // "vocabulary_path:0"
+  std::string filename;
+};
+
 struct MetaGraphSpec {
   std::vector<std::string> tags;
   std::vector<SignatureSpec> signatures;
   std::vector<VariableSpec> variables;
+  std::vector<AssetSpec> assets;
   std::string main_op;  // a node run after the variables are restored, or ""
   bool clear_devices = false;
 };

@@ -19,6 +19,18 @@ std::string InitOp(const tfproto::MetaGraphDef& meta) {
   return "";
 }
 
+// Each asset's tensor fed its file's place under <export_dir>/assets/, as TensorFlow's
+// loader feeds them to the restore and main ops.
+std::vector<std::pair<std::string, Tensor>> AssetFeeds(const tfproto::MetaGraphDef& meta,
+                                                       const std::string& export_dir) {
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const tfproto::AssetFileDef& a : meta.asset_file_def()) {
+    feeds.emplace_back(a.tensor_info().name(),
+                       Tensor::Scalar<std::string>(export_dir + "/assets/" + a.filename()));
+  }
+  return feeds;
+}
+
 bool FileExists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
@@ -45,7 +57,8 @@ StatusOr<std::unique_ptr<SavedModelBundle>> LoadSavedModel(const SessionOptions&
   }
   if (const std::string init = InitOp(bundle->meta_graph); !init.empty()) {
     std::vector<Tensor> none;
-    TW_RETURN_IF_ERROR(bundle->session->Run({}, {}, {init}, &none));
+    TW_RETURN_IF_ERROR(
+        bundle->session->Run(AssetFeeds(bundle->meta_graph, export_dir), {}, {init}, &none));
   }
   return bundle;
 }

@@ -41,6 +41,7 @@ class GraphKeys:
     LOSSES = "losses"
     REGULARIZATION_LOSSES = "regularization_losses"
     TABLE_INITIALIZERS = "table_initializer"
+    ASSET_FILEPATHS = "asset_filepaths"
     LOCAL_RESOURCES = "local_resources"
     TRAINABLE_RESOURCE_VARIABLES = "trainable_resource_variables"
     CONCATENATED_VARIABLES = "concatenated_variables"

@@ -14,8 +14,10 @@ def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
     from tensorweave.saved_model import builder
     signature = signature_def_utils.predict_signature_def(inputs, outputs)
     b = builder.SavedModelBuilder(export_dir)
+    from tensorweave.framework import ops
     b.add_meta_graph_and_variables(
         session, tags=[tag_constants.SERVING],
         signature_def_map={signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature},
+        assets_collection=ops.get_collection(ops.GraphKeys.ASSET_FILEPATHS),
         main_op=legacy_init_op, clear_devices=True)
     b.save()

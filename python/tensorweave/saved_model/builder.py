@@ -1,9 +1,11 @@
 """tf.saved_model.builder.SavedModelBuilder: a SavedModel directory as TensorFlow writes one
-(saved_model.pb, variables/variables.{index,data-*}), loadable by TensorFlow and TF
-Serving. The MetaGraphDefs are made in C++ (src/saved_model/meta_graph_export.h): only the
+(saved_model.pb, variables/variables.{index,data-*}, assets/), loadable by TensorFlow and
+TF Serving. The MetaGraphDefs are made in C++ (src/saved_model/meta_graph_export.h): only the
 ops the signatures need, in TensorFlow's names; one TensorFlow lacks is refused by name."""
 
+import filecmp
 import os
+import shutil
 
 from tensorweave import _native
 from tensorweave.framework import ops
@@ -41,11 +43,28 @@ class SavedModelBuilder:
         self._saveables = []
         self._meta_graphs = []
 
+    def _assets(self, assets_collection):
+        """Copies each asset (a string Const holding a file's path) into export_dir/assets
+        under its base name, as TF's builder does; returns [(tensor name, file name)]."""
+        out = []
+        for tensor in assets_collection or []:
+            if tensor.op.type != "Const":
+                raise ValueError("Asset %s must be a string constant holding a file's path "
+                                 "(its op is %s)" % (tensor.name, tensor.op.type))
+            source = tensor.op.get_attr("value")
+            source = os.fsdecode(source.item() if hasattr(source, "item") else source)
+            filename = os.path.basename(source)
+            target = os.path.join(self._export_dir, "assets", filename)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if os.path.exists(target) and not filecmp.cmp(source, target, shallow=False):
+                raise ValueError("Assets %s and %s have the same name and different contents"
+                                 % (source, target))
+            shutil.copyfile(source, target)
+            out.append((tensor.name, filename))
+        return out
+
     def _add(self, tags, signature_def_map, assets_collection, legacy_init_op, clear_devices,
              main_op):
-        if assets_collection:
-            raise NotImplementedError(
-                "SavedModelBuilder: assets (assets_collection) are not written yet")
         graph = ops.get_default_graph()
         signatures = [(key, sig.method_name, _tensor_tuples(sig.inputs),
                        _tensor_tuples(sig.outputs))
@@ -55,8 +74,8 @@ class SavedModelBuilder:
                           in self._saveables if not iterator]
         init = main_op if main_op is not None else legacy_init_op
         self._meta_graphs.append(_native.export_meta_graph(
-            graph._native.graph_def(), list(tags), signatures, variable_specs, _op_name(init),
-            bool(clear_devices)))
+            graph._native.graph_def(), list(tags), signatures, variable_specs,
+            self._assets(assets_collection), _op_name(init), bool(clear_devices)))
 
     def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None,
                                      assets_collection=None, legacy_init_op=None,

@@ -70,6 +70,7 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
         if os.path.exists(variables_path + ".index"):
             sess.run(full(restore_op), {full(filename_tensor): variables_path})
     init = loaded["main_op"] or loaded["legacy_init_op"]
-    if init:
-        sess.run(full(init))
+    if init:  # the assets' tensors fed their files' places here, as TF's loader feeds them
+        sess.run(full(init), {full(tensor): os.path.join(export_dir, "assets", filename)
+                              for tensor, filename in loaded["assets"]})
     return MetaGraphDef(loaded)
