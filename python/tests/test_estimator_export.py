@@ -70,7 +70,12 @@ def test_a_raw_receiver_keeps_the_predict_signature_only(tmp_path):
     classifier, x = _trained(str(tmp_path / "model"))
     receiver = tf.estimator.export.build_raw_serving_input_receiver_fn(
         {"point": tf.placeholder(tf.float32, [None, 2])})
-    export_dir = classifier.export_saved_model(str(tmp_path / "export"), receiver)
+    extra = tmp_path / "notes.txt"
+    extra.write_text("trained for 200 steps")
+    export_dir = classifier.export_saved_model(str(tmp_path / "export"), receiver,
+                                               assets_extra={"docs/notes.txt": str(extra)})
+    copied = os.path.join(export_dir.decode(), "assets.extra", "docs", "notes.txt")
+    assert open(copied).read() == "trained for 200 steps"
     sess, graph, meta = _load(export_dir)
     assert set(meta.signature_def) == {"predict"}  # classifying raw floats is left out
     predict = meta.signature_def["predict"]

@@ -8,6 +8,7 @@ tasks by replica_device_setter and the session's master is this task's server.""
 import contextlib
 import inspect
 import os
+import shutil
 import tempfile
 
 import numpy as np
@@ -313,8 +314,6 @@ class Estimator:
         from tensorweave.saved_model import tag_constants
         if serving_input_receiver_fn is None:
             raise ValueError("An input_receiver_fn must be defined.")
-        if assets_extra:
-            raise NotImplementedError("export_saved_model: assets_extra are not written yet")
         if experimental_mode != ModeKeys.PREDICT:
             raise NotImplementedError("export_saved_model exports the PREDICT mode only")
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
@@ -340,6 +339,11 @@ class Estimator:
                     session, [tag_constants.SERVING], signature_def_map=signatures,
                     saver=saver)
                 builder.save(as_text)
+        # assets_extra: {path under assets.extra: source file}, copied as TF copies them.
+        for destination, source in (assets_extra or {}).items():
+            target = os.path.join(temp_dir, "assets.extra", destination)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(source, target)
         os.rename(temp_dir, export_dir)
         logging.info("SavedModel written to: %s", export_dir)
         return export_dir.encode()
