@@ -94,7 +94,7 @@ py::tuple TensorInfoTuple(const tfproto::TensorInfo& info) {
 // The MetaGraphDef of `tags` in `export_dir`, its graph converted to tensorweave's:
 // {"graph_def": serialized tw GraphDef, "tags", "signatures": {key: (method, {key:
 // (name, dtype, dims | None)}, {...})}, "saver": (filename tensor, restore op) | None,
-// "assets": [(tensor, file name)], "main_op", "legacy_init_op"}.
+// "load_steps": [([(tensor, string fed)], node to run)] (saved_model::LoadSteps)}.
 py::dict ReadSavedModel(const std::string& export_dir, const std::vector<std::string>& tags) {
   tfproto::MetaGraphDef meta = ValueOrThrow(saved_model::ReadMetaGraph(export_dir, tags));
   proto::GraphDef graph = ValueOrThrow(saved_model::ImportGraph(meta.graph_def()));
@@ -114,20 +114,11 @@ py::dict ReadSavedModel(const std::string& export_dir, const std::vector<std::st
                      ? py::object(py::make_tuple(meta.saver_def().filename_tensor_name(),
                                                  meta.saver_def().restore_op_name()))
                      : py::object(py::none());
-  auto collection_node = [&](const std::string& key) {
-    auto it = meta.collection_def().find(key);
-    if (it == meta.collection_def().end() || it->second.node_list().value_size() == 0) {
-      return std::string();
-    }
-    return it->second.node_list().value(0);
-  };
-  std::vector<std::pair<std::string, std::string>> assets;
-  for (const auto& a : meta.asset_file_def()) {
-    assets.emplace_back(a.tensor_info().name(), a.filename());
+  py::list steps;  // saved_model::LoadSteps: (feeds, target) runs
+  for (const saved_model::LoadStep& step : saved_model::LoadSteps(meta, export_dir)) {
+    steps.append(py::make_tuple(step.feeds, step.target));
   }
-  out["assets"] = assets;
-  out["main_op"] = collection_node("saved_model_main_op");
-  out["legacy_init_op"] = collection_node("legacy_init_op");
+  out["load_steps"] = steps;
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "src/saved_model/saved_model_reader.h"
 
+#include <sys/stat.h>
+
 #include <set>
 
 #include "absl/strings/str_join.h"
@@ -42,7 +44,40 @@ StatusOr<tfproto::SavedModel> ReadSavedModel(const std::string& export_dir) {
   return model;
 }
 
+// The node run after the variables are restored: the main op, else the legacy init op.
+std::string InitOp(const tfproto::MetaGraphDef& meta) {
+  for (const char* key : {"saved_model_main_op", "legacy_init_op"}) {
+    auto it = meta.collection_def().find(key);
+    if (it != meta.collection_def().end() && it->second.node_list().value_size() > 0) {
+      return it->second.node_list().value(0);
+    }
+  }
+  return "";
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
 }  // namespace
+
+std::vector<LoadStep> LoadSteps(const tfproto::MetaGraphDef& meta, const std::string& export_dir) {
+  std::vector<LoadStep> steps;
+  const std::string variables = export_dir + "/variables/variables";
+  const auto& saver = meta.saver_def();
+  if (!saver.restore_op_name().empty() && FileExists(variables + ".index")) {
+    steps.push_back({{{saver.filename_tensor_name(), variables}}, saver.restore_op_name()});
+  }
+  if (std::string init = InitOp(meta); !init.empty()) {
+    LoadStep step{{}, std::move(init)};
+    for (const tfproto::AssetFileDef& a : meta.asset_file_def()) {
+      step.feeds.emplace_back(a.tensor_info().name(), export_dir + "/assets/" + a.filename());
+    }
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
 
 StatusOr<tfproto::MetaGraphDef> ReadMetaGraph(const std::string& export_dir,
                                               const std::vector<std::string>& tags) {

@@ -64,13 +64,8 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
     full = (lambda n: import_scope + "/" + n) if import_scope else (lambda n: n)
     with sess.graph.as_default():
         importer.import_graph_def(loaded["graph_def"], name=import_scope or "")
-    if loaded["saver"] is not None:
-        filename_tensor, restore_op = loaded["saver"]
-        variables_path = os.path.join(export_dir, "variables", "variables")
-        if os.path.exists(variables_path + ".index"):
-            sess.run(full(restore_op), {full(filename_tensor): variables_path})
-    init = loaded["main_op"] or loaded["legacy_init_op"]
-    if init:  # the assets' tensors fed their files' places here, as TF's loader feeds them
-        sess.run(full(init), {full(tensor): os.path.join(export_dir, "assets", filename)
-                              for tensor, filename in loaded["assets"]})
+    # The restore and main op runs, with their feeds (variables' prefix, assets' places),
+    # as C++ plans them for its own loader too.
+    for feeds, target in loaded["load_steps"]:
+        sess.run(full(target), {full(name): value for name, value in feeds})
     return MetaGraphDef(loaded)
